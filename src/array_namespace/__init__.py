@@ -42,4 +42,4 @@ inf = float("inf")
 nan = float("nan")
 newaxis = None
 
-from . import linalg, fft  # noqa: E402,F401  (the linalg and fft extensions)
+from . import linalg, fft, special  # noqa: E402,F401  (the linalg and fft extensions; scipy.special's hook)
