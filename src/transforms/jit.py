@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import functools
 import inspect
+import itertools
 
 from .api_util import Store, box, flatten_fun, to_raw
 from .core import (EVAL, Primitive, Tracer, _state, abstract_eval_rules, bind, boxing, current_trace,
@@ -374,12 +375,15 @@ def _cpp_dispatcher(jitted):
     if not _cpp_ready:
         _register_cpp_nodes()
         _cpp_ready = True
-    key = ("array_namespace.jit", id(jitted))   # executables are never shared between Jitted objects
+    # A token owned by this wrapper, never reused: id() of a freed wrapper comes back, and the C++ cache
+    # would then run the dead wrapper's executable (or donate where this wrapper does not).
+    key = ("array_namespace.jit", next(_wrapper_tokens))
     return _jaxlib.cpp_dispatcher(jitted.__name__, jitted.fun, jitted._cache_miss, sorted(jitted.static_argnums),
                                   list(jitted.static_argnames), key)
 
 
 _cpp_ready = False
+_wrapper_tokens = itertools.count()
 
 
 def _fastpath(ent, raw, outs, result, leaves):

@@ -98,3 +98,30 @@ def test_python_scalars_and_kwargs():
     f = jit(lambda x, y=1.0: x * y)
     np.testing.assert_allclose(np.asarray(f(xp.ones(2), y=3.0)), 3.0)
     np.testing.assert_allclose(np.asarray(f(2.0, y=3.0)), 6.0)
+
+
+def test_new_wrapper_never_reuses_a_freed_wrappers_executable():
+    """The C++ cache key is a token owned by the wrapper: Python reuses id()s of freed objects."""
+    import gc
+    f = lambda a, b: a - b  # noqa: E731
+    X = xp.asarray([10.0])
+    for i in range(40):
+        g = jit(f, static_argnums=i % 2)
+        r = float((g(2.0, X) if i % 2 == 0 else g(X, 2.0))[0])
+        assert r == (-8.0 if i % 2 == 0 else 8.0), (i, r)
+        del g
+        gc.collect()
+
+
+def test_non_donating_wrapper_keeps_its_input_after_a_donating_one_died():
+    import gc
+    f = lambda a: a * 2.0  # noqa: E731
+    for i in range(20):
+        X = xp.asarray([float(i)])
+        g = jit(f, donate_argnums=0) if i % 2 == 0 else jit(f)
+        out = g(X)
+        assert float(out[0]) == 2.0 * i
+        if i % 2:
+            assert float(X[0]) == i   # not donated: still readable
+        del g
+        gc.collect()
