@@ -34,13 +34,24 @@ from . import _dtypes as D
 from ._array import Array
 from ._datadep import host_value, require_host
 from ._helpers import as_array, binary, wrap
+from ._indexing_mask import has_mask, masked_update
 
 _INTS = (int, np.integer)
 _IDX = D.DEFAULT_INDEX
 
-_MASK_HINT = ("Boolean-mask indexing is only available eagerly. Under jit use xp.where(mask, x, fill) for a "
-              "fixed-shape result (or reduce with the mask, e.g. xp.sum(xp.where(mask, x, 0))), or do the "
+_MASK_HINT = ("Reading x[mask] is only available eagerly. Under jit/vmap use a fixed-shape form: "
+              "xp.where(mask, x, fill) to keep x's shape, x.at[mask].set(v) (or x[mask] = v) with a scalar v "
+              "to update, or a reduction over the mask such as xp.sum(xp.where(mask, x, 0)); or do the "
               "masking outside the jitted function.")
+_MASK_UPDATE_HINT = ("A masked update is traceable when its value needs no count of the True entries: a "
+                     "scalar (Python scalar, 0-d or size-1 array), or a value that broadcasts along x's other "
+                     "dims, with a key made of one mask and ints/slices/None/Ellipsis. Here the value (or a "
+                     "key pairing the mask with integer arrays) needs the count; use "
+                     "xp.where(mask, new_values, x) with full-shape new_values instead.")
+
+
+def _mask_hint(fname):
+    return _MASK_HINT if fname == "__getitem__" else _MASK_UPDATE_HINT
 
 
 class _Ent:
@@ -103,7 +114,7 @@ def _expand(x, key, fname):
         new_key, inserts, d = [], [], 0
         for k in key:
             if is_b0(k):
-                b = bool(require_host(k._v, fname, _MASK_HINT)) if type(k) is Array else bool(k)
+                b = bool(require_host(k._v, fname, _mask_hint(fname))) if type(k) is Array else bool(k)
                 inserts.append(d)
                 new_key.append(asarray(np.zeros(1 if b else 0, np.int64)))
                 d += 1
@@ -140,7 +151,7 @@ def _expand(x, key, fname):
             d += 1
             continue
         if k.dtype == D.bool_:      # a mask: its nonzero() integer arrays, computed on the host
-            m = require_host(k._v, fname, _MASK_HINT)
+            m = require_host(k._v, fname, _mask_hint(fname))
             dims = tuple(shape[d:d + m.ndim])
             if len(dims) != m.ndim or not all(ms in (xs, 0) for ms, xs in zip(m.shape, dims)):
                 raise IndexError(f"{fname}: boolean index of shape {m.shape} does not match the indexed dims "
@@ -327,6 +338,13 @@ def update(x, key, value, mode, fname):
     if dt != x.dtype:
         raise TypeError(f"{fname}: a {dt.name} value cannot be stored into a {x.dtype.name} array without "
                         "changing its dtype; cast the value with astype first")
+    if mode == "divide" and dt not in D.FLOATING:
+        raise TypeError(f"{fname}: dividing a {dt.name} array gives floating-point values, which cannot be "
+                        "stored back without changing its dtype; cast x with astype first")
+    if has_mask(key):
+        out = masked_update(x, key, v, mode, fname)   # a select, when no count of True entries is needed
+        if out is not None:
+            return out
     x0 = x
     if x.ndim == 0 and (_is_empty_key(key) or key is Ellipsis):
         ents = []
