@@ -259,6 +259,9 @@ def eye(n_rows, n_cols=None, /, *, k=0, dtype=None, device=None):
     n_cols = n_rows if n_cols is None else n_cols
     shape = _shape_arg((n_rows, n_cols), "eye")
     dt = D.check_dtype(dtype, "eye") if dtype is not None else D.DEFAULT_FLOAT
+    if isinstance(k, bool) or not isinstance(k, (int, np.integer)):   # also under jit, where k is a parameter
+        raise TypeError(f"eye: k must be an int, got {type(k).__name__}")
+    k = int(k)
     if _eager_small(shape):
         return _from_host(np.eye(shape[0], shape[1], k=k, dtype=dt), dt, "eye")
     r, c = S.iota(D.int64, shape, 0), S.iota(D.int64, shape, 1)

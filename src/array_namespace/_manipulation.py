@@ -3,6 +3,8 @@ from __future__ import annotations
 
 import math
 
+import numpy as np
+
 from transforms.primitives import elementwise as P
 from transforms.primitives import structural as S
 
@@ -189,13 +191,15 @@ def repeat(x, repeats, /, *, axis=None):
         x = reshape(x, (-1,))
         axis = 0
     axis = normalize_axis(axis, x.ndim, "repeat")
-    if not isinstance(repeats, int):
+    if isinstance(repeats, bool) or not isinstance(repeats, (int, np.integer)):
         from ._array import Array
-        if type(repeats) is Array:
-            import numpy as np
-            reps = [int(r) for r in np.asarray(repeats).reshape(-1)]
-        else:
-            raise TypeError("repeat: repeats must be an int or an integer array")
+        if type(repeats) is not Array:
+            raise TypeError(f"repeat: repeats must be an int or an integer array, got {type(repeats).__name__}")
+        if repeats.dtype not in D.INTEGER:   # a float count would be silently truncated
+            raise TypeError(f"repeat: repeats must be an int or an integer array, got a {repeats.dtype.name} "
+                            "array")
+        from ._datadep import require_host
+        reps = [int(r) for r in require_host(repeats._v, "repeat").reshape(-1)]
         if len(reps) == 1:
             repeats = reps[0]
         else:
