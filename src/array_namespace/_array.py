@@ -100,6 +100,9 @@ class Array:
         return array_namespace
 
     # ---------------------------------------------------------------- conversions
+    # Two kinds of conversion. A *decision* (bool/int/index: an `if`, a loop bound, a shape) may read
+    # the primal under grad -- its derivative is zero. A *host value* (NumPy, DLPack, float/complex, a
+    # NumPy ufunc) must not: handing over the primal would silently drop the tangent or batch axis.
     def _concrete(self, why):
         v = self._v
         if isinstance(v, Tracer):
@@ -109,11 +112,57 @@ class Array:
         from xla import runtime
         return runtime.to_numpy(v)
 
+    def _host(self, why):
+        v = self._v
+        if isinstance(v, Tracer):
+            v = v.host_value(why)
+            if not hasattr(v, "aval"):
+                return np.asarray(v)
+        from xla import runtime
+        return runtime.to_numpy(v)
+
     def __array__(self, dtype=None, copy=None):
-        out = self._concrete("converting an array to NumPy (np.asarray)")
+        out = self._host("converting an array to NumPy (np.asarray / np.array)")
         if copy:
             out = np.array(out, copy=True)
         return out if dtype is None else out.astype(dtype)
+
+    def __array_ufunc__(self, ufunc, method, *inputs, **kwargs):
+        """NumPy hands us `ndarray op x`, `np.float64(2) * x` and any ufunc applied to x.
+
+        The arithmetic and comparison operators run as this namespace's functions (so `ndarray + x`
+        is the same Array as `x + ndarray`, derivative intact); any other ufunc works on concrete
+        arrays through NumPy and raises on a traced one.
+        """
+        name = _UFUNC_OPS.get(ufunc.__name__)
+        if name is not None and method == "__call__" and not kwargs and len(inputs) == 2:
+            import array_namespace
+            a, b = (_operand(v) for v in inputs)
+            if a is NotImplemented or b is NotImplemented:
+                return NotImplemented
+            if type(a) is not Array and type(b) is not Array:
+                return NotImplemented
+            return getattr(array_namespace, name)(a, b)
+        why = f"passing an array to the NumPy ufunc np.{ufunc.__name__}"
+        conv = [v._host(why) if type(v) is Array else v for v in inputs]
+        out = kwargs.get("out")
+        if out is not None and any(type(o) is Array for o in out):
+            raise TypeError(f"np.{ufunc.__name__}(..., out=...): Arrays are immutable and cannot be written "
+                            "into; use the returned value (or x[...] = value)")
+        return getattr(ufunc, method)(*conv, **kwargs)
+
+    def __buffer__(self, flags):   # the buffer protocol (Python 3.12+)
+        return memoryview(self._host("reading an array through the buffer protocol (memoryview)"))
+
+    def tolist(self):
+        """The value as nested Python lists (a host conversion: raises on a traced value)."""
+        return self._host("x.tolist()").tolist()
+
+    def item(self):
+        """The single element as a Python scalar (a host conversion: raises on a traced value)."""
+        if self.size != 1:
+            raise ValueError(f"x.item(): needs an array with exactly one element, got shape {self.shape}")
+        return self._host("x.item()").item()
 
     def __bool__(self):
         if self.ndim:
@@ -123,22 +172,22 @@ class Array:
     def __int__(self):
         if self.ndim:
             raise TypeError(f"int() needs a 0-d array, got shape {self.shape}")
-        if self.dtype in D.FLOATING and not np.isfinite(self._concrete("int()")):
-            v = self._concrete("int()")
+        v = self._concrete("int()")
+        if self.dtype in D.FLOATING and not np.isfinite(v):
             raise (OverflowError if np.isinf(v) else ValueError)(f"cannot convert {v} to int")
-        return int(self._concrete("int()"))
+        return int(v)
 
     def __float__(self):
         if self.ndim:
             raise TypeError(f"float() needs a 0-d array, got shape {self.shape}")
         if self.dtype in D.COMPLEX:
             raise TypeError("float() of a complex array; use xp.real first")
-        return float(self._concrete("float()"))
+        return float(self._host("float()"))
 
     def __complex__(self):
         if self.ndim:
             raise TypeError(f"complex() needs a 0-d array, got shape {self.shape}")
-        return complex(self._concrete("complex()"))
+        return complex(self._host("complex()"))
 
     def __index__(self):
         if self.ndim or self.dtype not in D.INTEGER:
@@ -199,12 +248,12 @@ class Array:
             raise BufferError(f"__dlpack__: cannot export to device {dl_device}; the data lives on the CPU (1, 0)")
         versioned = max_version is not None and tuple(max_version)[0] >= 1
         if copy:
-            arr = np.array(self._concrete("exporting through DLPack"), copy=True)
+            arr = np.array(self._host("exporting through DLPack"), copy=True)
             return arr.__dlpack__(max_version=tuple(max_version)) if versioned else arr.__dlpack__()
         if versioned:   # a read-only view of the device buffer, flagged read-only in the capsule
-            return self._concrete("exporting through DLPack").__dlpack__(max_version=tuple(max_version), copy=False)
+            return self._host("exporting through DLPack").__dlpack__(max_version=tuple(max_version), copy=False)
         if isinstance(self._v, Tracer):
-            self._concrete("exporting through DLPack")   # raises the concretization error
+            self._host("exporting through DLPack")   # raises the conversion error
         from xla import _jaxlib
         return _jaxlib.to_dlpack(self._v)   # DLPack 0.x: the device buffer itself
 
@@ -237,6 +286,35 @@ class Array:
 _OPERAND_TYPES = (Array, bool, int, float, complex)
 
 
+def _operand(v):
+    """An operator's other operand: Arrays and Python scalars as they are; a NumPy scalar as the Python
+    number it is (weak, like a literal); a NumPy array as an Array of its dtype (strict promotion)."""
+    if type(v) in _OPERAND_TYPES:
+        return v
+    if isinstance(v, np.generic):
+        if isinstance(v, np.bool_):
+            return bool(v)
+        if isinstance(v, np.integer):
+            return int(v)
+        if isinstance(v, np.floating):
+            return float(v)
+        if isinstance(v, np.complexfloating):
+            return complex(v)
+        return NotImplemented
+    if isinstance(v, np.ndarray) and v.dtype.kind in "biufc":
+        from ._creation import asarray
+        return asarray(v)
+    return NotImplemented
+
+
+_UFUNC_OPS = {"add": "add", "subtract": "subtract", "multiply": "multiply", "divide": "divide",
+              "true_divide": "divide", "floor_divide": "floor_divide", "remainder": "remainder", "power": "pow",
+              "bitwise_and": "bitwise_and", "bitwise_or": "bitwise_or", "bitwise_xor": "bitwise_xor",
+              "left_shift": "bitwise_left_shift", "right_shift": "bitwise_right_shift", "matmul": "matmul",
+              "less": "less", "less_equal": "less_equal", "greater": "greater", "greater_equal": "greater_equal",
+              "equal": "equal", "not_equal": "not_equal"}
+
+
 def _binop(name, fname, reflected=False, inplace=False):
     f = None
 
@@ -246,7 +324,9 @@ def _binop(name, fname, reflected=False, inplace=False):
             import array_namespace
             f = getattr(array_namespace, fname)
         if type(other) not in _OPERAND_TYPES:
-            return NotImplemented
+            other = _operand(other)
+            if other is NotImplemented:
+                return NotImplemented
         if inplace:
             self._rebind(f(self, other), f"x {name}= y")
             return self

@@ -12,8 +12,8 @@ from __future__ import annotations
 
 
 from .api_util import Store, argnums_tuple, box, flatten_fun, to_raw, with_args
-from .core import (Trace, Tracer, UnexpectedTracerError, bind, current_trace, get_aval,
-                   set_trace)
+from .core import (Trace, Tracer, TracerArrayConversionError, UnexpectedTracerError, bind, current_trace,
+                   get_aval, set_trace)
 from .jaxpr import Literal, Var
 from .primitives import elementwise as E
 from .primitives import structural as S
@@ -36,9 +36,18 @@ class JVPTracer(Tracer):
         p = self.primal
         return p.concrete(why) if isinstance(p, Tracer) else p
 
+    def host_value(self, why):
+        raise TracerArrayConversionError(self, why)
+
 
 class JVPTrace(Trace):
     __slots__ = ("alive",)
+    conversion_loses = "its derivative (the tangent it carries)"
+
+    def describe_origin(self, tracer):
+        t = tracer.tangent
+        tr = getattr(t, "_trace", None)
+        return tr.describe_origin(t) if hasattr(tr, "describe_origin") and hasattr(t, "atom") else None
 
     def __init__(self, parent):
         self.parent = parent
@@ -101,11 +110,15 @@ def jvp_flat(f, primals, tangents, instantiate_zeros=True):
     return out_p, out_t
 
 
-def linearize_flat(f, primals):
-    """Returns (out_primals, linear ClosedJaxpr from input tangents to output tangents)."""
+def linearize_flat(f, primals, names=None):
+    """Returns (out_primals, linear ClosedJaxpr from input tangents to output tangents).
+
+    `names` label the inputs, so an error about a traced value can say which argument it came from.
+    """
     pe = StagingTrace(current_trace(), stage_all=False)
     jt = JVPTrace(pe)
-    t_in = [pe.new_arg(get_aval(p).strip_weak()) for p in primals]
+    names = names or [None] * len(primals)
+    t_in = [pe.new_arg(get_aval(p).strip_weak(), n) for p, n in zip(primals, names)]
     ins = [JVPTracer(jt, p, t) for p, t in zip(primals, t_in)]
     with set_trace(jt):
         outs = f(*ins)
@@ -237,7 +250,15 @@ def linearize(fun, *primals):
     return tree_unflatten(out_tree, [box(p) for p in out_p]), f_jvp
 
 
-def vjp(fun, *primals, has_aux=False):
+def _leaf_labels(tree, labels):
+    """One label per leaf of a tuple-of-arguments tree: 'args[1]', or 'args[1][0]' inside a pytree."""
+    out = []
+    for lab, sub in zip(labels, tree.children):
+        out += [lab] if sub.num_leaves == 1 and sub.kind is None else [f"{lab}[{j}]" for j in range(sub.num_leaves)]
+    return out
+
+
+def vjp(fun, *primals, has_aux=False, _labels=None):
     """(out, f_vjp) or (out, f_vjp, aux); f_vjp(ct) returns a tuple of cotangents per primal."""
     leaves, tree = tree_flatten(primals)
     ps = [to_raw(x, "vjp primal") for x in leaves]
@@ -245,7 +266,8 @@ def vjp(fun, *primals, has_aux=False):
         _check_diff_input(p, "vjp", i)
     store = Store()
     f = _aux_split(fun, has_aux)
-    out_p, linear = linearize_flat(flatten_fun(f, tree, store), ps)
+    names = _leaf_labels(tree, _labels or [f"args[{i}]" for i in range(len(primals))])
+    out_p, linear = linearize_flat(flatten_fun(f, tree, store), ps, names)
     out_tree = store.val
     n_out = len(out_p)
     if has_aux:
@@ -289,7 +311,7 @@ def value_and_grad(fun, argnums=0, has_aux=False):
         leaves, _ = tree_flatten(tuple(dyn))
         for i, x in enumerate(leaves):
             _check_diff_input(to_raw(x, "grad argument"), "grad", i)
-        res = vjp(f_dyn, *dyn, has_aux=has_aux)
+        res = vjp(f_dyn, *dyn, has_aux=has_aux, _labels=[f"args[{i}]" for i in nums])
         out, f_vjp = res[0], res[1]
         out_leaves, _ = tree_flatten(out)
         if len(out_leaves) != 1 or out_leaves[0].shape != () or out_leaves[0].dtype.kind not in "fc":

@@ -7,8 +7,8 @@ plain parent values, so a function that ignores the batch costs nothing extra.
 from __future__ import annotations
 
 from .api_util import Store, box, flatten_fun, to_raw
-from .core import (ConcretizationTypeError, Trace, Tracer, UnexpectedTracerError, current_trace, get_aval,
-                   set_trace)
+from .core import (ConcretizationTypeError, Trace, Tracer, TracerArrayConversionError, UnexpectedTracerError,
+                   current_trace, get_aval, set_trace)
 from .primitives import structural as S
 from .pytree import broadcast_prefix, tree_flatten, tree_unflatten
 from .rules import batch_gaps, batch_rules
@@ -32,9 +32,13 @@ class BatchTracer(Tracer):
     def concrete(self, why):
         raise ConcretizationTypeError(self, why)
 
+    def host_value(self, why):
+        raise TracerArrayConversionError(self, why)
+
 
 class BatchTrace(Trace):
     __slots__ = ("axis_size", "alive")
+    conversion_loses = "its batch axis (each batch element has its own value)"
 
     def __init__(self, parent, axis_size):
         self.parent, self.axis_size, self.alive = parent, axis_size, True

@@ -147,8 +147,14 @@ class Tracer:
         raise NotImplementedError
 
     def concrete(self, why):
-        """The concrete value behind this tracer, or a ConcretizationTypeError."""
+        """The concrete value behind this tracer for a Python decision (bool/int/index, whose
+        derivative is zero), or a ConcretizationTypeError."""
         raise ConcretizationTypeError(self, why)
+
+    def host_value(self, why):
+        """The value as a host value (NumPy, DLPack, float): only where nothing is lost -- never the
+        primal of a value that carries a tangent or a batch axis. Otherwise a TracerArrayConversionError."""
+        raise TracerArrayConversionError(self, why)
 
 
 class EvalTrace(Trace):
@@ -230,6 +236,27 @@ class ConcretizationTypeError(TypeError):
                 "Use xp.where(cond, a, b) or transforms.cond for data-dependent choices, or mark "
                 "the argument static with jit(..., static_argnums=/static_argnames=) if its value "
                 "decides the program's structure.")
+
+
+class TracerArrayConversionError(ConcretizationTypeError):
+    """A traced value was converted to a host value (NumPy, DLPack, float/complex, a NumPy ufunc).
+
+    Handing over the primal would silently drop the derivative or the batch axis, so it raises.
+    """
+
+    def __str__(self):
+        t = self.tracer
+        trace = t._trace
+        origin = None
+        if hasattr(trace, "describe_origin"):
+            origin = trace.describe_origin(t)
+        lost = getattr(trace, "conversion_loses", "its traced value")
+        src = f" It depends on {origin}." if origin else ""
+        return (f"{self.why}: the value is traced by {trace.kind_name()} ({t.aval.str_short()}), and converting "
+                f"it to a host value would lose {lost}.{src} Inside a transformed function use the namespace's "
+                "functions instead of NumPy (xp.* , xp.special.* for scipy.special's functions, xp.linalg, "
+                "xp.fft); wrap NumPy-only code in transforms.pure_callback (with transforms.custom_jvp for "
+                "its derivative); or call the function outside the transform.")
 
 
 class UnexpectedTracerError(RuntimeError):

@@ -15,7 +15,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from .core import (EVAL, ConcretizationTypeError, Trace, Tracer, UnexpectedTracerError,
+from .core import (EVAL, ConcretizationTypeError, Trace, Tracer, TracerArrayConversionError, UnexpectedTracerError,
                    abstract_eval, get_aval, impl_rules, not_foldable, set_trace)
 from .jaxpr import ClosedJaxpr, Eqn, Jaxpr, Literal, Var, new_literal
 from .rules import partial_eval_rules
@@ -39,6 +39,11 @@ class StagingTracer(Tracer):
             return self.atom.val
         raise ConcretizationTypeError(self, why)
 
+    def host_value(self, why):
+        if type(self.atom) is Literal:
+            return self.atom.val
+        raise TracerArrayConversionError(self, why)
+
 
 class StagingTrace(Trace):
     __slots__ = ("stage_all", "eqns", "invars", "arg_names", "constvars", "constvals", "_const_ids",
@@ -50,6 +55,8 @@ class StagingTrace(Trace):
         self.eqns, self.invars, self.arg_names = [], [], {}
         self.constvars, self.constvals, self._const_ids = [], [], {}
         self.alive = True
+
+    conversion_loses = "its place in the program being staged (it has no value until the program runs)"
 
     def kind_name(self):
         return "jit/make_jaxpr" if self.stage_all else "linearize"
