@@ -10,6 +10,7 @@ from .core import ConcretizationTypeError, UnexpectedTracerError
 from .jacobians import hessian, jacfwd, jacrev
 from .jaxpr import ClosedJaxpr, Jaxpr, eval_jaxpr, typecheck
 from .custom_derivatives import custom_jvp, custom_vjp, stop_gradient
+from .callbacks import ShapeDtypeStruct, debug_print, io_callback, pure_callback
 from .jit import jit, make_jaxpr
 from .remat import checkpoint, dots_saveable, everything_saveable, nothing_saveable, remat
 from .pytree import (register_pytree_node, tree_flatten, tree_leaves, tree_map, tree_structure,
@@ -33,4 +34,5 @@ __all__ = ["grad", "jvp", "linearize", "value_and_grad", "vjp", "vmap", "jit", "
            "tree_leaves", "tree_map", "tree_structure", "tree_unflatten", "register_pytree_node",
            "block_until_ready", "ConcretizationTypeError", "UnexpectedTracerError", "custom_jvp", "custom_vjp",
            "stop_gradient", "checkpoint", "remat", "dots_saveable", "everything_saveable", "nothing_saveable",
-           "linear_transpose", "cond", "switch", "while_loop", "fori_loop", "scan", "map"]
+           "linear_transpose", "cond", "switch", "while_loop", "fori_loop", "scan", "map",
+           "pure_callback", "io_callback", "debug_print", "ShapeDtypeStruct"]

@@ -78,7 +78,33 @@ def device_put(x: np.ndarray, aval, device):
 
 def compile(module, device, donated=()):
     opts = xc.CompileOptions()
+    callbacks = host_callbacks_of(module)
+    if callbacks:
+        return client().compile_and_load(module, xc.DeviceList((device,)), opts, callbacks)
     return client().compile_and_load(module, xc.DeviceList((device,)), opts)
+
+
+# Host callbacks (xla/lower_callbacks.py): a compiled program calls Python through jaxlib's
+# "xla_ffi_python_cpu_callback" FFI target; each custom call names its function by an index into
+# the list handed to compile_and_load (only an `ir.Module` is accepted with that list). Lowering
+# files each module's list here under a key it stores as a module attribute.
+HOST_CALLBACKS_ATTR = "array_namespace.host_callbacks"
+HOST_CALLBACK_TARGET = "xla_ffi_python_cpu_callback"
+host_callback_lists: dict = {}   # key -> list of callables (bounded: see lower_callbacks)
+
+
+def host_callbacks_of(module):
+    if not host_callback_lists or not isinstance(module, ir.Module):
+        return None
+    attrs = module.operation.attributes
+    if HOST_CALLBACKS_ATTR not in attrs:
+        return None
+    key = ir.StringAttr(attrs[HOST_CALLBACKS_ATTR]).value
+    callbacks = host_callback_lists.get(key)
+    if callbacks is None:
+        raise RuntimeError("the host callbacks of this lowered module were dropped (too many modules were "
+                           "lowered since); lower it again before compiling")
+    return callbacks
 
 
 def result_handler(aval, device):
