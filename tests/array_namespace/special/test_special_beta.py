@@ -1,0 +1,144 @@
+"""The beta family of xp.special against scipy.special: values (float32 and float64, edges:
+x = 0 and 1, outside [0, 1], a or b <= 0, infinities, NaN; small and large parameters), jit and
+vmap, gradients (forward and reverse, second order where the function is smooth) against finite
+differences of scipy, and scipy.special itself dispatching to our functions under SCIPY_ARRAY_API=1.
+
+Tolerances: for large parameters the prefactor x^a (1-x)^b / B(a, b) is an exponential of terms
+of size ~a, b, so its relative error is ~eps * max(a, b) (scipy's Boost code has the same
+conditioning); where a tolerance is widened for that, the comment says so.
+"""
+import os
+import sys
+
+os.environ["SCIPY_ARRAY_API"] = "1"
+
+import numpy as np  # noqa: E402
+import pytest  # noqa: E402
+import scipy.special as sc  # noqa: E402
+
+import array_namespace as xp  # noqa: E402
+from transforms import grad, jit, jvp, vmap  # noqa: E402
+
+sys.path.insert(0, os.path.dirname(__file__))
+from harness import check_grad, check_transforms, check_values  # noqa: E402
+
+RNG = np.random.default_rng(20240611)
+inf, nan = np.inf, np.nan
+
+
+# ------------------------------------------------------------------------------ betaln
+BL_EDGE = [(0.5, 0.5), (1, 1), (2, 3), (-1.5, 2), (-0.5, -0.5), (0, 1), (-1, 3), (-2, 1), (-3, 2), (-2, 2),
+           (3, -1), (-2, -1), (inf, 1), (1, inf), (inf, inf), (inf, -0.5), (-inf, 1), (nan, 1), (1, nan),
+           (1e-30, 1), (1e7, 2), (1e10, 1e10)]
+
+
+@pytest.mark.parametrize("dtype", [np.float64, np.float32])
+def test_betaln_edges(dtype):
+    a, b = np.array(BL_EDGE, dtype=np.float64).T
+    # scipy's lbeta loses ~1e-12 relative for args > 171 (log-gamma differences); ours uses Stirling
+    check_values("betaln", [a, b], dtype=dtype, rtol=2e-12 if dtype == np.float64 else 2e-6)
+
+
+def test_betaln_large_arguments_against_mpmath():
+    # scipy's log-gamma differences lose ~1e-11 here; reference values by mpmath at 40 digits
+    got = xp.special.betaln(xp.asarray([3e5, 12.5, 1e-3]), xp.asarray([1e-3, 1e6, 1e8]))
+    np.testing.assert_allclose(np.asarray(got), [6.894567349295216, -153.9596063373295, 6.888758204644896],
+                               rtol=2e-15)
+
+
+def test_betaln_grid():
+    a = np.concatenate([RNG.uniform(0.01, 10, 30), RNG.uniform(10, 500, 20), RNG.uniform(-20, 0, 10)])
+    b = np.concatenate([RNG.uniform(0.01, 30, 30), RNG.uniform(0.1, 2000, 20), RNG.uniform(0.1, 5, 10)])
+    check_values("betaln", [a, b], rtol=2e-12, atol=1e-13)   # atol: B(a, b) near 1 (betaln ~ 0)
+    check_values("betaln", [a[:50], b[:50]], dtype=np.float32, rtol=1e-5, atol=1e-5)
+
+
+def test_betaln_transforms_and_grads():
+    a, b = np.array([0.3, 2.0, 7.5, 15.0, 40.0, 3.0]), np.array([1.7, 0.4, 12.0, 30.0, 2.5, 120.0])
+    check_transforms("betaln", [a, b])
+    check_grad("betaln", [a, b], argnums=(0, 1), rtol=1e-6)   # second order too (trigamma)
+
+
+# -------------------------------------------------------------------- betainc, betaincc
+INC_EDGE = [(0, 1, .5), (1, 0, .5), (0, 0, .5), (0, 0, 0), (-1, 1, .5), (1, -1, .5), (1, 1, -.1), (1, 1, 1.1),
+            (2, 3, 0), (2, 3, 1), (0, 1, 0), (1, 0, 1), (inf, 1, .5), (1, inf, .5), (inf, inf, .5),
+            (inf, 1, 1), (inf, 1, 0), (1, inf, 0), (1, inf, 1), (0, inf, .5), (inf, 0, .5), (nan, 1, .5),
+            (1, nan, .5), (2, 3, nan), (1, 1, .3), (1, 2, .3), (2, 1, .3), (1e-20, 1, .5), (1, 1e-20, .5)]
+
+
+def _inc_grid():
+    a = np.concatenate([RNG.uniform(0.05, 5, 40), RNG.uniform(5, 200, 20), [0.5, 1e3, 2.5, 1e4]])
+    b = np.concatenate([RNG.uniform(0.05, 5, 40), RNG.uniform(0.1, 300, 20), [1e4, 1e3, 1e7, 0.5]])
+    x = np.concatenate([RNG.uniform(0, 1, 60), [1e-4, 0.51, 1e-7, 0.9999]])
+    return a, b, x
+
+
+@pytest.mark.parametrize("name", ["betainc", "betaincc"])
+@pytest.mark.parametrize("dtype", [np.float64, np.float32])
+def test_betainc_edges(name, dtype):
+    a, b, x = np.array(INC_EDGE, dtype=np.float64).T
+    check_values(name, [a, b, x], dtype=dtype)
+
+
+@pytest.mark.parametrize("name", ["betainc", "betaincc"])
+def test_betainc_grid(name):
+    a, b, x = _inc_grid()
+    check_values(name, [a, b, x], rtol=1e-12, atol=1e-300)
+    # large a, b: relative error ~ eps * max(a, b) through the prefactor (see the module docstring)
+    big = np.array([1e3, 3e3, 1e4, 2e4]), np.array([1.2e3, 1e4, 1e4, 1e3]), np.array([0.45, 0.24, 0.5, 0.95])
+    check_values(name, list(big), rtol=2e-11)
+    m = a < 60   # float32: the prefactor's relative error ~ eps32 * (a |log x| + b |log(1-x)|)
+    check_values(name, [a[m], b[m], x[m]], dtype=np.float32, rtol=2e-4, atol=1e-30)
+
+
+def test_betainc_dtypes_and_promotion():
+    f32 = xp.asarray([0.5], dtype=xp.float32)
+    assert xp.special.betainc(f32, f32, f32).dtype == xp.float32
+    assert xp.special.betainc(f32, 2.0, 0.5).dtype == xp.float32
+    assert xp.special.betainc(xp.asarray([2]), f32, f32).dtype == xp.float64
+    assert xp.special.betainc(2, 3, 0.5).dtype == xp.float64
+    assert xp.special.betainc(f32, xp.asarray([2.0]), f32).dtype == xp.float64
+    out = xp.special.betainc(xp.asarray([[1.0], [2.0]]), xp.asarray([3.0, 4.0, 5.0]), 0.25)
+    assert out.shape == (2, 3)
+    np.testing.assert_allclose(np.asarray(out), sc.betainc([[1.0], [2.0]], [3.0, 4.0, 5.0], 0.25), rtol=1e-14)
+    with pytest.raises(TypeError, match="betainc: a must be a real"):
+        xp.special.betainc(xp.asarray([1j]), 1.0, 0.5)
+    with pytest.raises(TypeError, match="betaincc: x must be an array"):
+        xp.special.betaincc(1.0, 1.0, "0.5")
+
+
+@pytest.mark.parametrize("name", ["betainc", "betaincc"])
+def test_betainc_transforms(name):
+    a, b, x = np.array([0.5, 2.0, 10.0, 30.0, 1.0, 0.0]), np.array([3.0, 2.0, 0.3, 40.0, 1.0, 1.0]), \
+        np.array([0.2, 0.7, 0.99, 0.41, 0.5, 0.3])
+    check_transforms(name, [a, b, x], rtol=1e-12)
+
+
+@pytest.mark.parametrize("name", ["betainc", "betaincc"])
+def test_betainc_grads(name):
+    a = np.array([0.5, 2.0, 10.0, 30.0, 1.0, 3.0, 1.5])
+    b = np.array([3.0, 2.0, 0.8, 40.0, 1.0, 100.0, 7.0])
+    x = np.array([0.2, 0.7, 0.95, 0.41, 0.5, 0.01, 0.6])
+    check_grad(name, [a, b, x], argnums=(2,), rtol=1e-6)                 # with second order wrt x
+    check_grad(name, [a, b, x], argnums=(0, 1), rtol=1e-5, second=True)  # forward-over-reverse through the loop
+
+
+def test_betainc_grad_at_ends_of_x():
+    # dI/dx at x = 0 is b for a = 1, 0 for a > 1; at x = 1 it is a for b = 1
+    g = grad(lambda x: xp.sum(xp.special.betainc(xp.asarray([1.0, 2.0, 3.0]), xp.asarray([4.0, 1.0, 1.0]), x)))
+    np.testing.assert_allclose(np.asarray(g(xp.asarray([0.0, 0.0, 1.0]))), [4.0, 0.0, 3.0], rtol=1e-14)
+
+
+def test_betainc_reverse_mode_of_jit_and_vmap_of_grad():
+    a, b, x = xp.asarray([0.5, 4.0, 20.0]), xp.asarray([2.0, 3.0, 15.0]), xp.asarray([0.3, 0.8, 0.6])
+    f = lambda a, b, x: xp.sum(xp.special.betainc(a, b, x))  # noqa: E731
+    g = jit(grad(f, argnums=(0, 1, 2)))(a, b, x)
+    gv = vmap(grad(lambda a, b, x: xp.special.betainc(a, b, x), argnums=(0, 1, 2)))(a, b, x)
+    for i, (u, v) in enumerate(zip(g, gv)):
+        eps = 1e-6
+        args = [np.asarray(t) for t in (a, b, x)]
+        p, m = list(args), list(args)
+        p[i], m[i] = args[i] + eps, args[i] - eps
+        want = (sc.betainc(*p) - sc.betainc(*m)) / (2 * eps)
+        np.testing.assert_allclose(np.asarray(u), want, rtol=1e-6)
+        np.testing.assert_allclose(np.asarray(v), want, rtol=1e-6)
