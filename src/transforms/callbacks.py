@@ -28,7 +28,7 @@ from .core import _SHORT, Primitive, ShapedArray, Tracer, abstract_eval_rules, b
 from .primitives import structural as S
 from .primitives.elementwise import convert_element_type
 from .pytree import tree_flatten, tree_unflatten
-from .rules import batch_rules, jvp_rules, transpose_gaps
+from .rules import Zero, batch_rules, jvp_rules, transpose_gaps
 
 VMAP_METHODS = (None, "sequential", "expand_dims", "broadcast_all")
 
@@ -229,7 +229,11 @@ impl_rules[pure_callback_p] = lambda *args, callback, result_avals, vmap_method:
 
 
 def _pure_jvp(primals, tangents, *, callback, result_avals, vmap_method):
-    _no_derivative(callback, _WRAP)
+    if any(a.dtype.kind in "fc" for a in result_avals):
+        _no_derivative(callback, _WRAP)
+    # integer / boolean results only: piecewise constant, their tangent is zero
+    outs = bind(pure_callback_p, *primals, callback=callback, result_avals=result_avals, vmap_method=vmap_method)
+    return outs, [Zero] * len(outs)
 
 
 def _pure_batch(axis_size, vals, dims, *, callback, result_avals, vmap_method):

@@ -94,7 +94,11 @@ host_callback_lists: dict = {}   # key -> list of callables (bounded: see lower_
 
 
 def host_callbacks_of(module):
-    if not host_callback_lists or not isinstance(module, ir.Module):
+    if not host_callback_lists:
+        return None
+    if not isinstance(module, ir.Module):   # text has no way to carry them: running it would crash
+        if HOST_CALLBACK_TARGET in (module if isinstance(module, str) else bytes(module).decode("latin-1")):
+            raise RuntimeError("a module with host callbacks must be compiled from its ir.Module")
         return None
     attrs = module.operation.attributes
     if HOST_CALLBACKS_ATTR not in attrs:

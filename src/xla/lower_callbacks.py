@@ -14,6 +14,7 @@ in the same block (or a fresh one) and returns the next, so XLA keeps their prog
 from __future__ import annotations
 
 import itertools
+import threading
 
 import numpy as np
 
@@ -25,6 +26,7 @@ from .lowering import lowering_rules, ttype
 
 _MAX_PENDING = 256          # lowered modules whose callback lists are kept for a later compile
 _keys = itertools.count()
+_lock = threading.Lock()
 
 
 def _module_callbacks():
@@ -41,9 +43,10 @@ def _module_callbacks():
     key = f"callbacks{next(_keys)}"
     attrs[_jaxlib.HOST_CALLBACKS_ATTR] = ir.StringAttr.get(key)
     lists = _jaxlib.host_callback_lists
-    while len(lists) >= _MAX_PENDING:
-        del lists[next(iter(lists))]
-    lst = lists[key] = []
+    with _lock:
+        while len(lists) >= _MAX_PENDING:   # oldest first; compiled executables keep their own references
+            del lists[next(iter(lists))]
+        lst = lists[key] = []
     return lst
 
 

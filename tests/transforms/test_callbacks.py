@@ -156,6 +156,16 @@ def test_pure_callback_has_no_derivative():
         jvp(f, (xp.ones(3),), (xp.ones(3),))
 
 
+def test_integer_results_of_pure_callback_have_zero_derivative():
+    def f(x):   # the index of the largest entry, found on the host, picks an entry to square
+        i = pure_callback(lambda v: np.argmax(v), ShapeDtypeStruct((), np.int64), x)
+        return x[i] ** 2
+    x = np.array([0.5, 3.0, -1.0])
+    want = central_diff(lambda v: float(v[np.argmax(v)] ** 2), x)
+    for tr in (lambda f: f, jit):
+        np.testing.assert_allclose(np.asarray(tr(grad(f))(xp.asarray(x))), want, rtol=1e-6)
+
+
 def _host_f(x):      # a NumPy-only function and its derivative
     return np.sin(x) * np.exp(-x * x)
 
@@ -382,3 +392,11 @@ def test_threads_share_a_jitted_callback():
     for t in threads:
         t.join()
     assert results == {0: True, 1: True, 2: True, 3: True}
+
+
+def test_module_with_callbacks_compiles_only_from_ir():
+    from xla import _jaxlib, runtime
+    text = jit(lambda a: pure_callback(np.sin, sds(a), a)).lower(xp.ones(2)).as_text()
+    assert _jaxlib.HOST_CALLBACK_TARGET in text
+    with pytest.raises(RuntimeError, match="ir.Module"):
+        _jaxlib.compile(text, runtime.default_device())
