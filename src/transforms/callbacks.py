@@ -407,6 +407,8 @@ def debug_print(fmt, *args, ordered=False, **kwargs):
     Eagerly it prints at once; under jit, each time the compiled program runs (not while tracing);
     under jvp/grad it prints the primal values; under vmap it prints once per batch element, in
     batch order, each line showing that element's values. Never removed as dead code. Returns None.
+    Within one compiled program, unordered prints (the default) may run in any order relative to
+    other callbacks; `ordered=True` keeps program order among ordered prints and io_callbacks.
     """
     if not isinstance(fmt, str):
         raise TypeError(f"debug_print: fmt must be a str, got {type(fmt).__name__}")
