@@ -4,6 +4,7 @@ import sys
 
 sys.path.insert(0, os.path.join(os.path.dirname(__file__), "..", "src"))
 sys.path.insert(0, os.path.dirname(__file__))
+os.environ["SCIPY_ARRAY_API"] = "1"  # before anything imports scipy (array-API dispatch; tests/downstream)
 
 from hypothesis import settings  # noqa: E402
 
