@@ -1,6 +1,6 @@
 """Host access for functions whose output *shape* depends on input *values*.
 
-nonzero, unique_*, boolean-mask indexing and the like compute their output size on the
+nonzero, unique_*, boolean-mask reads and the like compute their output size on the
 host, so they work eagerly (and under grad, whose primal values are concrete) but not
 under jit or vmap, where values are abstract. They raise `DataDependentShapeError` there.
 """
@@ -49,3 +49,19 @@ def require_host(v, fname, hint=DEFAULT_HINT):
     if out is None:
         raise DataDependentShapeError(v, fname, hint)
     return out
+
+
+MASK_READ_HINT = ("Reading x[mask] is only available eagerly. Under jit/vmap use a fixed-shape form: "
+                  "xp.where(mask, x, fill) to keep x's shape, x.at[mask].set(v) (or x[mask] = v) with a scalar v "
+                  "to update, or a reduction over the mask such as xp.sum(xp.where(mask, x, 0)); or do the "
+                  "masking outside the jitted function.")
+MASK_UPDATE_HINT = ("A masked update is traceable when its value needs no count of the True entries: a "
+                    "scalar (Python scalar, 0-d or size-1 array), or a value that broadcasts along x's other "
+                    "dims, with a key made of one mask and ints/slices/None/Ellipsis. Here the value (or a "
+                    "key pairing the mask with integer arrays) needs the count; use "
+                    "xp.where(mask, new_values, x) with full-shape new_values instead.")
+
+
+def mask_hint(fname):
+    """The hint for a boolean mask that is abstract: reads and updates have different remedies."""
+    return MASK_READ_HINT if fname == "__getitem__" else MASK_UPDATE_HINT

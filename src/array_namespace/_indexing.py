@@ -10,8 +10,10 @@ Supported keys (NumPy semantics, a superset of the standard's 2024.12 rules):
   broadcast together; their result dims replace the indexed dims when the array indices
   are adjacent in the key, and go first otherwise. Reads are one gather (after slicing),
   updates one scatter.
-* boolean arrays (and Python/0-d booleans): eager only -- the mask becomes its nonzero()
-  integer arrays on the host. Under jit/vmap this raises DataDependentShapeError.
+* boolean arrays (and Python/0-d booleans): reads are eager only -- the mask becomes its
+  nonzero() integer arrays on the host; under jit/vmap this raises DataDependentShapeError.
+  Updates whose value needs no count of the True entries (a scalar, say) are one select
+  instead, eagerly and under every transform (_indexing_mask.py).
 
 Bounds: a static out-of-range index (Python int, or a concrete integer array) raises
 IndexError. A traced index cannot be checked: negative values are wrapped once (i + n),
@@ -32,26 +34,12 @@ from transforms.primitives import structural as S
 
 from . import _dtypes as D
 from ._array import Array
-from ._datadep import host_value, require_host
+from ._datadep import host_value, mask_hint, require_host
 from ._helpers import as_array, binary, wrap
 from ._indexing_mask import has_mask, masked_update
 
 _INTS = (int, np.integer)
 _IDX = D.DEFAULT_INDEX
-
-_MASK_HINT = ("Reading x[mask] is only available eagerly. Under jit/vmap use a fixed-shape form: "
-              "xp.where(mask, x, fill) to keep x's shape, x.at[mask].set(v) (or x[mask] = v) with a scalar v "
-              "to update, or a reduction over the mask such as xp.sum(xp.where(mask, x, 0)); or do the "
-              "masking outside the jitted function.")
-_MASK_UPDATE_HINT = ("A masked update is traceable when its value needs no count of the True entries: a "
-                     "scalar (Python scalar, 0-d or size-1 array), or a value that broadcasts along x's other "
-                     "dims, with a key made of one mask and ints/slices/None/Ellipsis. Here the value (or a "
-                     "key pairing the mask with integer arrays) needs the count; use "
-                     "xp.where(mask, new_values, x) with full-shape new_values instead.")
-
-
-def _mask_hint(fname):
-    return _MASK_HINT if fname == "__getitem__" else _MASK_UPDATE_HINT
 
 
 class _Ent:
@@ -114,7 +102,7 @@ def _expand(x, key, fname):
         new_key, inserts, d = [], [], 0
         for k in key:
             if is_b0(k):
-                b = bool(require_host(k._v, fname, _mask_hint(fname))) if type(k) is Array else bool(k)
+                b = bool(require_host(k._v, fname, mask_hint(fname))) if type(k) is Array else bool(k)
                 inserts.append(d)
                 new_key.append(asarray(np.zeros(1 if b else 0, np.int64)))
                 d += 1
@@ -151,7 +139,7 @@ def _expand(x, key, fname):
             d += 1
             continue
         if k.dtype == D.bool_:      # a mask: its nonzero() integer arrays, computed on the host
-            m = require_host(k._v, fname, _mask_hint(fname))
+            m = require_host(k._v, fname, mask_hint(fname))
             dims = tuple(shape[d:d + m.ndim])
             if len(dims) != m.ndim or not all(ms in (xs, 0) for ms, xs in zip(m.shape, dims)):
                 raise IndexError(f"{fname}: boolean index of shape {m.shape} does not match the indexed dims "
@@ -319,10 +307,15 @@ def _getitem_advanced(x, ents, out_shape):
 _FILL = {"set": 0, "add": 0, "subtract": 0, "multiply": 1, "divide": 1, "power": 1, "min": 0, "max": 0}
 
 
+_BOOL_MODES = {"add": "logical_or", "multiply": "logical_and", "min": "logical_and", "max": "logical_or"}
+
+
 def _combine(mode, x, v):
     if mode == "set":
         return v
     from . import _elementwise as EW
+    if S.dtype_of(x) == np.bool_ and mode in _BOOL_MODES:   # as NumPy (and the scatter path) do on bools
+        return getattr(EW, _BOOL_MODES[mode])(wrap(x), wrap(v))._v
     f = {"add": EW.add, "subtract": EW.subtract, "multiply": EW.multiply, "divide": EW.divide,
          "power": EW.pow, "min": EW.minimum, "max": EW.maximum}[mode]
     return f(wrap(x), wrap(v))._v
@@ -341,6 +334,8 @@ def update(x, key, value, mode, fname):
     if mode == "divide" and dt not in D.FLOATING:
         raise TypeError(f"{fname}: dividing a {dt.name} array gives floating-point values, which cannot be "
                         "stored back without changing its dtype; cast x with astype first")
+    if mode in ("min", "max") and dt in D.COMPLEX:
+        raise TypeError(f"{fname}: complex values have no order; min/max updates need a real-valued array")
     if has_mask(key):
         out = masked_update(x, key, v, mode, fname)   # a select, when no count of True entries is needed
         if out is not None:
