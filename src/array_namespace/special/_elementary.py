@@ -484,15 +484,17 @@ def logsumexp(a, axis=None, b=None, keepdims=False, return_sign=False):
     if a.size == 0:
         shape = tuple(1 if i in axes else n for i, n in enumerate(a.shape))
         out = xp.full(shape, -xp.inf, dtype=a.dtype)
-        sgn = xp.sign(out)
+        sgn = xp.sign(out)                       # scipy: -inf with sign -1
+        nan_if_negative = False
     else:
         out, sgn = _logsumexp(a, b, axes)
+        nan_if_negative = not return_sign
     if not keepdims:
         out = xp.squeeze(out, axis=axes)
         sgn = xp.squeeze(sgn, axis=axes)
     if return_sign:
         return out, sgn
-    return _where(sgn < 0, xp.nan, out)
+    return _where(sgn < 0, xp.nan, out) if nan_if_negative else out
 
 
 def _logsumexp(a, b, axes):

@@ -315,3 +315,174 @@ def test_gradients_float32():
         a64 = [np.array(a) for a in args]
         want = (ref(a64[0] + eps, *a64[1:]) - ref(a64[0] - eps, *a64[1:])) / (2 * eps)
         np.testing.assert_allclose(np.asarray(g), want, rtol=1e-4, atol=1e-6, err_msg=name)
+
+
+# ------------------------------------------------------------------ logsumexp and softmax
+def _np_out(got):
+    return tuple(np.asarray(g) for g in got) if isinstance(got, tuple) else np.asarray(got)
+
+
+def _x(v):
+    return xp.asarray(v) if isinstance(v, np.ndarray) else v
+
+
+LSE_A = [np.array([-inf, -inf, -inf]), np.array([inf, 1.0, 2.0]), np.array([1.0, 1.0, 1.0]),
+         np.array([0.0, -40.0, -50.0]), np.array([nan, 1.0, 2.0]), np.array([1000.0, 1.0, 2.0]),
+         np.array([-inf, inf, 0.0]), np.array([-3.0, 7.5, 7.5])]
+LSE_KW = [{}, {"b": np.array([1.0, -1.0, 2.0])}, {"b": np.array([1.0, -1.0, 2.0]), "return_sign": True},
+          {"b": np.array([0.0, 1.0, 0.0])}, {"b": np.array([2.0, -1.0, -1.0]), "return_sign": True},
+          {"return_sign": True}, {"b": 0.5}]
+
+
+@pytest.mark.parametrize("kw", range(len(LSE_KW)))
+def test_logsumexp_edge_values(kw):
+    kw = LSE_KW[kw]
+    for a in LSE_A:
+        want = sc.logsumexp(a, **kw)
+        got = _np_out(xp.special.logsumexp(xp.asarray(a), **{k: _x(v) for k, v in kw.items()}))
+        np.testing.assert_allclose(got, want, rtol=1e-14, atol=0, equal_nan=True, err_msg=f"{a} {kw}")
+
+
+@pytest.mark.parametrize("axis,keepdims,dtype", [(None, False, np.float64), (0, False, np.float32),
+                                                 (1, True, np.float64), ((0, 2), False, np.float64),
+                                                 (-1, True, np.float32), ((0, 1, 2), True, np.float64)])
+def test_logsumexp_axes(axis, keepdims, dtype):
+    a = RNG.normal(size=(3, 4, 5)) * 20
+    b = RNG.normal(size=(4, 5))
+    for kw in ({}, {"b": b}, {"b": b, "return_sign": True}):
+        want = sc.logsumexp(a.astype(dtype), axis=axis, keepdims=keepdims,
+                            **{k: (v.astype(dtype) if isinstance(v, np.ndarray) else v) for k, v in kw.items()})
+        got = xp.special.logsumexp(xp.asarray(a.astype(dtype)), axis=axis, keepdims=keepdims,
+                                   **{k: (xp.asarray(v.astype(dtype)) if isinstance(v, np.ndarray) else v)
+                                      for k, v in kw.items()})
+        for g, w in zip(got if isinstance(got, tuple) else (got,), want if isinstance(want, tuple) else (want,)):
+            assert g.dtype == xp.asarray(np.asarray(w)).dtype and g.shape == np.shape(w)
+            np.testing.assert_allclose(np.asarray(g), w, rtol=1e-12 if dtype == np.float64 else 1e-5,
+                                       atol=0 if dtype == np.float64 else 1e-5, equal_nan=True)
+
+
+def test_logsumexp_shapes_and_small_terms():
+    # 0-d input, empty input, and a sum 1 + 4e-18 whose log survives (log1p of the rest)
+    np.testing.assert_allclose(np.asarray(xp.special.logsumexp(xp.asarray(3.0))), 3.0)
+    assert xp.special.logsumexp(xp.asarray(3.0)).shape == ()
+    e = xp.special.logsumexp(xp.zeros((0, 3)), axis=0)
+    np.testing.assert_array_equal(np.asarray(e), sc.logsumexp(np.zeros((0, 3)), axis=0))
+    got = float(xp.special.logsumexp(xp.asarray([0.0, -40.0])))
+    np.testing.assert_allclose(got, sc.logsumexp(np.array([0.0, -40.0])), rtol=1e-14)
+
+
+@pytest.mark.parametrize("name", ["softmax", "log_softmax"])
+@pytest.mark.parametrize("axis", [None, 0, 1, (0, 1)])
+def test_softmax_values(name, axis):
+    x = RNG.normal(size=(4, 6)) * 30
+    for dt, rtol in ((np.float64, 1e-12), (np.float32, 2e-5)):
+        want = getattr(sc, name)(x.astype(dt), axis=axis)
+        got = getattr(xp.special, name)(xp.asarray(x.astype(dt)), axis=axis)
+        assert got.dtype == xp.asarray(want).dtype
+        np.testing.assert_allclose(np.asarray(got), want, rtol=rtol, atol=1e-30)
+    for edge in ([inf, 1.0], [-inf, -inf], [-inf, 1.0], [nan, 1.0]):
+        np.testing.assert_allclose(np.asarray(getattr(xp.special, name)(xp.asarray(edge))),
+                                   getattr(sc, name)(np.array(edge)), equal_nan=True)
+
+
+def test_logsumexp_softmax_jit_vmap():
+    a = RNG.normal(size=(3, 5))
+    b = RNG.normal(size=(3, 5))
+    f = lambda a, b: xp.special.logsumexp(a, axis=-1, b=b, return_sign=True)   # noqa: E731
+    want = sc.logsumexp(a, axis=-1, b=b, return_sign=True)
+    for got in (f(xp.asarray(a), xp.asarray(b)), jit(f)(xp.asarray(a), xp.asarray(b)),
+                vmap(f)(xp.asarray(a), xp.asarray(b))):
+        np.testing.assert_allclose(np.asarray(got[0]), want[0], rtol=1e-12)
+        np.testing.assert_array_equal(np.asarray(got[1]), want[1])
+    for name in ("softmax", "log_softmax"):
+        g = lambda x: getattr(xp.special, name)(x, axis=0)   # noqa: E731
+        np.testing.assert_allclose(np.asarray(jit(g)(xp.asarray(a))), getattr(sc, name)(a, axis=0), rtol=1e-12)
+        loop = np.stack([np.asarray(g(xp.asarray(r))) for r in a])
+        np.testing.assert_allclose(np.asarray(vmap(g)(xp.asarray(a))), loop, rtol=1e-12)
+
+
+def _fd_grad(fun, x, eps=1e-6):
+    x = np.asarray(x, np.float64)
+    out = np.zeros_like(x)
+    for i in np.ndindex(x.shape):
+        p, m = x.copy(), x.copy()
+        p[i] += eps
+        m[i] -= eps
+        out[i] = (fun(p) - fun(m)) / (2 * eps)
+    return out
+
+
+def test_logsumexp_gradients():
+    a = RNG.normal(size=(3, 4))
+    b = RNG.uniform(0.2, 2.0, size=(3, 4))
+    b[0, 1] = 0.0                                    # a masked element keeps d/db = exp(a) / sum
+    w = RNG.normal(size=3)
+    for args, argnum in (((a, b), 0), ((a, b), 1)):
+        def ours(*v):
+            return xp.sum(xp.special.logsumexp(v[0], axis=1, b=v[1]) * xp.asarray(w))
+
+        def ref(v):
+            vals = list(args)
+            vals[argnum] = v
+            return float(np.sum(sc.logsumexp(vals[0], axis=1, b=vals[1]) * w))
+        want = _fd_grad(ref, args[argnum])
+        got = grad(ours, argnums=argnum)(*[xp.asarray(v) for v in args])
+        np.testing.assert_allclose(np.asarray(got), want, rtol=1e-6, atol=1e-8)
+        arrs = [xp.asarray(v) for v in args]
+        _, t = jvp(lambda v: ours(*arrs[:argnum], v, *arrs[argnum + 1:]), (arrs[argnum],),
+                   (xp.ones_like(arrs[argnum]),))
+        np.testing.assert_allclose(float(t), want.sum(), rtol=1e-6)
+    # second order: Hessian diagonal of logsumexp = p (1 - p), p = softmax
+    x = xp.asarray(a[0])
+    h = jvp(lambda v: grad(lambda u: xp.special.logsumexp(u))(v), (x,), (xp.ones_like(x),))[1]
+    np.testing.assert_allclose(np.asarray(h), 0.0, atol=1e-12)     # the Hessian's rows sum to 0
+    p = sc.softmax(a[0])
+    e0 = xp.asarray(np.eye(4)[0])
+    h0 = jvp(lambda v: grad(lambda u: xp.special.logsumexp(u))(v), (x,), (e0,))[1]
+    np.testing.assert_allclose(np.asarray(h0), p[0] * (np.eye(4)[0] - p), rtol=1e-10, atol=1e-14)
+    # the sign-returning form with negative weights
+    bb = xp.asarray([1.0, -0.3, 0.5, 2.0])
+    g = grad(lambda u: xp.special.logsumexp(u, b=bb, return_sign=True)[0])(x)
+    want = _fd_grad(lambda v: sc.logsumexp(v, b=np.asarray(bb), return_sign=True)[0], a[0])
+    np.testing.assert_allclose(np.asarray(g), want, rtol=1e-6, atol=1e-9)
+
+
+@pytest.mark.parametrize("name", ["softmax", "log_softmax"])
+def test_softmax_gradients(name):
+    x = RNG.normal(size=(3, 4))
+    w = RNG.normal(size=(3, 4))
+    ours = lambda v: xp.sum(getattr(xp.special, name)(v, axis=1) * xp.asarray(w))   # noqa: E731
+    want = _fd_grad(lambda v: float(np.sum(getattr(sc, name)(v, axis=1) * w)), x)
+    np.testing.assert_allclose(np.asarray(grad(ours)(xp.asarray(x))), want, rtol=1e-6, atol=1e-9)
+    _, t = jvp(ours, (xp.asarray(x),), (xp.ones_like(xp.asarray(x)),))
+    np.testing.assert_allclose(float(t), want.sum(), atol=1e-8)
+
+
+# ------------------------------------------------------------------ through scipy itself
+def test_scipy_dispatches_here_under_jit_and_grad():
+    from scipy._lib._array_api import SCIPY_ARRAY_API
+    assert SCIPY_ARRAY_API, "scipy was imported before SCIPY_ARRAY_API=1 was set"
+    from scipy.special._support_alternative_backends import _get_native_func
+    for name in ("xlogy", "expit", "logit", "entr", "rel_entr", "sindg", "boxcox", "sinc", "huber", "exprel"):
+        assert _get_native_func(xp, None, name) is getattr(xp.special, name)
+
+    x = np.array([0.0, 0.5, 2.0, 0.0])
+    y = np.array([0.0, 3.0, 0.7, 2.0])
+    got = jit(sc.xlogy)(xp.asarray(x), xp.asarray(y))
+    np.testing.assert_allclose(np.asarray(got), sc.xlogy(x, y), rtol=1e-15)
+    gx = grad(lambda u: xp.sum(sc.xlogy(u, xp.asarray(y[1:]))))(xp.asarray(x[1:]))
+    np.testing.assert_allclose(np.asarray(gx), np.log(y[1:]), rtol=1e-14)
+    gy = jit(grad(lambda v: xp.sum(sc.xlogy(xp.asarray(x), v))))(xp.asarray(y + 0.1))
+    np.testing.assert_allclose(np.asarray(gy), x / (y + 0.1), rtol=1e-14)
+
+    a = RNG.normal(size=(2, 5))
+    b = RNG.uniform(-1, 2, size=(2, 5))
+    f = lambda a, b: sc.logsumexp(a, axis=1, b=b, return_sign=True)   # noqa: E731
+    want = sc.logsumexp(a, axis=1, b=b, return_sign=True)
+    got = jit(f)(xp.asarray(a), xp.asarray(b))
+    np.testing.assert_allclose(np.asarray(got[0]), want[0], rtol=1e-12)
+    np.testing.assert_array_equal(np.asarray(got[1]), want[1])
+    ga = grad(lambda u: xp.sum(sc.logsumexp(u, axis=1)))(xp.asarray(a))
+    np.testing.assert_allclose(np.asarray(ga), sc.softmax(a, axis=1), rtol=1e-12)
+    gj = jit(grad(lambda u: sc.logsumexp(u)))(xp.asarray(a[0]))
+    np.testing.assert_allclose(np.asarray(gj), sc.softmax(a[0]), rtol=1e-12)
