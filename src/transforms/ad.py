@@ -11,7 +11,8 @@
 from __future__ import annotations
 
 
-from .api_util import Store, argnums_tuple, box, flatten_fun, to_raw, with_args
+from .api_util import (Store, alias_pattern, argnums_tuple, box, flatten_fun, split_mutated, to_raw, with_args,
+                       write_back)
 from .core import (Trace, Tracer, TracerArrayConversionError, UnexpectedTracerError, bind, current_trace,
                    get_aval, set_trace)
 from .jaxpr import Literal, Var
@@ -206,8 +207,10 @@ def jvp(fun, primals, tangents, has_aux=False):
                              f"shape {get_aval(p).shape}")
     store = Store()
     f = _aux_split(fun, has_aux)
-    out_p, out_t = jvp_flat(flatten_fun(f, tree, store), ps, ts)
-    return _unaux(store.val, out_p, out_t, has_aux)
+    out_p, out_t = jvp_flat(flatten_fun(f, tree, store, aliases=alias_pattern(p_leaves), writeback=True), ps, ts)
+    out_p, finals = split_mutated(out_p, store)
+    write_back(p_leaves, store.mutated, finals, "jvp")
+    return _unaux(store.val, out_p, out_t[:len(out_p)], has_aux)
 
 
 def _aux_split(fun, has_aux):
@@ -237,7 +240,10 @@ def linearize(fun, *primals):
     leaves, tree = tree_flatten(primals)
     ps = [to_raw(x, "linearize primal") for x in leaves]
     store = Store()
-    out_p, linear = linearize_flat(flatten_fun(fun, tree, store), ps)
+    out_p, linear = linearize_flat(flatten_fun(fun, tree, store, aliases=alias_pattern(leaves), writeback=True), ps)
+    out_p, finals = split_mutated(out_p, store)
+    write_back(leaves, store.mutated, finals, "linearize")
+    n_user = len(out_p)
     out_tree = store.val
 
     def f_jvp(*tangents):
@@ -246,7 +252,7 @@ def linearize(fun, *primals):
             raise ValueError(f"linearize: tangents have structure {t_tree}, expected {tree}")
         from .jaxpr import eval_jaxpr
         outs = eval_jaxpr(linear.jaxpr, linear.consts, *[to_raw(t) for t in t_leaves])
-        return tree_unflatten(out_tree, [box(o) for o in outs])
+        return tree_unflatten(out_tree, [box(o) for o in outs[:n_user]])
     return tree_unflatten(out_tree, [box(p) for p in out_p]), f_jvp
 
 
@@ -267,16 +273,19 @@ def vjp(fun, *primals, has_aux=False, _labels=None):
     store = Store()
     f = _aux_split(fun, has_aux)
     names = _leaf_labels(tree, _labels or [f"args[{i}]" for i in range(len(primals))])
-    out_p, linear = linearize_flat(flatten_fun(f, tree, store), ps, names)
+    out_p, linear = linearize_flat(flatten_fun(f, tree, store, aliases=alias_pattern(leaves), writeback=True),
+                                   ps, names)
+    n_out = len(out_p)   # the linear map's outputs include the written-into arguments' finals (zero cotangent)
+    out_p, finals = split_mutated(out_p, store)
+    write_back(leaves, store.mutated, finals, "vjp/grad")
     out_tree = store.val
-    n_out = len(out_p)
     if has_aux:
         y_tree, aux_tree = out_tree.children
         n_y = y_tree.num_leaves
         aux = tree_unflatten(aux_tree, [box(p) for p in out_p[n_y:]])
         out = tree_unflatten(y_tree, [box(p) for p in out_p[:n_y]])
     else:
-        y_tree, n_y, out = out_tree, n_out, tree_unflatten(out_tree, [box(p) for p in out_p])
+        y_tree, n_y, out = out_tree, len(out_p), tree_unflatten(out_tree, [box(p) for p in out_p])
 
     def f_vjp(ct):
         ct_leaves, ct_tree = tree_flatten(ct)

@@ -30,22 +30,62 @@ def box(v):
 
 
 class Store:
-    """Receives the output tree of a flattened function when it runs."""
-    __slots__ = ("val",)
+    """Receives the output tree of a flattened function when it runs, and (with write-back) the
+    argument leaves the function wrote into."""
+    __slots__ = ("val", "mutated")
 
     def __init__(self):
         self.val = None
+        self.mutated = ()
 
 
-def flatten_fun(f, in_tree, store, where="function output"):
-    """f(*pytree args) -> out  ==>  flat(*raw leaves) -> raw leaves; out tree into store."""
+def alias_pattern(leaves):
+    """Per argument leaf, the index of the first leaf that is the same Array handle (else its own)."""
+    seen, pat = {}, []
+    for i, x in enumerate(leaves):
+        pat.append(seen.setdefault(id(x), i) if type(x) is boxing.box_type else i)
+    return tuple(pat)
+
+
+def flatten_fun(f, in_tree, store, where="function output", aliases=None, writeback=False):
+    """f(*pytree args) -> out  ==>  flat(*raw leaves) -> raw leaves; out tree into store.
+
+    With `writeback`, the final values of the argument handles the function rebound (x[i] = v,
+    x += y) follow the outputs, and their leaf indices go into `store.mutated`: the transform then
+    rebinds the caller's handles (`write_back`), so writes into arguments mean what they mean eagerly.
+    `aliases` (from alias_pattern) gives leaves that are one handle for the caller one handle here too.
+    """
     def flat(*raw):
-        args = tree_unflatten(in_tree, [box(v) for v in raw])
+        boxes = []
+        for i, v in enumerate(raw):
+            j = i if aliases is None else aliases[i]
+            boxes.append(box(v) if j == i else boxes[j])
+        args = tree_unflatten(in_tree, boxes)
         out = f(*args)
         leaves, out_tree = tree_flatten(out)
         store.val = out_tree
-        return [to_raw(x, where) for x in leaves]
+        outs = [to_raw(x, where) for x in leaves]
+        if writeback:
+            store.mutated = tuple(i for i, (b, r) in enumerate(zip(boxes, raw))
+                                  if (aliases is None or aliases[i] == i) and type(b) is boxing.box_type
+                                  and b._v is not r)
+            outs += [boxes[i]._v for i in store.mutated]
+        return outs
     return flat
+
+
+def split_mutated(outs, store):
+    """(the function's own outputs, the final values of the arguments it wrote into)."""
+    n = len(outs) - len(store.mutated)
+    return outs[:n], outs[n:]
+
+
+def write_back(leaves, mutated, finals, transform):
+    """Rebind the caller's argument handles the transformed function wrote into (as eager code does)."""
+    for i, v in zip(mutated, finals):
+        h = leaves[i]
+        if type(h) is boxing.box_type:
+            h._rebind(box(v), f"{transform}: a write into argument leaf {i}")
 
 
 def flatten_args(args):

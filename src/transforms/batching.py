@@ -6,7 +6,7 @@ plain parent values, so a function that ignores the batch costs nothing extra.
 """
 from __future__ import annotations
 
-from .api_util import Store, box, flatten_fun, to_raw
+from .api_util import Store, alias_pattern, box, flatten_fun, split_mutated, to_raw, write_back
 from .core import (ConcretizationTypeError, Trace, Tracer, TracerArrayConversionError, UnexpectedTracerError,
                    current_trace, get_aval, set_trace)
 from .primitives import structural as S
@@ -107,6 +107,18 @@ def _norm_axis(ax, ndim, what):
     return ax % ndim
 
 
+def _written_back(val, d, in_dim, n, leaf):
+    """A written-into argument's final batched value, with its batch axis where the caller's was."""
+    if in_dim is None:
+        if d is not None:
+            raise ValueError(f"vmap: the function writes a value that varies over the batch into argument leaf "
+                             f"{leaf}, which is not mapped (in_axes None); map that argument too, or write into "
+                             "a copy (y = xp.asarray(x, copy=True))")
+        return val
+    nd = len(get_aval(val).shape) + (d is None)
+    return move_to(val, d, in_dim, n) if nd else val
+
+
 def vmap(fun, in_axes=0, out_axes=0, axis_size=None):
     """Vectorise fun over a leading (or in_axes-given) axis of its arguments."""
     if not callable(fun):
@@ -138,7 +150,13 @@ def vmap(fun, in_axes=0, out_axes=0, axis_size=None):
             raise ValueError("vmap needs at least one mapped argument (an in_axes entry that is not None) "
                              "or an explicit axis_size")
         store = Store()
-        outs, odims = vmap_flat(flatten_fun(fun, tree, store), raw, dims, n)
+        outs, odims = vmap_flat(flatten_fun(fun, tree, store, aliases=alias_pattern(leaves), writeback=True),
+                                raw, dims, n)
+        outs, finals = split_mutated(outs, store)
+        odims, fdims = odims[:len(outs)], odims[len(outs):]
+        if finals:
+            write_back(leaves, store.mutated, [_written_back(o, d, dims[i], n, i) for o, d, i in
+                                               zip(finals, fdims, store.mutated)], "vmap")
         out_tree = store.val
         out_tree_obj = tree_unflatten(out_tree, [0] * out_tree.num_leaves)
         oa = broadcast_prefix(out_axes, out_tree_obj, "vmap out_axes")

@@ -29,7 +29,9 @@ def jacfwd(fun, argnums=0):
                 full[i] = xi
                 return fun(*full)
             basis = _std_basis(x)
-            y, jt = vmap(lambda t: jvp(f_i, (x,), (t,)), in_axes=0, out_axes=(None, -1))(basis)
+            # x goes in as an (unmapped) argument, so a write into it inside fun reaches the caller's
+            # handle through jvp's and vmap's write-back, as it would eagerly
+            y, jt = vmap(lambda xv, t: jvp(f_i, (xv,), (t,)), in_axes=(None, 0), out_axes=(None, -1))(x, basis)
             outs.append(tree_map(lambda j: xp.reshape(j, tuple(j.shape[:-1]) + tuple(x.shape)), jt))
         return outs[0] if single else tuple(outs)
     return jac

@@ -11,7 +11,7 @@ import functools
 import inspect
 import itertools
 
-from .api_util import Store, box, flatten_fun, to_raw
+from .api_util import Store, alias_pattern, box, flatten_fun, to_raw, write_back
 from .core import (EVAL, Primitive, Tracer, _state, abstract_eval_rules, bind, boxing, current_trace,
                    get_aval, set_trace)
 from .jaxpr import ClosedJaxpr, eval_jaxpr
@@ -160,10 +160,11 @@ transpose_rules[jit_p] = _jit_transpose
 # ----------------------------------------------------------------------------- jit API
 
 class _Entry:
-    __slots__ = ("closed", "consts", "out_tree", "exe", "donate")
+    __slots__ = ("closed", "consts", "out_tree", "exe", "donate", "mutated")
 
-    def __init__(self, closed, consts, out_tree, donate):
+    def __init__(self, closed, consts, out_tree, donate, mutated=()):
         self.closed, self.consts, self.out_tree, self.exe, self.donate = closed, consts, out_tree, None, donate
+        self.mutated = mutated   # argument leaves the function writes into; their final values follow the outputs
 
 
 class Lowered:
@@ -250,15 +251,18 @@ class Jitted:
         leaves, tree = tree_flatten((tuple(dyn), kw_dyn))
         raw = [to_raw(x, f"jit({self.__name__}) argument") for x in leaves]
         avals = tuple(get_aval(r) for r in raw)
-        key = (tree, avals, statics, kw_static)
+        aliases = alias_pattern(leaves)
+        if aliases == tuple(range(len(leaves))):
+            aliases = None   # the common case: no handle passed twice
+        key = (tree, avals, statics, kw_static, aliases)
         ent = self._cache.get(key)
         if ent is None:
-            ent = self._trace(tree, avals, statics, kw_static, dyn_idx, len(args))
+            ent = self._trace(tree, avals, statics, kw_static, dyn_idx, len(args), aliases)
             if not any(isinstance(c, Tracer) for c in ent.consts):
                 self._cache[key] = ent
-        return ent, raw
+        return ent, raw, leaves
 
-    def _trace(self, tree, avals, statics, kw_static, dyn_idx, nargs):
+    def _trace(self, tree, avals, statics, kw_static, dyn_idx, nargs, aliases=None):
         self.trace_count += 1
         if self._public is not None:
             self._public.trace_count = self.trace_count
@@ -270,12 +274,13 @@ class Jitted:
             return fun(*full, **kw, **kw_static_d)
 
         store = Store()
-        flat = flatten_fun(lambda dyn, kw: f(*dyn, **kw), tree, store, f"jit({self.__name__}) output")
+        flat = flatten_fun(lambda dyn, kw: f(*dyn, **kw), tree, store, f"jit({self.__name__}) output",
+                           aliases=aliases, writeback=True)
         names = self._leaf_names(tree, dyn_idx, nargs)
         closed = stage(flat, list(avals), names)
         jaxpr, consts = convert_constvars(closed)
         donate = self._donate_mask(tree, dyn_idx, len(consts))
-        return _Entry(ClosedJaxpr(jaxpr, []), consts, store.val, donate)
+        return _Entry(ClosedJaxpr(jaxpr, []), consts, store.val, donate, store.mutated)
 
     def _leaf_names(self, tree, dyn_idx, nargs):
         base = self._arg_names(nargs)
@@ -322,8 +327,15 @@ class Jitted:
         return self._call_py(args, kwargs)
 
     def _call_py(self, args, kwargs):
-        ent, raw = self._entry(args, kwargs)
-        outs = self._run(ent, raw)
+        ent, raw, leaves = self._entry(args, kwargs)
+        return self._finish(ent, leaves, self._run(ent, raw))
+
+    def _finish(self, ent, leaves, outs):
+        """Box the outputs; rebind the caller's handles the function wrote into (as eagerly)."""
+        if ent.mutated:
+            n = len(outs) - len(ent.mutated)
+            outs, finals = outs[:n], outs[n:]
+            write_back(leaves, ent.mutated, finals, f"jit({self.__name__})")
         return tree_unflatten(ent.out_tree, [box(o) for o in outs])
 
     def _cache_miss(self, *args, **kwargs):
@@ -334,14 +346,14 @@ class Jitted:
         dyn = [a for i, a in enumerate(args) if i not in self.static_argnums]
         dyn_kw = {k: v for k, v in kwargs.items() if k not in self.static_argnames}
         leaves = _jaxlib.cpp_flatten((tuple(dyn), dyn_kw))[0]   # before running: donation deletes inputs
-        ent, raw = self._entry(args, kwargs)
+        ent, raw, arg_leaves = self._entry(args, kwargs)
         outs = self._run(ent, raw)
-        result = tree_unflatten(ent.out_tree, [box(o) for o in outs])
-        fp = _fastpath(ent, raw, outs, result, leaves)
+        result = self._finish(ent, arg_leaves, outs)
+        fp = None if ent.mutated else _fastpath(ent, raw, outs, result, leaves)
         return result, fp, fp is None
 
     def lower(self, *args, **kwargs):
-        ent, _ = self._entry(args, kwargs)
+        ent = self._entry(args, kwargs)[0]
         return Lowered(ent.closed, ent.donate, self.__name__)
 
     def trace(self, *args, **kwargs):
