@@ -212,7 +212,12 @@ def _ibeta_parts(a, b, x, y, derivs):
     # where XLA's log1p is log(1 + x) and a rounded 1 - x is as good
     lx = xp.where(y < 0.25, xp.log1p(-y), xp.log(x))
     ly = xp.where(x < 0.25, xp.log1p(-x), xp.log(y))
-    swap = x * (a + b + 2) > a + 1
+    # the fraction for I_x(p, q) converges fast for x < (p+1)/(p+q+2); but where its first term
+    # 1 - (p+q)x/(p+1) = (a(1-x) - bx + 1)/(a+1) nearly cancels (a >> b, x near 1) it is
+    # ill-conditioned, while the swapped side converges in ~a(1-x) terms and 1 - J keeps its
+    # accuracy as long as a(1-x) < b + 3 (and a(1-x) < 30 bounds its length)
+    ay = a * y
+    swap = (x * (a + b + 2) > a + 1) | ((ay < b + 3) & (ay < 30) & (ay - b * x + 1 < 0.05 * (a + 1)))
     p, q = xp.where(swap, b, a), xp.where(swap, a, b)
     lxx, lyy = xp.where(swap, ly, lx), xp.where(swap, lx, ly)
     h, dh = _cf(p, q, xp.where(swap, y, x), derivs)
