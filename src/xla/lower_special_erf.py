@@ -81,6 +81,25 @@ def cst(x, v): return _c(x, v)
 def rcp(x): return div(_c(x, 1), x)
 
 
+def _strong(x, like):
+    """x as a strong array of like's dtype and shape (a loop carry must keep its type)."""
+    v = E.convert_element_type(x, like.aval.dtype, weak_type=False)
+    shape = tuple(like.aval.shape)
+    return v if tuple(v.aval.shape) == shape else broadcast_to_shape(v, shape)
+
+
+def _fori(n, body, init):
+    """carry = body(k, *carry) for k = 0 .. n-1 (k a float scalar of the carry's dtype), as one
+    loop: long series and continued fractions stay small programs that compile quickly."""
+    from transforms.control_flow import fori_loop
+    dt = init[0].aval.dtype
+
+    def step(i, c):
+        k = E.convert_element_type(i._v, dt, weak_type=False)
+        return list(body(k, *[v._v for v in c]))
+    return [o._v for o in fori_loop(0, n, step, list(init))]
+
+
 def polevl(x, coefs):
     """sum c_i x^(n-i), highest degree first (Horner)."""
     r = _c(x, coefs[0])
@@ -186,10 +205,8 @@ def _erfcx_pos(x):
     """erfcx for x >= 0: exp(x^2) erfc(x) below 3, Laplace's continued fraction
     erfc(x) = exp(-x^2)/sqrt(pi) / (x + (1/2)/(x + 1/(x + (3/2)/(x + ...)))) above."""
     small = mul(exp_sq(x, 1), bind(S.erfc_p, x))
-    xc = where(lt(x, 3.0), _c(x, 3.0), x)
-    t = xc
-    for k in range(30, 0, -1):
-        t = add(xc, div(_c(x, k / 2), t))
+    xc = _strong(where(lt(x, 3.0), _c(x, 3.0), x), x)
+    t, = _fori(30, lambda k, t: [add(xc, div(mul(sub(_c(k, 30), k), _c(k, 0.5)), t))], [xc])
     big = div(_c(x, 1 / _SQRT_PI), t)
     return where(lt(x, 3.0), small, big)
 
@@ -396,18 +413,25 @@ lowering_rules[S.y1_p] = _lower_fun(_impl_y1)
 # ---------------------------------------------------------------- exponential integrals
 def _e1_series(x, terms):
     """E1(x) = -gamma - log x - sum_k (-x)^k / (k k!)   (x small)."""
-    s, term = _c(x, 0.0), _c(x, 1.0)
-    for k in range(1, terms + 1):
-        term = mul(term, div(neg(x), _c(x, k)))
-        s = sub(s, div(term, _c(x, k)))
+    x = _strong(x, x)
+
+    def body(k, s, term):
+        k1 = add(k, _c(k, 1))
+        term = mul(term, div(neg(x), k1))
+        return [sub(s, div(term, k1)), term]
+    s, _ = _fori(terms, body, [_strong(_c(x, 0.0), x), _strong(_c(x, 1.0), x)])
     return add(sub(_c(x, -_EULER), log(x)), s)
 
 
 def _en_cf(n, x, terms):
     """E_n(x) = e^-x / (x + n - 1 n/(x + n + 2 - 2(n+1)/(x + n + 4 - ...))), backward, x > 1."""
-    t = add(add(x, n), _c(x, 2 * terms))
-    for k in range(terms, 0, -1):
-        t = sub(add(add(x, n), _c(x, 2 * (k - 1))), div(mul(_c(x, k), add(n, _c(x, k - 1))), t))
+    x, n = _strong(x, x), _strong(n, x)
+    xn = add(x, n)
+
+    def body(i, t):
+        k = sub(_c(i, terms), i)                       # terms, terms-1, ..., 1
+        return [sub(add(xn, mul(_c(k, 2), sub(k, _c(k, 1)))), div(mul(k, add(n, sub(k, _c(k, 1)))), t))]
+    t, = _fori(terms, body, [add(xn, _c(x, 2 * terms))])
     return div(exp(neg(x)), t)
 
 
@@ -422,17 +446,21 @@ def _impl_exp1(x):
 def _impl_expi(x):
     f32 = _is32(x)
     big_at, n_ser, n_asy = (20.0, 60, 15) if f32 else (40.0, 100, 20)
-    xs = where(le(x, big_at), x, _c(x, 1))
-    s, term = _c(x, 0.0), _c(x, 1.0)
-    for k in range(1, n_ser + 1):               # Ei(x) = gamma + log x + sum x^k / (k k!)
-        term = mul(term, div(xs, _c(x, k)))
-        s = add(s, div(term, _c(x, k)))
+    xs = _strong(where(le(x, big_at), x, _c(x, 1)), x)
+    zero, one = _strong(_c(x, 0.0), x), _strong(_c(x, 1.0), x)
+
+    def ser_body(k, s, term):                  # Ei(x) = gamma + log x + sum x^k / (k k!)
+        k1 = add(k, _c(k, 1))
+        term = mul(term, div(xs, k1))
+        return [add(s, div(term, k1)), term]
+    s, _ = _fori(n_ser, ser_body, [zero, one])
     ser = add(add(_c(x, _EULER), log(xs)), s)
-    xb = where(gt(x, big_at), x, _c(x, 2 * big_at))
-    a, term = _c(x, 1.0), _c(x, 1.0)
-    for k in range(1, n_asy + 1):               # Ei(x) ~ e^x/x sum k!/x^k
-        term = mul(term, div(_c(x, k), xb))
-        a = add(a, term)
+    xb = _strong(where(gt(x, big_at), x, _c(x, 2 * big_at)), x)
+
+    def asy_body(k, a, term):                  # Ei(x) ~ e^x/x sum k!/x^k
+        term = mul(term, div(add(k, _c(k, 1)), xb))
+        return [add(a, term), term]
+    a, _ = _fori(n_asy, asy_body, [one, one])
     asy = _scale_exp(div(a, xb), xb)
     pos = where(le(x, big_at), ser, where(eq(x, np.inf), _c(x, np.inf), asy))
     negv = neg(bind(S.exp1_p, neg(where(lt(x, 0.0), x, _c(x, -1)))))
@@ -451,18 +479,19 @@ def _impl_expn(n, x):
     xb = where(gt(x, 1.0), x, _c(x, 2))
     cf = _en_cf(n, xb, 30 if f32 else 80)
     # x <= 1: E_n(x) = (-x)^(n-1)/(n-1)! (psi(n) - log x) - sum_{k != n-1} (-x)^k / ((k - n + 1) k!)
-    xs = where(le(x, 1.0), x, _c(x, 0.5))
+    xs = _strong(where(le(x, 1.0), x, _c(x, 0.5)), x)
     lx = log(xs)
-    s, term, harm = _c(x, 0.0), _c(x, 1.0), _c(x, 0.0)
-    for k in range(0, 26 if not f32 else 14):
-        if k:
-            term = mul(term, div(neg(xs), _c(x, k)))
-            harm = add(harm, _c(x, 1.0 / k))
-        is_k = eq(n, float(k + 1))
-        den = sub(_c(x, k + 1), n)
-        regular = neg(div(term, where(is_k, _c(x, 1), den)))
+    ns = _strong(n, x)
+
+    def body(k, s, term, harm):               # term = (-x)^k / k!, harm = H_k
+        k1 = add(k, _c(k, 1))
+        is_k = eq(ns, k1)
+        regular = neg(div(term, where(is_k, _c(x, 1), sub(k1, ns))))
         special = mul(term, sub(add(_c(x, -_EULER), harm), lx))
         s = add(s, where(is_k, special, regular))
+        return [s, mul(term, div(neg(xs), k1)), add(harm, div(_c(k, 1), k1))]
+    zero = _strong(_c(x, 0.0), x)
+    s, _, _ = _fori(14 if f32 else 26, body, [zero, _strong(_c(x, 1.0), x), zero])
     out = where(gt(x, 1.0), cf, s)
     out = where(eq(n, 0.0), div(exp(neg(x)), x), out)
     out = where(eq(x, np.inf), _c(x, 0), out)

@@ -118,21 +118,31 @@ def test_expn_large_order_against_mpmath():
 
 
 def test_integer_orders_and_truncation():
-    x = xp.asarray([0.5, 2.0, 7.0])
-    np.testing.assert_allclose(np.asarray(xp.special.yn(xp.asarray([1, 2, 3]), x)), sc.yn([1, 2, 3], [0.5, 2.0, 7.0]),
-                               rtol=1e-12)
-    np.testing.assert_allclose(np.asarray(xp.special.expn(2.7, x)), sc.expn(2, [0.5, 2.0, 7.0]), rtol=1e-12)
-    np.testing.assert_allclose(np.asarray(xp.special.yn(-2.5, x)), sc.yn(-2, [0.5, 2.0, 7.0]), rtol=1e-12)
+    xn = np.array([0.7, 1.5, 4.0, 9.0])       # the shapes of test_jit_vmap_orders: no new compiles
+    x = xp.asarray(xn)
+    np.testing.assert_allclose(np.asarray(xp.special.yn(xp.asarray([1, 2, 3, -3]), x)),
+                               sc.yn([1, 2, 3, -3], xn), rtol=1e-12)
+    np.testing.assert_allclose(np.asarray(xp.special.expn(xp.asarray([2.7, 0.2, 3.9, 1.0]), x)),
+                               sc.expn([2, 0, 3, 1], xn), rtol=1e-12)
+    np.testing.assert_allclose(np.asarray(xp.special.yn(xp.asarray([-2.5, 2.5, -0.5, 1.9]), x)),
+                               sc.yn([-2, 2, 0, 1], xn), rtol=1e-12)
+
+
+def _out_dtype(f, *args):
+    """The result dtype, from the staged program (no compile)."""
+    return make_jaxpr(f)(*args).out_avals[0].dtype
 
 
 def test_dtypes():
-    assert xp.special.erf(xp.asarray([1, 2])).dtype == xp.float64
-    assert xp.special.i0(xp.asarray([True])).dtype == xp.float64
-    assert xp.special.ndtr(xp.asarray([1.0], dtype=xp.float32)).dtype == xp.float32
-    assert xp.special.yn(2, xp.asarray([1.0], dtype=xp.float32)).dtype == xp.float32
-    assert xp.special.yn(xp.asarray([2]), xp.asarray([1.0], dtype=xp.float32)).dtype == xp.float64   # scipy's 'ld->d'
-    assert xp.special.expn(xp.asarray([2.0], dtype=xp.float32), xp.asarray([1.0], dtype=xp.float32)).dtype == xp.float32
-    assert xp.special.erfc(0.5).dtype == xp.float64
+    f32 = xp.asarray([1.0], dtype=xp.float32)
+    assert _out_dtype(xp.special.erf, xp.asarray([1, 2])) == np.float64
+    assert _out_dtype(xp.special.i0, xp.asarray([True])) == np.float64
+    assert _out_dtype(xp.special.ndtr, f32) == np.float32
+    assert _out_dtype(lambda v: xp.special.yn(2, v), f32) == np.float32
+    assert _out_dtype(lambda v: xp.special.yn(xp.asarray([2]), v), f32) == np.float64   # scipy's 'ld->d'
+    assert _out_dtype(xp.special.expn, f32, f32) == np.float32
+    assert _out_dtype(lambda v: xp.special.erfc(0.5) + v, xp.asarray(1.0)) == np.float64
+    assert xp.special.erfc(xp.asarray([0.5, 1.0, 2.0, 3.0], dtype=xp.float32)).dtype == xp.float32
 
 
 def test_errors():
