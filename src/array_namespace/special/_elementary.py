@@ -9,7 +9,8 @@ boundary, either the inputs of the branch not taken are made safe (double where)
 branch near the removable singularity gives every derivative (sinc, exprel, Box-Cox at
 lambda = 0), or the derivative is written out with custom_jvp (xlogy, xlog1py, entr, rel_entr,
 kl_div: their one-sided limits, e.g. d/dx xlogy(x, 0) = -inf, are what finite differences of
-scipy give). Validation and promotion happen once, here: real inputs only, integer/bool ->
+scipy give; a zero tangent times such an infinite slope stays 0, see `_lin`; the second
+derivative at exactly those points is not provided and reads 0). Validation and promotion happen once, here: real inputs only, integer/bool ->
 float64, float32 stays float32, all arguments to one dtype (Python scalars weak).
 """
 from __future__ import annotations
