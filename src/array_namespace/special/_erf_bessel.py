@@ -24,7 +24,7 @@ from .._helpers import cast, weak_scalar, wrap
 
 __all__ = ["erf", "erfc", "erfcx", "erfinv", "ndtr", "ndtri", "log_ndtr",
            "i0", "i0e", "i1", "i1e", "j0", "j1", "y0", "y1", "yn",
-           "k0", "k0e", "k1", "k1e", "exp1", "expi", "expn", "ellipk", "ellipkm1", "spence"]
+           "k0", "k0e", "k1", "k1e", "exp1", "expi", "expn", "ellipk", "ellipkm1", "ellipe", "spence"]
 
 
 def _operands(fname, names, args):
@@ -71,7 +71,8 @@ def _trunc(v):
 def _order_fn(fname, prim):
     def f(n, x, /):
         (nv, xv), _ = _operands(fname, ("n", "x"), (n, x))
-        return wrap(bind(prim, _trunc(nv), xv))
+        integral = isinstance(n, (int, np.integer)) or (type(n) is H.Array and n.dtype not in D.REAL_FLOAT)
+        return wrap(bind(prim, nv if integral else _trunc(nv), xv))
     f.__name__ = f.__qualname__ = fname
     f.__doc__ = f"scipy.special.{fname}(n, x), elementwise; integer order n (truncated), differentiable in x."
     return f
@@ -102,4 +103,5 @@ expi = _unary("expi", P.expi_p)
 expn = _order_fn("expn", P.expn_p)
 ellipk = _unary("ellipk", P.ellipk_p)
 ellipkm1 = _unary("ellipkm1", P.ellipkm1_p)
+ellipe = _unary("ellipe", P.ellipe_p)
 spence = _unary("spence", P.spence_p)

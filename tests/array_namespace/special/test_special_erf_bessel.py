@@ -70,6 +70,8 @@ UNARY = {
                np.concatenate([_grid(-1e6, 1), 1 - np.logspace(-7, 0, 30)]), 0, 0),
     "ellipkm1": (np.concatenate([_grid(-1, 1e6), np.logspace(-300, 0, 100)]),
                  np.concatenate([_grid(-1, 1e6), np.logspace(-37, 0, 40)]), 0, 0),
+    "ellipe": (np.concatenate([_grid(-1e6, 1), 1 - np.logspace(-16, 0, 60)]),
+               np.concatenate([_grid(-1e6, 1), 1 - np.logspace(-7, 0, 30)]), 0, 0),
     "spence": (_grid(-2, 1e6), _grid(-2, 1e6), 0, 0),
 }
 
@@ -164,6 +166,7 @@ TRANSFORM_ARGS = {
     "j0": [-7.0, 0.5, 3.0, 12.0], "j1": [-7.0, 0.5, 3.0, 12.0], "y0": [0.3, 2.0, 6.0, 12.0],
     "y1": [0.3, 2.0, 6.0, 12.0], "exp1": [0.1, 1.0, 2.5, 30.0], "expi": [-5.0, 0.5, 3.0, 50.0],
     "ellipk": [-3.0, 0.1, 0.6, 0.99], "ellipkm1": [0.01, 0.4, 0.9, 4.0], "spence": [0.1, 0.7, 1.6, 5.0],
+    "ellipe": [-3.0, 0.1, 0.6, 0.99],
 }
 
 
@@ -186,6 +189,7 @@ GRAD_ARGS = {
     "j0": [-7.0, 0.0, 3.0, 12.0], "j1": [-7.0, 0.0, 3.0, 12.0], "y0": [0.3, 2.0, 6.0, 12.0],
     "y1": [0.5, 2.0, 6.0, 12.0], "exp1": [0.1, 1.0, 2.5, 8.0], "expi": [-5.0, 0.5, 3.0, 12.0],
     "ellipk": [-3.0, 0.1, 0.6, 0.9], "ellipkm1": [0.05, 0.4, 0.9, 4.0], "spence": [0.1, 0.7, 1.6, 5.0],
+    "ellipe": [-3.0, 0.1, 0.6, 0.9],
 }
 
 
@@ -203,6 +207,8 @@ def test_grad_at_limits():
     # the removable singularities of the derivative formulas give their limits
     g = grad(lambda m: xp.sum(xp.special.ellipk(m)))(xp.asarray([0.0]))
     np.testing.assert_allclose(np.asarray(g), [np.pi / 8], rtol=1e-12)
+    g = grad(lambda m: xp.sum(xp.special.ellipe(m)))(xp.asarray([0.0]))
+    np.testing.assert_allclose(np.asarray(g), [-np.pi / 8], rtol=1e-12)
     g = grad(lambda x: xp.sum(xp.special.spence(x)))(xp.asarray([1.0]))
     np.testing.assert_allclose(np.asarray(g), [-1.0], rtol=1e-12)
     g = grad(lambda x: xp.sum(xp.special.i1(x)))(xp.asarray([0.0]))
