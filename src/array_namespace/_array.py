@@ -7,6 +7,9 @@ side effect and raises.
 """
 from __future__ import annotations
 
+import threading
+import weakref
+
 import numpy as np
 
 from transforms.core import EVAL, Tracer, _state, boxing
@@ -39,8 +42,29 @@ def default_device():
     return Device(runtime.default_device())
 
 
+# One lock for every rebinding (x[i] = v, x op= y, write-through, transform write-back): the read of
+# the old value and the rebind happen as one step, so writes from several threads are never lost.
+_MUTATION_LOCK = threading.RLock()
+
+
+def _version(a):
+    """How many times the handle has been rebound (unset slot: never)."""
+    try:
+        return a._ver
+    except AttributeError:
+        return 0
+
+
+def _is_basic_key(key):
+    if type(key) is tuple:
+        return all(k is None or k is Ellipsis or type(k) in (int, slice) for k in key)
+    return key is None or key is Ellipsis or type(key) in (int, slice)
+
+
 class Array:
-    __slots__ = ("_v", "_trace", "__weakref__")
+    # _base (set only on results of basic indexing): (weakref to the parent handle, key, the parent's
+    # version when the slice was taken) -- in-place updates of the slice write through to the parent.
+    __slots__ = ("_v", "_trace", "_ver", "_base", "__weakref__")
     __array_priority__ = 100
 
     def __init__(self, *args, **kwargs):
@@ -122,10 +146,16 @@ class Array:
         return runtime.to_numpy(v)
 
     def __array__(self, dtype=None, copy=None):
+        """A NumPy array of the value: a writable copy (NumPy and Cython code write into what np.asarray
+        gives them), or with copy=False the read-only zero-copy view of the buffer."""
         out = self._host("converting an array to NumPy (np.asarray / np.array)")
-        if copy:
-            out = np.array(out, copy=True)
-        return out if dtype is None else out.astype(dtype)
+        if dtype is not None and np.dtype(dtype) != out.dtype:
+            if copy is False:
+                raise ValueError("np.asarray(x, dtype=..., copy=False): changing the dtype needs a copy")
+            return out.astype(dtype)
+        if copy is False:
+            return out
+        return np.array(out, copy=True) if copy or not out.flags.writeable else out
 
     def __array_ufunc__(self, ufunc, method, *inputs, **kwargs):
         """NumPy hands us `ndarray op x`, `np.float64(2) * x` and any ufunc applied to x.
@@ -259,7 +289,12 @@ class Array:
 
     # -------------------------------------------------------------- mutation
     def _rebind(self, new, what):
-        """Point this handle at `new`'s value (the functional update of x[...] = v / x op= y)."""
+        """Point this handle at `new`'s value (the functional update of x[...] = v / x op= y); a slice
+        taken by basic indexing passes the write on to the array it was taken from."""
+        with _MUTATION_LOCK:
+            self._rebind_locked(new, what)
+
+    def _rebind_locked(self, new, what):
         cur = _state.trace
         if self._trace is not cur and not (cur is EVAL and not isinstance(self._v, Tracer)):
             raise ValueError(
@@ -271,16 +306,46 @@ class Array:
                             "in-place operations keep the array's dtype")
         if new.shape != self.shape:
             raise ValueError(f"{what} would change the shape from {self.shape} to {new.shape}")
+        parent = None
+        try:
+            ref, key, ver = self._base
+        except AttributeError:
+            pass
+        else:
+            parent = ref()
+            if parent is not None and _version(parent) != ver and not _region_unchanged(parent, key, self):
+                raise ValueError(
+                    f"{what} writes into a slice of an array that has been changed since the slice was taken; "
+                    "NumPy would see that change through its view, this namespace has no views. Take the slice "
+                    "again after changing the array (or write into the array directly: x[key] op= value)")
+        old = self._v
         self._v = new._v
         self._trace = cur
+        self._ver = _version(self) + 1
+        if parent is not None:
+            try:
+                parent._set_locked(key, self)
+            except BaseException:
+                self._v = old
+                raise
+            self._base = (ref, key, _version(parent))
 
     def __setitem__(self, key, value):
+        with _MUTATION_LOCK:
+            if type(value) is Array and _wrote_through(value, self, key):
+                return   # `x[k] op= v`: the slice's in-place update already wrote itself into x[k]
+            self._set_locked(key, value)
+
+    def _set_locked(self, key, value):
         from ._indexing import update
-        self._rebind(update(self, key, value, "set", "__setitem__"), "x[...] = value")
+        self._rebind_locked(update(self, key, value, "set", "__setitem__"), "x[...] = value")
 
     def __getitem__(self, key):
         from ._indexing import getitem
-        return getitem(self, key)
+        out = getitem(self, key)
+        if _is_basic_key(key):
+            out._base = (weakref.ref(self), key, _version(self))
+        return out
 
 
 _OPERAND_TYPES = (Array, bool, int, float, complex)
@@ -328,7 +393,8 @@ def _binop(name, fname, reflected=False, inplace=False):
             if other is NotImplemented:
                 return NotImplemented
         if inplace:
-            self._rebind(f(self, other), f"x {name}= y")
+            with _MUTATION_LOCK:
+                self._rebind_locked(f(self, other), f"x {name}= y")
             return self
         return f(other, self) if reflected else f(self, other)
     return op
@@ -360,6 +426,24 @@ Array.__neg__ = _unop("negative")
 Array.__pos__ = _unop("positive")
 Array.__abs__ = _unop("abs")
 Array.__invert__ = _unop("bitwise_invert")
+
+def _wrote_through(value, target, key):
+    try:
+        ref, k, ver = value._base
+    except AttributeError:
+        return False
+    return ref() is target and ver == _version(target) and _is_basic_key(key) and k == key
+
+
+def _region_unchanged(parent, key, view):
+    """Whether the parent's values at `key` are still the slice's (then an intervening write to another
+    part of the parent does not make the slice stale). Needs concrete values; traced ones count as changed."""
+    if isinstance(parent._v, Tracer) or isinstance(view._v, Tracer):
+        return False
+    cur = parent[key]._concrete("")
+    mine = view._concrete("")
+    return cur.shape == mine.shape and bool(np.array_equal(cur, mine, equal_nan=mine.dtype.kind in "fc"))
+
 
 H.Array = Array
 boxing.box_type = Array

@@ -1,0 +1,121 @@
+"""In-place updates through a slice are never lost: a value obtained by basic indexing writes its
+in-place updates through to the array it came from (eagerly and under every transform), a stale
+slice raises instead of overwriting newer data, np.asarray gives NumPy code a writable array, and
+rebinding one handle from many threads loses no write."""
+import threading
+
+import numpy as np
+import pytest
+
+import array_namespace as xp
+from transforms import grad, jit, vmap
+
+BASE = np.arange(12.0).reshape(3, 4)
+
+
+def _numpy_and_ours(body):
+    n = BASE.copy()
+    body(n)
+    x = xp.asarray(BASE)
+    body(x)
+    np.testing.assert_array_equal(np.asarray(x), n)
+
+
+@pytest.mark.parametrize("case", ["row +=", "row[i] =", "col *=", "strided", "nested", "ellipsis", "two rows"])
+def test_inplace_updates_through_basic_slices_write_through_like_numpy(case):
+    def body(a):
+        if case == "row +=":
+            r = a[1]
+            r += 100
+        elif case == "row[i] =":
+            r = a[2]
+            r[0] = -5
+        elif case == "col *=":
+            c = a[:, 1]
+            c *= 3
+        elif case == "strided":
+            s = a[::2, 1::2]
+            s -= 1
+        elif case == "nested":
+            r = a[1]
+            part = r[1:3]
+            part += 7
+        elif case == "ellipsis":
+            e = a[..., 0]
+            e[...] = 0
+        elif case == "two rows":
+            r0, r1 = a[0], a[1]
+            r0 += 1
+            r1 += 2           # r1's region was not touched by r0's write: still valid
+    _numpy_and_ours(body)
+
+
+def test_a_stale_slice_raises_instead_of_overwriting_newer_data():
+    x = xp.asarray(BASE)
+    r = x[0]
+    x[0, 1] = 50.0          # changes the slice's region after the slice was taken
+    with pytest.raises(ValueError, match="changed since the slice was taken"):
+        r += 1
+    assert float(x[0, 1]) == 50.0   # nothing was lost
+    np.testing.assert_array_equal(np.asarray(r), BASE[0])
+
+
+def test_write_through_under_transforms_matches_eager():
+    def f(a):
+        r = a[1]
+        r *= 3.0
+        return xp.sum(a ** 2)
+    e = f(xp.asarray(BASE))
+    np.testing.assert_allclose(float(jit(f)(xp.asarray(BASE))), float(e))
+    want = 2 * BASE.copy()
+    want[1] *= 9.0
+    np.testing.assert_allclose(np.asarray(grad(f)(xp.asarray(BASE))), want)
+    batch = xp.asarray(np.stack([BASE, 2 * BASE]))
+    np.testing.assert_allclose(np.asarray(vmap(f)(batch)), [float(f(xp.asarray(b))) for b in (BASE, 2 * BASE)])
+
+
+def test_advanced_indexing_results_are_copies_as_in_numpy():
+    _numpy_and_ours(lambda a: a[[0, 2]].__iadd__(1))
+
+
+def test_np_asarray_is_writable_and_does_not_alias():
+    x = xp.asarray(BASE)
+    n = np.asarray(x)
+    assert n.flags.writeable
+    n[0, 0] = 99.0
+    assert float(x[0, 0]) == 0.0
+    v = np.asarray(x, copy=False) if np.lib.NumpyVersion(np.__version__) >= "2.0.0" else None
+    if v is not None:
+        assert not v.flags.writeable        # the zero-copy view of an immutable buffer is read-only
+    assert np.asarray(x, dtype=np.float32).dtype == np.float32
+
+
+def test_rebinding_from_many_threads_loses_no_write():
+    """Each thread writes its own elements of one shared handle (as joblib threads do in
+    scikit-learn): every write survives."""
+    n_threads, per = 8, 40
+    x = xp.zeros(n_threads * per, dtype=xp.int64)
+    counts = xp.zeros(n_threads, dtype=xp.int64)
+
+    def work(t):
+        for k in range(per):
+            x[t * per + k] = t * 1000 + k
+            counts[t] += 1
+    threads = [threading.Thread(target=work, args=(t,)) for t in range(n_threads)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    want = np.array([t * 1000 + k for t in range(n_threads) for k in range(per)])
+    np.testing.assert_array_equal(np.asarray(x), want)
+    np.testing.assert_array_equal(np.asarray(counts), [per] * n_threads)
+
+
+def test_augmented_item_assignment_writes_once():
+    x = xp.asarray(BASE)
+    x[1] += 5.0
+    x[0, 1:3] *= 2.0
+    want = BASE.copy()
+    want[1] += 5.0
+    want[0, 1:3] *= 2.0
+    np.testing.assert_array_equal(np.asarray(x), want)
