@@ -21,7 +21,8 @@ from .. import _dtypes as D
 from .._helpers import cast, weak_scalar, wrap
 from .. import _helpers as H
 
-__all__ = ["gammaln", "loggamma", "gamma", "gammasgn", "rgamma", "psi", "digamma"]
+__all__ = ["gammaln", "loggamma", "gamma", "gammasgn", "rgamma", "psi", "digamma", "polygamma", "zeta", "zetac",
+           "multigammaln", "poch", "binom"]
 
 
 # ------------------------------------------------------------------ validation / promotion
@@ -138,11 +139,190 @@ def psi(x, /):
     """The digamma function: -inf at +0, +inf at -0, NaN at negative integers (scipy.special.psi)."""
     x, _ = _floats("psi", ("x",), x)
     xp = _xp()
-    val = wrap(G.digamma(x._v))
-    return xp.where(x == 0, -1.0 / x, xp.where(x == xp.inf, xp.inf, val))
+    return wrap(G.psi_impl(x._v))
 
 
 def digamma(x, /):
     """Alias of psi (scipy.special.digamma)."""
     x, _ = _floats("digamma", ("x",), x)
     return psi(x)
+
+
+# ------------------------------------------------------------------- polygamma and zeta
+def polygamma(n, x, /):
+    """The n-th derivative of psi (scipy.special.polygamma); NaN unless n is a non-negative integer."""
+    (n, x), _ = _raw_floats("polygamma", ("n", "x"), (n, x))
+    return wrap(G.polygamma(n, x))
+
+
+_BERNOULLI = [1 / 6, -1 / 30, 1 / 42, -1 / 30, 5 / 66, -691 / 2730, 7 / 6, -3617 / 510]
+
+
+def _zeta_em(s):
+    """Riemann zeta for 0 <= s < 1 by Euler-Maclaurin summation at N = 10 (error < 1e-17 there)."""
+    xp = _xp()
+    n = 10.0
+    tot = xp.zeros_like(s)
+    for k in range(1, 10):
+        tot = tot + xp.exp(-s * np.log(k))
+    tot = tot + xp.exp((1 - s) * np.log(n)) / (s - 1) + 0.5 * xp.exp(-s * np.log(n))
+    rising, fact = s, 2.0
+    for j, b in enumerate(_BERNOULLI, start=1):
+        tot = tot + (b / fact) * rising * xp.exp((-s - (2 * j - 1)) * np.log(n))
+        rising = rising * (s + 2 * j - 1) * (s + 2 * j)
+        fact *= (2 * j + 1) * (2 * j + 2)
+    return tot
+
+
+def _riemann_zeta(x):
+    xp = _xp()
+    one = xp.ones_like(x)
+    big = wrap(G.zeta(x._v, one._v))                       # x > 1 (inf at 1, 1 at +inf)
+    mid = _zeta_em(xp.where((x >= 0) & (x < 1), x, 0.5 * one))
+    # x < 0: zeta(x) = 2^x pi^(x-1) sin(pi x / 2) Gamma(1 - x) zeta(1 - x), in logs
+    xn = xp.where(x < 0, x, -one)
+    r = xp.remainder(xn, 4.0)                               # sin(pi x / 2) from x mod 4, exactly periodic
+    sin = xp.sin(r * (np.pi / 2))
+    logmag = xn * np.log(2.0) + (xn - 1) * np.log(np.pi) + wrap(G.lgamma((1 - xn)._v))
+    refl = sin * xp.exp(logmag) * wrap(G.zeta((1 - xn)._v, one._v))
+    even_neg = (x < 0) & (xp.remainder(x, 2.0) == 0)
+    refl = xp.where(even_neg, 0.0, refl)
+    out = xp.where(x >= 1, big, xp.where(x >= 0, mid, refl))
+    out = xp.where(x == xp.inf, 1.0, out)
+    return xp.where((x == -xp.inf) | xp.isnan(x), xp.nan, out)
+
+
+def zeta(x, q=None, /):
+    """Hurwitz zeta(x, q) for x > 1 (scipy.special.zeta), or Riemann's zeta(x) when q is None."""
+    if q is None:
+        (x,), _ = _raw_floats("zeta", ("x",), (x,))
+        return _riemann_zeta(wrap(x))
+    x, q, _ = _floats("zeta", ("x", "q"), x, q)
+    xp = _xp()
+    out = wrap(G.zeta(x._v, q._v))
+    # huge q: the leading terms of the asymptotic series (as scipy); huge x: q^-x decides
+    qs = xp.where(q > 1e8, q, 2.0)
+    asym = (1.0 / (x - 1) + 0.5 / qs) * xp.exp((1 - x) * xp.log(qs))
+    out = xp.where((q > 1e8) & (x > 1), asym, out)
+    tail = xp.where(q > 1, 0.0, xp.where(q == 1, 1.0, xp.inf))
+    return xp.where((x >= 1e15) & ~xp.isnan(q) & ~_nonpos_int(q), tail, out)
+
+
+def zetac(x, /):
+    """zeta(x) - 1 without the cancellation for large x: Hurwitz zeta(x, 2) for x > 1 (scipy.special.zetac)."""
+    x, _ = _floats("zetac", ("x",), x)
+    xp = _xp()
+    two = 2 * xp.ones_like(x)
+    big = wrap(G.zeta(x._v, two._v))
+    small = _riemann_zeta(xp.where(x < 1, x, 0.5 * xp.ones_like(x))) - 1
+    out = xp.where(x >= 1, big, small)
+    return xp.where(x == xp.inf, 0.0, xp.where(xp.isnan(x), xp.nan, out))
+
+
+# ------------------------------------------------------------ multigammaln, poch, binom
+def multigammaln(a, d, /):
+    """log of the multivariate gamma function of dimension d (scipy.special.multigammaln).
+
+    d must be a positive Python int; a must exceed (d - 1) / 2: ValueError when a is concrete,
+    NaN in that place under a transform (a traced value cannot raise)."""
+    if isinstance(d, bool) or not isinstance(d, (int, np.integer)) or d < 1:
+        raise ValueError(f"multigammaln: d must be a positive integer (the dimension), got {d!r}")
+    a, _ = _floats("multigammaln", ("a",), a)
+    xp = _xp()
+    d = int(d)
+    bad = a <= 0.5 * (d - 1)
+    if type(a._v) is type(xp.asarray(0.0)._v) and bool(xp.any(bad)):
+        raise ValueError(f"multigammaln: a must be greater than (d - 1) / 2 = {0.5 * (d - 1)}")
+    out = xp.zeros_like(a) + (d * (d - 1) * 0.25) * np.log(np.pi)
+    for j in range(d):
+        out = out + gammaln(a - 0.5 * j)
+    return xp.where(bad, xp.nan, out)
+
+
+def _nonpos_int(x):
+    xp = _xp()
+    return (x <= 0) & (xp.floor(x) == x)
+
+
+def _lgamma_ratio(b, m):
+    """lgamma(b + m) - lgamma(b) without the cancellation of two huge logs: Stirling's series for
+    both when b, b + m >= 20 (5 correction terms: error below 1e-17 there), else directly."""
+    xp = _xp()
+    a = b + m
+    big = (a >= 20) & (b >= 20)
+    sa, sb, sm = xp.where(big, a, 20.0), xp.where(big, b, 20.0), xp.where(big, m, 0.0)
+
+    def corr(x):
+        x2 = 1.0 / (x * x)
+        return (1 / 12 + x2 * (-1 / 360 + x2 * (1 / 1260 + x2 * (-1 / 1680 + x2 * (1 / 1188))))) / x
+    stir = (sb - 0.5) * xp.log1p(sm / sb) + sm * (xp.log(sa) - 1.0) + (corr(sa) - corr(sb))
+    return xp.where(big, stir, _lgamma(a) - _lgamma(b))
+
+
+def poch(z, m, /):
+    """Pochhammer's rising factorial Gamma(z + m) / Gamma(z) (scipy.special.poch)."""
+    z, m, _ = _floats("poch", ("z", "m"), z, m)
+    xp = _xp()
+    zm = z + m
+    val = _sign(zm) * _sign(z) * xp.exp(_lgamma_ratio(z, m))
+    # both at poles: the limit (-1)^m (-z)! / (-z-m)!
+    both = _nonpos_int(zm) & _nonpos_int(z)
+    sgn = xp.where(xp.remainder(m, 2.0) == 0, 1.0, -1.0)
+    lim = sgn * xp.exp(_lgamma(xp.where(both, 1 - z, 1.0)) - _lgamma(xp.where(both, 1 - zm, 1.0)))
+    val = xp.where(_nonpos_int(zm), xp.inf, xp.where(_nonpos_int(z), 0.0, val))
+    val = xp.where(both, lim, val)
+    # infinite arguments, as scipy's recurrences leave them
+    odd_m = xp.remainder(m, 2.0) == 1
+    pos_int_m = (m > 0) & (xp.floor(m) == m)
+    val = xp.where(z == xp.inf, xp.where(m > 0, xp.inf, 0.0), val)
+    val = xp.where(z == -xp.inf, xp.where(pos_int_m, xp.where(odd_m, -xp.inf, xp.inf), xp.nan), val)
+    val = xp.where(xp.isfinite(z) & (m == xp.inf), xp.inf, xp.where(m == -xp.inf, xp.nan, val))
+    return xp.where(m == 0, 1.0, val)
+
+
+def binom(n, k, /):
+    """Binomial coefficient n choose k for real n, k (scipy.special.binom): exact products for
+    integer k below 20 (after the symmetry k -> n - k), Gamma ratios otherwise."""
+    n, k, _ = _floats("binom", ("n", "k"), n, k)
+    xp = _xp()
+    kx = xp.floor(k)
+    int_k = (k == kx) & ((xp.abs(n) > 1e-8) | (n == 0))
+    nx = xp.floor(n)
+    sym = (nx == n) & (kx > nx / 2) & (nx > 0)
+    kx = xp.where(sym, nx - kx, kx)
+    small = int_k & (kx >= 0) & (kx < 20)
+    r = xp.ones_like(n)
+    for i in range(1, 20):
+        r = xp.where(kx >= i, (r * (i + n - kx)) / i, r)   # exact while below 2**53
+    # general: Gamma(n+1) / (Gamma(n-k+1) Gamma(k+1)), 0 where n - k + 1 is a pole
+    # (inputs made safe where this branch is not taken, so reverse mode sends no 0 * inf there)
+    pole = _nonpos_int(n - k + 1) | _nonpos_int(k + 1)
+    off = small | pole
+    ng, kg = xp.where(off, 3.5, n), xp.where(off, 1.5, k)
+    a, b, c = ng + 1, ng - kg + 1, kg + 1
+    g = _sign(a) * _sign(b) * _sign(c) * xp.exp(_lgamma_ratio(b, kg) - _lgamma(c))
+    # at a pole of Gamma(n-k+1) the value is 0; its derivative is Gamma(n+1)/Gamma(k+1) times
+    # d(1/Gamma)(-p) = (-1)^p p!, carried by (b - stop_gradient(b)) (exactly 0 in value)
+    bt, c = n - k + 1, k + 1
+    bp = xp.where(_nonpos_int(bt), bt, -1.0)
+    p = -bp
+    d_rg = xp.where(xp.remainder(p, 2.0) == 0, 1.0, -1.0) * xp.exp(_lgamma(p + 1))
+    np1, kp1 = xp.where(pole, n, 3.5) + 1, xp.where(pole, k, 1.5) + 1
+    g_pole = _sign(np1) * _sign(kp1) * xp.exp(_lgamma(np1) - _lgamma(kp1)) * d_rg
+    g_pole = g_pole * (bt - wrap(bind(stop_gradient_p, bt._v)))
+    g = xp.where(pole, xp.where(_nonpos_int(c), 0.0, g_pole), g)
+    b = bt
+    # derivatives of the exact product: it is a polynomial in n (right d/dn) unless the symmetry
+    # k -> n - k made it one in floor(n); it never depends on k. The missing parts come from the
+    # Gamma form's log, through a factor exp(L - stop_gradient(L)) that is exactly 1.
+    def unit(lv):
+        return xp.exp(lv - wrap(bind(stop_gradient_p, lv._v)))
+    ns = wrap(bind(stop_gradient_p, n._v))
+    ok = small & xp.isfinite(n) & ~_nonpos_int(n - k + 1) & ~_nonpos_int(c)   # (safe inputs elsewhere)
+    nn, kk = xp.where(ok, n, 3.5), xp.where(ok, k, 1.5)
+    nns = xp.where(ok, ns, 3.5)
+    lk = xp.where(ok, _lgamma_ratio(nns - kk + 1, kk) - _lgamma(kk + 1), 0.0)
+    lnk = xp.where(ok, _lgamma_ratio(nn - kk + 1, kk) - _lgamma(kk + 1), 0.0)
+    r = xp.where(sym, wrap(bind(stop_gradient_p, r._v)) * unit(lnk), r * unit(lk))
+    out = xp.where(small, r, g)
+    return xp.where((n < 0) & (nx == n), xp.nan, out)
