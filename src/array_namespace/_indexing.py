@@ -325,7 +325,9 @@ def update(x, key, value, mode, fname):
     """x with x[key] replaced by (or combined with) value; x's dtype and shape are kept."""
     x = as_array(x, fname)
     if type(value) is not Array:
-        if not isinstance(value, (bool, int, float, complex)):
+        if isinstance(value, np.generic) and value.ndim == 0:
+            value = value.item()        # a NumPy scalar is stored like the Python scalar it holds
+        elif not isinstance(value, (bool, int, float, complex)):
             value = _to_array(value, fname)
     _, v, dt = binary(fname, x, value)
     if dt != x.dtype:

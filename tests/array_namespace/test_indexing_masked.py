@@ -355,3 +355,16 @@ def test_eye_rejects_non_integer_k():
             jit(lambda: xp.eye(3, k=k))()
     check(jit(lambda: xp.eye(3, 4, k=np.int32(1)))(), np.eye(3, 4, k=1))
     check(xp.eye(200, k=-3), np.eye(200, k=-3))
+
+
+def test_numpy_scalar_values_store_like_python_scalars():
+    """sklearn writes `result[mask] = zero_division_value` with a NumPy float64 scalar."""
+    a = np.array([1.0, 2.0, 3.0], np.float32)
+    m = np.array([True, False, True])
+    for v in (np.float64(7.5), np.int64(4), np.float32(-1.25)):
+        y = xp.asarray(a, copy=True)
+        y[xp.asarray(m)] = v
+        check(y, np_update(a, m, v, "set"))
+        check(jit(lambda x, m: x.at[m].add(v))(xp.asarray(a), xp.asarray(m)), np_update(a, m, v, "add"))
+    with pytest.raises(TypeError):
+        xp.asarray([1, 2]).at[0].set(np.float64(5.5))
