@@ -72,6 +72,11 @@ def where(pred, a, b): return select_n(pred, b, a)
 def eq(x, v): return bind(E.eq_p, x, _c(x, v))
 
 
+def _nonzero(x):
+    """x with 0 replaced by 1 (the caller selects the limit there)."""
+    return where(eq(x, 0), _c(x, 1), x)
+
+
 def _safe_recip(x):
     """1/x with x == 0 replaced by 1 (the caller selects the limit there)."""
     return div(_c(x, 1), where(eq(x, 0), _c(x, 1), x))
@@ -167,10 +172,17 @@ def _ellipk_deriv(k, e, m):
 
 
 _defjvp_unary(ellipk_p, lambda ans, m: _ellipk_deriv(ans, bind(ellipe_p, m), m))
-_defjvp_unary(ellipkm1_p, lambda ans, p: neg(_ellipk_deriv(ans, bind(ellipe_p, sub(_c(p, 1), p)), sub(_c(p, 1), p))))
+
+
+def _ellipkm1_deriv(ans, p):
+    m = sub(_c(p, 1), p)
+    return neg(_ellipk_deriv(ans, bind(ellipe_p, m), m))
+
+
+_defjvp_unary(ellipkm1_p, _ellipkm1_deriv)
 # E'(m) = (E - K) / (2 m), which tends to -pi/8 at m = 0
 _defjvp_unary(ellipe_p, lambda ans, m: where(eq(m, 0), _c(m, -np.pi / 8),
-                                              div(sub(ans, bind(ellipk_p, m)), mul(_c(m, 2), where(eq(m, 0), _c(m, 1), m)))))
+                                              div(sub(ans, bind(ellipk_p, m)), mul(_c(m, 2), _nonzero(m)))))
 
 # ------------------------------------------------------------------------- dilogarithm
 spence_p = _special("spence")     # scipy's convention: spence(x) = int_1^x log(t)/(1-t) dt
