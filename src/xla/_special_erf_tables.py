@@ -3,7 +3,6 @@ mathematics, the data scipy's own implementations use). Chebyshev tables (_A/_B)
 order first for Clenshaw's recurrence; rational tables (_P/_Q) run highest degree first; a
 _Q table used with an implicit leading 1 omits it.
 """
-# ruff: noqa: E501
 _I0_A = (
     -4.4153416464793395e-18, 3.3307945188222384e-17, -2.431279846547955e-16, 1.715391285555133e-15,
     -1.1685332877993451e-14, 7.676185498604936e-14, -4.856446783111929e-13, 2.95505266312964e-12,
