@@ -149,7 +149,10 @@ def kind_name(dt):
 
 
 def scalar_dtype_for(value, dtype, fname):
-    """The dtype a Python scalar takes next to an array of `dtype`, per the standard."""
+    """The result dtype of a Python scalar combined with an array of `dtype`, per the standard.
+
+    It is the array's dtype, except that a complex scalar next to a real floating array gives
+    the complex dtype of the array's precision (2024.12: float32 + 1j -> complex64)."""
     t = type(value)
     if t is bool:
         if dtype != bool_:
@@ -169,8 +172,11 @@ def scalar_dtype_for(value, dtype, fname):
                             "convert the array with astype first")
         return dtype
     if t is complex:
+        if dtype in REAL_FLOAT:
+            return complex_dtype(dtype)
         if dtype not in COMPLEX:
-            raise TypeError(f"{fname}: a Python complex cannot be combined with an array of dtype {dtype.name}")
+            raise TypeError(f"{fname}: a Python complex can only be combined with a floating-point array, "
+                            f"not {dtype.name}; convert the array with astype first")
         return dtype
     raise TypeError(f"{fname}: expected an array or a Python scalar, got {t.__name__}")
 

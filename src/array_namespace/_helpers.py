@@ -67,12 +67,18 @@ def binary(fname, x1, x2):
             return cast(v1, dt), cast(v2, dt), dt
         if t2 in _SCALARS:
             dt = D.scalar_dtype_for(x2, a1.dtype, fname)
+            if t2 is complex and a1.dtype.kind == "f":   # real floating array + complex scalar
+                v1 = cast(v1, dt)
             return v1, weak_scalar(x2, dt), dt
         raise TypeError(f"{fname}: x2 must be an array or a Python scalar, got {t2.__name__}")
     if t2 is Array:
         if t1 in _SCALARS:
-            dt = D.scalar_dtype_for(x1, x2._v.aval.dtype, fname)
-            return weak_scalar(x1, dt), x2._v, dt
+            v2 = x2._v
+            d2 = v2.aval.dtype
+            dt = D.scalar_dtype_for(x1, d2, fname)
+            if t1 is complex and d2.kind == "f":
+                v2 = cast(v2, dt)
+            return weak_scalar(x1, dt), v2, dt
         raise TypeError(f"{fname}: x1 must be an array or a Python scalar, got {t1.__name__}")
     if t1 in _SCALARS and t2 in _SCALARS:
         a, b = as_array(x1, fname, "x1"), as_array(x2, fname, "x2")
