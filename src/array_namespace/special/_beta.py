@@ -290,16 +290,39 @@ def _ibeta_jvp(primals, tangents):
     return (ib, ic), (t, -t)
 
 
+_JIT = []
+
+
+def _ibeta_call(a, b, x, y):
+    """_ibeta; eagerly, one jitted executable per power-of-two size bucket (a while_loop compiles per
+    shape, and eager callers such as scipy come with ever-changing shapes)."""
+    from transforms.core import EVAL, _state
+    if _state.trace is not EVAL:
+        return _ibeta(a, b, x, y)
+    if not _JIT:
+        from transforms import jit
+        _JIT.append(jit(_ibeta))
+    xp = _xp()
+    shape, n = a.shape, int(np.prod(a.shape))
+    size = max(8, 1 << max(n - 1, 0).bit_length())
+    flat = []
+    for v, fill in zip((a, b, x, y), (1.0, 1.0, 0.5, 0.5)):
+        v = xp.reshape(v, (n,))
+        flat.append(xp.concat([v, xp.full((size - n,), fill, dtype=v.dtype)]) if size > n else v)
+    ib, ic = _JIT[0](*flat)
+    return xp.reshape(ib[:n], shape), xp.reshape(ic[:n], shape)
+
+
 def betainc(a, b, x, /):
     """Regularised incomplete beta function I_x(a, b) (scipy.special.betainc)."""
     (a, b, x), _ = _floats("betainc", ("a", "b", "x"), (a, b, x))
-    return _ibeta(a, b, x, 1 - x)[0]
+    return _ibeta_call(a, b, x, 1 - x)[0]
 
 
 def betaincc(a, b, x, /):
     """Complement 1 - I_x(a, b), computed without cancellation (scipy.special.betaincc)."""
     (a, b, x), _ = _floats("betaincc", ("a", "b", "x"), (a, b, x))
-    return _ibeta(a, b, x, 1 - x)[1]
+    return _ibeta_call(a, b, x, 1 - x)[1]
 
 
 # ------------------------------------------------------------- distribution functions
@@ -321,7 +344,7 @@ def stdtr(df, t, /):
     (df, t), _ = _floats("stdtr", ("df", "t"), (df, t))
     xp = _xp()
     x, y = _student_xy(df, t)
-    ib, ic = _ibeta(df * 0.5, xp.full_like(df, 0.5), x, y)
+    ib, ic = _ibeta_call(df * 0.5, xp.full_like(df, 0.5), x, y)
     out = xp.where(t < 0, 0.5 * ib, 0.5 + 0.5 * ic)
     out = xp.where(df == xp.inf, _ndtr(xp.where(df == xp.inf, t, 0.0)), out)
     return xp.where((df <= 0) | xp.isnan(df) | xp.isnan(t), xp.nan, out)
@@ -338,7 +361,7 @@ def _fdist(fname, dfn, dfd, x, which):
     (dfn, dfd, x), _ = _floats(fname, ("dfn", "dfd", "x"), (dfn, dfd, x))
     xp = _xp()
     w, y = _f_xy(dfn, dfd, x)
-    out = _ibeta(dfn * 0.5, dfd * 0.5, w, y)[which]
+    out = _ibeta_call(dfn * 0.5, dfd * 0.5, w, y)[which]
     bad = (dfn <= 0) | (dfd <= 0) | xp.isinf(dfn) | xp.isinf(dfd) | (x < 0) | xp.isnan(x)
     return xp.where(bad, xp.nan, out)
 
@@ -368,7 +391,7 @@ def bdtr(k, n, p, /):
     """Binomial distribution function: P(at most floor(k) successes in n trials) (scipy.special.bdtr)."""
     fk, n, p, bad = _binom_args("bdtr", k, n, p)
     xp = _xp()
-    out = _ibeta(n - fk, fk + 1, 1 - p, p)[0]
+    out = _ibeta_call(n - fk, fk + 1, 1 - p, p)[0]
     out = xp.where(fk == n, 1.0, out)
     return xp.where(bad | (fk < 0) | (n < fk), xp.nan, out)
 
@@ -377,7 +400,7 @@ def bdtrc(k, n, p, /):
     """Binomial survival function: P(more than floor(k) successes in n trials) (scipy.special.bdtrc)."""
     fk, n, p, bad = _binom_args("bdtrc", k, n, p)
     xp = _xp()
-    out = _ibeta(n - fk, fk + 1, 1 - p, p)[1]
+    out = _ibeta_call(n - fk, fk + 1, 1 - p, p)[1]
     out = xp.where(fk == n, 0.0, xp.where(fk < 0, 1.0, out))
     return xp.where(bad | (n < fk), xp.nan, out)
 
@@ -396,11 +419,11 @@ def nbdtr(k, n, p, /):
     (scipy.special.nbdtr)."""
     k, n, p, bad = _nbinom_args("nbdtr", k, n, p)
     xp = _xp()
-    return xp.where(bad, xp.nan, _ibeta(n, k + 1, p, 1 - p)[0])
+    return xp.where(bad, xp.nan, _ibeta_call(n, k + 1, p, 1 - p)[0])
 
 
 def nbdtrc(k, n, p, /):
     """Negative binomial survival function (scipy.special.nbdtrc)."""
     k, n, p, bad = _nbinom_args("nbdtrc", k, n, p)
     xp = _xp()
-    return xp.where(bad, xp.nan, _ibeta(n, k + 1, p, 1 - p)[1])
+    return xp.where(bad, xp.nan, _ibeta_call(n, k + 1, p, 1 - p)[1])

@@ -22,6 +22,7 @@ from transforms import grad, jit, jvp, vmap  # noqa: E402
 sys.path.insert(0, os.path.dirname(__file__))
 from harness import check_grad, check_transforms, check_values  # noqa: E402
 
+pytestmark = pytest.mark.filterwarnings("ignore:non-integer arg n is deprecated:DeprecationWarning")
 RNG = np.random.default_rng(20240611)
 inf, nan = np.inf, np.nan
 
