@@ -1,0 +1,227 @@
+"""Run scikit-learn's, array-api-extra's or scipy's own array-API tests on a backend.
+
+Why: those libraries' test suites are the best available check that real
+array-API code runs on our namespace; this script runs a chosen suite for
+``ours`` (array_namespace) or ``strict`` (array_api_strict) through
+``plugin.py`` and writes a JSON + text summary that ``compare`` can diff.
+
+    python3 tools/library_suites/run.py run xpx --backend ours
+    python3 tools/library_suites/run.py run sklearn --select subset --backend strict
+    python3 tools/library_suites/run.py run scipy --select special --backend ours -- -x
+    python3 tools/library_suites/run.py compare results/xpx-all-ours.json results/xpx-all-strict.json
+    python3 tools/library_suites/run.py show results/xpx-all-ours.json
+
+Selections (``--select``): xpx ``all``; sklearn ``subset`` (``-k array_api`` over
+utils, preprocessing, metrics, decomposition) or ``full`` (the whole package);
+scipy one or more of ``special,cluster,integrate,stats,signal,fft`` (comma list,
+``-m array_api_backends``).  Only items parametrised with the chosen backend run.
+"""
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import re
+import signal
+import subprocess
+import sys
+import sysconfig
+import tempfile
+from collections import defaultdict
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+REPO = os.path.dirname(os.path.dirname(HERE))
+SITE = sysconfig.get_paths()["purelib"]
+RESULTS = os.path.join(HERE, "results")
+
+SKLEARN_SUBSET = ["utils", "preprocessing", "metrics", "decomposition"]
+SCIPY_SUBPACKAGES = ["special", "cluster", "integrate", "stats", "signal", "fft"]
+
+
+def _pkg_dir(name):
+    import importlib.util
+    spec = importlib.util.find_spec(name)
+    return os.path.dirname(spec.origin)
+
+
+def selection_args(suite, select):
+    """pytest positional args and options for a named selection."""
+    if suite == "xpx":
+        # upstream's pyproject: filterwarnings = ["error"], xfail_strict = true
+        return ([os.path.join(_pkg_dir("array_api_extra"), "tests", "main")],
+                ["-W", "error", "-o", "xfail_strict=true"])
+    if suite == "sklearn":
+        root = _pkg_dir("sklearn")
+        if select == "full":
+            return [root], []
+        if select == "subset":
+            return [os.path.join(root, d) for d in SKLEARN_SUBSET], ["-k", "array_api"]
+        return [os.path.join(root, d) for d in select.split(",")], []
+    if suite == "scipy":
+        root = _pkg_dir("scipy")
+        names = select.split(",")
+        bad = [n for n in names if not os.path.isdir(os.path.join(root, n))]
+        if bad:
+            raise SystemExit(f"run.py: unknown scipy subpackage(s) {bad}")
+        return [os.path.join(root, n) for n in names], ["-m", "array_api_backends"]
+    raise SystemExit(f"run.py: unknown suite {suite!r}")
+
+
+def cmd_run(a):
+    select = a.select or {"xpx": "all", "sklearn": "subset", "scipy": "special"}[a.suite]
+    paths, opts = selection_args(a.suite, select)
+    if a.k:
+        if "-k" in opts:   # combine with the selection's own expression
+            i = opts.index("-k")
+            opts = opts[:i] + ["-k", f"({opts[i + 1]}) and ({a.k})"] + opts[i + 2:]
+        else:
+            opts = opts + ["-k", a.k]
+    os.makedirs(a.out, exist_ok=True)
+    stem = f"{a.suite}-{select.replace(',', '+')}-{a.backend}"
+    report = os.path.join(a.out, stem + ".json")
+    env = dict(os.environ)
+    env["SCIPY_ARRAY_API"] = "1"
+    env["PYTHONPATH"] = os.pathsep.join(
+        [os.path.join(REPO, "tools"), os.path.join(REPO, "src"), env.get("PYTHONPATH", "")])
+    cmd = [sys.executable, "-m", "pytest", "-c", os.path.join(HERE, "pytest.ini"),
+           "--rootdir", SITE, "-p", "library_suites.plugin",
+           "--xp-suite", a.suite, "--xp-backend", a.backend, "--xp-report", report,
+           "--xp-label", select, "-q", "-rN", "--tb=line", *opts, *paths, *a.pytest_args]
+    print("+", " ".join(cmd), flush=True)
+    log = open(os.path.join(a.out, stem + ".log"), "w")
+    with tempfile.TemporaryDirectory() as cwd:   # keep .hypothesis etc. out of the repo
+        proc = subprocess.Popen(cmd, env=env, cwd=cwd, stdout=log, stderr=subprocess.STDOUT,
+                                start_new_session=True)
+        timed_out = False
+        try:
+            rc = proc.wait(timeout=a.timeout)
+        except subprocess.TimeoutExpired:
+            timed_out = True
+            print(f"run.py: timeout after {a.timeout}s; interrupting (partial report)")
+            os.killpg(proc.pid, signal.SIGINT)      # pytest still writes its report
+            try:
+                rc = proc.wait(timeout=120)
+            except subprocess.TimeoutExpired:
+                os.killpg(proc.pid, signal.SIGKILL)
+                rc = proc.wait()
+    log.close()
+    if not os.path.exists(report):
+        print(f"run.py: no report written (rc={rc}); see {log.name}")
+        return 1
+    data = json.load(open(report))
+    data["timed_out"] = timed_out
+    json.dump(data, open(report, "w"), indent=1)
+    text = summary_text(data)
+    open(os.path.join(a.out, stem + ".txt"), "w").write(text)
+    print(text)
+    return 0
+
+
+# ----------------------------------------------------------------------- summaries
+_NUM = re.compile(r"0x[0-9a-f]+|\d+(\.\d+)?(e[-+]?\d+)?")
+
+
+def cause_key(rec):
+    """Group failures: exception line with numbers and array contents blurred."""
+    msg = rec.get("message", "")
+    msg = re.sub(r"\[[^\]]{20,}\]", "[...]", msg)
+    msg = re.sub(r"\(.{60,}\)", "(...)", msg)
+    return _NUM.sub("#", msg)[:160]
+
+
+def passed(d):
+    return d["counts"].get("passed", 0)
+
+
+def bad(d):
+    c = d["counts"]
+    return c.get("failed", 0) + c.get("error", 0) + c.get("xpassed", 0)
+
+
+def summary_text(d, max_groups=60):
+    c = d["counts"]
+    lines = [
+        f"{d['suite']} [{d['label']}] backend={d['backend']} commit={d['commit']}",
+        f"  pass {passed(d)}  fail {c.get('failed', 0)}  error {c.get('error', 0)}  "
+        f"skip {c.get('skipped', 0)}  xfail {c.get('xfailed', 0)}  xpass {c.get('xpassed', 0)}"
+        f"  (deselected {d['deselected']})  wall {d['wall_s']}s"
+        + ("  TIMED OUT (partial)" if d.get("timed_out") else ""),
+    ]
+    groups = defaultdict(list)
+    for nid, rec in d["failures"].items():
+        groups[cause_key(rec)].append((nid, rec))
+    if groups:
+        lines.append(f"  failures by cause ({len(groups)} groups):")
+    for key, items in sorted(groups.items(), key=lambda kv: -len(kv[1]))[:max_groups]:
+        nid, rec = items[0]
+        lines.append(f"   {len(items):4d} x {rec.get('message', '')[:200]}")
+        lines.append(f"          e.g. {nid}")
+        if rec.get("where"):
+            lines.append(f"          at {rec['where']}")
+    return "\n".join(lines) + "\n"
+
+
+_BACKEND_TOKENS = re.compile(r"array_api_strict|array_namespace")
+_DEVICE_TOKENS = re.compile(r"(?<=[-\[=])(None|CPU_DEVICE|'CPU_DEVICE'|device1|'device1')"
+                            r"(?=[-\],)])")
+
+
+def normalise(nodeid):
+    """One key for the same test on either backend (names and devices blurred)."""
+    return _DEVICE_TOKENS.sub("DEV", _BACKEND_TOKENS.sub("XP", nodeid))
+
+
+def cmd_compare(a):
+    A, B = json.load(open(a.a)), json.load(open(a.b))
+    print(summary_text(A, max_groups=0) + summary_text(B, max_groups=0))
+    na = defaultdict(list)
+    nb = defaultdict(list)
+    for nid, o in A["all"].items():
+        na[normalise(nid)].append(o)
+    for nid, o in B["all"].items():
+        nb[normalise(nid)].append(o)
+    good = {"passed", "skipped", "xfailed"}
+    only_a_bad = [k for k in na if any(o not in good for o in na[k])
+                  and k in nb and all(o in good for o in nb[k])]
+    only_b_bad = [k for k in nb if any(o not in good for o in nb[k])
+                  and k in na and all(o in good for o in na[k])]
+    print(f"fails on {A['backend']} only: {len(only_a_bad)}; fails on {B['backend']} only:"
+          f" {len(only_b_bad)}; tests only in {A['backend']}: {len(set(na) - set(nb))};"
+          f" only in {B['backend']}: {len(set(nb) - set(na))}")
+    for title, keys in ((A["backend"], only_a_bad), (B["backend"], only_b_bad)):
+        if keys:
+            print(f"-- failing on {title} only:")
+            for k in sorted(keys)[: a.limit]:
+                print("  ", k)
+    return 0
+
+
+def cmd_show(a):
+    print(summary_text(json.load(open(a.report)), max_groups=a.limit))
+    return 0
+
+
+def main(argv=None):
+    p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    sub = p.add_subparsers(dest="cmd", required=True)
+    r = sub.add_parser("run", help="run a suite on a backend")
+    r.add_argument("suite", choices=("sklearn", "xpx", "scipy"))
+    r.add_argument("--backend", choices=("ours", "strict"), default="ours")
+    r.add_argument("--select", default=None, help="named selection (see module doc)")
+    r.add_argument("-k", default=None, help="extra pytest -k expression")
+    r.add_argument("--timeout", type=int, default=900, help="seconds before interrupting")
+    r.add_argument("--out", default=RESULTS)
+    r.add_argument("pytest_args", nargs="*", help="after --: passed to pytest")
+    c = sub.add_parser("compare", help="compare two JSON reports")
+    c.add_argument("a")
+    c.add_argument("b")
+    c.add_argument("--limit", type=int, default=200)
+    s = sub.add_parser("show", help="print a report's summary")
+    s.add_argument("report")
+    s.add_argument("--limit", type=int, default=60)
+    a = p.parse_args(argv)
+    return {"run": cmd_run, "compare": cmd_compare, "show": cmd_show}[a.cmd](a)
+
+
+if __name__ == "__main__":
+    sys.exit(main())
