@@ -319,19 +319,20 @@ def test_scipy_whiten_under_vmap():
 
 
 def test_scipy_gradients_vs_finite_differences():
-    w = xp.asarray(RNG.standard_normal(SA.shape))
+    sa = SA[:3, :4]
+    w = xp.asarray(RNG.standard_normal(sa.shape))
     lse = lambda x: scipy_special.logsumexp(x)                 # noqa: E731
     g = grad(lse)(xp.asarray(SB))
     want = np.exp(SB - scipy_special.logsumexp(SB))             # softmax; 0 at the -inf entries
     np.testing.assert_allclose(np.asarray(g), want, rtol=1e-12, atol=1e-15)
     jl = jit(lse)
-    np.testing.assert_allclose(np.asarray(grad(lse)(xp.asarray(SA))),
-                               central_diff(lambda v: float(jl(xp.asarray(v))), SA), rtol=1e-6, atol=1e-9)
+    np.testing.assert_allclose(np.asarray(grad(lse)(xp.asarray(sa))),
+                               central_diff(lambda v: float(jl(xp.asarray(v))), sa), rtol=1e-6, atol=1e-9)
     z = lambda x: xp.sum(w * scipy_stats.zscore(x))            # noqa: E731
     jz = jit(z)
-    fd = central_diff(lambda v: float(jz(xp.asarray(v))), SA)
-    np.testing.assert_allclose(np.asarray(grad(z)(xp.asarray(SA))), fd, rtol=1e-6, atol=1e-8)
-    np.testing.assert_allclose(np.asarray(jit(grad(z))(xp.asarray(SA))), fd, rtol=1e-6, atol=1e-8)
+    fd = central_diff(lambda v: float(jz(xp.asarray(v))), sa)
+    np.testing.assert_allclose(np.asarray(grad(z)(xp.asarray(sa))), fd, rtol=1e-6, atol=1e-8)
+    np.testing.assert_allclose(np.asarray(jit(grad(z))(xp.asarray(sa))), fd, rtol=1e-6, atol=1e-8)
 
 
 # ------------------------------------------------------------------ repeat and eye arguments
