@@ -17,7 +17,7 @@ from transforms.primitives import structural as S
 
 from . import _dtypes as D
 from ._array import Array, default_device
-from ._helpers import as_array, cast, wrap
+from ._helpers import as_array, as_int, cast, is_int_like, py_number, wrap
 
 
 def _check_device(device, fname):
@@ -26,16 +26,17 @@ def _check_device(device, fname):
 
 
 def _shape_arg(shape, fname):
-    if isinstance(shape, (int, np.integer)) and not isinstance(shape, bool):
-        shape = (int(shape),)
+    """A shape: an int or a sequence of ints (anything operator.index takes: np.int64 too)."""
+    if type(shape) is int or is_int_like(shape):
+        shape = (shape,)
     try:
         shape = tuple(shape)
     except TypeError:
         raise TypeError(f"{fname}: shape must be an int or a tuple of ints, got {type(shape).__name__}") from None
     out = []
     for d in shape:
-        if isinstance(d, bool) or not isinstance(d, (int, np.integer)):
-            raise TypeError(f"{fname}: shape entries must be ints, got {d!r}")
+        if type(d) is not int:
+            d = as_int(d, fname, "shape entry")
         if d < 0:
             raise ValueError(f"{fname}: negative dimension {d} in shape {shape}")
         out.append(int(d))
@@ -137,6 +138,16 @@ def from_dlpack(x, /, *, device=None, copy=None):
     return _from_host(np.from_dlpack(x), None, "from_dlpack")
 
 
+def _fill_value(fill_value, fname):
+    """An Array, or the Python scalar a fill value is (NumPy scalars included)."""
+    if type(fill_value) is Array or type(fill_value) in (bool, int, float, complex):
+        return fill_value
+    v = py_number(fill_value)
+    if v is None:
+        raise TypeError(f"{fname}: fill_value must be a Python scalar or an array, got {type(fill_value).__name__}")
+    return v
+
+
 def _fill_dtype(fill_value, dtype, fname):
     if dtype is not None:
         return D.check_dtype(dtype, fname)
@@ -155,6 +166,7 @@ def _eager_small(shape):
 def full(shape, fill_value, *, dtype=None, device=None):
     _check_device(device, "full")
     shape = _shape_arg(shape, "full")
+    fill_value = _fill_value(fill_value, "full")
     dtype = _fill_dtype(fill_value, dtype, "full")
     if type(fill_value) is Array:
         v = cast(fill_value._v, dtype)
@@ -206,13 +218,27 @@ def empty_like(x, /, *, dtype=None, device=None):
     return zeros_like(x, dtype=dtype, device=device)
 
 
+def _number_arg(v, fname, name):
+    """A scalar argument as the Python number it is (NumPy scalars included); bools are refused."""
+    p = py_number(v)
+    if p is None or isinstance(p, bool):
+        raise TypeError(f"{fname}: {name} must be a number, got {type(v).__name__}")
+    return p
+
+
+def _real_arg(v, fname, name):
+    p = _number_arg(v, fname, name)
+    if isinstance(p, complex):
+        raise TypeError(f"{fname}: {name} must be an int or float, got {type(v).__name__}")
+    return p
+
+
 def arange(start, /, stop=None, step=1, *, dtype=None, device=None):
     _check_device(device, "arange")
     if stop is None:
         start, stop = 0, start
-    for name, v in (("start", start), ("stop", stop), ("step", step)):
-        if isinstance(v, bool) or not isinstance(v, (int, float)):
-            raise TypeError(f"arange: {name} must be an int or float, got {type(v).__name__}")
+    start, stop, step = (_real_arg(v, "arange", name) for name, v in (("start", start), ("stop", stop),
+                                                                      ("step", step)))
     if step == 0:
         raise ValueError("arange: step must not be zero")
     all_int = builtins.all(isinstance(v, int) for v in (start, stop, step))
@@ -235,8 +261,10 @@ def arange(start, /, stop=None, step=1, *, dtype=None, device=None):
 
 def linspace(start, stop, /, num, *, dtype=None, device=None, endpoint=True):
     _check_device(device, "linspace")
-    if isinstance(num, bool) or not isinstance(num, int) or num < 0:
+    num = as_int(num, "linspace", "num")
+    if num < 0:
         raise ValueError(f"linspace: num must be a non-negative int, got {num!r}")
+    start, stop = _number_arg(start, "linspace", "start"), _number_arg(stop, "linspace", "stop")
     is_c = isinstance(start, complex) or isinstance(stop, complex)
     dt = D.check_dtype(dtype, "linspace") if dtype is not None else (D.DEFAULT_COMPLEX if is_c else D.DEFAULT_FLOAT)
     if dt not in D.FLOATING:
@@ -259,9 +287,7 @@ def eye(n_rows, n_cols=None, /, *, k=0, dtype=None, device=None):
     n_cols = n_rows if n_cols is None else n_cols
     shape = _shape_arg((n_rows, n_cols), "eye")
     dt = D.check_dtype(dtype, "eye") if dtype is not None else D.DEFAULT_FLOAT
-    if isinstance(k, bool) or not isinstance(k, (int, np.integer)):   # also under jit, where k is a parameter
-        raise TypeError(f"eye: k must be an int, got {type(k).__name__}")
-    k = int(k)
+    k = as_int(k, "eye", "k")   # also under jit, where k is a parameter
     if _eager_small(shape):
         return _from_host(np.eye(shape[0], shape[1], k=k, dtype=dt), dt, "eye")
     r, c = S.iota(D.int64, shape, 0), S.iota(D.int64, shape, 1)
@@ -271,6 +297,7 @@ def eye(n_rows, n_cols=None, /, *, k=0, dtype=None, device=None):
 
 def _tri(fname, x, k, lower):
     x = as_array(x, fname)
+    k = as_int(k, fname, "k")
     if x.ndim < 2:
         raise ValueError(f"{fname}: x must have at least 2 dimensions, got {x.ndim}")
     shape = x.shape

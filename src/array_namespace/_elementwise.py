@@ -12,7 +12,8 @@ from transforms.primitives import elementwise as P
 
 from . import _complex_special as CS
 from . import _dtypes as D
-from ._helpers import as_array, binary, cast, check_kind, weak_scalar, wrap
+from ._array import Array
+from ._helpers import as_array, binary, cast, check_kind, py_number, weak_scalar, wrap
 
 _BOOL, _INT, _NUM, _REALNUM = frozenset([D.bool_]), frozenset(D.INTEGER), frozenset(D.NUMERIC), frozenset(D.REAL_NUMERIC)
 _FLOAT, _REALFLOAT, _ALL = frozenset(D.FLOATING), frozenset(D.REAL_FLOAT), frozenset(D.ALL)
@@ -330,6 +331,9 @@ def clip(x, /, min=None, max=None):
     for bound, prim, name in ((min, P.max_p, "min"), (max, P.min_p, "max")):
         if bound is None:
             continue
+        if type(bound) not in (int, float) and type(bound) is not Array:
+            p = py_number(bound)   # a NumPy scalar bound is the Python number it is
+            bound = p if type(p) in (int, float) else bound
         if type(bound) in (int, float):
             if x.dtype in D.INTEGER and type(bound) is float:
                 raise TypeError(f"clip: {name}={bound!r} is a float but x has dtype {x.dtype.name}")

@@ -1,6 +1,11 @@
 """Shared plumbing for namespace functions: boxing raw values, operand promotion, validation."""
 from __future__ import annotations
 
+import numbers
+import operator
+
+import numpy as np
+
 from transforms.core import _state, bind, get_aval
 from transforms.primitives.elementwise import convert_element_type_p
 
@@ -28,13 +33,59 @@ def cast(v, dtype):
     return bind(convert_element_type_p, v, new_dtype=dtype, weak_type=False)
 
 
+def py_number(x):
+    """x as the Python scalar it is (bool, int, float or complex), or None if it is not a number.
+
+    NumPy scalars (np.float64, np.int64, np.bool_, ...) and other `numbers` (an IntEnum, a
+    Fraction) count as the Python number they are; Arrays and NumPy arrays do not."""
+    t = type(x)
+    if t in _SCALARS:
+        return x
+    if isinstance(x, np.generic):
+        if isinstance(x, np.bool_):
+            return bool(x)
+        if isinstance(x, np.integer):
+            return int(x)
+        if isinstance(x, np.floating):
+            return float(x)
+        if isinstance(x, np.complexfloating):
+            return complex(x)
+        return None
+    if isinstance(x, numbers.Number) and t is not Array:
+        if isinstance(x, bool):
+            return bool(x)
+        if isinstance(x, numbers.Integral):
+            return int(x)
+        if isinstance(x, numbers.Real):
+            return float(x)
+        if isinstance(x, numbers.Complex):
+            return complex(x)
+    return None
+
+
+def as_int(x, fname, arg):
+    """An integer argument (a shape entry, an axis, a count): anything `operator.index` takes
+    (int, np.int64, a 0-d integer array), never a bool or a float; TypeError otherwise."""
+    if type(x) is int:
+        return x
+    if isinstance(x, (bool, np.bool_)) or not hasattr(type(x), "__index__"):
+        raise TypeError(f"{fname}: {arg} must be an int, got {type(x).__name__} {x!r}")
+    return operator.index(x)
+
+
+def is_int_like(x):
+    """True for a single integer (int, np.int64, 0-d integer array), False for a sequence."""
+    return hasattr(type(x), "__index__") and getattr(x, "ndim", 0) == 0
+
+
 def as_array(x, fname, arg="x"):
-    """An Array argument; Python scalars are accepted as weakly typed 0-d arrays."""
+    """An Array argument; Python scalars (NumPy scalars too) are accepted as weakly typed 0-d arrays."""
     if type(x) is Array:
         return x
-    if type(x) in _SCALARS:
-        return wrap(weak_scalar(x, D.default_dtype_of_scalar(x)))
-    raise TypeError(f"{fname}: {arg} must be an array, got {type(x).__name__}")
+    v = x if type(x) in _SCALARS else py_number(x)
+    if v is None:
+        raise TypeError(f"{fname}: {arg} must be an array, got {type(x).__name__}")
+    return wrap(weak_scalar(v, D.default_dtype_of_scalar(v)))
 
 
 _REPR = {D.bool_: True, "int": 1, "float": 1.0, "complex": 1j}
@@ -70,6 +121,9 @@ def binary(fname, x1, x2):
             if t2 is complex and a1.dtype.kind == "f":   # real floating array + complex scalar
                 v1 = cast(v1, dt)
             return v1, weak_scalar(x2, dt), dt
+        p2 = py_number(x2)   # a NumPy scalar is the Python number it is (weak)
+        if p2 is not None:
+            return binary(fname, x1, p2)
         raise TypeError(f"{fname}: x2 must be an array or a Python scalar, got {t2.__name__}")
     if t2 is Array:
         if t1 in _SCALARS:
@@ -79,9 +133,13 @@ def binary(fname, x1, x2):
             if t1 is complex and d2.kind == "f":
                 v2 = cast(v2, dt)
             return weak_scalar(x1, dt), v2, dt
+        p1 = py_number(x1)
+        if p1 is not None:
+            return binary(fname, p1, x2)
         raise TypeError(f"{fname}: x1 must be an array or a Python scalar, got {t1.__name__}")
-    if t1 in _SCALARS and t2 in _SCALARS:
-        a, b = as_array(x1, fname, "x1"), as_array(x2, fname, "x2")
+    p1, p2 = py_number(x1), py_number(x2)
+    if p1 is not None and p2 is not None:
+        a, b = as_array(p1, fname, "x1"), as_array(p2, fname, "x2")
         return binary(fname, a, b)
     raise TypeError(f"{fname}: expected arrays or Python scalars, got {t1.__name__} and {t2.__name__}")
 
@@ -92,8 +150,8 @@ def check_kind(fname, dtype, allowed, what):
 
 
 def normalize_axis(axis, ndim, fname):
-    if not isinstance(axis, int) or isinstance(axis, bool):
-        raise TypeError(f"{fname}: axis must be an int, got {type(axis).__name__}")
+    if type(axis) is not int:
+        axis = as_int(axis, fname, "axis")
     if not -ndim <= axis < max(ndim, 1) or (ndim == 0 and axis not in (0, -1)):
         raise IndexError(f"{fname}: axis {axis} is out of bounds for an array of {ndim} dimensions")
     return axis % ndim if ndim else 0
@@ -103,11 +161,11 @@ def normalize_axes(axis, ndim, fname):
     """None -> all axes; int or tuple -> sorted unique non-negative axes."""
     if axis is None:
         return tuple(range(ndim))
-    axes = (axis,) if isinstance(axis, int) else tuple(axis)
+    axes = (axis,) if type(axis) is int or is_int_like(axis) else tuple(axis)
     out = []
     for a in axes:
-        if not isinstance(a, int) or isinstance(a, bool):
-            raise TypeError(f"{fname}: axis entries must be ints, got {a!r}")
+        if type(a) is not int:
+            a = as_int(a, fname, "axis entry")
         if not -ndim <= a < ndim:
             raise IndexError(f"{fname}: axis {a} is out of bounds for an array of {ndim} dimensions")
         out.append(a % ndim)

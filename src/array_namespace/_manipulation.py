@@ -9,15 +9,26 @@ from transforms.primitives import elementwise as P
 from transforms.primitives import structural as S
 
 from . import _dtypes as D
-from ._helpers import as_array, cast, normalize_axes, normalize_axis, wrap
+from ._helpers import as_array, as_int, cast, is_int_like, normalize_axes, normalize_axis, wrap
+
+
+def _ints(v, fname, arg):
+    """An int or a sequence of ints (NumPy integers and 0-d integer arrays included) as a tuple of ints."""
+    if type(v) is int or is_int_like(v):
+        return (as_int(v, fname, arg),)
+    try:
+        items = tuple(v)
+    except TypeError:
+        raise TypeError(f"{fname}: {arg} must be an int or a tuple of ints, got {type(v).__name__}") from None
+    return tuple(d if type(d) is int else as_int(d, fname, f"{arg} entry") for d in items)
 
 
 def reshape(x, /, shape, *, copy=None):
     x = as_array(x, "reshape")
-    shape = (shape,) if isinstance(shape, int) else tuple(shape)
+    shape = _ints(shape, "reshape", "shape")
     if sum(1 for d in shape if d == -1) > 1:
         raise ValueError(f"reshape: at most one -1 is allowed in shape {shape}")
-    if any((not isinstance(d, int)) or d < -1 for d in shape):
+    if any(d < -1 for d in shape):
         raise ValueError(f"reshape: invalid shape {shape}")
     if -1 in shape:
         known = math.prod(d for d in shape if d != -1)
@@ -31,7 +42,7 @@ def reshape(x, /, shape, *, copy=None):
 
 def permute_dims(x, /, axes):
     x = as_array(x, "permute_dims")
-    axes = tuple(axes)
+    axes = _ints(axes, "permute_dims", "axes")
     if len(axes) != x.ndim:
         raise ValueError(f"permute_dims: axes {axes} must name each of the {x.ndim} dimensions once")
     norm = [normalize_axis(a, x.ndim, "permute_dims") for a in axes]
@@ -42,11 +53,11 @@ def permute_dims(x, /, axes):
 
 def expand_dims(x, /, axis=0):
     x = as_array(x, "expand_dims")
-    axes = (axis,) if isinstance(axis, int) else tuple(axis)
+    axes = _ints(axis, "expand_dims", "axis")
     nd = x.ndim + len(axes)
     norm = []
     for a in axes:
-        if not isinstance(a, int) or not -nd <= a < nd:
+        if not -nd <= a < nd:
             raise IndexError(f"expand_dims: axis {a} is out of bounds for the result's {nd} dimensions")
         norm.append(a % nd)
     if len(set(norm)) != len(norm):
@@ -66,12 +77,12 @@ def squeeze(x, /, axis):
 
 
 def broadcast_shapes(*shapes):
-    return P.broadcast_shapes(*[tuple(s) for s in shapes]) if shapes else ()
+    return P.broadcast_shapes(*[_ints(s, "broadcast_shapes", "shape") for s in shapes]) if shapes else ()
 
 
 def broadcast_to(x, /, shape):
     x = as_array(x, "broadcast_to")
-    shape = (shape,) if isinstance(shape, int) else tuple(shape)
+    shape = _ints(shape, "broadcast_to", "shape")
     if len(shape) < x.ndim or any(d not in (1, s) for d, s in zip(x.shape[::-1], shape[::-1])):
         raise ValueError(f"broadcast_to: cannot broadcast shape {x.shape} to {shape}")
     return wrap(S.broadcast_to_shape(x._v, shape))
@@ -139,8 +150,8 @@ def flip(x, /, *, axis=None):
 
 def moveaxis(x, source, destination, /):
     x = as_array(x, "moveaxis")
-    src = (source,) if isinstance(source, int) else tuple(source)
-    dst = (destination,) if isinstance(destination, int) else tuple(destination)
+    src = _ints(source, "moveaxis", "source")
+    dst = _ints(destination, "moveaxis", "destination")
     if len(src) != len(dst):
         raise ValueError("moveaxis: source and destination must have the same number of axes")
     src = [normalize_axis(a, x.ndim, "moveaxis") for a in src]
@@ -158,8 +169,8 @@ def roll(x, /, shift, *, axis=None):
     if axis is None:
         flat = reshape(x, (-1,))
         return reshape(roll(flat, shift, axis=0), x.shape)
-    shifts = (shift,) if isinstance(shift, int) else tuple(shift)
-    axes = (axis,) if isinstance(axis, int) else tuple(axis)
+    shifts = _ints(shift, "roll", "shift")
+    axes = _ints(axis, "roll", "axis")
     if len(shifts) != len(axes):
         if len(shifts) == 1:
             shifts = shifts * len(axes)
@@ -225,7 +236,9 @@ def repeat(x, repeats, /, *, axis=None):
 
 def tile(x, repetitions, /):
     x = as_array(x, "tile")
-    reps = tuple(repetitions)
+    reps = _ints(repetitions, "tile", "repetitions")
+    if any(r < 0 for r in reps):
+        raise ValueError(f"tile: repetitions must be non-negative, got {reps}")
     nd = max(x.ndim, len(reps))
     reps = (1,) * (nd - len(reps)) + reps
     shape = (1,) * (nd - x.ndim) + x.shape

@@ -13,15 +13,14 @@ from transforms.primitives import sorting as T
 from transforms.primitives import structural as S
 
 from . import _dtypes as D
-from ._helpers import as_array, normalize_axis, wrap
+from ._helpers import as_array, as_int, normalize_axis, wrap
 
 
 def _check(fname, x, axis):
     x = as_array(x, fname)
     if x.dtype in D.COMPLEX:
         raise TypeError(f"{fname}: complex arrays have no order; sort the real part or the absolute value instead")
-    if not isinstance(axis, int) or isinstance(axis, bool):
-        raise TypeError(f"{fname}: axis must be an int, got {type(axis).__name__}")
+    axis = as_int(axis, fname, "axis")
     if x.ndim == 0:
         if axis not in (0, -1):
             raise IndexError(f"{fname}: axis {axis} is out of bounds for a 0-d array")

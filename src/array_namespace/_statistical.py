@@ -9,7 +9,7 @@ from transforms.primitives import reductions as R
 from transforms.primitives import structural as S
 
 from . import _dtypes as D
-from ._helpers import as_array, cast, check_kind, normalize_axes, weak_scalar, wrap
+from ._helpers import as_array, cast, check_kind, normalize_axes, py_number, weak_scalar, wrap
 
 
 def _count(shape, axes):
@@ -88,6 +88,10 @@ def mean(x, /, *, axis=None, keepdims=False):
 def var(x, /, *, axis=None, correction=0.0, keepdims=False):
     x = as_array(x, "var")
     check_kind("var", x.dtype, D.REAL_FLOAT, "a real floating-point")
+    c = py_number(correction)
+    if c is None or isinstance(c, (bool, complex)):
+        raise TypeError(f"var: correction must be a real number, got {type(correction).__name__}")
+    correction = c
     axes = normalize_axes(axis, x.ndim, "var")
     n = _count(x.shape, axes)
     m = bind(P.div_p, R.reduce_sum(x._v, axes), weak_scalar(float(n) if n else float("nan"), x.dtype))

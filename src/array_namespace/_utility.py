@@ -13,7 +13,7 @@ from transforms.primitives import sorting as T
 from transforms.primitives import structural as S
 
 from . import _dtypes as D
-from ._helpers import as_array, cast, check_kind, normalize_axis, wrap
+from ._helpers import as_array, as_int, cast, check_kind, normalize_axis, wrap
 from ._statistical import _acc_dtype, all, any  # noqa: F401  (re-exported)
 
 
@@ -55,7 +55,8 @@ def diff(x, /, *, axis=-1, n=1, prepend=None, append=None):
     x = as_array(x, "diff")
     if x.ndim == 0:
         raise ValueError("diff: x must have at least one dimension")
-    if not isinstance(n, int) or isinstance(n, bool) or n < 0:
+    n = as_int(n, "diff", "n")
+    if n < 0:
         raise ValueError(f"diff: n must be a non-negative int, got {n!r}")
     ax = normalize_axis(axis, x.ndim, "diff")
     parts = []

@@ -25,7 +25,7 @@ from transforms.primitives import structural as S
 
 from . import _dtypes as D
 from ._array import Array
-from ._helpers import as_array, cast, check_kind, normalize_axes, wrap
+from ._helpers import as_array, as_int, cast, check_kind, normalize_axes, py_number, wrap
 from ._linear_algebra import matmul, matrix_transpose, tensordot, vecdot
 
 __all__ = ["cholesky", "cross", "det", "diagonal", "eig", "eigh", "eigvals", "eigvalsh", "inv", "matmul",
@@ -295,8 +295,7 @@ def slogdet(x, /):
 @compiled
 def matrix_power(x, n, /):
     x = _matrix("matrix_power", x, kinds=D.NUMERIC, what="a numeric")
-    if not isinstance(n, int) or isinstance(n, bool):
-        raise TypeError(f"matrix_power: n must be an int, got {type(n).__name__}")
+    n = as_int(n, "matrix_power", "n")
     a = _strong(x)
     if n == 0:
         return wrap(_eye_like(a))
@@ -326,7 +325,7 @@ def _rtol_value(fname, x, rtol, batch):
     rdt = D.real_dtype(x.dtype)
     if rtol is None:
         return _c_dt(rdt, _default_rtol(x))
-    if isinstance(rtol, (int, float)) and not isinstance(rtol, bool):
+    if type(rtol) is not Array and type(py_number(rtol)) in (int, float):   # NumPy scalars too
         return _c_dt(rdt, float(rtol))
     r = as_array(rtol, fname, "rtol")
     check_kind(fname, r.dtype, D.REAL_NUMERIC, "a real-valued rtol")
@@ -395,8 +394,10 @@ def vector_norm(x, /, *, axis=None, keepdims=False, ord=2):
     x = as_array(x, "vector_norm")
     check_kind("vector_norm", x.dtype, D.FLOATING, "a floating-point")
     axes = normalize_axes(axis, x.ndim, "vector_norm")
-    if isinstance(ord, bool) or not isinstance(ord, (int, float)):
+    p = py_number(ord)
+    if type(p) not in (int, float):
         raise ValueError(f"vector_norm: ord must be a number, got {ord!r}")
+    ord = p
     a = bind(P.abs_p, _strong(x))           # real dtype
     rdt = D.real_dtype(x.dtype)
     if ord == math.inf or ord == -math.inf:
@@ -421,7 +422,9 @@ def vector_norm(x, /, *, axis=None, keepdims=False, ord=2):
 @compiled
 def matrix_norm(x, /, *, keepdims=False, ord="fro"):
     x = _matrix("matrix_norm", x, square=False)
-    numeric = isinstance(ord, (int, float)) and not isinstance(ord, bool)
+    if not isinstance(ord, str) and type(py_number(ord)) in (int, float):   # NumPy scalars too
+        ord = py_number(ord)
+    numeric = type(ord) in (int, float)
     if not ((isinstance(ord, str) and ord in ("fro", "nuc"))
             or (numeric and ord in (1, -1, 2, -2, math.inf, -math.inf))):
         raise ValueError(f"matrix_norm: ord must be one of 'fro', 'nuc', 1, -1, 2, -2, inf, -inf; got {ord!r}")
@@ -455,8 +458,7 @@ def diagonal(x, /, *, offset=0):
     x = as_array(x, "diagonal")
     if x.ndim < 2:
         raise ValueError(f"diagonal: x must have at least 2 dimensions, got shape {x.shape}")
-    if not isinstance(offset, int) or isinstance(offset, bool):
-        raise TypeError(f"diagonal: offset must be an int, got {type(offset).__name__}")
+    offset = as_int(offset, "diagonal", "offset")
     m, n = x.shape[-2:]
     lead = x.shape[:-2]
     if offset >= 0:
@@ -499,8 +501,7 @@ def cross(x1, x2, /, *, axis=-1):
     check_kind("cross", dt, D.NUMERIC, "a numeric")
     if x1.ndim == 0 or x2.ndim == 0:
         raise ValueError("cross: x1 and x2 must have at least one dimension")
-    if not isinstance(axis, int) or isinstance(axis, bool):
-        raise TypeError(f"cross: axis must be an int, got {type(axis).__name__}")
+    axis = as_int(axis, "cross", "axis")
     nmin = min(x1.ndim, x2.ndim)
     if not -nmin <= axis < 0:
         raise ValueError(f"cross: axis must be in [-{nmin}, -1] (a dimension of both inputs), got {axis}")
