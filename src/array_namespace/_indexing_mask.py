@@ -164,9 +164,6 @@ def masked_update(x, key, v, mode, fname):
                              f"indexed shape {shown} (n: the number of True entries of the mask)")
     if 0 in shape or any(e[0] == "slice" and e[3] == 0 for e in ents):
         return x                        # nothing selected
-    tgt1 = tuple(1 if t is None else t for t in target)
-    v = S.reshape(v, vshape)
-    vt = S.broadcast_to_shape(v, tgt1) if vshape != tgt1 else v
     # per dim of x: a slice keeps its count, everything else is 1 (the count axis is 1 here, so
     # moving it to the mask's place is a reshape)
     by_dim = {e[1]: e for e in ents if e[0] not in ("none", "mask")}
@@ -188,16 +185,20 @@ def masked_update(x, key, v, mode, fname):
             cfg.append((0, 0, 0))
             if e[0] == "dyn":
                 dyn.append(e)
-    vt = S.reshape(vt, tuple(sizes))
-    if rev:
-        vt = S.rev(vt, rev)
     padded = any(c != (0, 0, 0) for c in cfg)
     dt = x.dtype
-    if padded:
-        vt = S.pad(vt, P.convert_element_type(_FILL[mode], dt), cfg)
     alld = tuple(range(len(shape)))
-    vfull = S.broadcast_in_dim(vt, shape, alld) if tuple(S.shape_of(vt)) != shape else vt
-    M = S.broadcast_in_dim(mask._v, shape, tuple(range(d0, d0 + mask.ndim)))
+    if int(np.prod(vshape)) == 1:       # one value: spread it everywhere, M picks where it lands
+        vfull = S.broadcast_in_dim(S.reshape(v, ()), shape, ())
+    else:
+        tgt1 = tuple(1 if t is None else t for t in target)
+        vt = S.reshape(S.broadcast_to_shape(S.reshape(v, vshape), tgt1), tuple(sizes))
+        if rev:
+            vt = S.rev(vt, rev)
+        if padded:
+            vt = S.pad(vt, P.convert_element_type(_FILL[mode], dt), cfg)
+        vfull = S.broadcast_in_dim(vt, shape, alld) if tuple(S.shape_of(vt)) != shape else vt
+    M = mask._v if tuple(mshape) == shape else S.broadcast_in_dim(mask._v, shape, tuple(range(d0, d0 + mask.ndim)))
     if padded:
         region = S.pad(S.full(tuple(sizes), True, D.bool_), P.convert_element_type(False, D.bool_), cfg)
         M = bind(P.and_p, M, S.broadcast_in_dim(region, shape, alld))
