@@ -84,8 +84,19 @@ def abs(x, /):
     return _abs_signed(x)
 logical_not = _unary("logical_not", P.not_p, _BOOL)
 bitwise_invert = _unary("bitwise_invert", P.not_p, _INT_OR_BOOL)
-real = _unary("real", P.real_p, _NUM)
-imag = _unary("imag", P.imag_p, _NUM)
+_COMPLEX = frozenset(D.COMPLEX)
+_WHAT[_COMPLEX] = "a complex floating-point"
+_real_complex = _unary("real", P.real_p, _COMPLEX)
+imag = _unary("imag", P.imag_p, _COMPLEX)   # the standard (and array_api_strict): complex input only
+
+
+def real(x, /):
+    """Elementwise real part; a real-valued array is returned as it is (the standard since 2024.12)."""
+    x = as_array(x, "real")
+    if x.dtype in D.COMPLEX:
+        return _real_complex(x)
+    _check("real", x.dtype, _NUM)
+    return x
 
 add = _binary("add", P.add_p, _NUM)
 subtract = _binary("subtract", P.sub_p, _NUM)

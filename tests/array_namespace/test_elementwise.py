@@ -1,0 +1,58 @@
+"""Elementwise functions' dtype rules where the standard changed: real/imag of non-complex input.
+
+Oracles: the standard (2024.12+: real accepts every numeric dtype and returns a real-valued
+array as it is; imag stays complex-only), array_api_strict's behaviour, and NumPy's values.
+"""
+import numpy as np
+import pytest
+
+import array_namespace as xp
+from finite_diff import central_diff
+from transforms import grad, jit, vmap
+
+REAL_DTYPES = [xp.int8, xp.int16, xp.int32, xp.int64, xp.uint8, xp.uint16, xp.uint32, xp.uint64,
+               xp.float32, xp.float64]
+
+
+@pytest.mark.parametrize("dtype", REAL_DTYPES, ids=lambda d: d.name)
+def test_real_of_real_valued_input_is_the_input(dtype):
+    a = np.array([0, 1, 7, 100], dtype=dtype.dtype)
+    if dtype.kind == "f":
+        a = np.array([-1.5, 0.0, np.inf, np.nan], dtype=dtype.dtype)
+    x = xp.asarray(a)
+    for out in (xp.real(x), jit(xp.real)(x), vmap(xp.real)(x)):
+        assert out.dtype == dtype   # NumPy and array_api_strict keep the dtype
+        np.testing.assert_array_equal(np.asarray(out), np.real(a))
+
+
+@pytest.mark.parametrize("dtype", REAL_DTYPES + [xp.bool], ids=lambda d: d.name)
+def test_imag_of_non_complex_input_is_a_type_error(dtype):
+    # array_api_strict: "Only complex floating-point dtypes are allowed in imag" -- never an XLA error
+    x = xp.ones(3, dtype=dtype)
+    with pytest.raises(TypeError, match="imag"):
+        xp.imag(x)
+    with pytest.raises(TypeError, match="imag"):
+        jit(xp.imag)(x)
+
+
+def test_real_of_bool_is_a_type_error():
+    with pytest.raises(TypeError, match="real"):
+        xp.real(xp.asarray([True, False]))
+
+
+@pytest.mark.parametrize("cdt,rdt", [(xp.complex64, xp.float32), (xp.complex128, xp.float64)])
+def test_real_and_imag_of_complex_input(cdt, rdt):
+    a = np.array([1 + 2j, -0.5 - 3j, np.inf + 1j, 0j], dtype=cdt.dtype)
+    x = xp.asarray(a)
+    for f, ref in ((xp.real, np.real), (xp.imag, np.imag)):
+        out = f(x)
+        assert out.dtype == rdt
+        np.testing.assert_array_equal(np.asarray(out), ref(a))
+        np.testing.assert_array_equal(np.asarray(jit(f)(x)), ref(a))
+
+
+def test_real_of_real_input_differentiates_as_identity():
+    a = np.array([0.3, -1.2, 2.0])
+    f = lambda v: xp.sum(xp.real(v) ** 3)   # noqa: E731
+    np.testing.assert_allclose(np.asarray(grad(f)(xp.asarray(a))),
+                               central_diff(lambda v: float(f(xp.asarray(v))), a), rtol=1e-6)
