@@ -427,3 +427,8 @@ def nbdtrc(k, n, p, /):
     k, n, p, bad = _nbinom_args("nbdtrc", k, n, p)
     xp = _xp()
     return xp.where(bad, xp.nan, _ibeta_call(n, k + 1, p, 1 - p)[1])
+
+
+from ._beta_inv import betaincinv, bdtri, fdtri, nbdtri, stdtrit  # noqa: E402  (uses the helpers above)
+
+__all__ += ["betaincinv", "stdtrit", "fdtri", "bdtri", "nbdtri"]

@@ -1,0 +1,163 @@
+"""Inverses of the incomplete beta function and of the distributions built on it (xp.special).
+
+I_x(a, b) = y is solved for x by Halley steps from Numerical-Recipes-style starting values (a
+normal approximation for a, b >= 1, the power-law tails otherwise), on the side y <= 1/2 of the
+symmetry I_x(a, b) = 1 - I_{1-x}(b, a) so that neither y nor x loses digits to a complement.
+The iteration runs under a while_loop, which has no reverse mode; the solver is therefore a
+`custom_jvp` whose tangent is the implicit-function one: dx = (dy - I_a da - I_b db) / I_x, with
+I_a, I_b from the differentiated continued fraction in _beta.py. stdtrit, fdtri, bdtri and nbdtri
+are compositions of it, so they differentiate through it.
+"""
+from __future__ import annotations
+
+import numpy as np
+
+from transforms import custom_jvp, while_loop
+
+from ._beta import _betaln_pos, _floats, _ibeta_parts, _xlogy, _xp
+
+__all__ = ["betaincinv", "stdtrit", "fdtri", "bdtri", "nbdtri"]
+
+
+def _start(p, q, y):
+    """Starting value for I_x(p, q) = y (0 < y <= 1/2, p, q > 0)."""
+    xp = _xp()
+    # a, b >= 1: normal approximation of the quantile, mapped through a/(a + b e^(2w))
+    t = xp.sqrt(-2 * xp.log(y))
+    z = -((2.30753 + t * 0.27061) / (1 + t * (0.99229 + t * 0.04481)) - t)
+    al = (z * z - 3) / 6
+    h = 2 / (1 / (2 * p - 1) + 1 / (2 * q - 1))
+    w = z * xp.sqrt(xp.maximum(al + h, 0.0)) / h - (1 / (2 * q - 1) - 1 / (2 * p - 1)) * (al + 5 / 6 - 2 / (3 * h))
+    x_big = p / (p + q * xp.exp(2 * w))
+    # otherwise: the tails x^p / (p B) and (1-x)^q / (q B) of the density
+    lp, lq = xp.log(p / (p + q)), xp.log(q / (p + q))
+    tp, tq = xp.exp(p * lp) / p, xp.exp(q * lq) / q
+    s = tp + tq
+    x_small = xp.where(y < tp / s, (p * s * y) ** (1 / p), 1 - (q * s * (1 - y)) ** (1 / q))
+    x0 = xp.where((p >= 1) & (q >= 1), x_big, x_small)
+    fi = np.finfo(np.float32 if y.dtype == xp.float32 else np.float64)
+    return xp.clip(x0, float(fi.tiny), 1 - float(fi.epsneg))
+
+
+def _solve(p, q, y):
+    """x with I_x(p, q) = y for valid p, q > 0 and 0 < y <= 1/2, by Halley's method."""
+    xp = _xp()
+    fi = np.finfo(np.float32 if y.dtype == xp.float32 else np.float64)
+    eps = float(fi.eps)
+    bl = _betaln_pos(p, q)
+    maxit = 40
+
+    def body(s):
+        i, x, done = s
+        ib = _ibeta_parts(p, q, x, 1 - x, derivs=False)[0]
+        err = ib - y
+        dens = xp.exp(_xlogy(p - 1, xp.log(x)) + _xlogy(q - 1, xp.log1p(-x)) - bl)
+        u = err / dens
+        corr = xp.minimum(u * ((p - 1) / x - (q - 1) / (1 - x)), 1.0)
+        step = u / (1 - 0.5 * corr)
+        step = xp.where(xp.isfinite(step), step, 0.0)
+        xn = x - step
+        xn = xp.where(xn <= 0, 0.5 * x, xp.where(xn >= 1, 0.5 * (x + 1), xn))
+        conv = (xp.abs(xn - x) <= 4 * eps * xn) | (err == 0)
+        return i + 1, xp.where(done, x, xn), done | conv
+
+    init = (xp.asarray(0), _start(p, q, y), xp.zeros(y.shape, dtype=xp.bool))
+    return while_loop(lambda s: (s[0] < maxit) & xp.any(~s[2]), body, init)[1]
+
+
+def _inv_edges(a, b, y, yc):
+    xp = _xp()
+    nan = xp.isnan(a) | xp.isnan(b) | xp.isnan(y) | (y < 0) | (y > 1) | (a <= 0) | (b <= 0)
+    nan = nan | (xp.isinf(a) & xp.isinf(b))
+    x0 = (y == 0) | xp.isinf(b)
+    x1 = (yc == 0) | xp.isinf(a)
+    val = xp.where(nan, xp.nan, xp.where(x0, 0.0, 1.0))
+    return ~(nan | x0 | x1), val
+
+
+@custom_jvp
+def _ibinv(a, b, y, yc):
+    """(x, 1 - x) with I_x(a, b) = y; yc = 1 - y supplied by the caller."""
+    xp = _xp()
+    valid, edge = _inv_edges(a, b, y, yc)
+    sa, sb = xp.where(valid, a, 1.0), xp.where(valid, b, 1.0)
+    comp = yc < y
+    p, q = xp.where(comp, sb, sa), xp.where(comp, sa, sb)
+    r = xp.where(valid, xp.where(comp, yc, y), 0.5)
+    s = _solve(p, q, r)
+    x, xc = xp.where(comp, 1 - s, s), xp.where(comp, s, 1 - s)
+    return xp.where(valid, x, edge), xp.where(valid, xc, 1 - edge)
+
+
+@_ibinv.defjvp
+def _ibinv_jvp(primals, tangents):
+    xp = _xp()
+    a, b, y, yc = primals
+    ta, tb, ty, tyc = tangents
+    x, xc = _ibinv(a, b, y, yc)
+    valid, _ = _inv_edges(a, b, y, yc)
+    sa, sb = xp.where(valid, a, 1.0), xp.where(valid, b, 1.0)
+    sx, sxc = xp.where(valid, x, 0.5), xp.where(valid, xc, 0.5)
+    _, _, i_a, i_b = _ibeta_parts(sa, sb, sx, sxc, derivs=True)
+    i_x = xp.exp(_xlogy(sa - 1, xp.log(sx)) + _xlogy(sb - 1, xp.log(sxc)) - _betaln_pos(sa, sb))
+    # y and yc move oppositely: dy = (ty - tyc) / 2
+    t = ((ty - tyc) * 0.5 - i_a * ta - i_b * tb) / i_x
+    t = xp.where(valid, t, 0.0)
+    return (x, xc), (t, -t)
+
+
+def betaincinv(a, b, y, /):
+    """x with I_x(a, b) = y (scipy.special.betaincinv)."""
+    (a, b, y), _ = _floats("betaincinv", ("a", "b", "y"), (a, b, y))
+    return _ibinv(a, b, y, 1 - y)[0]
+
+
+def _ndtri(p):
+    from ._erf_bessel import ndtri
+    return ndtri(p)
+
+
+def stdtrit(df, p, /):
+    """The t with stdtr(df, t) = p (scipy.special.stdtrit); -inf at p = 0 (scipy gives +inf there)."""
+    (df, p), _ = _floats("stdtrit", ("df", "p"), (df, p))
+    xp = _xp()
+    # two-sided tail probability q = 2 min(p, 1-p): I_x(df/2, 1/2) = q with x = df/(df + t^2)
+    q = 2 * xp.minimum(p, 1 - p)
+    qc = xp.abs(1 - 2 * p)              # exact for p in [1/4, 3/4]
+    x, xc = _ibinv(df * 0.5, xp.full_like(df, 0.5), q, qc)
+    t = xp.sqrt(df * (xc / x))
+    t = xp.where(p < 0.5, -t, t)
+    t = xp.where(p == 0.5, 0.0, t)
+    t = xp.where(df == xp.inf, _ndtri(xp.where(df == xp.inf, p, 0.5)), t)
+    return xp.where((df <= 0) | xp.isnan(df), xp.nan, t)
+
+
+def fdtri(dfn, dfd, p, /):
+    """The x with fdtr(dfn, dfd, x) = p (scipy.special.fdtri)."""
+    (dfn, dfd, p), _ = _floats("fdtri", ("dfn", "dfd", "p"), (dfn, dfd, p))
+    xp = _xp()
+    w, wc = _ibinv(dfn * 0.5, dfd * 0.5, p, 1 - p)
+    x = dfd * w / (dfn * wc)
+    bad = (dfn <= 0) | (dfd <= 0) | xp.isinf(dfn) | xp.isinf(dfd)
+    return xp.where(bad, xp.nan, x)
+
+
+def bdtri(k, n, y, /):
+    """The p with bdtr(k, n, p) = y (scipy.special.bdtri)."""
+    (k, n, y), _ = _floats("bdtri", ("k", "n", "y"), (k, n, y))
+    xp = _xp()
+    fk, n = xp.floor(k), xp.trunc(n)
+    # I_{1-p}(n - k, k + 1) = y
+    _, p = _ibinv(n - fk, fk + 1, y, 1 - y)
+    bad = xp.isnan(k) | xp.isnan(n) | xp.isinf(k) | (fk < 0) | (n <= fk)
+    return xp.where(bad, xp.nan, p)
+
+
+def nbdtri(k, n, y, /):
+    """The p with nbdtr(k, n, p) = y (scipy.special.nbdtri)."""
+    (k, n, y), _ = _floats("nbdtri", ("k", "n", "y"), (k, n, y))
+    xp = _xp()
+    k, n = xp.trunc(k), xp.trunc(n)
+    p, _ = _ibinv(n, k + 1, y, 1 - y)
+    bad = xp.isnan(k) | xp.isnan(n) | xp.isinf(k) | xp.isinf(n) | (k < 0) | (n <= 0)
+    return xp.where(bad, xp.nan, p)
