@@ -147,6 +147,8 @@ def pytest_configure(config):
         if not os.environ.get("SCIPY_ARRAY_API"):
             raise pytest.UsageError("scipy suite: set SCIPY_ARRAY_API=1 before pytest starts")
         S.scipy_param = _scipy_param()
+        if "scipy.conftest" in sys.modules:   # initial conftests load before configure
+            _patch_scipy_conftest(sys.modules["scipy.conftest"])
     if S.backend == "strict":
         import array_api_strict  # noqa: F401  (fail early if missing)
 

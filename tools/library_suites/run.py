@@ -11,8 +11,9 @@ array-API code runs on our namespace; this script runs a chosen suite for
     python3 tools/library_suites/run.py compare results/xpx-all-ours.json results/xpx-all-strict.json
     python3 tools/library_suites/run.py show results/xpx-all-ours.json
 
-Selections (``--select``): xpx ``all``; sklearn ``subset`` (``-k array_api`` over
-utils, preprocessing, metrics, decomposition) or ``full`` (the whole package);
+Selections (``--select``): xpx ``all``; sklearn ``subset`` (sklearn.utils,
+preprocessing, metrics, decomposition) or ``full`` (the whole package) or a comma
+list of sklearn subpackages;
 scipy one or more of ``special,cluster,integrate,stats,signal,fft`` (comma list,
 ``-m array_api_backends``).  Only items parametrised with the chosen backend run.
 """
@@ -55,7 +56,8 @@ def selection_args(suite, select):
         if select == "full":
             return [root], []
         if select == "subset":
-            return [os.path.join(root, d) for d in SKLEARN_SUBSET], ["-k", "array_api"]
+            # no -k: "-k array_api" would match array_api_strict's ids but not ours
+            return [os.path.join(root, d) for d in SKLEARN_SUBSET], []
         return [os.path.join(root, d) for d in select.split(",")], []
     if suite == "scipy":
         root = _pkg_dir("scipy")
@@ -150,7 +152,7 @@ def summary_text(d, max_groups=60):
     groups = defaultdict(list)
     for nid, rec in d["failures"].items():
         groups[cause_key(rec)].append((nid, rec))
-    if groups:
+    if groups and max_groups:
         lines.append(f"  failures by cause ({len(groups)} groups):")
     for key, items in sorted(groups.items(), key=lambda kv: -len(kv[1]))[:max_groups]:
         nid, rec = items[0]
@@ -161,14 +163,15 @@ def summary_text(d, max_groups=60):
     return "\n".join(lines) + "\n"
 
 
-_BACKEND_TOKENS = re.compile(r"array_api_strict|array_namespace")
-_DEVICE_TOKENS = re.compile(r"(?<=[-\[=])(None|CPU_DEVICE|'CPU_DEVICE'|device1|'device1')"
-                            r"(?=[-\],)])")
+_BACKEND_TOKENS = re.compile(r"'?\b(array_api_strict|array_namespace)\b'?(?!=)")
+_DEVICE_AFTER = re.compile(r"\bXP-(None|CPU_DEVICE|device1)\b")
+_DEVICE_KW = re.compile(r"device(_name)?=(None|'CPU_DEVICE'|'device1'|CPU_DEVICE|device1)")
 
 
 def normalise(nodeid):
     """One key for the same test on either backend (names and devices blurred)."""
-    return _DEVICE_TOKENS.sub("DEV", _BACKEND_TOKENS.sub("XP", nodeid))
+    s = _BACKEND_TOKENS.sub("XP", nodeid)
+    return _DEVICE_KW.sub("device=DEV", _DEVICE_AFTER.sub("XP-DEV", s))
 
 
 def cmd_compare(a):
@@ -181,18 +184,65 @@ def cmd_compare(a):
     for nid, o in B["all"].items():
         nb[normalise(nid)].append(o)
     good = {"passed", "skipped", "xfailed"}
-    only_a_bad = [k for k in na if any(o not in good for o in na[k])
-                  and k in nb and all(o in good for o in nb[k])]
-    only_b_bad = [k for k in nb if any(o not in good for o in nb[k])
-                  and k in na and all(o in good for o in na[k])]
-    print(f"fails on {A['backend']} only: {len(only_a_bad)}; fails on {B['backend']} only:"
-          f" {len(only_b_bad)}; tests only in {A['backend']}: {len(set(na) - set(nb))};"
-          f" only in {B['backend']}: {len(set(nb) - set(na))}")
-    for title, keys in ((A["backend"], only_a_bad), (B["backend"], only_b_bad)):
+
+    def fails(outs):
+        return any(o not in good for o in outs)
+
+    def split(x, y):
+        """Keys failing in x but fine in y: (y passed, y skipped/xfailed)."""
+        keys = [k for k in x if fails(x[k]) and k in y and not fails(y[k])]
+        return ([k for k in keys if "passed" in y[k]],
+                [k for k in keys if "passed" not in y[k]])
+
+    a_vs_pass, a_vs_skip = split(na, nb)
+    b_vs_pass, b_vs_skip = split(nb, na)
+    both = [k for k in na if fails(na[k]) and k in nb and fails(nb[k])]
+    ta, tb = A["backend"], B["backend"]
+    print(f"fail on {ta}, pass on {tb}: {len(a_vs_pass)};  fail on {ta}, skipped on {tb}: "
+          f"{len(a_vs_skip)};  fail on {tb}, pass on {ta}: {len(b_vs_pass)};  fail on {tb}, "
+          f"skipped on {ta}: {len(b_vs_skip)};  fail on both: {len(both)};  "
+          f"only run on {ta}: {len(set(na) - set(nb))};  only run on {tb}: {len(set(nb) - set(na))}")
+    for title, keys in ((f"fail on {ta}, pass on {tb}", a_vs_pass),
+                        (f"fail on {ta}, skipped on {tb}", a_vs_skip),
+                        (f"fail on {tb}, pass on {ta}", b_vs_pass),
+                        (f"fail on {tb}, skipped on {ta}", b_vs_skip),
+                        ("fail on both", both)):
         if keys:
-            print(f"-- failing on {title} only:")
+            print(f"-- {title}:")
             for k in sorted(keys)[: a.limit]:
                 print("  ", k)
+    return 0
+
+
+_NAME_PATTERNS = {
+    "sklearn": re.compile(r"""["']array_api_strict["']|importorskip\(["']array_api_strict|"""
+                          r"""__name__ [!=]= ["']"""),
+    "xpx": re.compile(r"Backend\.ARRAY_API_STRICT\b|like\(Backend\.ARRAY_API_STRICT"),
+    "scipy": re.compile(r"""(skip|xfail)_xp_backends\(\s*["']array_api_strict|"""
+                        r"""is_array_api_strict\(|["']array_api_strict["']"""),
+}
+
+
+def cmd_hardcoded(a):
+    """Lines that single out array_api_strict by name (ours takes the other branch)."""
+    root = {"sklearn": "sklearn", "xpx": "array_api_extra", "scipy": "scipy"}[a.suite]
+    base = _pkg_dir(root)
+    sub = [os.path.join(base, s) for s in a.paths] if a.paths else [base]
+    pat = _NAME_PATTERNS[a.suite]
+    n = 0
+    for top in sub:
+        for dirpath, _, files in os.walk(top):
+            for fn in sorted(files):
+                is_test = fn.startswith("test_") or fn == "conftest.py"
+                # scipy names backends in the library too: xp_capabilities(skip_backends=...)
+                if not fn.endswith(".py") or not (is_test or a.suite == "scipy"):
+                    continue
+                path = os.path.join(dirpath, fn)
+                for i, line in enumerate(open(path, encoding="utf-8"), 1):
+                    if pat.search(line):
+                        n += 1
+                        print(f"{os.path.relpath(path, os.path.dirname(base))}:{i}: {line.strip()}")
+    print(f"# {n} lines", file=sys.stderr)
     return 0
 
 
@@ -219,8 +269,12 @@ def main(argv=None):
     s = sub.add_parser("show", help="print a report's summary")
     s.add_argument("report")
     s.add_argument("--limit", type=int, default=60)
+    h = sub.add_parser("hardcoded", help="list test lines naming array_api_strict")
+    h.add_argument("suite", choices=("sklearn", "xpx", "scipy"))
+    h.add_argument("paths", nargs="*", help="subpackages (e.g. special cluster)")
     a = p.parse_args(argv)
-    return {"run": cmd_run, "compare": cmd_compare, "show": cmd_show}[a.cmd](a)
+    return {"run": cmd_run, "compare": cmd_compare, "show": cmd_show,
+            "hardcoded": cmd_hardcoded}[a.cmd](a)
 
 
 if __name__ == "__main__":
