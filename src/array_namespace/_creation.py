@@ -219,7 +219,14 @@ def empty_like(x, /, *, dtype=None, device=None):
 
 
 def _number_arg(v, fname, name):
-    """A scalar argument as the Python number it is (NumPy scalars included); bools are refused."""
+    """A scalar argument as the Python number it is (NumPy scalars and 0-d arrays included, as
+    NumPy, array_api_strict and JAX take them); bools are refused."""
+    if type(v) is Array:
+        if v.ndim != 0 or v.dtype == D.bool_:
+            raise TypeError(f"{fname}: {name} must be a number or a 0-d numeric array, got a {v.dtype.name} "
+                            f"array of shape {v.shape}")
+        # int() reads a concrete value (under jit a traced one raises a concretization error naming int())
+        return int(v) if v.dtype in D.INTEGER else float(v) if v.dtype in D.REAL_FLOAT else complex(v)
     p = py_number(v)
     if p is None or isinstance(p, bool):
         raise TypeError(f"{fname}: {name} must be a number, got {type(v).__name__}")
@@ -267,10 +274,15 @@ def linspace(start, stop, /, num, *, dtype=None, device=None, endpoint=True):
     start, stop = _number_arg(start, "linspace", "start"), _number_arg(stop, "linspace", "stop")
     is_c = isinstance(start, complex) or isinstance(stop, complex)
     dt = D.check_dtype(dtype, "linspace") if dtype is not None else (D.DEFAULT_COMPLEX if is_c else D.DEFAULT_FLOAT)
-    if dt not in D.FLOATING:
-        raise TypeError(f"linspace: dtype must be floating-point, got {dt.name}")
     if is_c and dt not in D.COMPLEX:
-        raise TypeError("linspace: complex start/stop need a complex dtype")
+        raise TypeError(f"linspace: complex start/stop need a complex dtype, got {dt.name}")
+    if dt not in D.FLOATING:
+        # NumPy's (and array_api_strict's) meaning: the points computed in the default float, then
+        # rounded toward -inf for integer dtypes (NumPy >= 2.0), nonzero -> True for bool
+        f = linspace(start, stop, num, dtype=D.DEFAULT_FLOAT, endpoint=endpoint)._v
+        if dt in D.INTEGER:
+            f = bind(P.floor_p, f)
+        return wrap(P.convert_element_type(f, dt))
     div = (num - 1) if endpoint else num
     i = S.iota(dt, (num,), 0)
     step = (stop - start) / div if div > 0 else 0.0

@@ -1,0 +1,77 @@
+"""Creation functions where NumPy/array_api_strict accept more than the bare signature:
+linspace with an integer or bool dtype, arange/linspace with 0-d array bounds.
+
+Oracle: NumPy (array_api_strict's linspace and arange are np.linspace / np.arange).
+"""
+import numpy as np
+import pytest
+
+import array_namespace as xp
+from transforms import jit
+from transforms.core import ConcretizationTypeError
+
+LINSPACE_CASES = [(-3, 10, 7, True), (-3.5, 10, 7, False), (0, 1, 3, True), (5, -5, 11, True), (0, 100, 0, True),
+                  (7, 7, 4, True), (0, 1, 1, True), (2.5, 9.75, 5, True), (-10, -1, 4, False), (0, 255, 256, True)]
+
+
+# int8 only where every point fits (NumPy's cast of out-of-range values is not a defined result)
+INT_CASES = [(c, dt) for dt in (xp.int8, xp.int16, xp.int32, xp.int64) for c in LINSPACE_CASES
+             if dt != xp.int8 or max(abs(c[0]), abs(c[1])) <= 127]
+
+
+@pytest.mark.parametrize("case,dtype", INT_CASES, ids=lambda v: v.name if hasattr(v, "name") else str(v))
+def test_linspace_integer_dtype_matches_numpy(case, dtype):
+    start, stop, num, endpoint = case
+    got = xp.linspace(start, stop, num, dtype=dtype, endpoint=endpoint)
+    ref = np.linspace(start, stop, num, dtype=dtype.dtype, endpoint=endpoint)   # floors (NumPy >= 2)
+    assert got.dtype == dtype and got.shape == ref.shape
+    np.testing.assert_array_equal(np.asarray(got), ref)
+    np.testing.assert_array_equal(np.asarray(jit(lambda: xp.linspace(start, stop, num, dtype=dtype,
+                                                                    endpoint=endpoint))()), ref)
+
+
+@pytest.mark.parametrize("dtype", [xp.uint8, xp.uint32, xp.uint64], ids=lambda d: d.name)
+def test_linspace_unsigned_dtype_matches_numpy(dtype):
+    for start, stop, num in ((0, 10, 4), (3, 200, 9), (1.5, 2.5, 3)):
+        got = xp.linspace(start, stop, num, dtype=dtype)
+        np.testing.assert_array_equal(np.asarray(got), np.linspace(start, stop, num, dtype=dtype.dtype))
+        assert got.dtype == dtype
+
+
+def test_linspace_bool_dtype_matches_numpy():
+    for start, stop, num in ((0, 1, 3), (0, 0, 2), (-1, 1, 5)):
+        got = xp.linspace(start, stop, num, dtype=xp.bool)
+        assert got.dtype == xp.bool
+        np.testing.assert_array_equal(np.asarray(got), np.linspace(start, stop, num, dtype=bool))
+
+
+def test_linspace_complex_bounds_with_a_real_dtype_is_an_error():
+    for dt in (xp.int64, xp.float64):
+        with pytest.raises(TypeError, match="linspace"):
+            xp.linspace(0, 1j, 3, dtype=dt)
+
+
+def test_arange_of_0d_arrays():
+    for args, ref in (((xp.asarray(5),), np.arange(5)), ((xp.asarray(2.5),), np.arange(2.5)),
+                      ((1, xp.asarray(7), xp.asarray(2)), np.arange(1, 7, 2)),
+                      ((xp.asarray(0.5), 3.0, xp.asarray(0.25)), np.arange(0.5, 3.0, 0.25)),
+                      ((xp.asarray(np.int32(4)),), np.arange(4))):
+        got = xp.arange(*args)
+        assert got.dtype == (xp.int64 if ref.dtype.kind == "i" else xp.float64)
+        np.testing.assert_array_equal(np.asarray(got), ref)
+    n = xp.asarray(6)
+    np.testing.assert_array_equal(np.asarray(xp.arange(n, dtype=xp.float32)), np.arange(6, dtype=np.float32))
+
+
+def test_linspace_of_0d_arrays():
+    got = xp.linspace(xp.asarray(0.0), xp.asarray(1.0), xp.asarray(5))
+    np.testing.assert_allclose(np.asarray(got), np.linspace(0.0, 1.0, 5), rtol=0, atol=0)
+
+
+def test_arange_rejects_non_scalar_arrays_and_traced_bounds():
+    with pytest.raises(TypeError, match="arange: stop"):
+        xp.arange(xp.asarray([5]))
+    with pytest.raises(TypeError, match="arange: stop"):
+        xp.arange(xp.asarray(True))
+    with pytest.raises(ConcretizationTypeError):   # the length would depend on a traced value
+        jit(lambda n: xp.arange(n))(xp.asarray(5))
