@@ -8,7 +8,6 @@ side effect and raises.
 from __future__ import annotations
 
 import threading
-import weakref
 
 import numpy as np
 
@@ -61,9 +60,15 @@ def _is_basic_key(key):
     return key is None or key is Ellipsis or type(key) in (int, slice)
 
 
+def _selects_one_element(key):
+    """All-integer keys (and ()) pick one element: NumPy returns a scalar copy there, not a view."""
+    return type(key) is int or (type(key) is tuple and all(type(k) is int for k in key))
+
+
 class Array:
-    # _base (set only on results of basic indexing): (weakref to the parent handle, key, the parent's
-    # version when the slice was taken) -- in-place updates of the slice write through to the parent.
+    # _base (set only on results of basic indexing that NumPy makes views): (the parent handle, key, the
+    # parent's version when the slice was taken) -- in-place updates of the slice write through to the
+    # parent. Like a NumPy view's .base it keeps the parent alive (a chain x[0][1:] of temporaries too).
     __slots__ = ("_v", "_trace", "_ver", "_base", "__weakref__")
     __array_priority__ = 100
 
@@ -308,12 +313,11 @@ class Array:
             raise ValueError(f"{what} would change the shape from {self.shape} to {new.shape}")
         parent = None
         try:
-            ref, key, ver = self._base
+            parent, key, ver = self._base
         except AttributeError:
             pass
         else:
-            parent = ref()
-            if parent is not None and _version(parent) != ver and not _region_unchanged(parent, key, self):
+            if _version(parent) != ver and not _region_unchanged(parent, key, self):
                 raise ValueError(
                     f"{what} writes into a slice of an array that has been changed since the slice was taken; "
                     "NumPy would see that change through its view, this namespace has no views. Take the slice "
@@ -328,7 +332,7 @@ class Array:
             except BaseException:
                 self._v = old
                 raise
-            self._base = (ref, key, _version(parent))
+            self._base = (parent, key, _version(parent))
 
     def __setitem__(self, key, value):
         with _MUTATION_LOCK:
@@ -343,8 +347,8 @@ class Array:
     def __getitem__(self, key):
         from ._indexing import getitem
         out = getitem(self, key)
-        if _is_basic_key(key):
-            out._base = (weakref.ref(self), key, _version(self))
+        if out is not self and _is_basic_key(key) and (out.ndim or not _selects_one_element(key)):
+            out._base = (self, key, _version(self))
         return out
 
 
@@ -429,10 +433,10 @@ Array.__invert__ = _unop("bitwise_invert")
 
 def _wrote_through(value, target, key):
     try:
-        ref, k, ver = value._base
+        parent, k, ver = value._base
     except AttributeError:
         return False
-    return ref() is target and ver == _version(target) and _is_basic_key(key) and k == key
+    return parent is target and ver == _version(target) and _is_basic_key(key) and k == key
 
 
 def _region_unchanged(parent, key, view):

@@ -1,6 +1,8 @@
 """Inspection: __array_namespace_info__() (https://data-apis.org/array-api/latest/API_specification/inspection.html)."""
 from __future__ import annotations
 
+from transforms.core import values_are_concrete
+
 from . import _dtypes as D
 from ._array import default_device
 
@@ -9,8 +11,11 @@ class _Info:
     """What this namespace supports: capabilities, devices and dtypes."""
 
     def capabilities(self):
-        # boolean masks and data-dependent shapes work eagerly (under jit they raise a clear error)
-        return {"boolean indexing": True, "data-dependent shapes": True, "max dimensions": 64}
+        """Boolean-mask reads and data-dependent shapes need concrete values: true eagerly and under
+        grad, false while jit or vmap traces (as JAX reports), so array-API libraries take their
+        fixed-shape (xp.where) paths there instead of failing."""
+        concrete = values_are_concrete()
+        return {"boolean indexing": concrete, "data-dependent shapes": concrete, "max dimensions": 64}
 
     def default_device(self):
         return default_device()

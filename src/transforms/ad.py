@@ -44,6 +44,7 @@ class JVPTracer(Tracer):
 class JVPTrace(Trace):
     __slots__ = ("alive",)
     conversion_loses = "its derivative (the tangent it carries)"
+    keeps_values_concrete = True   # primals are computed by the trace below
 
     def describe_origin(self, tracer):
         t = tracer.tangent

@@ -179,6 +179,17 @@ def current_trace() -> Trace:
     return _state.trace
 
 
+def values_are_concrete() -> bool:
+    """Whether array values are known on the host at this point (eagerly, and under grad/jvp, whose
+    primals are concrete), so data-dependent shapes can be computed; false under jit and vmap."""
+    t = _state.trace
+    while t is not EVAL and t is not None:
+        if not getattr(t, "keeps_values_concrete", False):
+            return False
+        t = t.parent
+    return True
+
+
 _on_trace_change = None   # set by the runtime: mirrors "eager or tracing" into jaxlib's C++ dispatch key
 
 

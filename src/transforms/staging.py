@@ -58,6 +58,10 @@ class StagingTrace(Trace):
 
     conversion_loses = "its place in the program being staged (it has no value until the program runs)"
 
+    @property
+    def keeps_values_concrete(self):   # partial evaluation (linearize) runs the known values for real
+        return not self.stage_all
+
     def kind_name(self):
         return "jit/make_jaxpr" if self.stage_all else "linearize"
 

@@ -74,6 +74,20 @@ def test_write_through_under_transforms_matches_eager():
     np.testing.assert_allclose(np.asarray(vmap(f)(batch)), [float(f(xp.asarray(b))) for b in (BASE, 2 * BASE)])
 
 
+def test_single_elements_are_copies_as_in_numpy():
+    def body(a):
+        e = a[1, 2]           # NumPy: a scalar copy
+        e += 100
+        z = a[0][()]
+        z *= 0
+    _numpy_and_ours(body)
+    n, x = np.zeros(()), xp.zeros(())
+    for a in (n, x):
+        v = a[...]            # a 0-d view in NumPy
+        v += 3
+    np.testing.assert_array_equal(np.asarray(x), n)
+
+
 def test_advanced_indexing_results_are_copies_as_in_numpy():
     _numpy_and_ours(lambda a: a[[0, 2]].__iadd__(1))
 
