@@ -7,7 +7,7 @@ import numpy as np
 
 from . import _dtypes as D
 from ._array import Array
-from ._helpers import as_array, cast, wrap
+from ._helpers import as_array, cast, py_number, wrap
 
 
 def astype(x, dtype, /, *, copy=True, device=None):
@@ -76,20 +76,26 @@ def isdtype(dtype, kind):
 
 
 def result_type(*arrays_and_dtypes):
-    if not arrays_and_dtypes:
-        raise ValueError("result_type: need at least one array or dtype")
+    """The dtype of combining arrays, dtypes and Python scalars (NumPy scalars count as the Python
+    numbers they are: weak). As array_api_strict: at least one array or dtype is required
+    (ValueError otherwise); scalars then take part as they do in a binary function."""
     dt, scalars = None, []
     for a in arrays_and_dtypes:
-        if isinstance(a, (bool, int, float, complex)):
+        if type(a) in (bool, int, float, complex):
             scalars.append(a)
             continue
-        d = a.dtype if isinstance(a, Array) else D.check_dtype(a, "result_type")
+        if isinstance(a, Array):
+            d = a.dtype
+        else:
+            p = py_number(a) if not isinstance(a, type) else None
+            if p is not None:
+                scalars.append(p)
+                continue
+            d = D.check_dtype(a, "result_type", "arrays_and_dtypes entry")
         dt = d if dt is None else D.promote(dt, d, "result_type")
     if dt is None:
-        dt = D.default_dtype_of_scalar(scalars[0])
-        for s in scalars[1:]:
-            dt = D.promote(dt, D.default_dtype_of_scalar(s), "result_type")
-        return dt
+        raise ValueError("result_type: at least one array or dtype is required"
+                         + (f" (got only Python scalars {tuple(scalars)!r})" if scalars else ""))
     for s in scalars:
-        D.scalar_dtype_for(s, dt, "result_type")
+        dt = D.scalar_dtype_for(s, dt, "result_type")
     return dt
