@@ -115,6 +115,7 @@ def test_betainc_transforms(name):
     check_transforms(name, [a, b, x], rtol=1e-12)
 
 
+@pytest.mark.slow   # second order through the loop, both modes
 @pytest.mark.parametrize("name", ["betainc", "betaincc"])
 def test_betainc_grads(name):
     a = np.array([0.5, 2.0, 10.0, 30.0, 1.0, 3.0, 1.5])
@@ -158,6 +159,7 @@ def test_stdtr_edges(dtype):
     check_values("stdtr", [df, t], dtype=dtype, rtol=2e-11 if dtype == np.float64 else 2e-5)
 
 
+@pytest.mark.slow   # compiles nested while_loops for several shapes and transforms
 def test_stdtr_grid_transforms_grads():
     df = np.concatenate([RNG.uniform(0.1, 5, 20), RNG.uniform(5, 300, 10)])
     t = np.concatenate([RNG.normal(0, 3, 20), RNG.uniform(-50, 50, 10)])
@@ -169,6 +171,7 @@ def test_stdtr_grid_transforms_grads():
     check_grad("stdtr", [d, s], argnums=(0,), rtol=1e-5, second=False)
 
 
+@pytest.mark.slow   # values, transforms and grads of the continued fraction for several shapes
 @pytest.mark.parametrize("name", ["fdtr", "fdtrc"])
 def test_fdtr(name):
     edge = [(1, 1, -1), (1, 1, 0), (1, 1, inf), (0, 1, 1), (1, 0, 1), (inf, 1, 1), (1, inf, 1), (-1, 2, 1),
@@ -220,6 +223,7 @@ INV_EDGE = [(1, 1, -0.1), (1, 1, 1.1), (inf, 1, .5), (1, inf, .5), (inf, inf, .5
             (50, 0.5, 0.999), (0.3, 40, 0.7), (1, 1, 0.25)]
 
 
+@pytest.mark.slow   # compiles nested while_loops for several shapes and transforms
 def test_betaincinv_values():
     check_values("betaincinv", list(np.array(INV_EDGE, dtype=float).T), rtol=1e-12)
     # atol: x ~ 1e-100 underflows float32; scipy's float32 loop gives the smallest normal, we give 0
@@ -242,6 +246,7 @@ def test_betaincinv_roundtrip_transforms_grads():
     check_grad("betaincinv", [a, b, y], argnums=(0, 1), rtol=1e-5, second=False)
 
 
+@pytest.mark.slow   # nested while_loops compiled per shape, dtype and transform
 @pytest.mark.parametrize("name", ["stdtrit", "fdtri", "bdtri", "nbdtri"])
 def test_distribution_inverses(name):
     if name == "stdtrit":
