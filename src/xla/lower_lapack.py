@@ -263,12 +263,21 @@ def _eig(c, a):
     av = c.avals_in[0]
     shape, batch = av.shape, av.shape[:-2]
     cdt = c.avals_out[0].dtype
-    if av.dtype != cdt:   # real input: solve the complex problem (eigenpairs are complex anyway)
-        a = hlo.ConvertOp(tensor_type(shape, cdt), a).result
     wshape = batch + (shape[-1],)
-    w, _vl, vr, info = lapack_call("geev", cdt, [a], [True],
-                                   [(wshape, cdt), (shape, cdt), (shape, cdt), (batch, np.int32)],
-                                   [False, True, True, False], compute_left="N", compute_right="V")
+    if av.dtype != cdt:
+        # real input: the real geev (wr + i*wi). Its complex eigenvalues come in exactly conjugate
+        # pairs (wr equal, wi negated), as do the eigenvectors the kernel unpacks from LAPACK's
+        # packed form, so real polynomials built from them (np.poly, scipy.signal.zpk2tf) stay real.
+        rdt = av.dtype
+        wr, wi, _vl, vr, info = lapack_call("geev", rdt, [a], [True],
+                                            [(wshape, rdt), (wshape, rdt), (shape, cdt), (shape, cdt),
+                                             (batch, np.int32)],
+                                            [False, False, True, True, False], compute_left="N", compute_right="V")
+        w = hlo.ComplexOp(wr, wi).result
+    else:
+        w, _vl, vr, info = lapack_call("geev", cdt, [a], [True],
+                                       [(wshape, cdt), (shape, cdt), (shape, cdt), (batch, np.int32)],
+                                       [False, True, True, False], compute_left="N", compute_right="V")
     ok = _info_ok(info, batch)
     return [_nan_if_failed(w, ok, wshape, cdt), _nan_if_failed(vr, ok, shape, cdt)]
 

@@ -475,7 +475,8 @@ eig_p = Primitive("eig", multiple_results=True)
 
 
 def eig(a):
-    """[w, v]: complex eigenvalues and right eigenvectors (unit-norm columns)."""
+    """[w, v]: complex eigenvalues and right eigenvectors (unit-norm columns). For a real `a` the
+    lowering uses the real LAPACK path, so non-real eigenpairs come in exactly conjugate pairs."""
     return bind(eig_p, a)
 
 
