@@ -22,7 +22,7 @@ class DataDependentShapeError(ConcretizationTypeError):
         t = self.tracer
         return (f"{self.fname}: the shape of the result depends on the values of the input, but here the input "
                 f"is abstract ({t.aval.str_short()} traced by {t._trace.kind_name()}), so its size cannot be "
-                f"known. {self.hint}")
+                f"known.{self._where()} {self.hint}")
 
 
 DEFAULT_HINT = ("Call it outside jit/vmap (eagerly), or restructure with a fixed-size formulation such as "

@@ -10,6 +10,9 @@ impl rules that `xla` registers.
 """
 from __future__ import annotations
 
+import linecache
+import os
+import sys
 import threading
 from operator import itemgetter
 
@@ -236,13 +239,29 @@ class ConcretizationTypeError(TypeError):
         super().__init__()
         self.tracer = tracer
         self.why = why
+        self._frame = sys._getframe(1)   # formatted lazily: which line outside this library asked
+
+    def caller_line(self):
+        """'file:line `source`' of the innermost frame outside this library (user or library code such
+        as scikit-learn's validation) that asked for the value; None if there is none."""
+        f = self._frame
+        while f is not None and os.path.abspath(f.f_code.co_filename).startswith(_OUR_DIRS):
+            f = f.f_back
+        if f is None:
+            return None
+        code = linecache.getline(f.f_code.co_filename, f.f_lineno).strip()
+        return f"{f.f_code.co_filename}:{f.f_lineno}" + (f" `{code}`" if code else "")
+
+    def _where(self):
+        line = self.caller_line()
+        return f" Asked for at {line}." if line else ""
 
     def __str__(self):
         t = self.tracer
         origin = t._trace.describe_origin(t) if hasattr(t._trace, "describe_origin") else None
         src = f" It depends on {origin}." if origin else ""
         return (f"{self.why} needs a concrete value, but this value is abstract: {t.aval.str_short()} "
-                f"traced by {t._trace.kind_name()}.{src} "
+                f"traced by {t._trace.kind_name()}.{src}{self._where()} "
                 "A traced value has no Python value while the function is being transformed. "
                 "Use xp.where(cond, a, b) or transforms.cond for data-dependent choices, or mark "
                 "the argument static with jit(..., static_argnums=/static_argnames=) if its value "
@@ -264,10 +283,14 @@ class TracerArrayConversionError(ConcretizationTypeError):
         lost = getattr(trace, "conversion_loses", "its traced value")
         src = f" It depends on {origin}." if origin else ""
         return (f"{self.why}: the value is traced by {trace.kind_name()} ({t.aval.str_short()}), and converting "
-                f"it to a host value would lose {lost}.{src} Inside a transformed function use the namespace's "
+                f"it to a host value would lose {lost}.{src}{self._where()} Inside a transformed function use the namespace's "
                 "functions instead of NumPy (xp.* , xp.special.* for scipy.special's functions, xp.linalg, "
                 "xp.fft); wrap NumPy-only code in transforms.pure_callback (with transforms.custom_jvp for "
                 "its derivative); or call the function outside the transform.")
+
+
+_SRC = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+_OUR_DIRS = tuple(os.path.join(_SRC, p) + os.sep for p in ("transforms", "array_namespace", "xla"))
 
 
 class UnexpectedTracerError(RuntimeError):

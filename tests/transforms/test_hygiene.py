@@ -40,3 +40,21 @@ def test_same_avals_hit_the_trace_cache():
         f(a, b)
     f(xp.zeros((2, 2)), b)
     assert len(count) == 1 and f.trace_count == 1
+
+
+def test_concretization_errors_name_the_line_outside_the_library_that_asked():
+    import pytest
+
+    import array_namespace as xp
+    from transforms import ConcretizationTypeError, jit
+
+    def user_code(x):
+        if x[0] > 0:   # the line the error must point at
+            return x
+        return -x
+    with pytest.raises(ConcretizationTypeError) as info:
+        jit(user_code)(xp.ones(3))
+    assert "test_hygiene.py" in str(info.value) and "if x[0] > 0:" in str(info.value)
+    with pytest.raises(ConcretizationTypeError) as info:
+        jit(lambda m: xp.ones(3)[m])(xp.ones(3) > 0)
+    assert "test_hygiene.py" in str(info.value)
