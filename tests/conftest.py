@@ -5,6 +5,10 @@ import sys
 sys.path.insert(0, os.path.join(os.path.dirname(__file__), "..", "src"))
 sys.path.insert(0, os.path.dirname(__file__))
 os.environ["SCIPY_ARRAY_API"] = "1"  # before anything imports scipy (array-API dispatch; tests/downstream)
+if "ARRAY_NAMESPACE_CACHE_DIR" not in os.environ:  # persistent compile cache: a session temp dir, never ~/.cache
+    import atexit, shutil, tempfile  # noqa: E401
+    os.environ["ARRAY_NAMESPACE_CACHE_DIR"] = _cache_dir = tempfile.mkdtemp(prefix="array_namespace_cache_")
+    atexit.register(shutil.rmtree, _cache_dir, True)
 
 from hypothesis import settings  # noqa: E402
 

@@ -77,11 +77,40 @@ def device_put(x: np.ndarray, aval, device):
 
 
 def compile(module, device, donated=()):
-    opts = xc.CompileOptions()
+    opts = compile_options()
     callbacks = host_callbacks_of(module)
     if callbacks:
         return client().compile_and_load(module, xc.DeviceList((device,)), opts, callbacks)
     return client().compile_and_load(module, xc.DeviceList((device,)), opts)
+
+
+# Persistent compilation cache (xla/compile_cache.py): the executable's bytes and what they depend on.
+def compile_options():
+    return xc.CompileOptions()
+
+
+def module_text(module) -> str:
+    """A module's text without locations: what the cache fingerprints."""
+    if isinstance(module, ir.Module):
+        return module.operation.get_asm(enable_debug_info=False)
+    return module if isinstance(module, str) else bytes(module).decode("latin-1")
+
+
+def executable_key_parts(device) -> list:
+    """Everything besides the module that a compiled executable depends on."""
+    c = client()
+    return [JAXLIB_VERSION, str(xc._version), c.platform, c.platform_version, c.runtime_type,
+            device.platform, device.device_kind, str(len(c.devices())),
+            compile_options().SerializeAsString().hex(), os.environ.get("XLA_FLAGS", "")]
+
+
+def serialize_executable(exe) -> bytes:
+    return client().serialize_executable(exe)
+
+
+def deserialize_executable(blob: bytes, device):
+    """Never pass bytes from an untrusted source: they become machine code."""
+    return client().deserialize_executable(blob, xc.DeviceList((device,)), compile_options())
 
 
 # Host callbacks (xla/lower_callbacks.py): a compiled program calls Python through jaxlib's

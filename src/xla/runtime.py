@@ -14,7 +14,7 @@ from transforms.jaxpr import ClosedJaxpr, Eqn, Jaxpr, Var
 from transforms.jit import jit_p
 from transforms.primitives import elementwise as E
 
-from . import _jaxlib
+from . import _jaxlib, compile_cache
 from .lowering import lower_jaxpr, lowering_rules
 
 boxing.buffer_type = _jaxlib.ArrayImpl
@@ -62,7 +62,7 @@ def _raise_if_tracer(args):
 def compile_jaxpr(closed: ClosedJaxpr, donate=(), name="main", device=None) -> Compiled:
     device = device or default_device()
     module = lower_jaxpr(closed, name, donate)
-    exe = _jaxlib.compile(module, device)
+    exe = compile_cache.compile(module, device)   # persistent on-disk cache, else _jaxlib.compile
     avals = [a.aval for a in closed.jaxpr.outvars]
     return Compiled(exe, [_jaxlib.result_handler(a, device) for a in avals], avals)
 
