@@ -196,35 +196,55 @@ def roll(x, /, shift, *, axis=None):
     return wrap(v)
 
 
+_REPEAT_HINT = ("The output length is the sum of the repeat counts, so the counts must be concrete: pass "
+                "repeats as a Python int or a concrete array (compute it outside jit/vmap).")
+
+
+def _repeat_counts(repeats, fname="repeat"):
+    """The repeat counts as a host int64 array, or None for a single int count."""
+    from ._array import Array
+    if type(repeats) is int or (isinstance(repeats, np.integer)):
+        return None
+    if type(repeats) is Array:
+        if repeats.dtype not in D.INTEGER:   # a float count would be silently truncated
+            raise TypeError(f"{fname}: repeats must be an int or an integer array, got a {repeats.dtype.name} "
+                            "array")
+        from ._datadep import require_host
+        return np.asarray(require_host(repeats._v, fname, _REPEAT_HINT), np.int64)
+    if isinstance(repeats, np.ndarray) and repeats.dtype.kind in "iu":
+        return repeats.astype(np.int64)
+    raise TypeError(f"{fname}: repeats must be an int or an integer array, got {type(repeats).__name__}")
+
+
 def repeat(x, repeats, /, *, axis=None):
+    """Each element of x along axis repeated `repeats` times (one count, or one per element).
+
+    Per-element counts are read on the host (the output length depends on them): the source
+    index of every output position is computed there and the result is one gather, whose
+    derivative with respect to x is the sum over each element's copies (a segment sum).
+    """
     x = as_array(x, "repeat")
     if axis is None:
         x = reshape(x, (-1,))
         axis = 0
     axis = normalize_axis(axis, x.ndim, "repeat")
-    if isinstance(repeats, bool) or not isinstance(repeats, (int, np.integer)):
-        from ._array import Array
-        if type(repeats) is not Array:
-            raise TypeError(f"repeat: repeats must be an int or an integer array, got {type(repeats).__name__}")
-        if repeats.dtype not in D.INTEGER:   # a float count would be silently truncated
-            raise TypeError(f"repeat: repeats must be an int or an integer array, got a {repeats.dtype.name} "
-                            "array")
-        from ._datadep import require_host
-        reps = [int(r) for r in require_host(repeats._v, "repeat").reshape(-1)]
-        if len(reps) == 1:
-            repeats = reps[0]
+    reps = _repeat_counts(repeats)
+    if reps is not None:
+        if reps.ndim > 1:
+            raise ValueError(f"repeat: repeats must be an int or a 1-D array, got shape {reps.shape}")
+        if reps.size == 1:
+            repeats = int(reps.reshape(-1)[0])
         else:
-            if len(reps) != x.shape[axis]:
-                raise ValueError(f"repeat: repeats has {len(reps)} entries for an axis of size {x.shape[axis]}")
-            from ._indexing import getitem
-            parts = [getitem(x, (slice(None),) * axis + (slice(i, i + 1),)) for i in range(len(reps))]
-            parts = [repeat(p, r, axis=axis) for p, r in zip(parts, reps) if r > 0]
-            if not parts:
-                shape = list(x.shape)
-                shape[axis] = 0
-                from ._creation import zeros
-                return zeros(tuple(shape), dtype=x.dtype)
-            return concat(parts, axis=axis)
+            n = x.shape[axis]
+            if reps.size != n:
+                raise ValueError(f"repeat: repeats has {reps.size} entries for an axis of size {n}")
+            if reps.size and reps.min() < 0:
+                raise ValueError("repeat: repeats must be non-negative")
+            from ._creation import asarray
+            from ._indexing import take
+            src = np.repeat(np.arange(n, dtype=np.int64), reps)   # the source of each output position
+            return take(x, asarray(src), axis=axis)
+    repeats = int(repeats)
     if repeats < 0:
         raise ValueError("repeat: repeats must be non-negative")
     shape = list(x.shape)
