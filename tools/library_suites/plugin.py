@@ -219,8 +219,9 @@ def _crash_line(report):
     lr = report.longrepr
     crash = getattr(lr, "reprcrash", None)
     if crash is not None:
-        msg = (crash.message or "").strip().splitlines()
-        return (msg[0] if msg else ""), f"{crash.path}:{crash.lineno}"
+        msg = [ln.strip() for ln in (crash.message or "").splitlines() if ln.strip()]
+        # numpy's assert_allclose puts the reason on later lines ("nan location mismatch")
+        return " | ".join(msg[:3]), f"{crash.path}:{crash.lineno}"
     if isinstance(lr, tuple) and len(lr) == 3:   # skip tuples
         return str(lr[2]), f"{lr[0]}:{lr[1]}"
     text = str(lr).strip().splitlines()
