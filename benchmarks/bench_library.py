@@ -1,0 +1,510 @@
+"""Library benchmark: scipy and scikit-learn calls on this backend vs array_api_strict, JAX, torch.
+
+Why: a drop-in Array API backend is used eagerly, through library code, on ever-changing
+shapes (issue 10, item 3). This script times a fixed list of scipy / scikit-learn calls on
+small and medium inputs on each backend, cold and warm, and checks every result against
+array_api_strict's (NumPy underneath), so it doubles as a correctness check.
+
+Run (from the repository root; ``src`` is put on the path if the package is not installed):
+
+    python benchmarks/bench_library.py                 # small and medium inputs
+    python benchmarks/bench_library.py --quick         # small inputs, fewer repeats (smoke run)
+    python benchmarks/bench_library.py --only zscore   # calls whose name contains 'zscore'
+    python benchmarks/bench_library.py --json out.json # also write every number as JSON
+
+Backends: ``ours`` (array_namespace), ``strict`` (array_api_strict, the reference; required),
+``jax`` (jax.numpy, x64 enabled) and ``torch`` (CPU, float64) when installed. Each backend runs
+in its own child process (``--child NAME``) so that caches and jaxlib's process-wide C++ state
+never interfere, with ``SCIPY_ARRAY_API=1`` set before scipy is imported,
+``sklearn.set_config(array_api_dispatch=True)``, and ``XDG_CACHE_HOME`` pointed at a fresh
+empty directory (so a persistent cache under the user's cache directory cannot make a
+"cold" run warm).
+
+COLD: the first call of each function on a never-seen shape. Every call of the list gets its
+own input shape (rows and columns offset by the call's index), so no earlier call of the
+process has compiled or cached anything for its shapes. Imports and backend start-up
+(one tiny array op) happen before, and are reported separately.
+WARM: the median of repeated calls on the same inputs after one extra warm-up call.
+Results are blocked on inside the timed region (ours: ``block_until_ready``; JAX:
+``jax.block_until_ready``; strict and torch CPU are synchronous).
+
+A call that raises, or whose result differs from array_api_strict's (``allclose`` with the
+call's tolerance), or whose warm result differs from its cold one, is reported as FAIL with
+the reason, never timed silently; totals and goals use only calls that passed on both sides.
+"""
+import argparse
+import json
+import os
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+import traceback
+import warnings
+
+import numpy as np
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+SRC = os.path.join(os.path.dirname(HERE), "src")
+sys.path.insert(0, HERE)
+from bench_core import fmt_ratio, fmt_time  # noqa: E402  (shared formatting helpers)
+
+BACKENDS = ("strict", "ours", "jax", "torch")
+BACKEND_MODULE = {"ours": "array_namespace", "strict": "array_api_strict", "jax": "jax",
+                  "torch": "torch"}
+SMALL, MEDIUM = (50, 20), (2000, 50)
+CHILD_TIMEOUT_S = 3600
+
+
+# --------------------------------------------------------------------------- the fixed call list
+# Each case: (name, make_inputs(rng, n, p) -> dict of NumPy arrays, call(L, a) -> array or
+# tuple of arrays, rtol, atol). ``L`` holds the imported libraries; ``a`` the inputs converted
+# to the backend. Inputs are float64 (labels int64).
+
+def _x(rng, n, p):
+    return {"X": rng.standard_normal((n, p))}
+
+
+def _xy(rng, n, p):
+    X = rng.standard_normal((n, p))
+    return {"X": X, "Y": 0.6 * X + 0.8 * rng.standard_normal((n, p))}
+
+
+def _reg(rng, n, p):
+    X = rng.standard_normal((n, p))
+    return {"X": X, "y": X @ rng.standard_normal(p) + 0.1 * rng.standard_normal(n)}
+
+
+def _r2(rng, n, p):
+    y = rng.standard_normal(n * p)
+    return {"y": y, "yhat": y + 0.3 * rng.standard_normal(n * p)}
+
+
+def _cls(k):
+    def make(rng, n, p):
+        X = rng.standard_normal((n, p))
+        y = np.arange(n) % k                      # every class present, balanced
+        X[:, :2] += y[:, None] * 1.5              # separable-ish along two features
+        return {"X": X, "y": y.astype(np.int64)}
+    return make
+
+
+def _gmm(rng, n, p):
+    centers = rng.standard_normal((3, p)) * 4.0
+    return {"X": centers[np.arange(n) % 3] + rng.standard_normal((n, p))}
+
+
+def _pearsonr(L, a):
+    r = L.stats.pearsonr(a["X"], a["Y"], axis=0)
+    return r.statistic, r.pvalue
+
+
+def _gmm_fit(L, a):
+    gm = L.sk.mixture.GaussianMixture(n_components=3, covariance_type="full", init_params="random",
+                                      max_iter=10, tol=0.0, random_state=0).fit(a["X"])
+    return gm.weights_, gm.means_, gm.covariances_
+
+
+CASES = [
+    ("special.logsumexp(axis=1)", _x, lambda L, a: L.special.logsumexp(a["X"], axis=1), 1e-9, 1e-12),
+    ("stats.zscore(axis=0)", _x, lambda L, a: L.stats.zscore(a["X"], axis=0), 1e-9, 1e-12),
+    ("stats.pearsonr(axis=0)", _xy, _pearsonr, 1e-7, 1e-12),
+    ("stats.skew(axis=0)", _x, lambda L, a: L.stats.skew(a["X"], axis=0), 1e-8, 1e-12),
+    ("stats.moment(order=3)", _x, lambda L, a: L.stats.moment(a["X"], order=3, axis=0), 1e-8, 1e-12),
+    ("signal.envelope(axis=-1)", _x, lambda L, a: L.signal.envelope(a["X"], axis=-1), 1e-8, 1e-10),
+    ("signal.gauss_spline(n=3)", _x, lambda L, a: L.signal.gauss_spline(a["X"], 3), 1e-9, 1e-12),
+    ("integrate.trapezoid(axis=0)", _x, lambda L, a: L.integrate.trapezoid(a["X"], axis=0), 1e-9, 1e-12),
+    ("integrate.cumulative_trapezoid", _x,
+     lambda L, a: L.integrate.cumulative_trapezoid(a["X"], axis=0), 1e-9, 1e-12),
+    ("StandardScaler.fit_transform", _x,
+     lambda L, a: L.sk.preprocessing.StandardScaler().fit_transform(a["X"]), 1e-9, 1e-12),
+    ("PCA(5, full).fit_transform", _x,
+     lambda L, a: L.sk.decomposition.PCA(n_components=5, svd_solver="full").fit_transform(a["X"]),
+     1e-7, 1e-9),
+    ("Ridge.fit+predict", _reg,
+     lambda L, a: L.sk.linear_model.Ridge(alpha=1.0).fit(a["X"], a["y"]).predict(a["X"]), 1e-8, 1e-10),
+    ("LogisticRegression(lbfgs).fit+proba", _cls(2),
+     lambda L, a: L.sk.linear_model.LogisticRegression().fit(a["X"], a["y"]).predict_proba(a["X"]),
+     1e-4, 1e-5),
+    ("LDA.fit+predict_proba", _cls(3),
+     lambda L, a: L.sk.discriminant_analysis.LinearDiscriminantAnalysis().fit(
+         a["X"], a["y"]).predict_proba(a["X"]), 1e-7, 1e-9),
+    ("metrics.r2_score", _r2, lambda L, a: L.sk.metrics.r2_score(a["y"], a["yhat"]), 1e-9, 1e-12),
+    ("metrics.euclidean_distances", _x,
+     lambda L, a: L.sk.metrics.pairwise.euclidean_distances(a["X"]), 1e-7, 1e-7),
+    ("GaussianMixture(3, random).fit", _gmm, _gmm_fit, 1e-5, 1e-7),
+]
+
+NOTES = [
+    "signal: envelope and gauss_spline are array-API generic in scipy 1.17.1 (default "
+    "xp_capabilities, no cpu_only conversion to NumPy); most other scipy.signal functions convert "
+    "to NumPy for backends other than cupy/jax/torch",
+    "scikit-learn 1.9.1 array-API support (estimator tags): LogisticRegression only with "
+    "solver='lbfgs' (the default, used here); GaussianMixture only with init_params 'random' or "
+    "'random_from_data' and warm_start=False (used: init_params='random', 10 EM steps, tol=0)",
+]
+
+
+def call_list(sizes, only):
+    """[(index, name, size_label, (n, p), case)] — the shape is offset by the index so every
+    call sees shapes no earlier call in the process has seen."""
+    out, i = [], 0
+    for label, (n0, p0) in sizes:
+        for case in CASES:
+            if only is None or only.lower() in case[0].lower():
+                out.append((i, case[0], label, (n0 + i, p0 + i), case))
+            i += 1
+    return out
+
+
+# --------------------------------------------------------------------------- child process
+
+class Libs:
+    """The libraries a call uses, imported after SCIPY_ARRAY_API is set."""
+
+    def __init__(self):
+        import scipy.integrate
+        import scipy.signal
+        import scipy.special
+        import scipy.stats
+        import sklearn
+        import sklearn.decomposition
+        import sklearn.discriminant_analysis
+        import sklearn.linear_model
+        import sklearn.metrics
+        import sklearn.metrics.pairwise
+        import sklearn.mixture
+        import sklearn.preprocessing
+        sklearn.set_config(array_api_dispatch=True)
+        self.special, self.stats, self.signal = scipy.special, scipy.stats, scipy.signal
+        self.integrate, self.sk = scipy.integrate, sklearn
+
+
+def backend_funcs(name):
+    """(to_backend(np_array), block(result), to_numpy(array)) for one backend."""
+    if name == "ours":
+        import array_namespace as xp
+        from bench_core import _block
+        return xp.asarray, _block, np.asarray
+    if name == "strict":
+        import array_api_strict as xp
+        return xp.asarray, (lambda r: r), np.from_dlpack
+    if name == "jax":
+        import jax
+        jax.config.update("jax_enable_x64", True)
+        import jax.numpy as jnp
+        return jnp.asarray, jax.block_until_ready, np.asarray
+    if name == "torch":
+        import torch
+        return torch.asarray, (lambda r: r), (lambda t: t.detach().cpu().numpy())
+    raise ValueError(f"unknown backend {name!r}")
+
+
+def _leaves(r):
+    return list(r) if isinstance(r, (tuple, list)) else [r]
+
+
+def _as_np(to_np, v):
+    """A result leaf as a float64 NumPy array (Python/NumPy scalars, e.g. r2_score, as 0-d)."""
+    if isinstance(v, (bool, int, float, complex, np.generic, np.ndarray)):
+        return np.asarray(v, dtype=np.float64)
+    return np.asarray(to_np(v), dtype=np.float64)
+
+
+def run_child(backend, quick, only, results_dir):
+    t0 = time.perf_counter()
+    os.environ["SCIPY_ARRAY_API"] = "1"           # before anything imports scipy
+    L = Libs()
+    to_b, block, to_np = backend_funcs(backend)
+    t_import = time.perf_counter() - t0
+    t0 = time.perf_counter()
+    block(to_b(np.ones(3)) * 2.0)                 # start the device / client once, on shape (3,)
+    t_init = time.perf_counter() - t0
+    print("META " + json.dumps({"import_s": t_import, "init_s": t_init}), flush=True)
+
+    reps, budget = (5, 0.5) if quick else (15, 3.0)
+    for idx, name, label, (n, p), case in call_list(sizes_for(quick), only):
+        _, make, call, rtol, atol = case
+        rec = {"idx": idx, "name": name, "size": label, "shape": [n, p], "cold": None,
+               "warm": None, "error": None}
+        try:
+            inputs = make(np.random.default_rng(1000 + idx), n, p)
+            a = {k: to_b(v) for k, v in inputs.items()}
+            block(list(a.values()))
+            with warnings.catch_warnings():
+                warnings.simplefilter("ignore")
+                t = time.perf_counter()
+                out = block(call(L, a))
+                rec["cold"] = time.perf_counter() - t
+                cold_np = [_as_np(to_np, v) for v in _leaves(out)]
+                block(call(L, a))                 # one more warm-up call
+                times, t_all = [], time.perf_counter()
+                while len(times) < reps and (len(times) < 3 or time.perf_counter() - t_all < budget):
+                    t = time.perf_counter()
+                    out = block(call(L, a))
+                    times.append(time.perf_counter() - t)
+            rec["warm"] = statistics.median(times)
+            rec["warm_reps"] = len(times)
+            warm_np = [_as_np(to_np, v) for v in _leaves(out)]
+            bad = [i for i, (c, w) in enumerate(zip(cold_np, warm_np))
+                   if c.shape != w.shape or not np.allclose(c, w, rtol=rtol, atol=atol, equal_nan=True)]
+            if len(cold_np) != len(warm_np) or bad:
+                rec["error"] = f"warm result differs from the cold one (output(s) {bad})"
+            np.savez(os.path.join(results_dir, f"{backend}-{idx}.npz"), *cold_np)
+        except Exception as e:
+            rec["error"] = f"{type(e).__name__}: {e}".splitlines()[0][:300]
+            rec["traceback"] = traceback.format_exc()[-3000:]
+        print("CASE " + json.dumps(rec), flush=True)
+    return 0
+
+
+def sizes_for(quick):
+    return [("small", SMALL)] if quick else [("small", SMALL), ("medium", MEDIUM)]
+
+
+# --------------------------------------------------------------------------- parent
+
+def available_backends():
+    import importlib.util
+    out = []
+    for b in BACKENDS:
+        if b == "ours":
+            out.append(b)           # made importable through PYTHONPATH=src if needed
+        elif importlib.util.find_spec(BACKEND_MODULE[b]) is not None:
+            out.append(b)
+    return out
+
+
+def spawn(backend, args, results_dir):
+    """Run one backend's child; returns (meta, {idx: record}, problem or None)."""
+    cmd = [sys.executable, os.path.abspath(__file__), "--child", backend, "--results-dir", results_dir]
+    cmd += (["--quick"] if args.quick else []) + (["--only", args.only] if args.only else [])
+    env = dict(os.environ, SCIPY_ARRAY_API="1",
+               XDG_CACHE_HOME=os.path.join(results_dir, f"cache-{backend}"))
+    env["PYTHONPATH"] = os.pathsep.join(filter(None, [SRC, env.get("PYTHONPATH")]))
+    t0 = time.perf_counter()
+    problem, stdout = None, ""
+    try:
+        proc = subprocess.run(cmd, capture_output=True, text=True, env=env, timeout=CHILD_TIMEOUT_S)
+        stdout = proc.stdout
+        if proc.returncode != 0:
+            problem = f"{backend} child exited with {proc.returncode}:\n{proc.stderr[-2000:]}"
+    except subprocess.TimeoutExpired as e:
+        stdout = (e.stdout or b"").decode() if isinstance(e.stdout, bytes) else (e.stdout or "")
+        problem = f"{backend} child timed out after {CHILD_TIMEOUT_S} s (partial results kept)"
+    meta, recs = {}, {}
+    for ln in stdout.splitlines():
+        if ln.startswith("META "):
+            meta = json.loads(ln[5:])
+        elif ln.startswith("CASE "):
+            r = json.loads(ln[5:])
+            recs[r["idx"]] = r
+    print(f"  ... {backend}: {len(recs)} calls in {time.perf_counter() - t0:.1f} s", flush=True)
+    return meta, recs, problem
+
+
+def check_against_strict(recs, results_dir, calls):
+    """Mark each non-strict record whose result differs from strict's as failed."""
+    for idx, name, _, _, case in calls:
+        ref_path = os.path.join(results_dir, f"strict-{idx}.npz")
+        for b, by_idx in recs.items():
+            r = by_idx.get(idx)
+            if b == "strict" or r is None or r["error"]:
+                continue
+            if not os.path.exists(ref_path):
+                r["error"] = "no array_api_strict result to check against"
+                continue
+            with np.load(ref_path) as ref, np.load(os.path.join(results_dir, f"{b}-{idx}.npz")) as got:
+                keys = sorted(ref.files)
+                if sorted(got.files) != keys:
+                    r["error"] = f"WRONG: {len(got.files)} outputs, strict has {len(keys)}"
+                    continue
+                for k in keys:
+                    w, g = ref[k], got[k]
+                    if g.shape != w.shape:
+                        r["error"] = f"WRONG: output {k} shape {g.shape}, strict {w.shape}"
+                        break
+                    if not np.allclose(g, w, rtol=case[3], atol=case[4], equal_nan=True):
+                        err = np.nanmax(np.abs(g - w)) if g.size else 0.0
+                        r["error"] = (f"WRONG vs strict: output {k} max abs err {err:.3g} "
+                                      f"(rtol {case[3]}, atol {case[4]})")
+                        break
+
+
+def cell(r, key):
+    if r is None:
+        return "-"
+    return "FAIL" if r["error"] else fmt_time(r[key])
+
+
+def ratio(ra, rb, key):
+    if ra is None or rb is None or ra["error"] or rb["error"]:
+        return "-"
+    return fmt_ratio(ra[key], rb[key])
+
+
+def print_table(rows, out=sys.stdout):
+    widths = [max(len(row[i]) for row in rows) for i in range(len(rows[0]))]
+    line = lambda row: "  ".join(c.ljust(w) if i < 2 else c.rjust(w)
+                                 for i, (c, w) in enumerate(zip(row, widths)))
+    print(line(rows[0]), file=out)
+    print("  ".join("-" * w for w in widths), file=out)
+    for row in rows[1:]:
+        print(line(row), file=out)
+
+
+def summarize(calls, recs, present):
+    """Totals (per pair of backends, over calls passing on both) and the issue's goals."""
+    ours = recs.get("ours", {})
+    totals, goals = {}, []
+    for other in [b for b in present if b != "ours"]:
+        both = [i for i, *_ in calls if ours.get(i) and not ours[i]["error"]
+                and recs[other].get(i) and not recs[other][i]["error"]]
+        t = {"calls": len(both)}
+        for key in ("cold", "warm"):
+            t[f"ours_{key}"] = sum(ours[i][key] for i in both)
+            t[f"{other}_{key}"] = sum(recs[other][i][key] for i in both)
+        totals[other] = t
+    n_calls = len(calls)
+    n_fail = sum(1 for i, *_ in calls if ours.get(i) is None or ours[i]["error"])
+    goals.append(("(prerequisite) ours passes every call (checked against array_api_strict)",
+                  n_fail == 0, f"{n_calls - n_fail}/{n_calls} pass"))
+
+    def worst(other, key, limit):
+        over = []
+        for i, name, label, *_ in calls:
+            a, b = ours.get(i), recs.get(other, {}).get(i)
+            if a and b and not a["error"] and not b["error"] and a[key] > limit * b[key]:
+                over.append(f"{name} [{label}] {a[key] / b[key]:.1f}x")
+        return over
+
+    for key in ("cold", "warm"):
+        if "strict" in totals:
+            t = totals["strict"]
+            over = worst("strict", key, 3.0)
+            tot = t[f"ours_{key}"] / t[f"strict_{key}"] if t[f"strict_{key}"] else float("nan")
+            goals.append((f"within 3x of array_api_strict, {key}", not over and tot <= 3.0 and n_fail == 0,
+                          f"total {tot:.1f}x; {len(over)} call(s) over 3x" + (": " + "; ".join(over) if over else "")))
+    if "jax" in totals:
+        for key in ("cold", "warm"):
+            t = totals["jax"]
+            over = worst("jax", key, 1.0)
+            tot = t[f"ours_{key}"] / t[f"jax_{key}"] if t[f"jax_{key}"] else float("nan")
+            goals.append((f"faster than JAX, {key}", not over and n_fail == 0,
+                          f"total {tot:.2f}x; {len(over)} call(s) slower" + (": " + "; ".join(over) if over else "")))
+    return totals, goals
+
+
+def main(argv=None):
+    ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    ap.add_argument("--quick", action="store_true", help="small inputs only, fewer repeats")
+    ap.add_argument("--only", default=None, help="run only calls whose name contains this substring")
+    ap.add_argument("--json", default=None, help="also write all numbers to this JSON file")
+    ap.add_argument("--backends", default=None, help="comma list (default: all installed of "
+                    + ",".join(BACKENDS) + "); ours and strict (the reference) always run")
+    ap.add_argument("--child", default=None, help=argparse.SUPPRESS)
+    ap.add_argument("--results-dir", default=None, help=argparse.SUPPRESS)
+    args = ap.parse_args(argv)
+    if args.child:
+        return run_child(args.child, args.quick, args.only, args.results_dir)
+
+    calls = call_list(sizes_for(args.quick), args.only)
+    if not calls:
+        print(f"no call matches --only {args.only!r}")
+        return 2
+    present = available_backends()
+    if "strict" not in present:
+        print("array_api_strict is required as the reference: pip install array-api-strict")
+        return 2
+    if args.backends:
+        want = set(args.backends.split(",")) | {"strict", "ours"}
+        present = [b for b in present if b in want]
+    from importlib.metadata import version
+    versions = {}
+    for pkg in ("numpy", "scipy", "scikit-learn", "array-api-strict", "jax", "jaxlib", "torch"):
+        try:
+            versions[pkg] = version(pkg)
+        except Exception:
+            versions[pkg] = None
+    load0 = os.getloadavg()
+    print("; ".join(f"{k} {v}" for k, v in versions.items() if v) +
+          f"; backends {','.join(present)}; load average {load0[0]:.1f}" +
+          ("; --quick" if args.quick else ""), flush=True)
+    missing = [b for b in BACKENDS if b not in present]
+    selected = args.backends.split(",") if args.backends else BACKENDS
+    t_start = time.perf_counter()
+    recs, metas, problems = {}, {}, []
+    with tempfile.TemporaryDirectory(prefix="bench_library-") as results_dir:
+        for b in present:
+            metas[b], recs[b], problem = spawn(b, args, results_dir)
+            if problem:
+                problems.append(problem)
+        check_against_strict(recs, results_dir, calls)
+
+    others = [b for b in ("strict", "jax", "torch") if b in present]
+    cols = ["ours"] + others
+    header = (["call", "size"] + [f"{b} cold" for b in cols] + [f"{b} warm" for b in cols]
+              + ["ours/strict cold", "ours/strict warm"]
+              + (["ours/jax cold", "ours/jax warm"] if "jax" in present else []))
+    rows = [header]
+    for i, name, label, (n, p), _ in calls:
+        rs = {b: recs[b].get(i) for b in cols}
+        row = [name, f"{label} {n}x{p}"] + [cell(rs[b], "cold") for b in cols] + [cell(rs[b], "warm") for b in cols]
+        row += [ratio(rs["ours"], rs["strict"], "cold"), ratio(rs["ours"], rs["strict"], "warm")]
+        if "jax" in present:
+            row += [ratio(rs["ours"], rs["jax"], "cold"), ratio(rs["ours"], rs["jax"], "warm")]
+        rows.append(row)
+    print()
+    print_table(rows)
+    totals, goals = summarize(calls, recs, present)
+    print("\ntotals (sum over the calls that passed on both backends of a pair):")
+    trows = [["pair", "calls", "ours cold", "other cold", "ours/other cold", "ours warm", "other warm",
+              "ours/other warm"]]
+    for b, t in totals.items():
+        trows.append([f"ours vs {b}", str(t["calls"]), fmt_time(t["ours_cold"]), fmt_time(t[f"{b}_cold"]),
+                      fmt_ratio(t["ours_cold"], t[f"{b}_cold"]), fmt_time(t["ours_warm"]),
+                      fmt_time(t[f"{b}_warm"]), fmt_ratio(t["ours_warm"], t[f"{b}_warm"])])
+    print_table(trows)
+    print("\ngoals (issue 10):")
+    for text, ok, detail in goals:
+        print(f"  [{'MET' if ok else 'NOT MET'}] {text}: {detail}")
+    load1 = os.getloadavg()
+    print(f"\n(total {time.perf_counter() - t_start:.1f} s; load average {load0[0]:.1f} at start, "
+          f"{load1[0]:.1f} at end; cold = first call on a fresh shape in a fresh process, warm = median "
+          "of repeats; ratios > 1 mean ours is slower)")
+    for b in present:
+        m = metas.get(b) or {}
+        if m:
+            print(f"note: {b}: imports {fmt_time(m['import_s'])}, backend start-up {fmt_time(m['init_s'])} "
+                  "(not in the cold times)")
+    for b in missing:
+        print(f"note: {b} {'not installed' if b in selected else 'not selected'}: its columns are left out")
+    for note in NOTES:
+        print(f"note: {note}")
+    failures = [(b, r) for b in cols for i, *_ in calls for r in [recs[b].get(i)] if r and r["error"]]
+    absent = [(b, name) for b in cols for i, name, *_ in calls if recs[b].get(i) is None]
+    if failures or absent or problems:
+        print(f"\n{len(failures) + len(absent) + len(problems)} problem(s):")
+        for b, r in failures:
+            print(f"- [{b}] {r['name']} [{r['size']}]: {r['error']}")
+        for b, name in absent:
+            print(f"- [{b}] {name}: no result (child died or timed out)")
+        for p in problems:
+            print("-", p.rstrip())
+    if args.json:
+        with open(args.json, "w") as f:
+            json.dump({"versions": versions, "quick": args.quick, "only": args.only,
+                       "load_average": {"start": load0, "end": load1}, "backends": present,
+                       "meta": metas, "calls": [{"idx": i, "name": nm, "size": lb, "shape": [n, p],
+                                                 "results": {b: recs[b].get(i) for b in cols}}
+                                                for i, nm, lb, (n, p), _ in calls],
+                       "totals": totals, "goals": [{"goal": g, "met": ok, "detail": d} for g, ok, d in goals],
+                       "problems": problems, "notes": NOTES}, f, indent=1)
+        print(f"wrote {args.json}")
+    ours_fail = any(b == "ours" for b, _ in failures) or any(b == "ours" for b, _ in absent)
+    return 1 if ours_fail or problems else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
