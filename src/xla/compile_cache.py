@@ -5,7 +5,8 @@ program) and every new process pays it again, while loading a serialized executa
 few ms. `compile(module, device)` is the one compile path (xla/runtime.compile_jaxpr).
 
 Entries: one file per executable, `<dir>/<key>.xla`, written by a background thread so the
-caller never waits on the disk: temp file in the same directory, fsync, `os.replace` -- a
+caller never waits on the disk (an executable waiting to be written serves
+repeated compiles of its module meanwhile): temp file in the same directory, fsync, `os.replace` -- a
 crash or a concurrent writer leaves the old entry, the new one, or none, never a mix.
 A file is a header (magic, format version, key digest, payload length, payload sha256) and
 jaxlib's serialized executable; one that is truncated, corrupt, of another format or filed
@@ -133,10 +134,14 @@ def compile(module, device):
         return _jaxlib.compile(module, device)
     digest = key_of(text, device)
     path = os.path.join(directory, digest.hex() + SUFFIX)
+    exe = _writer.pending.get((path, device))   # compiled here, not yet on disk
+    if exe is not None:
+        _note("hit", digest.hex(), name)
+        return exe
     exe = _load(path, digest, device, name)
     if exe is None:
         exe = _jaxlib.compile(module, device)
-        _writer.put((directory, cap, path, digest, exe, name))
+        _writer.put((directory, cap, path, digest, exe, name), (path, device))
     return exe
 
 
@@ -258,22 +263,26 @@ class _Writer:
         self.lock = threading.Lock()
         self.totals = {}     # directory -> bytes it held at the last scan plus what we wrote since
         self.writes = 0
+        self.pending = {}    # (path, device) -> executable queued for writing: reused meanwhile
 
-    def put(self, item):
+    def put(self, item, pending_key):
         with self.lock:
             if self.thread is None or not self.thread.is_alive():
                 self.thread = threading.Thread(target=self._run, name="array_namespace-compile-cache", daemon=True)
                 self.thread.start()
-        self.queue.put(item)
+            self.pending[pending_key] = item[4]
+        self.queue.put((item, pending_key))
 
     def _run(self):
         while True:
-            item = self.queue.get()
+            item, pending_key = self.queue.get()
             try:
                 self._store(*item)
             except Exception:   # noqa: BLE001 -- a cache that cannot write is only slower
                 _note("error", item[3].hex(), item[5])
             finally:
+                with self.lock:
+                    self.pending.pop(pending_key, None)
                 self.queue.task_done()
 
     def _store(self, directory, cap, path, digest, exe, name):

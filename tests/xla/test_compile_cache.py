@@ -95,6 +95,16 @@ def test_second_compile_is_a_hit_equal_to_a_fresh_compile(cache, monkeypatch):
     assert first.tobytes() == hit.tobytes() == fresh.tobytes()
 
 
+def test_a_repeated_compile_before_the_write_lands_compiles_nothing(cache):
+    d, compiles = cache
+    before = cc.stats.copy()
+    outs = [run(1.75) for _ in range(3)]               # no flush: the entry may still be queued
+    assert len(compiles) == 1 and delta(before) == {"miss": 1, "hit": 2}
+    assert outs[0].tobytes() == outs[1].tobytes() == outs[2].tobytes()
+    cc.flush()
+    assert cc.stats["write"] - before.get("write", 0) == 1
+
+
 def _flip_payload(data, other):
     b = bytearray(data)
     b[len(b) // 2] ^= 0x40
