@@ -193,10 +193,14 @@ class Jitted:
         self.static_argnums = as_tuple(static_argnums)
         self.static_argnames = as_tuple(static_argnames)
         self.donate_argnums = as_tuple(donate_argnums)
-        try:
-            self._sig = inspect.signature(fun)
-        except (TypeError, ValueError):
-            self._sig = None
+        inner = getattr(fun, "_jitted", None)
+        if isinstance(inner, Jitted):
+            self._sig = inner._sig    # jit(jit(f)): reuse, never re-walk the chain (constant time per level)
+        else:
+            try:
+                self._sig = inspect.signature(fun)
+            except (TypeError, ValueError):
+                self._sig = None
         if self._sig is not None and self.static_argnames:
             params = list(self._sig.parameters)
             self.static_argnums = tuple(sorted(set(self.static_argnums) | {
@@ -303,6 +307,8 @@ class Jitted:
         return tuple(mask)
 
     def _run(self, ent, raw):
+        if _state.trace is EVAL:   # host-held eager values enter XLA as (cached) device buffers
+            raw, ent.consts = _buffers(raw), _buffers(ent.consts)
         if _state.trace is EVAL and all(type(r) is boxing.buffer_type for r in raw):
             if ent.exe is None:
                 from xla import runtime
@@ -347,6 +353,7 @@ class Jitted:
         dyn_kw = {k: v for k, v in kwargs.items() if k not in self.static_argnames}
         leaves = _jaxlib.cpp_flatten((tuple(dyn), dyn_kw))[0]   # before running: donation deletes inputs
         ent, raw, arg_leaves = self._entry(args, kwargs)
+        raw = _buffers(raw)
         outs = self._run(ent, raw)
         result = self._finish(ent, arg_leaves, outs)
         fp = None if ent.mutated else _fastpath(ent, raw, outs, result, leaves)
@@ -372,7 +379,9 @@ def _register_cpp_nodes():
         a._v = kids[0]
         a._trace = EVAL
         return a
-    _jaxlib.cpp_registry.register_node(box_type, lambda a: ((a._v,), None), unflatten)
+    as_buffer, buf = boxing.as_buffer, boxing.buffer_type
+    _jaxlib.cpp_registry.register_node(
+        box_type, lambda a: ((a._v if type(a._v) is buf else as_buffer(a._v),), None), unflatten)
     for cls, (flat, unflat) in list(_registry.items()):
         _jaxlib.cpp_registry.register_node(cls, flat, unflat)
     add_registration_hook(lambda cls, flat, unflat: _jaxlib.cpp_registry.register_node(cls, flat, unflat))
@@ -390,12 +399,37 @@ def _cpp_dispatcher(jitted):
     # A token owned by this wrapper, never reused: id() of a freed wrapper comes back, and the C++ cache
     # would then run the dead wrapper's executable (or donate where this wrapper does not).
     key = ("array_namespace.jit", next(_wrapper_tokens))
-    return _jaxlib.cpp_dispatcher(jitted.__name__, jitted.fun, jitted._cache_miss, sorted(jitted.static_argnums),
-                                  list(jitted.static_argnames), key)
+    return _jaxlib.cpp_dispatcher(jitted.__name__, _signature_carrier(jitted), jitted._cache_miss,
+                                  sorted(jitted.static_argnums), list(jitted.static_argnames), key)
+
+
+def _signature_carrier(jitted):
+    """What the C++ dispatcher's __signature__ property inspects: the function itself, or, where we
+    know its signature, a forwarder carrying it -- so jit(jit(...)) never re-walks the chain per level
+    (inspect would otherwise probe __signature__ at each level, each probing the rest: 2^depth)."""
+    fun = jitted.fun
+    if jitted._sig is None:
+        return fun
+
+    def forward(*args, **kwargs):
+        return fun(*args, **kwargs)
+    forward.__signature__ = jitted._sig
+    forward.__name__ = forward.__qualname__ = jitted.__name__
+    forward.__doc__ = getattr(fun, "__doc__", None)
+    return forward
 
 
 _cpp_ready = False
 _wrapper_tokens = itertools.count()
+
+
+def _buffers(vals):
+    """Eager values as XLA takes them (the runtime's `as_buffer`: host-held values -> device buffers)."""
+    buf = boxing.buffer_type
+    if all(type(v) is buf for v in vals):
+        return vals
+    conv = boxing.as_buffer
+    return type(vals)(v if type(v) is buf else conv(v) for v in vals)
 
 
 def _fastpath(ent, raw, outs, result, leaves):
@@ -443,6 +477,7 @@ def jit(fun=None, *, static_argnums=(), static_argnames=(), donate_argnums=()):
     cpp.__name__ = jitted.__name__
     cpp.__wrapped__ = fun
     cpp.lower, cpp.trace, cpp.trace_count, cpp._jitted = jitted.lower, jitted.trace, 0, jitted
+
     return cpp
 
 

@@ -125,3 +125,24 @@ def test_non_donating_wrapper_keeps_its_input_after_a_donating_one_died():
             assert float(X[0]) == i   # not donated: still readable
         del g
         gc.collect()
+
+
+def test_nested_jit_builds_and_inspects_in_linear_work(monkeypatch):
+    """jit(jit(...)) 30 deep: building it and inspect.signature of it stay linear in the depth
+    (they were exponential: every level probed __signature__ of all the levels below)."""
+    import inspect
+    calls = {"n": 0}
+    real = inspect.Signature.from_callable.__func__
+
+    def counting(cls, obj, **kw):
+        calls["n"] += 1
+        if calls["n"] > 200:   # fail fast instead of running 2**30 probes
+            raise AssertionError("inspect.signature called more than 200 times for a 30-deep jit chain")
+        return real(cls, obj, **kw)
+    monkeypatch.setattr(inspect.Signature, "from_callable", classmethod(counting))
+    f = lambda x, y=2.0: x + y  # noqa: E731
+    for _ in range(30):
+        f = jit(f)
+    assert str(inspect.signature(f)) == "(x, y=2.0)"
+    assert calls["n"] < 200, calls["n"]
+    np.testing.assert_allclose(np.asarray(f(xp.ones(2))), [3.0, 3.0])
