@@ -211,16 +211,27 @@ class set_trace:
         self.trace = trace
 
     def __enter__(self):
-        self.prev = _state.trace
-        _state.trace = self.trace
-        if _on_trace_change is not None:
-            _on_trace_change(None if self.trace is EVAL else True)
+        prev = self.prev = _state.trace
+        try:
+            _state.trace = self.trace
+            if _on_trace_change is not None:
+                _on_trace_change(None if self.trace is EVAL else True)
+        except BaseException:   # e.g. KeyboardInterrupt between the two: __exit__ will not run, so undo here
+            _restore(prev)
+            raise
         return self.trace
 
     def __exit__(self, *exc):
-        _state.trace = self.prev
+        _restore(self.prev)
+
+
+def _restore(prev):
+    """Make `prev` current again; the jaxlib mirror follows even if an interrupt lands in between."""
+    try:
+        _state.trace = prev
+    finally:
         if _on_trace_change is not None:
-            _on_trace_change(None if self.prev is EVAL else True)
+            _on_trace_change(None if prev is EVAL else True)
 
 
 def is_tracer(x) -> bool:

@@ -58,3 +58,27 @@ def test_concretization_errors_name_the_line_outside_the_library_that_asked():
     with pytest.raises(ConcretizationTypeError) as info:
         jit(lambda m: xp.ones(3)[m])(xp.ones(3) > 0)
     assert "test_hygiene.py" in str(info.value)
+
+
+def test_interrupt_inside_set_trace_leaves_eager_mode_clean(monkeypatch):
+    import pytest
+
+    import array_namespace as xp
+    from transforms import core
+
+    real = core._on_trace_change
+    state = {"armed": True}
+
+    def hook(v):
+        real(v)
+        if state["armed"] and v is True:
+            state["armed"] = False
+            raise KeyboardInterrupt   # lands inside set_trace.__enter__, after the trace was made current
+    monkeypatch.setattr(core, "_on_trace_change", hook)
+    with pytest.raises(KeyboardInterrupt):
+        jit(lambda x: x + 1)(xp.ones(2) * 3.0)
+    monkeypatch.setattr(core, "_on_trace_change", real)
+    assert core.current_trace() is core.EVAL
+    y = xp.ones(2) + 1.0          # eager again: a concrete value, not a tracer
+    assert float(y[0]) == 2.0
+    assert [float(v) for v in jit(lambda x: x * 2)(xp.ones(2))] == [2.0, 2.0]
