@@ -16,9 +16,9 @@ Backends: ``ours`` (array_namespace), ``strict`` (array_api_strict, the referenc
 ``jax`` (jax.numpy, x64 enabled) and ``torch`` (CPU, float64) when installed. Each backend runs
 in its own child process (``--child NAME``) so that caches and jaxlib's process-wide C++ state
 never interfere, with ``SCIPY_ARRAY_API=1`` set before scipy is imported,
-``sklearn.set_config(array_api_dispatch=True)``, and ``XDG_CACHE_HOME`` pointed at a fresh
-empty directory (so a persistent cache under the user's cache directory cannot make a
-"cold" run warm).
+``sklearn.set_config(array_api_dispatch=True)``, and ``XDG_CACHE_HOME`` and
+``ARRAY_NAMESPACE_CACHE_DIR`` pointed at a fresh empty directory (so a persistent compilation
+cache cannot make a "cold" run warm).
 
 COLD: the first call of each function on a never-seen shape. Every call of the list gets its
 own input shape (rows and columns offset by the call's index), so no earlier call of the
@@ -280,8 +280,8 @@ def spawn(backend, args, results_dir):
     """Run one backend's child; returns (meta, {idx: record}, problem or None)."""
     cmd = [sys.executable, os.path.abspath(__file__), "--child", backend, "--results-dir", results_dir]
     cmd += (["--quick"] if args.quick else []) + (["--only", args.only] if args.only else [])
-    env = dict(os.environ, SCIPY_ARRAY_API="1",
-               XDG_CACHE_HOME=os.path.join(results_dir, f"cache-{backend}"))
+    cache = os.path.join(results_dir, f"cache-{backend}")       # fresh: a cold run stays cold
+    env = dict(os.environ, SCIPY_ARRAY_API="1", XDG_CACHE_HOME=cache, ARRAY_NAMESPACE_CACHE_DIR=cache)
     env["PYTHONPATH"] = os.pathsep.join(filter(None, [SRC, env.get("PYTHONPATH")]))
     t0 = time.perf_counter()
     problem, stdout = None, ""
