@@ -77,7 +77,7 @@ def device_put(x: np.ndarray, aval, device):
 
 
 def compile(module, device, donated=()):
-    opts = compile_options()
+    opts = compile_options(device)
     callbacks = host_callbacks_of(module)
     if callbacks:
         return client().compile_and_load(module, xc.DeviceList((device,)), opts, callbacks)
@@ -85,8 +85,10 @@ def compile(module, device, donated=()):
 
 
 # Persistent compilation cache (xla/compile_cache.py): the executable's bytes and what they depend on.
-def compile_options():
-    return xc.CompileOptions()
+def compile_options(device):
+    opts = xc.CompileOptions()   # without an assignment XLA runs on device 0 whatever the DeviceList says
+    opts.device_assignment = xc.DeviceAssignment.create(np.array([[device.id]]))
+    return opts
 
 
 def module_text(module) -> str:
@@ -100,8 +102,8 @@ def executable_key_parts(device) -> list:
     """Everything besides the module that a compiled executable depends on."""
     c = client()
     return [JAXLIB_VERSION, str(xc._version), c.platform, c.platform_version, c.runtime_type,
-            device.platform, device.device_kind, str(len(c.devices())),
-            compile_options().SerializeAsString().hex(), os.environ.get("XLA_FLAGS", "")]
+            device.platform, device.device_kind, str(device.id), str(len(c.devices())),
+            compile_options(device).SerializeAsString().hex(), os.environ.get("XLA_FLAGS", "")]
 
 
 def serialize_executable(exe) -> bytes:
@@ -110,7 +112,7 @@ def serialize_executable(exe) -> bytes:
 
 def deserialize_executable(blob: bytes, device):
     """Never pass bytes from an untrusted source: they become machine code."""
-    return client().deserialize_executable(blob, xc.DeviceList((device,)), compile_options())
+    return client().deserialize_executable(blob, xc.DeviceList((device,)), compile_options(device))
 
 
 # Host callbacks (xla/lower_callbacks.py): a compiled program calls Python through jaxlib's

@@ -343,3 +343,33 @@ def test_a_second_process_compiles_nothing(tmp_path):
     for _ in range(10):
         x = np.tanh(x @ y + 1.0) * 0.5 - x / 3.0
     np.testing.assert_allclose(np.frombuffer(bytes.fromhex(out_c[0])), x.sum(axis=0), rtol=1e-12)
+
+
+DEVICES_SCRIPT = textwrap.dedent("""
+    import numpy as np
+    import array_namespace as xp
+    from transforms import make_jaxpr
+    from xla import _jaxlib, compile_cache as cc, runtime
+    X = np.arange(6.0)
+    closed = make_jaxpr(lambda x: xp.cos(x) * 2.0 + x)(xp.asarray(X))
+    for rnd in range(2):                               # compile (and store), then load from disk
+        for dev in runtime.devices():
+            out = runtime.compile_jaxpr(closed, device=dev)([_jaxlib.device_put(X, closed.jaxpr.invars[0].aval, dev)])[0]
+            assert _jaxlib.device_of(out) == dev, (rnd, dev)
+            np.testing.assert_allclose(np.asarray(out), np.cos(X) * 2.0 + X, rtol=1e-14)
+        cc.flush()
+        print(rnd, dict(cc.stats))
+        cc.stats.clear()
+""")
+
+
+def test_each_device_has_its_own_entry(tmp_path):
+    """An executable keeps its device assignment: one compiled for cpu:0 cannot run on cpu:1."""
+    env = dict(os.environ, ARRAY_NAMESPACE_CACHE_DIR=str(tmp_path), ARRAY_NAMESPACE_CPU_DEVICES="2",
+               PYTHONPATH=os.pathsep.join([SRC, os.environ.get("PYTHONPATH", "")]))
+    env.pop("ARRAY_NAMESPACE_CACHE", None)
+    proc = subprocess.run([sys.executable, "-c", DEVICES_SCRIPT], env=env, text=True, capture_output=True,
+                          timeout=300)
+    assert proc.returncode == 0, proc.stderr
+    assert proc.stdout.split("\n")[:2] == ["0 {'miss': 2, 'write': 2}", "1 {'hit': 2}"]
+    assert len(list(tmp_path.iterdir())) == 2
