@@ -120,8 +120,47 @@ not_foldable: set = set()        # prims never constant-folded at trace time (ef
 
 
 def abstract_eval(prim, avals, params):
+    """The output aval(s) of `prim`, checked for size before anything reaches XLA (whose answer to an
+    impossible size is to abort the process)."""
     out = abstract_eval_rules[prim](*avals, **params)
+    for a in (out if prim.multiple_results else (out,)):
+        check_size(a, prim.name)
     return out
+
+
+_INT64_MAX = 2 ** 63 - 1
+
+
+def _host_memory_bytes():
+    try:
+        return os.sysconf("SC_PAGE_SIZE") * os.sysconf("SC_PHYS_PAGES")
+    except (ValueError, OSError, AttributeError):
+        return None
+
+
+# What one array may occupy on the device: the machine's memory for the CPU; a backend with better
+# knowledge (a GPU's memory stats) replaces it through set_memory_limit.
+_memory_limit = [_host_memory_bytes()]
+
+
+def set_memory_limit(nbytes):
+    _memory_limit[0] = nbytes
+
+
+def check_size(aval, what):
+    """ValueError for a shape whose element count overflows int64; MemoryError for an array larger than
+    the device can hold -- typed errors instead of an abort inside XLA."""
+    n = 1
+    for d in aval.shape:
+        n *= d
+    if n > _INT64_MAX:
+        raise ValueError(f"{what}: the shape {tuple(aval.shape)} has {n} elements, more than an array can "
+                         f"index (2**63 - 1)")
+    nbytes = n * aval.dtype.itemsize
+    limit = _memory_limit[0]
+    if limit is not None and nbytes > limit:
+        raise MemoryError(f"{what}: an array of shape {tuple(aval.shape)} and dtype {aval.dtype.name} needs "
+                          f"{nbytes:,} bytes, more than the device can hold ({limit:,} bytes)")
 
 
 def bind(prim, *args, **params):
