@@ -307,7 +307,15 @@ SCRIPT = textwrap.dedent("""
     x = xp.asarray(np.linspace(-1.0, 1.0, 64).reshape(8, 8))
     out = jit(program)(x, xp.exp(x) * 0.25)
     own = jit(lambda v: v * float(sys.argv[1]) + 1.0)(x)      # a key no other process compiles
-    print(np.asarray(out).tobytes().hex(), np.asarray(own).tobytes().hex())
+    donor = xp.asarray(np.arange(64.0))
+    donated = jit(lambda v, w: v * 2.0 + w, donate_argnums=0)(donor, xp.ones(64))
+    try:
+        np.asarray(donor)
+        state = "kept"
+    except RuntimeError:
+        state = "donated"
+    print(np.asarray(out).tobytes().hex(), np.asarray(own).tobytes().hex(), np.asarray(donated).tobytes().hex(),
+          state)
 """)
 
 
@@ -337,7 +345,9 @@ def test_a_second_process_compiles_nothing(tmp_path):
     out_c, ev_c = _finish(_spawn(d, 2.0))
     assert ev_c.get("miss", 0) == 0 and ev_c.get("bad", 0) == 0 and ev_c.get("write", 0) == 0
     assert ev_c.get("hit", 0) >= 2                    # the two jitted programs at least
-    assert out_c == out_a                              # a hit computes what a fresh compile did
+    assert out_c == out_a                              # a hit computes (and donates) as a fresh compile did
+    assert out_c[3] == "donated"
+    np.testing.assert_array_equal(np.frombuffer(bytes.fromhex(out_c[2])), np.arange(64.0) * 2.0 + 1.0)
     x = np.linspace(-1.0, 1.0, 64).reshape(8, 8)
     y = np.exp(x) * 0.25
     for _ in range(10):
