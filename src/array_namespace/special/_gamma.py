@@ -22,7 +22,8 @@ from .._helpers import cast, weak_scalar, wrap
 from .. import _helpers as H
 
 __all__ = ["gammaln", "loggamma", "gamma", "gammasgn", "rgamma", "psi", "digamma", "polygamma", "zeta", "zetac",
-           "multigammaln", "poch", "binom"]
+           "multigammaln", "poch", "binom", "gammainc", "gammaincc", "gammaincinv", "gammainccinv", "chdtr",
+           "chdtrc", "chdtri", "gdtr", "gdtrc", "pdtr", "pdtrc", "pdtri"]
 
 
 # ------------------------------------------------------------------ validation / promotion
@@ -326,3 +327,100 @@ def binom(n, k, /):
     r = xp.where(sym, wrap(bind(stop_gradient_p, r._v)) * unit(lnk), r * unit(lk))
     out = xp.where(small, r, g)
     return xp.where((n < 0) & (nx == n), xp.nan, out)
+
+
+# ------------------------------------------------------ regularized incomplete gamma and inverses
+def gammainc(a, x, /):
+    """Regularized lower incomplete gamma P(a, x) (scipy.special.gammainc); differentiable in a and x
+    (the second derivative in a is not implemented)."""
+    (a, x), _ = _raw_floats("gammainc", ("a", "x"), (a, x))
+    return wrap(G.igamma(a, x))
+
+
+def gammaincc(a, x, /):
+    """Regularized upper incomplete gamma Q(a, x) = 1 - P(a, x) (scipy.special.gammaincc)."""
+    (a, x), _ = _raw_floats("gammaincc", ("a", "x"), (a, x))
+    return wrap(G.igammac(a, x))
+
+
+def gammaincinv(a, y, /):
+    """x with gammainc(a, x) = y (scipy.special.gammaincinv): 0 at y = 0, inf at y = 1."""
+    (a, y), _ = _raw_floats("gammaincinv", ("a", "y"), (a, y))
+    return wrap(G.igammainv(a, y))
+
+
+def gammainccinv(a, y, /):
+    """x with gammaincc(a, x) = y (scipy.special.gammainccinv): inf at y = 0, 0 at y = 1."""
+    (a, y), _ = _raw_floats("gammainccinv", ("a", "y"), (a, y))
+    return wrap(G.igammacinv(a, y))
+
+
+# ----------------------------------------------- chi-square, gamma and Poisson distributions
+def chdtr(v, x, /):
+    """Chi-square CDF with v degrees of freedom: gammainc(v/2, x/2) (scipy.special.chdtr)."""
+    (v, x), _ = _raw_floats("chdtr", ("v", "x"), (v, x))
+    half = lambda t: G.mul(t, G._c(t, 0.5))
+    return wrap(G.igamma(half(v), half(x)))
+
+
+def chdtrc(v, x, /):
+    """Chi-square survival function: gammaincc(v/2, x/2) (scipy.special.chdtrc)."""
+    (v, x), _ = _raw_floats("chdtrc", ("v", "x"), (v, x))
+    half = lambda t: G.mul(t, G._c(t, 0.5))
+    return wrap(G.igammac(half(v), half(x)))
+
+
+def chdtri(v, p, /):
+    """x with chdtrc(v, x) = p: 2 gammainccinv(v/2, p) (scipy.special.chdtri)."""
+    (v, p), _ = _raw_floats("chdtri", ("v", "p"), (v, p))
+    x = G.igammacinv(G.mul(v, G._c(v, 0.5)), p)
+    return wrap(G.mul(x, G._c(x, 2)))
+
+
+def _gdist(fname, a, b, x, upper):
+    a, b, x, _ = _floats(fname, ("a", "b", "x"), a, b, x)
+    xp = _xp()
+    ax = a * x
+    val = wrap((G.igammac if upper else G.igamma)(b._v, ax._v))
+    return xp.where(x < 0, xp.nan, val)
+
+
+def gdtr(a, b, x, /):
+    """Gamma distribution CDF with rate a and shape b: gammainc(b, a x); NaN for x < 0 (scipy.special.gdtr)."""
+    return _gdist("gdtr", a, b, x, False)
+
+
+def gdtrc(a, b, x, /):
+    """Gamma distribution survival function: gammaincc(b, a x); NaN for x < 0 (scipy.special.gdtrc)."""
+    return _gdist("gdtrc", a, b, x, True)
+
+
+def _pdist(fname, k, m, upper):
+    k, m, _ = _floats(fname, ("k", "m"), k, m)
+    xp = _xp()
+    kk = xp.floor(k) + 1
+    val = wrap((G.igamma if upper else G.igammac)(kk._v, m._v))
+    val = xp.where(m == 0, 0.0 if upper else 1.0, val)
+    return xp.where((k < 0) | (m < 0), xp.nan, val)
+
+
+def pdtr(k, m, /):
+    """Poisson CDF: P(N <= k) for mean m, gammaincc(floor(k) + 1, m); NaN for k < 0 or m < 0, 1 at m = 0
+    (scipy.special.pdtr)."""
+    return _pdist("pdtr", k, m, False)
+
+
+def pdtrc(k, m, /):
+    """Poisson survival function P(N > k): gammainc(floor(k) + 1, m) (scipy.special.pdtrc)."""
+    return _pdist("pdtrc", k, m, True)
+
+
+def pdtri(k, y, /):
+    """m with pdtr(k, m) = y: gammainccinv(k + 1, y), k truncated toward zero to a C int as scipy does
+    (NaN for k < 0 after truncation or k >= 2**31, and for y outside [0, 1)) (scipy.special.pdtri)."""
+    k, y, _ = _floats("pdtri", ("k", "y"), k, y)
+    xp = _xp()
+    kt = xp.trunc(k)
+    val = wrap(G.igammacinv((kt + 1)._v, y._v))
+    bad = ~((kt >= 0) & (k < 2.0 ** 31) & (y >= 0) & (y < 1))
+    return xp.where(bad, xp.nan, val)

@@ -11,6 +11,8 @@ differentiate a loop. Operands share one floating dtype; the namespace promotes
 """
 from __future__ import annotations
 
+import numpy as np
+
 from ..core import Primitive, bind, get_aval
 from ..rules import jvp_gaps
 from . import elementwise as E
@@ -141,9 +143,383 @@ polygamma_p = _binop("polygamma")
 defjvp(polygamma_p, _no_tangent("polygamma", "n", "n is an integer order"),
        lambda t, ans, n, x: mul(t, polygamma(add(n, _c(n, 1)), x)))
 
-COMPOSITES = {zeta_p: zeta_impl, polygamma_p: polygamma_impl}
+# ------------------------------------- regularized incomplete gamma P(a, x), Q(a, x) = 1 - P
+# No XLA op exists: the lowering runs the classic iterations as while loops (a power series for
+# P, Legendre's continued fraction for Q at x > a, a series for Q at small x), choosing between
+# them as scipy's cephes does; each loop freezes an element once it has converged and runs
+# until every element has. d/da has no closed form: igamma_grad_a carries the a-derivative of
+# the same iterations (forward-mode dual numbers through the recurrences).
+IGAMMA_MAXIT = 5000        # enough for a up to ~1e5 near x ~ a (terms needed grow like sqrt(a))
+_EULER = 0.5772156649015329
+# (-1)^k zeta(k) / k, k = 2..26: lgamma(1 + a) = -euler a + sum_k c_k a^k for |a| < 1
+_LG1P = [0.8224670334241132, -0.40068563438653143, 0.27058080842778454, -0.20738555102867398,
+         0.1695571769974082, -0.1440498967688461, 0.12550966952474304, -0.11133426586956469,
+         0.1000994575127818, -0.09095401714582904, 0.083353840546109, -0.0769325164113522,
+         0.07143294629536133, -0.06666870588242046, 0.06250095514121304, -0.058823978658684585,
+         0.055555767627403614, -0.05263167937961666, 0.05000004769810169, -0.047619070330142226,
+         0.04545455629320467, -0.04347826605304026, 0.04166666915034121, -0.04000000119214014,
+         0.03846153903467518]
+
+
+def _eps(x): return float(np.finfo(get_aval(x).dtype).eps)
+def log1p(x): return bind(E.log1p_p, x)
+def expm1(x): return bind(E.expm1_p, x)
+def ge(x, y): return bind(E.ge_p, x, y)
+def isnan(x): return ne(x, x)
+
+
+def _common(*xs):
+    """Strong-typed operands broadcast to one shape (loop carries need fixed avals)."""
+    shape = E.broadcast_shapes(*[get_aval(x).shape for x in xs])
+    return [S.broadcast_to_shape(E.convert_element_type(x, get_aval(x).dtype, False), shape) for x in xs]
+
+
+def _loop(step, carry, maxit, done0=None):
+    """Run step(*carry) -> (carry, done) elementwise until every element is done (or maxit);
+    an element's carry stops changing once it is done (or if done0 says so from the start)."""
+    if done0 is None:
+        done0 = lt(carry[0], carry[0])             # all False, of the carry's shape
+    n0 = bind(R.reduce_max_p, S.zeros_like(carry[0]), axes=tuple(range(len(get_aval(carry[0]).shape)))) \
+        if get_aval(carry[0]).shape else S.zeros_like(carry[0])
+
+    def cond(n, done, *c):
+        return and_(lt(n, _c(n, maxit)), any_(not_(done)))
+
+    def body(n, done, *c):
+        new, fin = step(*c)
+        new = [where(done, o, v) for o, v in zip(c, new)]
+        return [add(n, _c(n, 1)), or_(done, fin)] + new
+    return while_raw(cond, body, [n0, done0] + list(carry))[2:]
+
+
+def lgam1p(a):
+    """lgamma(1 + a), without the rounding of 1 + a for small |a| (Taylor series below 0.2)."""
+    small = lt(abs_(a), _c(a, 0.2))
+    s = where(small, a, _c(a, 0))
+    acc = _c(s, _LG1P[-1])
+    for ck in reversed(_LG1P[:-1]):
+        acc = add(mul(acc, s), _c(s, ck))
+    ser = mul(s, add(mul(acc, s), _c(s, -_EULER)))
+    return where(small, ser, lgamma(add(a, _c(a, 1))))
+
+
+def _stirling_corr(a):
+    """lgamma(a) - ((a - 1/2) log a - a + log(2 pi)/2) for a >= 20 (error below 1e-17)."""
+    r = div(_c(a, 1), a)
+    r2 = mul(r, r)
+    acc = _c(a, 1 / 1188)
+    for ck in (-1 / 1680, 1 / 1260, -1 / 360, 1 / 12):
+        acc = add(mul(acc, r2), _c(a, ck))
+    return mul(acc, r)
+
+
+def _a_log1pmx(a, x):
+    """a (log(x/a) - (x - a)/a) = a log(x/a) - x + a without cancellation near x = a: with
+    u = (x - a)/(x + a), log(x/a) = 2 atanh(u), so it is -(x - a) u + 2 a (u^3/3 + u^5/5 + ...)."""
+    d = sub(x, a)
+    u = div(d, add(x, a))
+    small = lt(abs_(u), _c(u, 0.2))
+    us = where(small, u, _c(u, 0))
+    u2 = mul(us, us)
+    acc = _c(u, 1 / 25)
+    for k in range(23, 1, -2):
+        acc = add(mul(acc, u2), _c(u, 1 / k))
+    ser = add(mul(neg(d), us), mul(mul(_c(a, 2), a), mul(mul(us, u2), acc)))
+    return where(small, ser, sub(mul(a, log(div(x, a))), d))
+
+
+def _log_xa_ex_g1(a, x):
+    """log(x^a e^-x / Gamma(a + 1)); for a >= 20 written around x = a, as
+    a log(x/a) - x + a - log(2 pi a) / 2 - corr(a), so the large terms cancel exactly."""
+    big = ge(a, _c(a, 20))
+    ab = where(big, a, _c(a, 20))
+    asy = sub(sub(_a_log1pmx(ab, x), mul(_c(a, 0.5), log(mul(_c(a, 2 * np.pi), ab)))), _stirling_corr(ab))
+    direct = sub(sub(mul(a, log(x)), x), lgam1p(where(big, _c(a, 1), a)))
+    return where(big, asy, direct)
+
+
+def _p_series(a, x, deriv):
+    """P = x^a e^-x / Gamma(a+1) * sum_n x^n / ((a+1)...(a+n)); with deriv also dP/da."""
+    eps = _eps(x)
+
+    def step(n, t, s, dt, ds):
+        n = add(n, _c(n, 1))
+        r = div(x, add(a, n))
+        t2 = mul(t, r)
+        fin = le(abs_(t2), mul(_c(s, eps), abs_(s)))
+        if deriv:
+            dt2 = sub(mul(dt, r), div(t2, add(a, n)))
+            fin = and_(fin, le(abs_(dt2), mul(_c(s, eps), add(abs_(ds), abs_(s)))))
+            return [n, t2, add(s, t2), dt2, add(ds, dt2)], fin
+        return [n, t2, add(s, t2), dt, ds], fin
+    one, zero = add(S.zeros_like(x), _c(x, 1)), S.zeros_like(x)
+    _, _, s, _, ds = _loop(step, [zero, one, one, zero, zero], IGAMMA_MAXIT)
+    lp = _log_xa_ex_g1(a, x)
+    p = mul(exp(lp), s)
+    if not deriv:
+        return p
+    dlp = sub(log(x), digamma(add(a, _c(a, 1))))
+    return mul(exp(lp), add(mul(dlp, s), ds))
+
+
+def _q_cf(a, x, deriv):
+    """Q = x^a e^-x / Gamma(a) * 1/(x+1-a - 1(1-a)/(x+3-a - 2(2-a)/(x+5-a - ...))) for x > a, by the
+    three-term recurrences of the convergents A/B (rescaled when large); with deriv dQ/da."""
+    eps = _eps(x)
+    big = 1.0 / eps
+
+    def step(n, am2, am1, bm2, bm1, dam2, dam1, dbm2, dbm1, f, df):
+        an = mul(neg(n), sub(n, a))            # partial numerator a_{n+1} = -n (n - a)
+        bn = sub(add(x, add(mul(_c(n, 2), n), _c(n, 1))), a)   # x + 2n + 1 - a
+        A = add(mul(bn, am1), mul(an, am2))
+        B = add(mul(bn, bm1), mul(an, bm2))
+        dA = add(add(neg(am1), mul(bn, dam1)), add(mul(n, am2), mul(an, dam2)))
+        dB = add(add(neg(bm1), mul(bn, dbm1)), add(mul(n, bm2), mul(an, dbm2)))
+        f2 = div(A, B)
+        df2 = div(sub(mul(dA, B), mul(A, dB)), mul(B, B))
+        fin = le(abs_(sub(f2, f)), mul(_c(f, eps), abs_(f2)))
+        if deriv:
+            fin = and_(fin, le(abs_(sub(df2, df)), mul(_c(f, eps), add(abs_(df2), abs_(f2)))))
+        sc = where(gt(abs_(B), _c(B, big)), _c(B, eps), _c(B, 1))
+        return ([add(n, _c(n, 1)), mul(am1, sc), mul(A, sc), mul(bm1, sc), mul(B, sc),
+                 mul(dam1, sc), mul(dA, sc), mul(dbm1, sc), mul(dB, sc), f2, df2], fin)
+    one, zero = add(S.zeros_like(x), _c(x, 1)), S.zeros_like(x)
+    b1 = sub(add(x, _c(x, 1)), a)
+    # A_0 = 0, B_0 = 1 and A_1 = 1, B_1 = b1 (dB_1/da = -1); iteration n builds A_{n+1}, B_{n+1}
+    init = [one, zero, one, one, b1, zero, zero, zero, neg(one), div(one, b1), div(one, mul(b1, b1))]
+    out = _loop(step, init, IGAMMA_MAXIT)
+    f, df = out[-2], out[-1]
+    lq = add(_log_xa_ex_g1(a, x), log(a))      # log(x^a e^-x / Gamma(a))
+    q = mul(exp(lq), f)
+    if not deriv:
+        return q
+    dlq = sub(log(x), digamma(a))
+    return mul(exp(lq), add(mul(dlq, f), df))
+
+
+def _q_series(a, x):
+    """Q at small x: -expm1(a log x - lgamma(1+a)) - a x^a / Gamma(a+1) * sum_{n>=1} (-x)^n / (n! (a+n))."""
+    eps = _eps(x)
+
+    def step(n, fac, s):
+        n = add(n, _c(n, 1))
+        fac = div(mul(fac, neg(x)), n)
+        term = div(fac, add(a, n))
+        return [n, fac, add(s, term)], le(abs_(term), mul(_c(s, eps), abs_(s)))
+    one, zero = add(S.zeros_like(x), _c(x, 1)), S.zeros_like(x)
+    _, _, s = _loop(step, [zero, one, zero], IGAMMA_MAXIT)
+    lg = sub(mul(a, log(x)), lgam1p(a))
+    return sub(neg(expm1(lg)), mul(mul(exp(lg), a), s))
+
+
+def _igamma_regions(a, x):
+    """Where (as cephes decides) Q comes from the continued fraction, from the small-x series,
+    or as 1 - P from the power series."""
+    cf = and_(gt(x, _c(x, 1.1)), ge(x, a))
+    small_x = and_(le(x, _c(x, 1.1)),
+                   where(le(x, _c(x, 0.5)), ge(div(_c(x, -0.4), log(x)), a), ge(mul(x, _c(x, 1.1)), a)))
+    return cf, small_x
+
+
+def _igamma_edges(a, x, p_or_q, is_p):
+    """scipy's special values: NaN for a < 0, x < 0 or NaN; at a = 0 P = 1 for x > 0 (NaN at x = 0);
+    P(a, 0) = 0; P(inf, x) = 0 (NaN at x = inf); P(a, inf) = 1."""
+    one, zero = _c(p_or_q, 1), _c(p_or_q, 0)
+    v1, v0 = (one, zero) if is_p else (zero, one)
+    out = where(eq(x, inf_like(x)), v1, p_or_q)
+    out = where(eq(a, inf_like(a)), where(eq(x, inf_like(x)), nan_like(out), v0), out)
+    out = where(eq(x, _c(x, 0)), where(eq(a, _c(a, 0)), nan_like(out), v0), out)
+    out = where(and_(eq(a, _c(a, 0)), gt(x, _c(x, 0))), v1, out)
+    bad = or_(or_(lt(a, _c(a, 0)), lt(x, _c(x, 0))), or_(isnan(a), isnan(x)))
+    return where(bad, nan_like(out), out)
+
+
+def _safe(a, x):
+    """Operands for the loops: (1, 1) wherever an edge value decides (no NaN/inf enters a loop)."""
+    ok = and_(and_(gt(a, _c(a, 0)), gt(x, _c(x, 0))), and_(lt(a, inf_like(a)), lt(x, inf_like(x))))
+    return where(ok, a, _c(a, 1)), where(ok, x, _c(x, 1))
+
+
+def _igamma_pq(a, x):
+    """(P, Q) for positive finite operands, each from its accurate branch."""
+    cf_r, small_r = _igamma_regions(a, x)
+    one = _c(x, 1)
+    ps = _p_series(a, where(and_(cf_r, gt(x, a)), one, x), False)    # (P or 1 - P needs it elsewhere)
+    qc = _q_cf(where(cf_r, a, one), where(cf_r, x, _c(x, 2)), False)
+    qs = _q_series(a, where(small_r, x, _c(x, 0.5)))
+    q = where(cf_r, qc, where(small_r, qs, sub(one, ps)))
+    p = where(and_(gt(x, _c(x, 1)), gt(x, a)), sub(one, q), ps)
+    return p, q
+
+
+def igamma_impl(a, x):
+    a, x = _common(a, x)
+    sa, sx = _safe(a, x)
+    return _igamma_edges(a, x, _igamma_pq(sa, sx)[0], True)
+
+
+def igammac_impl(a, x):
+    a, x = _common(a, x)
+    sa, sx = _safe(a, x)
+    return _igamma_edges(a, x, _igamma_pq(sa, sx)[1], False)
+
+
+def igamma_dens_impl(a, x):
+    """dP/dx = x^(a-1) e^-x / Gamma(a): +inf at x = 0 for a < 1 (1 at a = 1, 0 above), 0 at x = inf."""
+    a, x = _common(a, x)
+    sa, sx = _safe(a, x)
+    d = exp(sub(add(_log_xa_ex_g1(sa, sx), log(sa)), log(sx)))
+    d = where(eq(x, _c(x, 0)), where(lt(a, _c(a, 1)), inf_like(d), where(eq(a, _c(a, 1)), _c(d, 1), _c(d, 0))), d)
+    d = where(or_(eq(x, inf_like(x)), eq(a, inf_like(a))), _c(d, 0), d)
+    bad = or_(or_(le(a, _c(a, 0)), lt(x, _c(x, 0))), or_(isnan(a), isnan(x)))
+    return where(bad, nan_like(d), d)
+
+
+def igamma_grad_a_impl(a, x):
+    """dP/da: the series' derivative where P comes from the series, -dQ/da of the continued fraction
+    elsewhere (no 1 - Q cancellation in either); 0 at x = 0, x = inf and a = inf, NaN where P is."""
+    a, x = _common(a, x)
+    sa, sx = _safe(a, x)
+    cf_r = and_(gt(sx, _c(sx, 1.1)), ge(sx, sa))
+    one = _c(x, 1)
+    ds = _p_series(sa, where(cf_r, one, sx), True)
+    dq = _q_cf(where(cf_r, sa, one), where(cf_r, sx, _c(x, 2)), True)
+    g = where(cf_r, neg(dq), ds)
+    g = where(or_(or_(eq(x, _c(x, 0)), eq(x, inf_like(x))), eq(a, inf_like(a))), _c(g, 0), g)
+    bad = or_(or_(le(a, _c(a, 0)), lt(x, _c(x, 0))), or_(isnan(a), isnan(x)))
+    return where(bad, nan_like(g), g)
+
+
+def igamma(a, x): return bind(igamma_p, a, x)
+def igammac(a, x): return bind(igammac_p, a, x)
+def igamma_dens(a, x): return bind(igamma_dens_p, a, x)
+def igamma_grad_a(a, x): return bind(igamma_grad_a_p, a, x)
+
+
+igamma_p = _binop("igamma")
+defjvp(igamma_p, lambda t, ans, a, x: mul(t, igamma_grad_a(a, x)),
+       lambda t, ans, a, x: mul(t, igamma_dens(a, x)))
+igammac_p = _binop("igammac")
+defjvp(igammac_p, lambda t, ans, a, x: neg(mul(t, igamma_grad_a(a, x))),
+       lambda t, ans, a, x: neg(mul(t, igamma_dens(a, x))))
+igamma_dens_p = _binop("igamma_dens")
+defjvp(igamma_dens_p,
+       lambda t, ans, a, x: mul(t, mul(ans, sub(log(x), digamma(a)))),
+       lambda t, ans, a, x: mul(t, mul(ans, sub(div(sub(a, _c(a, 1)), x), _c(x, 1)))))
+igamma_grad_a_p = _binop("igamma_grad_a")
+defjvp(igamma_grad_a_p,
+       _no_tangent("igamma_grad_a", "a", "the second derivative of the incomplete gamma function in a "
+                   "is not implemented"),
+       lambda t, ans, a, x: mul(t, mul(igamma_dens(a, x), sub(log(x), digamma(a)))))
+
+
+# ------------------------------------------------ inverses in x: P(a, x) = p, Q(a, x) = q
+IGAMMAINV_MAXIT = 100
+
+
+def _inv_start(a, p, q):
+    """A first guess for x with P(a, x) = p: for a <= 1 the small-x power law joined to the
+    exponential tail; for a > 1 Wilson-Hilferty's cube-root normal approximation; in the far
+    tails (where the normal quantile overflows) x^a / Gamma(a+1) = p or x^(a-1) e^-x / Gamma(a) = q."""
+    from .special_erf import erfinv_p
+    one = _c(a, 1)
+    t = sub(one, mul(a, add(_c(a, 0.253), mul(a, _c(a, 0.12)))))
+    small_a = where(lt(p, t), exp(div(log(div(p, t)), a)), sub(one, log(div(q, sub(one, t)))))
+    lower = lt(p, _c(p, 0.5))
+    z = mul(_c(a, np.sqrt(2.0)), bind(erfinv_p, where(lower, sub(mul(_c(p, 2), p), one), sub(one, mul(_c(q, 2), q)))))
+    # far tails: the normal quantile's asymptotic form, z^2 ~ w - log(w) - log(2 pi), w = -2 log(tail)
+    tl = where(lower, p, q)
+    w = mul(_c(a, -2), log(where(lt(tl, _c(tl, 1e-10)), tl, _c(tl, 1e-10))))
+    zt = bind(E.sqrt_p, sub(sub(w, log(w)), _c(w, np.log(2 * np.pi))))
+    z = where(lt(tl, _c(tl, 1e-10)), where(lower, neg(zt), zt), z)
+    ninth = div(one, mul(_c(a, 9), a))
+    base = add(sub(one, ninth), mul(z, bind(E.sqrt_p, ninth)))
+    wh = mul(a, mul(base, mul(base, base)))
+    left = exp(div(add(log(p), lgam1p(a)), a))
+    xr = sub(neg(log(q)), lgamma(a))
+    right = add(xr, mul(sub(a, one), log(where(gt(xr, one), xr, one))))
+    tail = where(lower, left, right)
+    use_tail = or_(not_(bind(E.is_finite_p, wh)), le(base, _c(base, 0)))
+    x0 = where(le(a, one), small_a, where(use_tail, tail, wh))
+    ok = and_(gt(x0, _c(x0, 0)), bind(E.is_finite_p, x0))
+    return where(ok, x0, one)
+
+
+def _inv_solve(a, p, q):
+    """Halley's method on log P - log p (on log Q - log q where q < p, so tiny upper tails keep their
+    digits; in logs, the exponential tails converge in a few steps), kept inside a bracket [lo, hi]
+    that shrinks around the root; a step leaving it is replaced by bisection (or by x * 4, x / 8
+    while the bracket is still open)."""
+    eps = _eps(a)
+    use_q = lt(q, p)
+    zero, inf = S.zeros_like(a), add(S.zeros_like(a), inf_like(a))
+
+    def step(x, lo, hi):
+        P, Q = _igamma_pq(a, x)
+        F, tgt = where(use_q, Q, P), where(use_q, q, p)
+        ft = div(F, tgt)                  # (not F - tgt: below 1e-300 that difference is subnormal, flushed)
+        f = where(lt(abs_(sub(ft, _c(ft, 1))), _c(ft, 0.5)), log(ft), sub(log(F), log(tgt)))   # log(F / tgt)
+        below = where(use_q, gt(Q, q), lt(P, p))
+        lo, hi = where(below, x, lo), where(below, hi, x)
+        # (log F)' = F'/F = +-dens/F, formed in logs: XLA may rewrite f / (d / F) as f F / d, whose
+        # product of two tiny numbers would flush to zero in the far tails
+        ratio = exp(sub(sub(add(_log_xa_ex_g1(a, x), log(a)), log(x)), log(F)))
+        r = where(use_q, neg(ratio), ratio)
+        dx = div(f, r)
+        corr = mul(mul(_c(x, 0.5), dx), sub(sub(div(sub(a, _c(a, 1)), x), _c(x, 1)), r))
+        xn = where(lt(abs_(corr), _c(x, 0.5)), sub(x, div(dx, sub(_c(x, 1), corr))), sub(x, dx))
+        inside = or_(and_(gt(xn, lo), lt(xn, hi)), eq(xn, x))
+        fb = where(eq(hi, inf_like(hi)), mul(x, _c(x, 4)),
+                   where(eq(lo, _c(lo, 0)), mul(x, _c(x, 0.125)), mul(add(lo, hi), _c(x, 0.5))))
+        xn = where(inside, xn, fb)
+        fin = or_(le(abs_(sub(xn, x)), mul(_c(x, 16 * eps), xn)), le(abs_(f), _c(f, 4 * eps)))
+        return [xn, lo, hi], fin
+    # a root below the smallest normal number (P ~ x^a / Gamma(a+1) there) is returned as 0
+    under = and_(not_(use_q), lt(div(add(log(p), lgam1p(a)), a), _c(a, float(np.log(np.finfo(get_aval(a).dtype).tiny)))))
+    x, _, _ = _loop(step, [_inv_start(a, p, q), zero, inf], IGAMMAINV_MAXIT, done0=under)
+    return where(under, _c(x, 0), x)
+
+
+def _inv_impl(a, y, upper):
+    a, y = _common(a, y)
+    one = _c(y, 1)
+    bad = or_(or_(lt(a, _c(a, 0)), or_(isnan(a), isnan(y))), or_(lt(y, _c(y, 0)), gt(y, one)))
+    solve = and_(and_(gt(y, _c(y, 0)), lt(y, one)), and_(gt(a, _c(a, 0)), lt(a, inf_like(a))))
+    sa, sy = where(solve, a, one), where(solve, y, _c(y, 0.5))
+    p, q = (sub(one, sy), sy) if upper else (sy, sub(one, sy))
+    x = _inv_solve(sa, p, q)
+    lo_end, hi_end = (inf_like(x), _c(x, 0)) if upper else (_c(x, 0), inf_like(x))
+    x = where(solve, x, nan_like(x))
+    x = where(eq(y, _c(y, 0)), lo_end, where(eq(y, one), hi_end, x))
+    return where(bad, nan_like(x), x)
+
+
+def igammainv_impl(a, y): return _inv_impl(a, y, False)
+def igammacinv_impl(a, y): return _inv_impl(a, y, True)
+def igammainv(a, y): return bind(igammainv_p, a, y)
+def igammacinv(a, y): return bind(igammacinv_p, a, y)
+
+
+def _inv_da(t, ans, a, y):
+    """implicit function theorem: P(a, x(a)) = const gives dx/da = -(dP/da) / (dP/dx); the same for Q."""
+    return neg(div(mul(t, igamma_grad_a(a, ans)), igamma_dens(a, ans)))
+
+
+igammainv_p = _binop("igammainv")
+defjvp(igammainv_p, _inv_da, lambda t, ans, a, y: div(t, igamma_dens(a, ans)))
+igammacinv_p = _binop("igammacinv")
+defjvp(igammacinv_p, _inv_da, lambda t, ans, a, y: neg(div(t, igamma_dens(a, ans))))
+
+IGAMMA_COMPOSITES = {igamma_p: igamma_impl, igammac_p: igammac_impl, igamma_dens_p: igamma_dens_impl,
+                     igamma_grad_a_p: igamma_grad_a_impl, igammainv_p: igammainv_impl,
+                     igammacinv_p: igammacinv_impl}
+IGAMMA_PRIMS = list(IGAMMA_COMPOSITES)
+
+
+COMPOSITES = {zeta_p: zeta_impl, polygamma_p: polygamma_impl, **IGAMMA_COMPOSITES}
 
 
 SPECIAL_GAMMA_UNARY = [lgamma_p, digamma_p]
-SPECIAL_GAMMA_BINARY = [polygamma_p, zeta_p, zeta_chlo_p]
-__all__ = ["lgamma", "digamma", "polygamma", "zeta"]
+SPECIAL_GAMMA_BINARY = [polygamma_p, zeta_p, zeta_chlo_p] + IGAMMA_PRIMS
+__all__ = ["lgamma", "digamma", "polygamma", "zeta", "igamma", "igammac", "igamma_dens", "igamma_grad_a",
+           "igammainv", "igammacinv"]
