@@ -8,7 +8,7 @@ from transforms.primitives import reductions as R
 from transforms.primitives import structural as S
 
 from . import _dtypes as D
-from ._helpers import as_array, cast, check_kind, normalize_axis, wrap
+from ._helpers import as_array, as_int, cast, check_kind, is_int_like, normalize_axis, wrap
 
 
 def _operands(fname, x1, x2):
@@ -51,13 +51,14 @@ def matrix_transpose(x, /):
 
 def tensordot(x1, x2, /, *, axes=2):
     x1, x2, a, b = _operands("tensordot", x1, x2)
-    if isinstance(axes, int):
+    if is_int_like(axes):
+        axes = as_int(axes, "tensordot", "axes")
         if axes < 0 or axes > min(x1.ndim, x2.ndim):
             raise ValueError(f"tensordot: axes={axes} is invalid for shapes {x1.shape} and {x2.shape}")
         ax1 = tuple(range(x1.ndim - axes, x1.ndim))
         ax2 = tuple(range(axes))
     else:
-        ax1, ax2 = (tuple(a_) if not isinstance(a_, int) else (a_,) for a_ in axes)
+        ax1, ax2 = (tuple(a_) if not is_int_like(a_) else (a_,) for a_ in axes)
         ax1 = tuple(normalize_axis(a_, x1.ndim, "tensordot") for a_ in ax1)
         ax2 = tuple(normalize_axis(a_, x2.ndim, "tensordot") for a_ in ax2)
     if len(ax1) != len(ax2):

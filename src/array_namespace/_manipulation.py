@@ -139,8 +139,8 @@ def unstack(x, /, *, axis=0):
     if x.ndim == 0:
         raise ValueError("unstack: x must have at least one dimension")
     axis = normalize_axis(axis, x.ndim, "unstack")
-    from ._indexing import getitem
-    return tuple(getitem(x, (slice(None),) * axis + (i,)) for i in range(x.shape[axis]))
+    # through Array.__getitem__: the parts are slices of x, so in-place updates of a part reach x
+    return tuple(x[(slice(None),) * axis + (i,)] for i in range(x.shape[axis]))
 
 
 def flip(x, /, *, axis=None):

@@ -23,7 +23,7 @@ from transforms.primitives import structural as S
 
 from . import _dtypes as D
 from ._creation import _check_device
-from ._helpers import as_array, cast, check_kind, normalize_axis, wrap
+from ._helpers import as_array, as_int, cast, check_kind, is_int_like, normalize_axis, wrap
 from ._manipulation import roll
 from .linalg import compiled
 
@@ -66,10 +66,10 @@ def _real_input(fname, x):
 
 
 def _check_n(fname, n, what="n"):
-    if not isinstance(n, int) or isinstance(n, bool):
-        raise TypeError(f"{fname}: {what} must be an int, got {type(n).__name__}")
+    n = as_int(n, fname, what)
     if n < 1:
         raise ValueError(f"{fname}: {what} must be at least 1, got {n}")
+    return n
 
 
 def _resize(v, axis, n):
@@ -115,8 +115,7 @@ def _axis_n(fname, x, n, axis, default=None):
     axis = normalize_axis(axis, x.ndim, fname)
     if n is None:
         n = x.shape[axis] if default is None else default(x.shape[axis])
-    _check_n(fname, n)
-    return axis, n
+    return axis, _check_n(fname, n)
 
 
 def _c2c(fname, x, n, axis, norm, inverse):
@@ -196,7 +195,7 @@ def _axes_s(fname, x, s, axes, last_default=None):
                 raise ValueError(f"{fname}: s has {len(s)} entries but x has only {x.ndim} dimensions")
             axes = tuple(range(x.ndim - len(s), x.ndim))
     else:
-        axes = (axes,) if isinstance(axes, int) else tuple(axes)
+        axes = (axes,) if is_int_like(axes) else tuple(axes)
         axes = tuple(normalize_axis(a, x.ndim, fname) for a in axes)
     if len(set(axes)) != len(axes):
         raise ValueError(f"{fname}: repeated axes in {axes}")
@@ -211,9 +210,7 @@ def _axes_s(fname, x, s, axes, last_default=None):
         for i, (n, a) in enumerate(zip(s, axes)):
             if n == -1:
                 s[i] = x.shape[a] if (last_default is None or i != len(s) - 1) else last_default(x.shape[a])
-    for n in s:
-        _check_n(fname, n, "s entries")
-    return list(axes), [int(n) for n in s]
+    return list(axes), [_check_n(fname, n, "s entries") for n in s]
 
 
 def _c2cn(fname, x, s, axes, norm, inverse):
@@ -287,7 +284,7 @@ def _freq_d(fname, d):
 
 
 def fftfreq(n, /, *, d=1.0, dtype=None, device=None):
-    _check_n("fftfreq", n)
+    n = _check_n("fftfreq", n)
     dt = _freq_dtype("fftfreq", dtype, device)
     d = _freq_d("fftfreq", d)
     k = S.iota(D.int64, (n,), 0)
@@ -299,7 +296,7 @@ def fftfreq(n, /, *, d=1.0, dtype=None, device=None):
 
 
 def rfftfreq(n, /, *, d=1.0, dtype=None, device=None):
-    _check_n("rfftfreq", n)
+    n = _check_n("rfftfreq", n)
     dt = _freq_dtype("rfftfreq", dtype, device)
     d = _freq_d("rfftfreq", d)
     v = P.convert_element_type(S.iota(D.int64, (n // 2 + 1,), 0), dt)
@@ -311,7 +308,7 @@ def _shift(fname, x, axes, sign):
     if axes is None:
         axes = tuple(range(x.ndim))
     else:
-        axes = (axes,) if isinstance(axes, int) else tuple(axes)
+        axes = (axes,) if is_int_like(axes) else tuple(axes)
         axes = tuple(normalize_axis(a, x.ndim, fname) for a in axes)
     if not axes:
         return x

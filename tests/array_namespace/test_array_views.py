@@ -50,6 +50,18 @@ def test_inplace_updates_through_basic_slices_write_through_like_numpy(case):
     _numpy_and_ours(body)
 
 
+def test_updates_of_unstacked_parts_reach_the_parent():
+    x = xp.asarray(BASE)
+    a, b, c = xp.unstack(x)
+    b += 100.0
+    cols = xp.unstack(x, axis=1)
+    cols[3][0] = -1.0
+    want = BASE.copy()
+    want[1] += 100.0
+    want[0, 3] = -1.0
+    np.testing.assert_array_equal(np.asarray(x), want)
+
+
 def test_a_stale_slice_raises_instead_of_overwriting_newer_data():
     x = xp.asarray(BASE)
     r = x[0]

@@ -176,3 +176,17 @@ def test_grad_matches_finite_differences(name):
 def test_eager_grad():
     f, f_np = GRAD_CASES["rfft"]
     np.testing.assert_allclose(np.asarray(grad(f)(xp.asarray(R))), _fd(f_np, R), rtol=1e-5, atol=1e-6)
+
+
+def test_numpy_integers_are_accepted_for_n_s_axes_and_frequencies():
+    import numpy as np
+    x = xp.asarray(np.arange(8.0))
+    np.testing.assert_allclose(np.asarray(xp.fft.fft(x, n=np.int64(4))), np.fft.fft(np.arange(8.0), n=4))
+    np.testing.assert_allclose(np.asarray(xp.fft.fftfreq(np.int32(5))), np.fft.fftfreq(5))
+    np.testing.assert_allclose(np.asarray(xp.fft.rfftfreq(np.int64(6), d=0.5)), np.fft.rfftfreq(6, d=0.5))
+    y = xp.reshape(x, (2, 4))
+    np.testing.assert_allclose(np.asarray(xp.fft.fftn(y, s=(np.int64(2), np.int64(3)), axes=(np.int64(0), 1))),
+                               np.fft.fftn(np.arange(8.0).reshape(2, 4), s=(2, 3), axes=(0, 1)))
+    for bad in (4.0, True):
+        with pytest.raises(TypeError, match="fft: n must be an int"):
+            xp.fft.fft(x, n=bad)

@@ -347,3 +347,14 @@ def test_svd_vectors_jvp_complex():
 def test_eig_has_no_derivative():
     with pytest.raises(NotImplementedError, match="eig"):
         grad(lambda x: xp.sum(xp.real(LA.eigvals(x))))(xp.asarray(GEN[0]))
+
+
+def test_tensordot_accepts_numpy_integer_axes():
+    import numpy as np
+    a, b = np.arange(6.0).reshape(2, 3), np.arange(12.0).reshape(3, 4)
+    want = np.tensordot(a, b, axes=1)
+    np.testing.assert_allclose(np.asarray(xp.tensordot(xp.asarray(a), xp.asarray(b), axes=np.int64(1))), want)
+    np.testing.assert_allclose(np.asarray(xp.tensordot(xp.asarray(a), xp.asarray(b),
+                                                       axes=([np.int64(1)], [np.int32(0)]))), want)
+    with pytest.raises(TypeError):
+        xp.tensordot(xp.asarray(a), xp.asarray(b), axes=1.0)
