@@ -358,3 +358,33 @@ def test_tensordot_accepts_numpy_integer_axes():
                                                        axes=([np.int64(1)], [np.int32(0)]))), want)
     with pytest.raises(TypeError):
         xp.tensordot(xp.asarray(a), xp.asarray(b), axes=1.0)
+
+
+@pytest.mark.parametrize("fname", ["svd", "svdvals", "eigh", "eigvalsh", "eig", "eigvals", "pinv", "matrix_rank"])
+@pytest.mark.parametrize("mode", ["eager", "jit", "vmap"])
+def test_non_finite_matrices_give_nan_promptly_and_leave_the_rest_exact(fname, mode):
+    """LAPACK's iterative kernels can loop forever on inf/NaN (vmap(svd) on a batch with inf hung):
+    such a matrix gives NaN results, the finite ones in the same batch are NumPy's."""
+    import numpy as np
+    from transforms import jit, vmap
+    rng = np.random.default_rng(0)
+    a = rng.standard_normal((3, 4, 4))
+    a = a + np.swapaxes(a, -1, -2)          # symmetric, so eigh's answer is NumPy's too
+    a[1, 0, 0] = np.inf
+    a[2, 1, 2] = a[2, 2, 1] = np.nan
+    f = getattr(xp.linalg, fname)
+    run = {"eager": f, "jit": jit(f), "vmap": vmap(f)}[mode]
+    out = run(xp.asarray(a))
+    outs = out if isinstance(out, tuple) else (out,)
+    if fname == "matrix_rank":
+        assert int(outs[0][0]) == np.linalg.matrix_rank(a[0])
+        return
+    for o in outs:
+        o = np.asarray(o)
+        assert np.all(np.isnan(o[1])) and np.all(np.isnan(o[2])), fname
+        assert np.all(np.isfinite(o[0]))
+    if fname in ("svdvals", "eigvalsh"):
+        want = (np.linalg.svd(a[0], compute_uv=False) if fname == "svdvals" else np.linalg.eigvalsh(a[0]))
+        np.testing.assert_allclose(np.asarray(outs[0])[0], want, rtol=1e-10, atol=1e-12)
+    if fname == "pinv":
+        np.testing.assert_allclose(np.asarray(outs[0])[0], np.linalg.pinv(a[0]), rtol=1e-8, atol=1e-10)

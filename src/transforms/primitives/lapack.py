@@ -24,6 +24,7 @@ from ..core import Primitive, ShapedArray, abstract_eval_rules, bind
 from ..rules import Zero, batch_rules, is_undefined, jvp_gaps, jvp_rules, transpose_rules
 from . import elementwise as E
 from . import linalg as L
+from . import reductions as R
 from . import structural as S
 
 _FLOATS = tuple(np.dtype(t) for t in (np.float32, np.float64, np.complex64, np.complex128))
@@ -276,9 +277,24 @@ batch_rules[cholesky_p] = _batched_unary(cholesky_p)
 eigh_p = Primitive("eigh", multiple_results=True)
 
 
+def _finite_guarded(prim, a, **params):
+    """Bind an iterative LAPACK kernel (gesdd, syevd/heevd, geev) that may never return on inf/NaN:
+    a non-finite matrix of the batch goes in as zeros and its results come out NaN -- promptly,
+    eagerly and under jit/vmap alike."""
+    n = _ndim(a)
+    fin = (bind(E.is_finite_p, a) if not _is_complex(a) else
+           bind(E.and_p, bind(E.is_finite_p, bind(E.real_p, a)), bind(E.is_finite_p, bind(E.imag_p, a))))
+    ok = bind(R.reduce_and_p, fin, axes=(n - 2, n - 1))
+    batch = tuple(range(n - 2))
+    safe = E.select_n(S.broadcast_in_dim(ok, S.shape_of(a), batch), E.full_like_scalar(a, 0), a)
+    outs = bind(prim, safe, **params)
+    return [E.select_n(S.broadcast_in_dim(ok, S.shape_of(o), batch), E.full_like_scalar(o, np.nan), o)
+            for o in outs]
+
+
 def eigh(a, lower=True):
     """[w, v]: ascending real eigenvalues and orthonormal eigenvectors (columns)."""
-    return bind(eigh_p, a, lower=bool(lower))
+    return _finite_guarded(eigh_p, a, lower=bool(lower))
 
 
 def _eigh_abstract(a, *, lower):
@@ -315,7 +331,7 @@ svd_p = Primitive("svd", multiple_results=True)
 
 
 def svd(a, full_matrices=False, compute_uv=True):
-    return bind(svd_p, a, full_matrices=bool(full_matrices), compute_uv=bool(compute_uv))
+    return _finite_guarded(svd_p, a, full_matrices=bool(full_matrices), compute_uv=bool(compute_uv))
 
 
 def _svd_abstract(a, *, full_matrices, compute_uv):
@@ -477,7 +493,7 @@ eig_p = Primitive("eig", multiple_results=True)
 def eig(a):
     """[w, v]: complex eigenvalues and right eigenvectors (unit-norm columns). For a real `a` the
     lowering uses the real LAPACK path, so non-real eigenpairs come in exactly conjugate pairs."""
-    return bind(eig_p, a)
+    return _finite_guarded(eig_p, a)
 
 
 def _eig_abstract(a):
