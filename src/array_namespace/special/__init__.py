@@ -14,5 +14,7 @@ from ._beta import *         # noqa: F401,F403
 from ._beta import __all__ as _beta_all
 from ._erf_bessel import *   # noqa: F401,F403
 from ._erf_bessel import __all__ as _erf_bessel_all
+from ._hyper import *        # noqa: F401,F403
+from ._hyper import __all__ as _hyper_all
 
-__all__ = sorted(set(_elementary_all + _gamma_all + _beta_all + _erf_bessel_all))
+__all__ = sorted(set(_elementary_all + _gamma_all + _beta_all + _erf_bessel_all + _hyper_all))
