@@ -5,6 +5,8 @@ from __future__ import annotations
 
 import functools
 
+import numpy as np
+
 from transforms.jit import stage
 from transforms.primitives import special_gamma as G
 
@@ -31,3 +33,42 @@ def _composite(impl):
 
 for _p, _impl in G.COMPOSITES.items():
     lowering_rules[_p] = _composite(_impl)
+
+
+# ------------------------------------------------------------------------------ eager impls
+# Each composite compiles to while loops (seconds of XLA time per operand shape), and eager
+# callers such as scipy come with ever-changing shapes: eagerly, the operands are broadcast,
+# flattened and padded (with harmless values) to a power-of-two size of at least 8, so one
+# compiled program per (primitive, dtype, size bucket) serves every shape.
+_FILL = (1.0, 0.5)
+
+
+def _bucketed(prim):
+    from . import runtime
+    from transforms.core import get_aval
+    from transforms.primitives import elementwise as E
+    from transforms.primitives import structural as S
+    base = runtime._make_impl(prim)
+
+    def impl(*args):
+        avals = [get_aval(v) for v in args]
+        shape = E.broadcast_shapes(*[a.shape for a in avals])
+        n = int(np.prod(shape, dtype=np.int64))
+        size = max(8, 1 << (n - 1).bit_length()) if n else 0
+        if n == 0 or (n == size and all(a.shape == (n,) for a in avals)):
+            return base(*args)
+        flat = []
+        for v, av, fill in zip(args, avals, _FILL):
+            v = S.reshape(S.broadcast_to_shape(v, shape), (n,))
+            flat.append(S.pad(v, E.convert_element_type(fill, av.dtype, av.weak_type), [(0, size - n, 0)]))
+        return S.reshape(S.slice_(base(*flat), (0,), (n,)), shape)
+    return impl
+
+
+def _register_impls():
+    from transforms.core import impl_rules
+    for p in G.COMPOSITES:
+        impl_rules[p] = _bucketed(p)
+
+
+_register_impls()
