@@ -154,7 +154,9 @@ def to_numpy(arr) -> np.ndarray:
 
 
 def to_dlpack(arr):
-    """A zero-copy (legacy, unversioned) DLPack capsule of a device buffer."""
+    """A zero-copy (legacy, unversioned) DLPack capsule of a device buffer (or of a host value's buffer)."""
+    if type(arr) is not ArrayImpl:
+        arr = arr.buffer(client().devices()[0])
     return xc._xla.buffer_to_dlpack_managed_tensor(arr, stream=None)
 
 
@@ -223,8 +225,8 @@ def _ensure_states():
 def _shard_arg_fallback(x, sharding, layout):
     if type(x) is ArrayImpl:
         return x
-    from .runtime import device_put
-    return device_put(x)
+    from .runtime import device_buffer
+    return device_buffer(x)
 
 
 def cpp_dispatcher(name, fun, cache_miss, static_argnums, static_argnames, key):

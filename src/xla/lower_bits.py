@@ -1,9 +1,12 @@
 """Lowering of the bits family (transforms/primitives/bits.py): stablehlo.bitcast_convert."""
 from __future__ import annotations
 
+import numpy as np
+
 from transforms.primitives import bits as B
 
 from ._jaxlib import hlo
+from .host import host_kernels
 from .lowering import lowering_rules, ttype
 
 
@@ -15,3 +18,5 @@ def _bitcast(c, x, *, new_dtype):
 
 
 lowering_rules[B.bitcast_convert_type_p] = _bitcast
+
+host_kernels[B.bitcast_convert_type_p] = lambda x, *, new_dtype: x.view(new_dtype)

@@ -6,6 +6,7 @@ import numpy as np
 from transforms.primitives import elementwise as E
 
 from ._jaxlib import chlo, hlo
+from .host import host_kernels
 from .lowering import broadcast_to, constant, lowering_rules, ttype
 
 
@@ -117,3 +118,248 @@ def _convert(c, x, *, new_dtype, weak_type):
 
 
 lowering_rules[E.convert_element_type_p] = _convert
+
+
+# ------------------------------------------------------------------ host kernels (eager on the CPU)
+# NumPy with the lowering's semantics (xla/host.py); inputs share one dtype (the abstract eval checks).
+# Complex transcendentals stay on XLA: their special values (inf/nan parts) differ from NumPy's.
+# NotImplemented: the dtype is left to the XLA executable.
+
+def _h_unary(fn, kinds):
+    def kernel(x):
+        return fn(x) if x.dtype.kind in kinds else NotImplemented
+    return kernel
+
+
+_F, _FC, _INT, _NUM = "f", "fc", "iu", "iufc"
+_H_UNARY = {
+    E.neg_p: (np.negative, _NUM), E.sin_p: (np.sin, _F), E.cos_p: (np.cos, _F), E.tan_p: (np.tan, _F),
+    E.asin_p: (np.arcsin, _F), E.acos_p: (np.arccos, _F), E.atan_p: (np.arctan, _F),
+    E.sinh_p: (np.sinh, _F), E.cosh_p: (np.cosh, _F), E.tanh_p: (np.tanh, _F),
+    E.asinh_p: (np.arcsinh, _F), E.acosh_p: (np.arccosh, _F), E.atanh_p: (np.arctanh, _F),
+    E.exp_p: (np.exp, _F), E.exp2_p: (np.exp2, _F), E.expm1_p: (np.expm1, _F), E.log_p: (np.log, _F),
+    E.log1p_p: (np.log1p, _F), E.sqrt_p: (np.sqrt, _F), E.cbrt_p: (np.cbrt, _F),
+    E.floor_p: (np.floor, _F), E.ceil_p: (np.ceil, _F), E.round_p: (np.rint, _F),
+    E.is_finite_p: (np.isfinite, _F), E.abs_p: (np.abs, "iuf"), E.real_p: (np.real, _NUM),
+    E.imag_p: (np.imag, "c"), E.conj_p: (np.conj, _NUM),
+}
+for _p, (_fn, _kinds) in _H_UNARY.items():
+    host_kernels[_p] = _h_unary(_fn, _kinds)
+
+
+def _h_rsqrt(x):
+    return np.divide(1, np.sqrt(x), dtype=x.dtype) if x.dtype.kind == "f" else NotImplemented
+
+
+def _h_logistic(x):
+    if x.dtype.kind != "f":
+        return NotImplemented
+    one = x.dtype.type(1)
+    return np.divide(one, np.add(one, np.exp(np.negative(x))))
+
+
+def _h_sign(x):
+    k = x.dtype.kind
+    if k == "u":
+        return np.minimum(x, 1)
+    if k in "if":
+        s = np.sign(x)   # NaN -> NaN; XLA keeps the sign of zero: sign(-0.0) = -0.0
+        return np.where(x == 0, x, s) if k == "f" else s
+    return NotImplemented
+
+
+def _h_not(x):
+    if x.dtype.kind == "b":
+        return np.logical_not(x)
+    return np.invert(x) if x.dtype.kind in _INT else NotImplemented
+
+
+host_kernels[E.rsqrt_p] = _h_rsqrt
+host_kernels[E.logistic_p] = _h_logistic
+host_kernels[E.sign_p] = _h_sign
+host_kernels[E.not_p] = _h_not
+
+
+def _h_binary(fn, kinds):
+    def kernel(x, y):
+        return fn(x, y) if x.dtype.kind in kinds else NotImplemented
+    return kernel
+
+
+_H_BINARY = {
+    E.add_p: (np.add, "b" + _NUM), E.sub_p: (np.subtract, _NUM), E.mul_p: (np.multiply, "b" + _NUM),
+    E.atan2_p: (np.arctan2, _F),
+    E.and_p: (np.bitwise_and, "biu"), E.or_p: (np.bitwise_or, "biu"), E.xor_p: (np.bitwise_xor, "biu"),
+    E.eq_p: (np.equal, "biufc"), E.ne_p: (np.not_equal, "biufc"), E.lt_p: (np.less, "biuf"),
+    E.le_p: (np.less_equal, "biuf"), E.gt_p: (np.greater, "biuf"), E.ge_p: (np.greater_equal, "biuf"),
+}
+for _p, (_fn, _kinds) in _H_BINARY.items():
+    host_kernels[_p] = _h_binary(_fn, _kinds)
+
+
+def _h_max(x, y):
+    if x.dtype.kind not in "biuf":
+        return NotImplemented
+    r = np.maximum(x, y)   # NaN-propagating, as XLA
+    if x.dtype.kind == "f":
+        if (r == 0).any():   # XLA: max(-0.0, +0.0) = +0.0 in either order
+            r = np.where((x == 0) & (y == 0), np.add(x, y), r)
+    return r
+
+
+def _h_min(x, y):
+    if x.dtype.kind not in "biuf":
+        return NotImplemented
+    r = np.minimum(x, y)
+    if x.dtype.kind == "f":
+        if (r == 0).any():   # XLA: min(-0.0, +0.0) = -0.0 in either order
+            r = np.where((x == 0) & (y == 0), np.negative(np.add(np.negative(x), np.negative(y))), r)
+    return r
+
+
+def _h_nextafter(x, y):
+    if x.dtype.kind != "f":
+        return NotImplemented
+    return np.where(x == y, y, np.nextafter(x, y))   # x == y gives y (so the sign of a zero y)
+
+
+host_kernels[E.max_p] = _h_max
+host_kernels[E.min_p] = _h_min
+host_kernels[E.nextafter_p] = _h_nextafter
+
+
+def _safe_divisor(x, y):
+    """XLA's integer division: x / 0 = -1 (all bits set), x % 0 = x, MIN / -1 = MIN, MIN % -1 = 0.
+    Returns the divisor with the undefined cases replaced by 1, and the division-by-zero mask."""
+    zero = y == 0
+    d = np.where(zero, y.dtype.type(1), y)
+    if y.dtype.kind == "i":
+        d = np.where((x == np.iinfo(x.dtype).min) & (y == -1), y.dtype.type(1), d)
+    return d, zero
+
+
+def _h_div(x, y):
+    k = x.dtype.kind
+    if k == "f":
+        return np.true_divide(x, y)   # (complex division's special values differ: left to XLA)
+    if k not in _INT:
+        return NotImplemented
+    d, zero = _safe_divisor(x, y)
+    r = np.fmod(x, d)                          # truncated remainder: sign of x
+    q = np.floor_divide(np.subtract(x, r), d)  # exact division, rounds toward zero
+    return np.where(zero, x.dtype.type(-1) if k == "i" else np.iinfo(x.dtype).max, q)
+
+
+def _h_rem(x, y):
+    k = x.dtype.kind
+    if k == "f":
+        return np.fmod(x, y)
+    if k not in _INT:
+        return NotImplemented
+    d, zero = _safe_divisor(x, y)
+    return np.where(zero, x, np.fmod(x, d))
+
+
+def _h_pow(x, y):
+    k = x.dtype.kind
+    if k == "f":
+        return np.power(x, y)
+    if k not in _INT:
+        return NotImplemented
+    neg = (y if k == "i" else y.view(np.dtype(f"i{y.dtype.itemsize}"))) < 0   # (XLA compares as signed)
+    # XLA squares-and-multiplies over the exponent's low 6 bits only (wrapping): x ** (y & 63)
+    r = np.power(x, np.where(neg, y.dtype.type(0), y & y.dtype.type(63)))
+    if neg.any():
+        odd = (y & 1) == 1
+        sx = x.view(np.dtype(f"i{x.dtype.itemsize}"))   # XLA reads the base as signed here too
+        st = sx.dtype.type
+        at_neg = np.where(sx == 1, st(1), np.where(sx == -1, np.where(odd, st(-1), st(1)), st(0))).view(x.dtype)
+        r = np.where(neg, at_neg, r)
+    return r
+
+
+host_kernels[E.div_p] = _h_div
+host_kernels[E.rem_p] = _h_rem
+host_kernels[E.pow_p] = _h_pow
+
+
+def _shift_parts(x, y):
+    """(shift amounts clipped into range, mask of out-of-range shifts: >= width or negative)."""
+    bits = x.dtype.itemsize * 8
+    out = (y < 0) | (y >= bits) if y.dtype.kind == "i" else y >= bits
+    return np.where(out, y.dtype.type(0), y), out
+
+
+def _h_shift_left(x, y):
+    if x.dtype.kind not in _INT:
+        return NotImplemented
+    s, out = _shift_parts(x, y)
+    return np.where(out, x.dtype.type(0), np.left_shift(x, s))
+
+
+def _h_shift_right_arithmetic(x, y):
+    if x.dtype.kind not in _INT:
+        return NotImplemented
+    s, out = _shift_parts(x, y)
+    if x.dtype.kind == "u":   # arithmetic shift of an unsigned value: as signed bits
+        sx = x.view(np.dtype(f"i{x.dtype.itemsize}"))
+        fill = np.where(sx < 0, x.dtype.type(np.iinfo(x.dtype).max), x.dtype.type(0))
+        r = np.right_shift(sx, s.view(sx.dtype)).view(x.dtype)
+        return np.where(out, fill, r)
+    fill = np.where(x < 0, x.dtype.type(-1), x.dtype.type(0))
+    return np.where(out, fill, np.right_shift(x, s))
+
+
+def _h_shift_right_logical(x, y):
+    if x.dtype.kind not in _INT:
+        return NotImplemented
+    s, out = _shift_parts(x, y)
+    u = np.dtype(f"u{x.dtype.itemsize}")
+    r = np.right_shift(x.view(u), s.view(u)).view(x.dtype)
+    return np.where(out, x.dtype.type(0), r)
+
+
+host_kernels[E.shift_left_p] = _h_shift_left
+host_kernels[E.shift_right_arithmetic_p] = _h_shift_right_arithmetic
+host_kernels[E.shift_right_logical_p] = _h_shift_right_logical
+
+
+def _h_select_n(pred, *cases):
+    if len(cases) == 1:
+        return np.broadcast_to(cases[0], np.broadcast_shapes(pred.shape, cases[0].shape))
+    if len(cases) == 2:
+        return np.where(pred, cases[1], cases[0])
+    res = cases[-1]   # as the lowering: case i where pred == i, else the last case
+    for i in range(len(cases) - 2, -1, -1):
+        res = np.where(pred == i, cases[i], res)
+    return res
+
+
+host_kernels[E.select_n_p] = _h_select_n
+
+
+def _h_convert(x, *, new_dtype, weak_type):
+    a, b = x.dtype, np.dtype(new_dtype)
+    if a == b:
+        return x
+    if a.kind == "c" and b.kind != "c":
+        x = x.real   # as the lowering: the real part, then (for bool) != 0
+        a = x.dtype
+        if a == b:
+            return x
+    if b.kind == "b":
+        return np.not_equal(x, 0)
+    if a.kind == "f" and b.kind in _INT:
+        # XLA converts saturating: NaN -> 0, out-of-range -> the nearest bound
+        info = np.iinfo(b)
+        hi, lo = a.type(info.max), a.type(info.min)
+        r = x.astype(b)
+        r = np.where(x >= hi, b.type(info.max), r)
+        r = np.where(x <= lo, b.type(info.min), r)
+        return np.where(np.isnan(x), b.type(0), r)
+    if a.kind == "b":
+        return x.astype(b)
+    return x.astype(b)
+
+
+host_kernels[E.convert_element_type_p] = _h_convert

@@ -3,7 +3,10 @@ from __future__ import annotations
 
 from transforms.primitives import fft as F
 
+import numpy as np
+
 from ._jaxlib import hlo
+from .host import host_kernels
 from .lowering import lowering_rules, ttype
 
 
@@ -13,3 +16,18 @@ def _fft(c, x, *, fft_type, fft_lengths):
 
 
 lowering_rules[F.fft_p] = _fft
+
+
+def _h_fft(x, *, fft_type, fft_lengths):
+    """numpy.fft over the trailing axes (pocketfft; float32/complex64 stay single precision)."""
+    axes = tuple(range(x.ndim - len(fft_lengths), x.ndim))
+    if fft_type == "FFT":
+        return np.fft.fftn(x, axes=axes)
+    if fft_type == "IFFT":
+        return np.fft.ifftn(x, axes=axes)
+    if fft_type == "RFFT":
+        return np.fft.rfftn(x, axes=axes)
+    return np.fft.irfftn(x, s=fft_lengths, axes=axes)
+
+
+host_kernels[F.fft_p] = _h_fft

@@ -11,6 +11,7 @@ import numpy as np
 from transforms.primitives import indexing as I
 
 from ._jaxlib import hlo
+from .host import host_kernels
 from .lowering import constant, fill_region, lowering_rules, tensor_type, ttype
 
 
@@ -77,3 +78,89 @@ lowering_rules[I.dynamic_slice_p] = _dynamic_slice
 lowering_rules[I.dynamic_update_slice_p] = _dynamic_update_slice
 lowering_rules[I.gather_p] = _gather
 lowering_rules[I.scatter_p] = _scatter
+
+
+# ------------------------------------------------------------------ host kernels (eager on the CPU)
+# Same clamping as the lowering: every start index is clamped so the whole window lies inside.
+
+def _h_starts(shape, sizes, starts):
+    return [int(min(max(int(s), 0), n - k)) for s, n, k in zip(starts, shape, sizes)]
+
+
+def _h_dynamic_slice(x, *starts, slice_sizes):
+    lo = _h_starts(x.shape, slice_sizes, starts)
+    return x[tuple(slice(s, s + k) for s, k in zip(lo, slice_sizes))]
+
+
+def _h_dynamic_update_slice(x, u, *starts):
+    lo = _h_starts(x.shape, u.shape, starts)
+    out = x.copy()
+    out[tuple(slice(s, s + k) for s, k in zip(lo, u.shape))] = u
+    return out
+
+
+def _h_window_index(x_shape, idx, dn, sizes):
+    """NumPy index arrays (one per operand dim, broadcast over the gather output) for gather dims `dn`."""
+    batch_shape = idx.shape[:-1]
+    nb = len(batch_shape)
+    out_nd = nb + len(dn.offset_dims)
+    batch_out = [d for d in range(out_nd) if d not in dn.offset_dims]
+    window_dims = [d for d in range(len(x_shape))
+                   if d not in dn.collapsed_slice_dims and d not in dn.operand_batching_dims]
+    if idx.dtype.kind == "u":   # clamp before a signed cast can wrap a huge unsigned index negative
+        idx = np.minimum(idx, np.iinfo(np.int64).max)
+    idx = idx.astype(np.int64)
+
+    def on_batch(a):   # an array over the batch dims, placed at the output's batch positions
+        shape = [1] * out_nd
+        for pos, n in zip(batch_out, batch_shape):
+            shape[pos] = n
+        return a.reshape(shape)
+    index = []
+    for d, (n, k) in enumerate(zip(x_shape, sizes)):
+        if d in dn.start_index_map:
+            s = on_batch(np.clip(idx[..., dn.start_index_map.index(d)], 0, n - k))
+        elif d in dn.operand_batching_dims:
+            b = dn.start_indices_batching_dims[dn.operand_batching_dims.index(d)]
+            s = on_batch(np.arange(batch_shape[b]).reshape([-1 if i == b else 1 for i in range(nb)]))
+        else:
+            s = np.zeros([1] * out_nd, np.int64)
+        if d in window_dims:
+            pos = dn.offset_dims[window_dims.index(d)]
+            s = s + np.arange(k).reshape([-1 if i == pos else 1 for i in range(out_nd)])
+        index.append(s)
+    out_shape = [0] * out_nd
+    for pos, n in zip(batch_out, batch_shape):
+        out_shape[pos] = n
+    for pos, d in zip(dn.offset_dims, window_dims):
+        out_shape[pos] = sizes[d]
+    return tuple(np.broadcast_to(i, out_shape) for i in index)
+
+
+def _h_gather(x, idx, *, dimension_numbers, slice_sizes):
+    out = x[_h_window_index(x.shape, idx, dimension_numbers, slice_sizes)]
+    return out
+
+
+_H_AT = {"add": np.add, "mul": np.multiply, "min": np.minimum, "max": np.maximum}
+_H_AT_BOOL = {"add": np.logical_or, "mul": np.logical_and, "min": np.logical_and, "max": np.logical_or}
+
+
+def _h_scatter(x, idx, u, *, dimension_numbers, mode):
+    dn = dimension_numbers
+    if mode in ("min", "max") and x.dtype.kind == "c":
+        return NotImplemented
+    sizes = I._window_sizes(x.shape, u.shape, dn)
+    index = _h_window_index(x.shape, idx, I._gather_dims_of(dn), sizes)
+    out = x.copy()
+    if mode == "set":
+        out[index] = u
+    else:
+        (_H_AT_BOOL if x.dtype == np.bool_ else _H_AT)[mode].at(out, index, u)
+    return out
+
+
+host_kernels[I.dynamic_slice_p] = _h_dynamic_slice
+host_kernels[I.dynamic_update_slice_p] = _h_dynamic_update_slice
+host_kernels[I.gather_p] = _h_gather
+host_kernels[I.scatter_p] = _h_scatter

@@ -7,6 +7,7 @@ import numpy as np
 from transforms.primitives import sorting as T
 
 from ._jaxlib import hlo
+from .host import host_kernels
 from .lowering import constant, fill_region, lowering_rules, tensor_type, ttype
 
 
@@ -70,3 +71,45 @@ lowering_rules[T.cumsum_p] = _cum("sum", hlo.AddOp, hlo.OrOp)
 lowering_rules[T.cumprod_p] = _cum("prod", hlo.MulOp, hlo.AndOp)
 lowering_rules[T.cummax_p] = _cum("max", hlo.MaxOp, hlo.OrOp)
 lowering_rules[T.cummin_p] = _cum("min", hlo.MinOp, hlo.AndOp)
+
+
+# ------------------------------------------------------------------ host kernels (eager on the CPU)
+# NumPy sorts NaN last (after +inf) and its stable sorts keep -0.0/0.0 in input order: the
+# lowering's total order. Complex keys are left to XLA.
+
+def _h_sort(*xs, dimension, is_stable, num_keys):
+    keys = xs[:num_keys]
+    if any(k.dtype.kind == "c" for k in keys):
+        return NotImplemented
+    if len(xs) == 1:
+        return [np.sort(xs[0], axis=dimension, kind="stable")]
+    if num_keys == 1:
+        perm = np.argsort(keys[0], axis=dimension, kind="stable")
+    else:
+        ks = [np.moveaxis(k, dimension, -1) for k in reversed(keys)]
+        perm = np.moveaxis(np.lexsort(ks, axis=-1), -1, dimension)
+    return [np.take_along_axis(x, perm, axis=dimension) for x in xs]
+
+
+def _h_cum(kind, fn, bool_fn):
+    def kernel(x, *, axis, reverse):
+        if x.dtype.kind == "c" and kind in ("max", "min"):
+            return NotImplemented
+        if x.shape[axis] == 0:
+            return x
+        f = bool_fn if x.dtype == np.bool_ else fn
+        if reverse:
+            return np.flip(f(np.flip(x, axis), axis), axis)
+        return f(x, axis)
+    return kernel
+
+
+host_kernels[T.sort_p] = _h_sort
+host_kernels[T.cumsum_p] = _h_cum("sum", lambda x, a: np.cumsum(x, axis=a, dtype=x.dtype),
+                                  lambda x, a: np.logical_or.accumulate(x, axis=a))
+host_kernels[T.cumprod_p] = _h_cum("prod", lambda x, a: np.cumprod(x, axis=a, dtype=x.dtype),
+                                   lambda x, a: np.logical_and.accumulate(x, axis=a))
+host_kernels[T.cummax_p] = _h_cum("max", lambda x, a: np.maximum.accumulate(x, axis=a),
+                                  lambda x, a: np.logical_or.accumulate(x, axis=a))
+host_kernels[T.cummin_p] = _h_cum("min", lambda x, a: np.minimum.accumulate(x, axis=a),
+                                  lambda x, a: np.logical_and.accumulate(x, axis=a))

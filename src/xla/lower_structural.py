@@ -9,6 +9,7 @@ from transforms.primitives import reductions as R
 from transforms.primitives import structural as S
 
 from ._jaxlib import hlo, ir
+from .host import host_kernels
 from .lowering import constant, fill_region, jaxpr_subcomp, lowering_rules, tensor_type, ttype
 
 # ----------------------------------------------------------------------------- shapes
@@ -118,3 +119,115 @@ lowering_rules[L.dot_general_p] = _dot_general
 
 # --------------------------------------------------------------------------- jit call
 lowering_rules[jit_p] = lambda c, *args, jaxpr, name: jaxpr_subcomp(jaxpr.jaxpr, jaxpr.consts, list(args))
+
+
+# ------------------------------------------------------------------ host kernels (eager on the CPU)
+# Shape primitives return NumPy views where NumPy can (no copy); reductions accumulate in the
+# operand's dtype (integers wrap) and give the reduction's identity over empty axes, as XLA does.
+
+def _h_broadcast_in_dim(x, *, shape, broadcast_dimensions):
+    full = [1] * len(shape)
+    for d, n in zip(broadcast_dimensions, x.shape):
+        full[d] = n
+    return np.broadcast_to(x.reshape(full), shape)
+
+
+def _h_pad(x, pv, *, padding_config):
+    dt = x.dtype
+    inner = [n + max(n - 1, 0) * it for n, (_, _, it) in zip(x.shape, padding_config)]
+    if any(it for _, _, it in padding_config):
+        tmp = np.full(inner, pv, dt)
+        tmp[tuple(slice(None, None, it + 1) for _, _, it in padding_config)] = x
+    else:
+        tmp = x
+    out_shape = [n + lo + hi for n, (lo, hi, _) in zip(inner, padding_config)]
+    out = np.full(out_shape, pv, dt)
+    src, dst = [], []
+    for n, (lo, hi, _) in zip(inner, padding_config):
+        s0, s1 = max(-lo, 0), n - max(-hi, 0)
+        if s1 <= s0:
+            return out
+        src.append(slice(s0, s1))
+        dst.append(slice(max(lo, 0), max(lo, 0) + s1 - s0))
+    out[tuple(dst)] = tmp[tuple(src)]
+    return out
+
+
+def _h_iota(*, dtype, shape, dimension):
+    r = np.arange(shape[dimension], dtype=dtype)
+    return np.broadcast_to(r.reshape([-1 if i == dimension else 1 for i in range(len(shape))]), shape)
+
+
+host_kernels[S.broadcast_in_dim_p] = _h_broadcast_in_dim
+host_kernels[S.reshape_p] = lambda x, *, new_sizes: x.reshape(new_sizes)
+host_kernels[S.transpose_p] = lambda x, *, permutation: np.transpose(x, permutation)
+host_kernels[S.concatenate_p] = lambda *xs, dimension: np.concatenate(xs, axis=dimension)
+host_kernels[S.slice_p] = lambda x, *, start_indices, limit_indices, strides: x[tuple(
+    slice(s, l, st) for s, l, st in zip(start_indices, limit_indices, strides))]
+host_kernels[S.pad_p] = _h_pad
+host_kernels[S.rev_p] = lambda x, *, dimensions: np.flip(x, dimensions) if dimensions else x
+host_kernels[S.iota_p] = _h_iota
+
+
+def _h_reducer(kind, fn, bool_fn=None):
+    def kernel(x, *, axes):
+        dt = x.dtype
+        if dt.kind == "c" and kind in ("max", "min", "and", "or"):
+            return NotImplemented
+        if dt.kind in "fc" and kind in ("and", "or"):
+            return NotImplemented
+        if any(x.shape[a] == 0 for a in axes):   # XLA: the identity (NumPy would raise for max/min)
+            shape = [n for i, n in enumerate(x.shape) if i not in axes]
+            return np.full(shape, _identity(kind, dt), dt)
+        f = bool_fn if (dt == np.bool_ and bool_fn is not None) else fn
+        return f(x, axes)
+    return kernel
+
+
+host_kernels[R.reduce_sum_p] = _h_reducer("sum", lambda x, a: np.sum(x, axis=a, dtype=x.dtype),
+                                          lambda x, a: np.any(x, axis=a))
+host_kernels[R.reduce_prod_p] = _h_reducer("prod", lambda x, a: np.prod(x, axis=a, dtype=x.dtype),
+                                           lambda x, a: np.all(x, axis=a))
+host_kernels[R.reduce_max_p] = _h_reducer("max", lambda x, a: np.max(x, axis=a))
+host_kernels[R.reduce_min_p] = _h_reducer("min", lambda x, a: np.min(x, axis=a))
+host_kernels[R.reduce_and_p] = _h_reducer("and", lambda x, a: np.bitwise_and.reduce(x, axis=a),
+                                          lambda x, a: np.all(x, axis=a))
+host_kernels[R.reduce_or_p] = _h_reducer("or", lambda x, a: np.bitwise_or.reduce(x, axis=a),
+                                         lambda x, a: np.any(x, axis=a))
+
+
+def _h_arg(fn):
+    def kernel(x, *, axes, index_dtype):
+        (axis,) = axes
+        if x.dtype.kind == "c":
+            return NotImplemented
+        if x.shape[axis] == 0:
+            return np.zeros([n for i, n in enumerate(x.shape) if i != axis], index_dtype)
+        return fn(x, axis=axis).astype(index_dtype)   # first extremum; the first NaN wins (as the lowering)
+    return kernel
+
+
+host_kernels[R.argmax_p] = _h_arg(np.argmax)
+host_kernels[R.argmin_p] = _h_arg(np.argmin)
+
+
+def _h_dot_general(x, y, *, dimension_numbers):
+    """(batch, lhs free, rhs free) as one batched matmul (BLAS for floats)."""
+    (lc, rc), (lb, rb) = dimension_numbers
+    lf = [d for d in range(x.ndim) if d not in lc and d not in lb]
+    rf = [d for d in range(y.ndim) if d not in rc and d not in rb]
+    if not lb and x.ndim == 2 and y.ndim == 2 and lc == (1,) and rc == (0,):
+        return np.matmul(x, y)
+    bshape = [x.shape[d] for d in lb]
+    nb, nk = int(np.prod(bshape, dtype=np.int64)), int(np.prod([x.shape[d] for d in lc], dtype=np.int64))
+    fx, fy = [x.shape[d] for d in lf], [y.shape[d] for d in rf]
+    a = np.transpose(x, list(lb) + lf + list(lc)).reshape(nb, int(np.prod(fx, dtype=np.int64)), nk)
+    b = np.transpose(y, list(rb) + list(rc) + rf).reshape(nb, nk, int(np.prod(fy, dtype=np.int64)))
+    if x.dtype == np.bool_:
+        out = np.matmul(a.astype(np.int64), b.astype(np.int64)) != 0   # or of ands
+    else:
+        out = np.matmul(a, b)
+    return out.reshape(bshape + fx + fy)
+
+
+host_kernels[L.dot_general_p] = _h_dot_general

@@ -1,8 +1,9 @@
 """Execution: compile jaxprs once, run executables asynchronously, and run eager primitives.
 
-Eager mode runs each primitive as a single-equation executable cached by
-(primitive, params, input avals): the dispatch path is one dict lookup and one execute.
-Results are device arrays returned before the computation finishes.
+Eager mode on the CPU runs a primitive's host kernel (xla/host.py) where it has one: no
+compile, results held on the host as `HostValue`s. Otherwise (and on accelerators) it runs
+a single-equation executable cached by (primitive, params, input avals): one dict lookup
+and one execute; results are device arrays returned before the computation finishes.
 """
 from __future__ import annotations
 
@@ -14,10 +15,12 @@ from transforms.jaxpr import ClosedJaxpr, Eqn, Jaxpr, Var
 from transforms.jit import jit_p
 from transforms.primitives import elementwise as E
 
-from . import _jaxlib, compile_cache
+from . import _jaxlib, compile_cache, host
+from .host import HostValue, host_kernels
 from .lowering import lower_jaxpr, lowering_rules
 
 boxing.buffer_type = _jaxlib.ArrayImpl
+_ArrayImpl = _jaxlib.ArrayImpl
 _default_device = None
 
 
@@ -59,7 +62,11 @@ def _raise_if_tracer(args):
                 "effect. Return it from the transformed function instead.")
 
 
+compile_calls = [0]   # how many times compile_jaxpr ran (tests prove eager host work compiles nothing)
+
+
 def compile_jaxpr(closed: ClosedJaxpr, donate=(), name="main", device=None) -> Compiled:
+    compile_calls[0] += 1
     device = device or default_device()
     module = lower_jaxpr(closed, name, donate)
     exe = compile_cache.compile(module, device)   # persistent on-disk cache, else _jaxlib.compile
@@ -68,6 +75,18 @@ def compile_jaxpr(closed: ClosedJaxpr, donate=(), name="main", device=None) -> C
 
 
 def device_put(x, aval=None, device=None):
+    """A host array as an eager value: a copy held on the host where host kernels run (the CPU),
+    else a device buffer. (`device_buffer` always gives a device buffer.)"""
+    if device is None and _host_on():
+        x = np.asarray(x)
+        aval = aval or get_aval(x)
+        return HostValue(host.copy_aligned(x, aval.dtype), aval)
+    return device_buffer(x, aval, device)
+
+
+def device_buffer(x, aval=None, device=None):
+    if type(x) is HostValue:
+        return x.buffer(device or default_device())
     x = np.asarray(x)
     aval = aval or get_aval(x)
     if x.dtype != aval.dtype:
@@ -78,7 +97,17 @@ def device_put(x, aval=None, device=None):
 
 
 def to_numpy(buf):
+    if type(buf) is HostValue:
+        return buf.readonly()
     return _jaxlib.to_numpy(buf)
+
+
+def as_buffer(v):
+    """A raw eager value as XLA takes it: host values become (cached, aliasing) device buffers."""
+    return v.buffer(default_device()) if type(v) is HostValue else v
+
+
+boxing.as_buffer = as_buffer
 
 
 # ------------------------------------------------------------------------ eager impls
@@ -97,9 +126,11 @@ def _compile_single(prim, avals, params):
 def _to_buffer(x):
     if type(x) is _jaxlib.ArrayImpl:
         return x
+    if type(x) is HostValue:
+        return x.buffer(default_device())
     if isinstance(x, Tracer):
         _raise_if_tracer([x])
-    return device_put(x, get_aval(x))
+    return device_buffer(x, get_aval(x))
 
 
 def _make_impl(prim):
@@ -116,8 +147,96 @@ def _make_impl(prim):
             ent = _exe_cache.get(key)
             if ent is None:
                 ent = _exe_cache[key] = _compile_single(prim, avals, params)
-        outs = ent(args)
+        try:
+            outs = ent(args)
+        except TypeError:   # a host-held value (HostValue) on the cached path: hand XLA its buffer
+            if not any(type(a) is HostValue for a in args):
+                raise
+            outs = ent([_to_buffer(a) for a in args])
         return outs if multi else outs[0]
+    return impl
+
+
+# ------------------------------------------------------------------ host kernels (CPU)
+_platform_cpu = None
+
+
+def _kernels_on():
+    """Whether eager primitives run host kernels: the CPU default device, not switched off."""
+    global _platform_cpu
+    if _platform_cpu is None:
+        _platform_cpu = default_device().platform == "cpu"
+    return _platform_cpu and host.MODE != "xla"
+
+
+def _host_on():
+    """Whether eager values are held on the host (HostValue) rather than in device buffers."""
+    return host.MODE == "host" and _kernels_on()
+
+
+def _np_of(x):
+    t = type(x)
+    if t is HostValue:
+        if x._buf is not None:
+            x.check_alive()
+        return x.np
+    if t is _ArrayImpl:
+        return _jaxlib.to_numpy(x)
+    if isinstance(x, Tracer):
+        _raise_if_tracer([x])
+    return np.asarray(x)
+
+
+_aval_cache: dict = {}   # (prim, params, *avals) -> out aval(s); cleared when it grows past the bound
+_AVAL_CACHE_MAX = 8192
+
+
+def _out_avals(prim, args, params):
+    try:
+        key = (prim, tuple(params.items()), *[a.aval for a in args])
+    except AttributeError:
+        if any(isinstance(a, Tracer) for a in args):
+            _raise_if_tracer(args)
+        key = (prim, tuple(params.items()), *[get_aval(a) for a in args])
+    out = _aval_cache.get(key)
+    if out is None:
+        out = abstract_eval(prim, list(key[2:]), params)
+        if len(_aval_cache) >= _AVAL_CACHE_MAX:
+            _aval_cache.clear()   # (dict ops are atomic under the GIL: safe from several threads)
+        _aval_cache[key] = out
+    return out
+
+
+def _box_host(out, aval, prim):
+    """A kernel's result as an eager value of exactly `aval` (a HostValue, or a buffer in 'buffer' mode)."""
+    if type(out) is not np.ndarray:
+        out = np.asarray(out)
+    if out.dtype != aval[1]:
+        out = out.astype(aval[1])
+    if out.shape != aval[0]:
+        raise AssertionError(f"host kernel of {prim.name} gave shape {out.shape}, expected {aval.str_short()}")
+    if host.MODE == "host":
+        return HostValue(out, aval)
+    if not out.flags.c_contiguous:
+        out = out.copy(order="C")
+    return _jaxlib.device_put(out, aval, default_device())
+
+
+def _make_host_impl(prim, kernel, xla_impl):
+    multi = prim.multiple_results
+    run = host.run_quiet
+
+    def impl(*args, **params):
+        if not _kernels_on():
+            return xla_impl(*args, **params)
+        avals = _out_avals(prim, args, params)
+        out = run(kernel, [_np_of(a) for a in args], params)
+        if out is NotImplemented:
+            return xla_impl(*args, **params)
+        if multi:
+            return [_box_host(o, a, prim) for o, a in zip(out, avals)]
+        return _box_host(out, avals, prim)
+    impl.kernel = kernel
     return impl
 
 
@@ -126,11 +245,14 @@ _scalar_cache: dict = {}
 
 def _convert_impl(x, *, new_dtype, weak_type):
     """Host values (Python/NumPy scalars and arrays) convert on the host: no XLA launch."""
-    if type(x) is _jaxlib.ArrayImpl or isinstance(x, Tracer):
-        if type(x) is _jaxlib.ArrayImpl and x.aval.dtype == new_dtype and x.aval.weak_type == weak_type:
-            return x
-        return _generic_convert(x, new_dtype=new_dtype, weak_type=weak_type)
     t = type(x)
+    if t is HostValue or t is _ArrayImpl or isinstance(x, Tracer):
+        a = x.aval
+        if a.dtype == new_dtype and a.weak_type == weak_type:
+            return x
+        if t is HostValue and a.dtype == new_dtype:
+            return HostValue(x.np, ShapedArray(a.shape, new_dtype, weak_type))
+        return _generic_convert(x, new_dtype=new_dtype, weak_type=weak_type)
     if t in (bool, int, float, complex):
         key = (t, x, new_dtype, weak_type)
         buf = _scalar_cache.get(key)
@@ -153,10 +275,20 @@ def _host_convert(x, dtype):
         return arr.astype(dtype)
 
 
+def _impl_for(prim):
+    xla_impl = _make_impl(prim)
+    kernel = host_kernels.get(prim)
+    if kernel is None or host.MODE == "xla":
+        return xla_impl
+    return _make_host_impl(prim, kernel, xla_impl)
+
+
 def register_impls():
+    global _generic_convert
     for prim in list(abstract_eval_rules):
         if prim in lowering_rules and prim not in impl_rules:
-            impl_rules[prim] = _make_impl(prim)
+            impl_rules[prim] = _impl_for(prim)
+    _generic_convert = _impl_for(E.convert_element_type_p)
 
 
 _generic_convert = _make_impl(E.convert_element_type_p)

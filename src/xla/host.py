@@ -1,0 +1,153 @@
+"""Host kernels: eager primitives on the CPU run as NumPy code on host-held values.
+
+Why: a drop-in backend runs eagerly, through library code, on ever-changing shapes. A
+single-primitive XLA executable costs a compile (~15-30 ms) per new (primitive, params,
+shapes) and ~4 us of execute per call; NumPy costs neither. So on the CPU device an eager
+primitive with a host kernel runs that kernel, and its result is a `HostValue`: a read-only
+NumPy array plus its aval. A HostValue becomes a device buffer only where XLA needs one (a
+jit call, a primitive without a host kernel, DLPack); that buffer aliases the NumPy memory
+when it is 64-byte aligned (PJRT's zero-copy rule) and is cached on the value.
+
+A kernel has the *lowering's* semantics, not NumPy's defaults (integer wraparound, XLA's
+shift and division-by-zero results, NaN-propagating max/min, the dtype the abstract eval
+says); tests/xla/test_host_kernels.py proves host == XLA per primitive and dtype. A kernel
+may return NotImplemented for inputs it does not cover; the XLA executable runs instead.
+
+Table: `host_kernels[prim] = fn(*numpy_arrays, **params) -> ndarray | list | NotImplemented`,
+registered beside each lowering in xla/lower_<family>.py. Kernels run with NumPy's
+floating-point warnings silenced (XLA raises none) and must not mutate their inputs.
+"""
+from __future__ import annotations
+
+import os
+
+import numpy as np
+
+from . import _jaxlib
+
+host_kernels: dict = {}   # prim -> kernel (filled at import by the lower_* modules; read-only after)
+
+# ARRAY_NAMESPACE_EAGER: "host" (default: host kernels, NumPy-held results), "buffer" (host kernels,
+# results copied into device buffers -- kept to measure the alternative), "xla" (no host kernels).
+MODE = os.environ.get("ARRAY_NAMESPACE_EAGER", "host").strip().lower() or "host"
+if MODE not in ("host", "buffer", "xla"):
+    raise ValueError(f"ARRAY_NAMESPACE_EAGER must be host, buffer or xla, got {MODE!r}")
+
+_ALIGN = 64   # PJRT CPU aliases host memory aligned to this (cpu_function_runtime::MinAlign)
+_ZERO_COPY = _jaxlib.xc.HostBufferSemantics.ZERO_COPY
+
+
+class HostValue:
+    """An eager value held on the host: `np` (a read-only-by-contract ndarray) and `aval`."""
+    __slots__ = ("np", "aval", "_buf", "__weakref__")
+
+    def __init__(self, arr, aval):
+        self.np = arr
+        self.aval = aval
+        self._buf = None
+
+    # the parts of a device array's interface the rest of the code base reads
+    shape = property(lambda self: self.aval.shape)
+    dtype = property(lambda self: self.aval.dtype)
+    ndim = property(lambda self: len(self.aval.shape))
+
+    def block_until_ready(self):
+        return self
+
+    def is_ready(self):
+        return True
+
+    def is_deleted(self):
+        b = self._buf
+        return b is not None and b.is_deleted()
+
+    def readonly(self):
+        """A read-only NumPy view (what leaves the runtime: nobody may write into the value)."""
+        self.check_alive()
+        out = self.np.view()
+        out.flags.writeable = False
+        return out
+
+    def __array__(self, dtype=None, copy=None):
+        out = self.readonly()
+        if dtype is not None and np.dtype(dtype) != out.dtype:
+            return out.astype(dtype)
+        return np.array(out) if copy else out
+
+    def check_alive(self):
+        b = self._buf
+        if b is not None and b.is_deleted():
+            raise RuntimeError("this array was donated to a jitted function (or deleted) and cannot be used")
+
+    def buffer(self, device):
+        """The device buffer of this value (made once, zero-copy where the memory is aligned)."""
+        b = self._buf
+        if b is not None:
+            if b.is_deleted():
+                self.check_alive()
+            return b
+        arr = self.np
+        if not arr.flags.c_contiguous:
+            arr = np.ascontiguousarray(arr) if arr.ndim else arr.copy()
+        if arr.dtype != self.aval.dtype:   # (a kernel is held to its aval's dtype; belt and braces)
+            arr = arr.astype(self.aval.dtype)
+        if arr.ctypes.data % _ALIGN == 0 or arr.size == 0:
+            # PJRT keeps `arr` alive while the buffer lives; writes never happen (values are immutable,
+            # and a donated aliasing buffer is refused by jit before it runs)
+            b = _jaxlib.xc.batched_device_put(self.aval, _jaxlib.sharding_for(device), [arr], [device], True,
+                                              False, _ZERO_COPY, True)
+        else:
+            b = _jaxlib.device_put(arr, self.aval, device)
+        self._buf = b
+        return b
+
+    def __repr__(self):
+        return f"HostValue({self.aval.str_short()})"
+
+
+def aligned_empty(shape, dtype):
+    """An uninitialised C-contiguous array whose data is 64-byte aligned (so XLA can alias it)."""
+    dt = np.dtype(dtype)
+    n = int(np.prod(shape, dtype=np.int64)) * dt.itemsize
+    raw = np.empty(n + _ALIGN, np.uint8)
+    off = (-raw.ctypes.data) % _ALIGN
+    return raw[off:off + n].view(dt).reshape(shape)
+
+
+def copy_aligned(x, dtype):
+    """A C-contiguous copy of host array `x` in `dtype` (64-byte aligned when large: XLA aliases it)."""
+    dt = np.dtype(dtype)
+    if x.size * dt.itemsize < 4096:
+        return np.array(x, dtype=dt, order="C", copy=True)
+    out = aligned_empty(x.shape, dt)
+    run_quiet(np.copyto, (out, x), {"casting": "unsafe"})
+    return out
+
+
+# ------------------------------------------------------------------ floating-point warnings
+# np.errstate costs ~4 us per entry; setting NumPy's error-state context variable costs ~0.2 us.
+try:
+    from numpy._core._ufunc_config import _extobj_contextvar as _errvar, _make_extobj
+    _IGNORE = _make_extobj(all="ignore")
+
+    def run_quiet(fn, args, params):
+        tok = _errvar.set(_IGNORE)
+        try:
+            return fn(*args, **params)
+        finally:
+            _errvar.reset(tok)
+except ImportError:   # pragma: no cover - other NumPy layouts
+    def run_quiet(fn, args, params):
+        with np.errstate(all="ignore"):
+            return fn(*args, **params)
+
+
+# ------------------------------------------------------------------ helpers for kernels
+
+def kind(x):
+    return x.dtype.kind
+
+
+def same_dtype(out, x):
+    """`out` in x's dtype (NumPy may have widened a reduction or a division)."""
+    return out if out.dtype == x.dtype else out.astype(x.dtype)

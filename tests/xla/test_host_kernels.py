@@ -1,0 +1,213 @@
+"""Host kernels (xla/host.py): eager-on-the-host equals XLA, compiles nothing, leaks nothing.
+
+The oracle for a host kernel is the primitive's own lowering run by XLA (the single-op
+executable the runtime falls back to): per primitive, per dtype, on grids of special values
+(NaN, +-inf, +-0, subnormals, integer min/max, shifts by >= the bit width, division by zero).
+
+One documented difference: XLA's CPU runtime computes with subnormals flushed to zero
+(FTZ/DAZ: 1e-45 == 0 under jit), host kernels keep IEEE subnormals as NumPy does. The
+comparison skips elements with a subnormal input and flushes the host's subnormal results;
+test_subnormals_are_the_one_difference pins the difference down.
+"""
+import gc
+import threading
+
+import numpy as np
+import pytest
+
+import array_namespace as xp
+from array_namespace import _dtypes as D
+from transforms.core import ShapedArray, impl_rules
+from transforms.primitives import elementwise as E
+from xla import _jaxlib, host, runtime
+from xla.host import HostValue, host_kernels
+
+pytestmark = pytest.mark.skipif(host.MODE == "xla", reason="host kernels switched off (ARRAY_NAMESPACE_EAGER=xla)")
+
+DTYPES = [np.dtype(d) for d in ("bool", "int8", "int16", "int32", "int64", "uint8", "uint16", "uint32",
+                                "uint64", "float16", "float32", "float64", "complex64", "complex128")]
+
+
+def specials(dt):
+    if dt == np.bool_:
+        return np.array([False, True])
+    if dt.kind in "iu":
+        info = np.iinfo(dt)
+        vals = [0, 1, 2, 3, 7, info.max, info.max - 1, info.min, info.min + 1]
+        if dt.kind == "i":
+            vals += [-1, -2, -3, -7]
+        vals += [dt.itemsize * 8 - 1, dt.itemsize * 8, dt.itemsize * 8 + 1]   # shift amounts around the width
+        return np.array(sorted(set(vals)), dt)
+    if dt.kind == "f":
+        fi = np.finfo(dt)
+        vals = [0.0, -0.0, 1.0, -1.0, 0.5, -2.5, 3.0, 1e-3, 2.0, 0.75, np.inf, -np.inf, np.nan,
+                float(fi.max), -float(fi.max), float(fi.tiny), float(fi.tiny) / 4, 100.0, -0.3]
+        return np.array(vals, dt)
+    re = specials(np.dtype(np.float32 if dt == np.complex64 else np.float64))
+    re = re[[0, 1, 2, 3, 4, 10, 11, 12]]
+    out = np.empty((len(re), len(re)), dt)
+    out.real, out.imag = re[:, None], re[None, :]
+    return out.reshape(-1)
+
+
+def _xla(prim, args, params):
+    """The lowering's answer (the runtime's single-op executable), as NumPy arrays; None if XLA refuses."""
+    xla_impl = runtime._make_impl(prim)
+    bufs = [runtime.device_buffer(a) for a in args]
+    try:
+        out = xla_impl(*bufs, **params)
+    except Exception:   # a dtype the lowering does not take: nothing to compare
+        return None
+    return [np.asarray(o) for o in out] if prim.multiple_results else [np.asarray(out)]
+
+
+def _host(prim, args, params):
+    vals = [HostValue(a, ShapedArray(a.shape, a.dtype)) for a in args]
+    kernel = host_kernels[prim]
+    if host.run_quiet(kernel, [v.np for v in vals], params) is NotImplemented:
+        return None
+    out = impl_rules[prim](*vals, **params)
+    outs = out if prim.multiple_results else [out]
+    assert all(type(o) is HostValue for o in outs)
+    return [o.np for o in outs]
+
+
+def _tol(dt):
+    return {"float16": 2e-3, "float32": 2e-6, "complex64": 2e-6}.get(dt.name, 1e-13)
+
+
+def subnormal(a):
+    if a.dtype.kind == "c":
+        return subnormal(a.real) | subnormal(a.imag)
+    if a.dtype.kind != "f":
+        return np.zeros(a.shape, bool)
+    return (a != 0) & (np.abs(a) < np.finfo(a.dtype).tiny)
+
+
+def flushed(a):
+    if a.dtype.kind == "c":
+        out = a.copy()
+        out.real, out.imag = flushed(a.real), flushed(a.imag)
+        return out
+    return np.where(subnormal(a), np.copysign(np.zeros((), a.dtype), a), a) if a.dtype.kind == "f" else a
+
+
+def compare(got, want, inputs, what):
+    """host == XLA except where an input is subnormal (XLA reads it as 0); host subnormals flushed."""
+    keep = ~np.broadcast_to(np.logical_or.reduce([np.broadcast_to(subnormal(i), want.shape) for i in inputs]),
+                            want.shape) if inputs else np.ones(want.shape, bool)
+    assert got.shape == want.shape, (what, got.shape, want.shape)
+    assert_same(flushed(got)[keep], want[keep], what)
+
+
+def assert_same(got, want, what):
+    assert got.dtype == want.dtype and got.shape == want.shape, (what, got.dtype, want.dtype, got.shape, want.shape)
+    if got.dtype.kind in "biu":
+        bad = got != want
+        assert not bad.any(), f"{what}: host {got[bad][:8]} != XLA {want[bad][:8]}"
+        return
+    if got.dtype.kind == "c":
+        assert_same(got.real.copy(), want.real.copy(), what + " (real)")
+        assert_same(got.imag.copy(), want.imag.copy(), what + " (imag)")
+        return
+    g, w = got.astype(np.float64), want.astype(np.float64)
+    with np.errstate(invalid="ignore"):
+        return _assert_close(got, want, g, w, what)
+
+
+def _assert_close(got, want, g, w, what):
+    same_nan = np.isnan(g) == np.isnan(w)
+    assert same_nan.all(), f"{what}: NaN mismatch host {got[~same_nan][:8]} XLA {want[~same_nan][:8]}"
+    fin = np.isfinite(w) & np.isfinite(g)
+    inf_ok = (g == w) | ~(np.isinf(g) | np.isinf(w))
+    assert inf_ok.all(), f"{what}: inf mismatch host {got[~inf_ok][:8]} XLA {want[~inf_ok][:8]}"
+    tiny = float(np.finfo(got.dtype).tiny)
+    close = np.abs(g - w) <= _tol(got.dtype) * np.abs(w) + 4 * tiny
+    bad = fin & ~close
+    assert not bad.any(), f"{what}: host {got[bad][:8]} != XLA {want[bad][:8]}"
+    zeros = (w == 0) & (g == 0) & (np.abs(w) == 0)
+    sb = zeros & (np.signbit(g) != np.signbit(w))
+    assert not sb.any(), f"{what}: sign of zero differs where XLA gives {want[sb][:8]}"
+
+
+UNARY = [p for p in host_kernels if p.name in {
+    "neg", "sin", "cos", "tan", "asin", "acos", "atan", "sinh", "cosh", "tanh", "asinh", "acosh", "atanh", "exp",
+    "exp2", "expm1", "log", "log1p", "sqrt", "rsqrt", "cbrt", "logistic", "sign", "floor", "ceil", "round",
+    "is_finite", "not", "abs", "real", "imag", "conj"}]
+BINARY = [p for p in host_kernels if p.name in {
+    "add", "sub", "mul", "div", "rem", "pow", "max", "min", "atan2", "and", "or", "xor", "shift_left",
+    "shift_right_arithmetic", "shift_right_logical", "nextafter", "eq", "ne", "lt", "le", "gt", "ge"}]
+
+
+def test_every_elementwise_host_kernel_is_covered_here():
+    elementwise = {p for p in host_kernels if getattr(E, p.name + "_p", None) is p}
+    assert elementwise - {E.select_n_p, E.convert_element_type_p} == set(UNARY) | set(BINARY)
+
+
+@pytest.mark.parametrize("prim", UNARY, ids=lambda p: p.name)
+def test_unary_host_equals_xla(prim):
+    compared = 0
+    for dt in DTYPES:
+        x = specials(dt)
+        got = _host(prim, [x], {})
+        want = got and _xla(prim, [x], {})
+        if want is None or got is None:
+            continue
+        compare(got[0], want[0], [x], f"{prim.name}[{dt.name}]")
+        compared += 1
+    assert compared > 0
+
+
+@pytest.mark.parametrize("prim", BINARY, ids=lambda p: p.name)
+def test_binary_host_equals_xla(prim):
+    compared = 0
+    for dt in DTYPES:
+        s = specials(dt)
+        x, y = np.repeat(s, len(s)), np.tile(s, len(s))   # every pair of special values
+        got = _host(prim, [x, y], {})
+        want = got and _xla(prim, [x, y], {})
+        if want is None or got is None:
+            continue
+        compare(got[0], want[0], [x, y], f"{prim.name}[{dt.name}]")
+        # broadcasting against a 0-d operand (how scalars reach primitives)
+        want = _xla(prim, [x[:5], y[3:4].reshape(())], {})
+        got = _host(prim, [x[:5], y[3:4].reshape(())], {})
+        compare(got[0], want[0], [x[:5], y[3:4].reshape(())], f"{prim.name}[{dt.name}] with a 0-d operand")
+        compared += 1
+    assert compared > 0
+
+
+@pytest.mark.parametrize("src", DTYPES, ids=lambda d: d.name)
+def test_convert_element_type_host_equals_xla(src):
+    x = specials(src)
+    if src.kind == "f":   # saturation bounds of every integer type, and values just inside/outside them
+        extra = [v for d in DTYPES if d.kind in "iu" for v in (np.iinfo(d).max, np.iinfo(d).min)]
+        x = np.concatenate([x, np.array(extra, np.float64).astype(src), np.array([-0.9, 0.9, 255.5, -128.7], src)])
+    for dst in DTYPES:
+        params = dict(new_dtype=dst, weak_type=False)
+        got = _host(E.convert_element_type_p, [x], params)
+        want = got and _xla(E.convert_element_type_p, [x], params)
+        if want is None or got is None:
+            continue
+        compare(got[0], want[0], [x], f"convert {src.name} -> {dst.name}")
+
+
+def test_select_n_host_equals_xla():
+    for dt in DTYPES:
+        s = specials(dt)
+        pred = (np.arange(len(s)) % 3 == 0)
+        for args in ([pred, s, s[::-1].copy()], [pred[:1].reshape(()), s, s[::-1].copy()], [pred, s]):
+            compare(_host(E.select_n_p, args, {})[0], _xla(E.select_n_p, args, {})[0], args[1:],
+                    f"select_n[{dt.name}]")
+    ipred = np.array([0, 1, 2, 3, -1, 7], np.int32)
+    cases = [np.full(6, float(i)) for i in range(3)]
+    compare(_host(E.select_n_p, [ipred] + cases, {})[0], _xla(E.select_n_p, [ipred] + cases, {})[0], cases,
+            "select_n with an integer predicate (out of range: the last case)")
+
+
+def test_subnormals_are_the_one_difference():
+    """Pinned: XLA (jit) flushes subnormals, the host keeps them (as NumPy); both agree elsewhere."""
+    from transforms import jit
+    x = xp.asarray(np.array([1e-45, 1.0], np.float32))
+    assert np.asarray(x * 2.0)[0] == np.float32(2.8e-45)
+    assert np.asarray(jit(lambda v: v * 2.0)(x))[0] == 0.0
