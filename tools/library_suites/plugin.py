@@ -257,6 +257,8 @@ def pytest_runtest_logreport(report):
 
 
 def _git_commit():
+    if os.environ.get("LIBRARY_SUITES_COMMIT"):   # run.py --commit: src/ exported as committed
+        return os.environ["LIBRARY_SUITES_COMMIT"]
     here = os.path.dirname(os.path.abspath(__file__))
     try:
         commit = subprocess.run(["git", "rev-parse", "--short", "HEAD"], cwd=here,
@@ -287,6 +289,7 @@ def pytest_sessionfinish(session, exitstatus):
         "module": S.modname,
         "label": session.config.getoption("--xp-label"),
         "commit": _git_commit(),
+        "namespace_file": getattr(sys.modules.get(OURS), "__file__", None),
         "args": list(session.config.invocation_params.args),
         "exitstatus": int(exitstatus),
         "wall_s": round(time.perf_counter() - S.t0, 1),

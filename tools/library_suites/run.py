@@ -91,8 +91,21 @@ def cmd_run(a):
     report = os.path.join(a.out, stem + ".json")
     env = dict(os.environ)
     env["SCIPY_ARRAY_API"] = "1"
+    src = os.path.join(REPO, "src")
+    if a.commit:   # the namespace as committed (others' uncommitted edits left out)
+        rev = subprocess.run(["git", "-C", REPO, "rev-parse", "--short", a.commit],
+                             capture_output=True, text=True, check=True).stdout.strip()
+        dest = os.path.join(tempfile.gettempdir(), "library_suites_src", rev)
+        if not os.path.isdir(os.path.join(dest, "src")):
+            os.makedirs(dest, exist_ok=True)
+            archive = subprocess.run(["git", "-C", REPO, "archive", rev, "src"],
+                                     capture_output=True, check=True).stdout
+            subprocess.run(["tar", "-x", "-C", dest], input=archive, check=True)
+        src = os.path.join(dest, "src")
+        env["LIBRARY_SUITES_COMMIT"] = rev
+        print(f"run.py: namespace from commit {rev} ({src})")
     env["PYTHONPATH"] = os.pathsep.join(
-        [os.path.join(REPO, "tools"), os.path.join(REPO, "src"), env.get("PYTHONPATH", "")])
+        [os.path.join(REPO, "tools"), src, env.get("PYTHONPATH", "")])
     cmd = [sys.executable, "-m", "pytest", "-c", os.path.join(HERE, "pytest.ini"),
            "--rootdir", SITE, "-p", "library_suites.plugin",
            "--xp-suite", a.suite, "--xp-backend", a.backend, "--xp-report", report,
@@ -271,6 +284,9 @@ def main(argv=None):
     r.add_argument("-k", default=None, help="extra pytest -k expression")
     r.add_argument("--timeout", type=int, default=900, help="seconds before interrupting")
     r.add_argument("--out", default=RESULTS)
+    r.add_argument("--commit", default=None,
+                   help="run the namespace as of this commit (git archive of src/ to a temp dir)"
+                        " instead of the working tree")
     r.add_argument("pytest_args", nargs="*", help="after --: passed to pytest")
     c = sub.add_parser("compare", help="compare two JSON reports")
     c.add_argument("a")
