@@ -99,7 +99,8 @@ def test_a_repeated_compile_before_the_write_lands_compiles_nothing(cache):
     d, compiles = cache
     before = cc.stats.copy()
     outs = [run(1.75) for _ in range(3)]               # no flush: the entry may still be queued
-    assert len(compiles) == 1 and delta(before) == {"miss": 1, "hit": 2}
+    ev = delta(before)
+    assert len(compiles) == 1 and (ev["miss"], ev["hit"], ev.get("bad", 0)) == (1, 2, 0)   # the write may have landed
     assert outs[0].tobytes() == outs[1].tobytes() == outs[2].tobytes()
     cc.flush()
     assert cc.stats["write"] - before.get("write", 0) == 1
