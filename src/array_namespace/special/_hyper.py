@@ -65,8 +65,12 @@ def _ratio_sum(num, den, z, renorm):
         dd = 1.0
         for c in den:
             dd = dd * (c + n)
+        # a zero numerator factor meeting a zero denominator one (scipy's terminating series for a
+        # non-positive integer a >= b): the term is 0, and the shadow stops too
+        pole = dd == 0
+        dd = xp.where(pole, 1.0, dd)
         r = nf * z / (dd * (n + 1))
-        rq = xp.abs(nq * z / (dd * (n + 1)))
+        rq = xp.where(pole, 0.0, xp.abs(nq * z / (dd * (n + 1))))
         tn, Sn, qn = t * r, S + t * r, q * rq
         Qn, Pn = Q + qn, P + xp.abs(t * r)
         kn = k
@@ -87,8 +91,12 @@ def _ratio_sum(num, den, z, renorm):
         for c in den:
             mono = mono & (c + m1 > 0)
             dn = dn * (c + m1)
-        mono = mono & (nxt * xp.abs(z) < 0.9 * dn * (m1 + 1))
+        mono = mono & (nxt * xp.abs(z) < dn * (m1 + 1))
+        # a terminated series with |z| >= 1 has no convergent shadow: its value is exact, and
+        # callers give no parameter derivative there
         conv = (xp.abs(tn) <= eps * xp.abs(Sn)) & (qn <= eps * Qn) & mono
+        if len(num) > len(den):    # 2F1: the shadow's ratio tends to z
+            conv = conv | ((t == 0) & (xp.abs(z) >= 1))
         keep = lambda old, new: xp.where(done, old, new)  # noqa: E731
         return (n + 1, keep(t, tn), keep(S, Sn), keep(q, qn), keep(Q, Qn), keep(k, kn),
                 done | conv | xp.isnan(Sn), keep(P, Pn))
@@ -133,7 +141,7 @@ def _m_core(a, b, x):
     from ._gamma import gammaln, gammasgn
     kum = (x < 0) & ~_nonpos_int(a)
     ap = xp.where(kum, b - a, a)
-    z = xp.abs(x)
+    z = xp.where(kum, -x, x)         # >= 0 but for a terminating series (a a non-positive integer)
     bm = b - ap
     zmin = 50.0 if _is64(x) else 25.0
     asym = ((z >= zmin) & ~_nonpos_int(ap) & (xp.abs(bm * (1 - ap)) <= 0.25 * z)
@@ -198,8 +206,9 @@ def _m_jvp(primals, tangents):
     one, zero = xp.ones_like(a), xp.zeros_like(a)
     _, da = jvp(_m_impl, (a, b, x), (one, zero, zero))
     _, db = jvp(_m_impl, (a, b, x), (zero, one, zero))
-    # at scipy's pole-rule cases (b a non-positive integer) the parameter derivatives do not exist
-    bad = _nonpos_int(b) | xp.isinf(x) | xp.isinf(a) | xp.isinf(b)
+    # where scipy's value is inf (b a pole) or x, a, b are infinite the parameter derivatives do not
+    # exist (nan there; dx is inf or nan at those points anyway)
+    bad = (_nonpos_int(b) & ~((a < 0) & (xp.floor(a) == a) & (a >= b))) | xp.isinf(x) | xp.isinf(a) | xp.isinf(b)
     da, db = xp.where(bad, xp.nan, da), xp.where(bad, xp.nan, db)
     return out, da * ta + db * tb + dx * tx
 
@@ -287,7 +296,7 @@ def _lpmv_log(m, v, x):
     return t1 + t2
 
 
-def _lpmv_impl(m, v, x):
+def _lpmv_impl(m, v, x, reflect=True):
     xp = _xp()
     from ._gamma import poch
     bad = (xp.isnan(m) | xp.isnan(v) | xp.isnan(x) | (xp.floor(m) != m) | xp.isinf(m) | xp.isinf(v)
@@ -301,7 +310,7 @@ def _lpmv_impl(m, v, x):
     bad = bad | out_dom
     end_neg = (x == -1) & ~vint                  # logarithmic singularity at x = -1
     # integer degree: reflect x < 0 onto x > 0
-    refl = (x < 0) & vint
+    refl = (x < 0) & vint & reflect
     use_log = (x < 0) & ~vint & ~end_neg
     ok = ~bad & ~end_neg
     sm, sv = xp.where(ok, mm, 0.0), xp.where(ok, vv, 0.5)
@@ -333,10 +342,9 @@ def _lpmv_jvp(primals, tangents):
     s = 1 - x * x
     dx = -(m * x * out / s + _lpmv(m + 1, v, x) / xp.sqrt(s))
     dx = xp.where((x == 1) & (m == 0), v * (v + 1) * 0.5, dx)
-    _, dv = jvp(_lpmv_impl, (m, v, x), (xp.zeros_like(v), xp.ones_like(v), xp.zeros_like(x)))
-    # at integer degree with x < 0 the value comes by reflection, which has no v-derivative
-    vv = xp.where(v < -0.5, -v - 1, v)
-    dv = xp.where((x < 0) & (xp.floor(vv) == vv), xp.nan, dv)
+    # at integer degree with x < 0 the value comes by reflection, which has no v-derivative: the
+    # derivative there is that of the Gauss series at x itself (converging for x > -1)
+    _, dv = jvp(lambda v: _lpmv_impl(m, v, x, reflect=False), (v,), (xp.ones_like(v),))
     return out, dv * tv + dx * tx
 
 
