@@ -122,7 +122,8 @@ def _h_window_index(x_shape, idx, dn, sizes):
             s = on_batch(np.clip(idx[..., dn.start_index_map.index(d)], 0, n - k))
         elif d in dn.operand_batching_dims:
             b = dn.start_indices_batching_dims[dn.operand_batching_dims.index(d)]
-            s = on_batch(np.arange(batch_shape[b]).reshape([-1 if i == b else 1 for i in range(nb)]))
+            s = on_batch(np.broadcast_to(
+                np.arange(batch_shape[b]).reshape([-1 if i == b else 1 for i in range(nb)]), batch_shape))
         else:
             s = np.zeros([1] * out_nd, np.int64)
         if d in window_dims:
