@@ -496,6 +496,111 @@ def namespace_overhead(r):
         r.add(f"eager {name}", ours, npt, jx)
 
 
+def _peak_rss_delta(fn):
+    """Extra resident memory (bytes) at the peak of fn(), over the resident size before it (Linux:
+    VmHWM reset through /proc/self/clear_refs); None where that is unavailable."""
+    def status(key):
+        with open("/proc/self/status") as f:
+            for line in f:
+                if line.startswith(key):
+                    return int(line.split()[1]) * 1024
+    try:
+        with open("/proc/self/clear_refs", "w") as f:
+            f.write("5")
+        before = status("VmRSS:")
+        out = fn()
+        _block(out) if not isinstance(out, np.ndarray) else None
+        peak = status("VmHWM:")
+        del out
+        return max(peak - before, 0)
+    except OSError:
+        return None
+
+
+def eager_small(r):
+    """Eager per-call cost of loops and reductions on small arrays (no jit anywhere)."""
+    xp, _ = _ours()
+    reps = 3 if r.quick else 7
+    v_np = np.linspace(0.0, 1.0, 100)
+    a_np = np.random.default_rng(0).standard_normal((20, 5))
+
+    def loop(ns, v):   # x[i] in a Python loop, as library code writes it
+        return [v[i] for i in range(100)]
+
+    cases = [
+        ("x[i] loop (100 items), per item", lambda ns, v, a: loop(ns, v), 100),
+        ("mean 20x5 axis=0", lambda ns, v, a: ns.mean(a, axis=0), 1),
+        ("std 20x5 axis=0", lambda ns, v, a: ns.std(a, axis=0), 1),
+        ("var 20x5", lambda ns, v, a: ns.var(a), 1),
+        ("matmul 20x5 @ 5x20", lambda ns, v, a: ns.matmul(a, ns.matrix_transpose(a) if ns is not np else a.T), 1),
+        ("where 100", lambda ns, v, a: ns.where(v > 0.5, v, 0.0 * v), 1),
+    ]
+    args_o = (xp.asarray(v_np), xp.asarray(a_np))
+    args_j = (jnp.asarray(v_np), jnp.asarray(a_np)) if HAVE_JAX else None
+    for name, op, per in cases:
+        scale = lambda t, per=per: t / per if isinstance(t, float) else t  # noqa: E731
+        ours = r.run(f"eager {name}", "ours", lambda op=op: bench(lambda: _block(op(xp, *args_o)), repeats=reps))
+        npt = bench(lambda op=op: op(np, v_np, a_np), repeats=reps)
+        jx = bench(lambda op=op: _block(op(jnp, *args_j)), repeats=reps) if HAVE_JAX else None
+        r.add(f"eager {name}", scale(ours), scale(npt), scale(jx))
+
+    # first call on a never-seen shape vs the steady state (ours: host kernels, no compile)
+    shapes = iter(range(1000, 100000))
+
+    def first_new_shape(ns, asarray):
+        best = float("inf")
+        for _ in range(reps):
+            n = next(shapes)
+            v = asarray(np.ones(n))
+            t0 = time.perf_counter()
+            _block(ns.sin(v) * 2.0 + 1.0) if ns is not np else ns.sin(v) * 2.0 + 1.0
+            best = min(best, time.perf_counter() - t0)
+        return best
+    ours = r.run("eager first call, new shape", "ours", lambda: first_new_shape(xp, xp.asarray))
+    npt = first_new_shape(np, np.asarray)
+    jx = first_new_shape(jnp, jnp.asarray) if HAVE_JAX else None
+    r.add("eager sin(x)*2+1, first call on a new shape", ours, npt, jx)
+    v = xp.asarray(np.ones(1000)) if not JAX_CHILD else None
+    ours = r.run("eager steady", "ours", lambda: bench(lambda: _block(xp.sin(v) * 2.0 + 1.0), repeats=reps))
+    npt = bench(lambda: np.sin(v_np) * 2.0 + 1.0, repeats=reps)
+    vj = jnp.asarray(np.ones(1000)) if HAVE_JAX else None
+    jx = bench(lambda: _block(jnp.sin(vj) * 2.0 + 1.0), repeats=reps) if HAVE_JAX else None
+    r.add("eager sin(x)*2+1, steady state (same shape)", ours, npt, jx)
+
+
+def eager_composites(r):
+    """Eager composites on a large float64 matrix: time, and peak extra resident memory."""
+    xp, _ = _ours()
+    n = 800 if r.quick else 4000
+    reps = 2 if r.quick else 3
+    x_np = np.random.default_rng(0).standard_normal((n, n))
+    xo = xp.asarray(x_np) if not JAX_CHILD else None
+    xj = jnp.asarray(x_np) if HAVE_JAX else None
+    cases = [
+        ("mean(x, axis=1)", lambda ns, x: ns.mean(x, axis=1)),
+        ("std(x, axis=1)", lambda ns, x: ns.std(x, axis=1)),
+        ("var(x)", lambda ns, x: ns.var(x)),
+        ("vector_norm(x, axis=0)", lambda ns, x: ns.linalg.vector_norm(x, axis=0) if ns is not np
+         else np.linalg.norm(x, axis=0)),
+        ("rownorm (x - mean(x,1)) / std(x,1)", lambda ns, x: (x - ns.mean(x, axis=1, keepdims=True))
+         / ns.std(x, axis=1, keepdims=True)),
+    ]
+    mb = lambda b: f"{b / 2**20:.0f} MiB" if b is not None else "n/a"  # noqa: E731
+    for name, op in cases:
+        label = f"eager {name} {n}x{n} f64"
+        ours = r.run(label, "ours", lambda op=op: bench(lambda: _block(op(xp, xo)), repeats=reps, target=0.0))
+        npt = bench(lambda op=op: op(np, x_np), repeats=reps, target=0.0)
+        jx = bench(lambda op=op: _block(op(jnp, xj)), repeats=reps, target=0.0) if HAVE_JAX else None
+        r.add(label, ours, npt, jx)
+        if name.startswith("rownorm"):
+            if not JAX_CHILD:
+                r.check(label, op(xp, xo), op(np, x_np), rtol=1e-9, atol=1e-9)
+                r.notes.append(f"peak extra RSS, {label}: ours {mb(_peak_rss_delta(lambda: op(xp, xo)))}, "
+                               f"numpy {mb(_peak_rss_delta(lambda: op(np, x_np)))} (input {mb(x_np.nbytes)})")
+            else:
+                r.notes.append(f"peak extra RSS, {label}: jax {mb(_peak_rss_delta(lambda: op(jnp, xj)))}")
+
+
 # --------------------------------------------------------------------------- table
 
 def print_table(r, out=sys.stdout):
@@ -544,16 +649,57 @@ def jax_version_line(quick):
     return f"numpy {np.__version__}; jax {jax_version}{'; --quick' if quick else ''}"
 
 
-SECTIONS = (eager_ops, jit_overhead, trace_compile, seed_workloads, namespace_overhead)
+SECTIONS = (eager_ops, jit_overhead, trace_compile, seed_workloads, namespace_overhead, eager_small, eager_composites)
+EAGER_SECTIONS = (eager_ops, namespace_overhead, eager_small, eager_composites)
+
+
+def eager_modes_table(script, quick, problems):
+    """Our eager rows under each ARRAY_NAMESPACE_EAGER mode (host kernels with host-held values, host
+    kernels with results copied into device buffers, XLA single-op executables), each in a child process."""
+    cols = {}
+    for mode in ("host", "buffer", "xla"):
+        t0 = time.perf_counter()
+        env = dict(os.environ, ARRAY_NAMESPACE_EAGER=mode)
+        cmd = [sys.executable, os.path.abspath(script), "--ours-child"] + (["--quick"] if quick else [])
+        proc = subprocess.run(cmd, capture_output=True, text=True, env=env)
+        line = next((ln for ln in proc.stdout.splitlines() if ln.startswith("OURSROWS ")), None)
+        print(f"  ... eager mode {mode} (child process) done in {time.perf_counter() - t0:.1f} s", flush=True)
+        if line is None:
+            problems.append(f"eager mode {mode} child failed:\n{proc.stderr[-2000:]}")
+            continue
+        cols[mode] = dict((lab, t) for lab, t in json.loads(line[len("OURSROWS "):]))
+    labels = [lab for lab in next(iter(cols.values()), {})]
+    rows = [("workload (ours, by eager mode)", "host", "buffer", "xla", "xla/host")]
+    for lab in labels:
+        h, b, x = (cols.get(m, {}).get(lab) for m in ("host", "buffer", "xla"))
+        rows.append((lab, fmt_time(h), fmt_time(b), fmt_time(x), fmt_ratio(x, h)))
+    widths = [max(len(row[i]) for row in rows) for i in range(len(rows[0]))]
+    line = lambda row: "  ".join(c.ljust(w) if i == 0 else c.rjust(w) for i, (c, w) in enumerate(zip(row, widths)))  # noqa: E731
+    print()
+    print(line(rows[0]))
+    print("  ".join("-" * w for w in widths))
+    for row in rows[1:]:
+        print(line(row))
 
 
 def main(argv=None):
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("--quick", action="store_true", help="small sizes and few repeats (smoke run)")
     ap.add_argument("--jax-child", action="store_true", help="internal: time only JAX, print JSON rows")
+    ap.add_argument("--ours-child", action="store_true", help="internal: time only our eager rows, print JSON")
+    ap.add_argument("--eager-modes", action="store_true",
+                    help="also time our eager rows under ARRAY_NAMESPACE_EAGER=host/buffer/xla (child processes)")
+    ap.add_argument("--only-eager", action="store_true", help="run only the eager sections")
     args = ap.parse_args(argv)
     r = Runner(args.quick)
     t_start = time.perf_counter()
+    if args.ours_child:
+        run_sections(r, EAGER_SECTIONS)
+        print("OURSROWS " + json.dumps([(lab, o) for lab, o, _, _ in r.rows]))
+        return 0
+    global SECTIONS
+    if args.only_eager:
+        SECTIONS = EAGER_SECTIONS
     if args.jax_child:
         run_sections(r, SECTIONS)
         print("JAXROWS " + json.dumps({"rows": [(lab, j) for lab, _, _, j in r.rows],
@@ -575,6 +721,8 @@ def main(argv=None):
           "ratios > 1 mean ours is slower)")
     for note in r.notes:
         print(f"note: {note}")
+    if args.eager_modes:
+        eager_modes_table(__file__, args.quick, r.problems)
     if r.problems:
         print(f"\n{len(r.problems)} problem(s):")
         for p in r.problems:
