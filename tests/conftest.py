@@ -6,8 +6,16 @@ sys.path.insert(0, os.path.join(os.path.dirname(__file__), "..", "src"))
 sys.path.insert(0, os.path.dirname(__file__))
 os.environ["SCIPY_ARRAY_API"] = "1"  # before anything imports scipy (array-API dispatch; tests/downstream)
 if "ARRAY_NAMESPACE_CACHE_DIR" not in os.environ:  # persistent compile cache: a session temp dir, never ~/.cache
-    import atexit, shutil, tempfile  # noqa: E401
-    os.environ["ARRAY_NAMESPACE_CACHE_DIR"] = _cache_dir = tempfile.mkdtemp(prefix="array_namespace_cache_")
+    import atexit, glob, shutil, tempfile  # noqa: E401
+    _prefix = os.path.join(tempfile.gettempdir(), "array_namespace_cache_")
+    for _old in glob.glob(_prefix + "*_*") if os.name == "posix" else ():  # left by killed sessions
+        try:
+            os.kill(int(_old[len(_prefix):].split("_", 1)[0]), 0)
+        except ProcessLookupError:
+            shutil.rmtree(_old, True)
+        except (ValueError, OSError):
+            pass
+    os.environ["ARRAY_NAMESPACE_CACHE_DIR"] = _cache_dir = tempfile.mkdtemp(prefix=f"{_prefix}{os.getpid()}_")
     atexit.register(shutil.rmtree, _cache_dir, True)
 
 from hypothesis import settings  # noqa: E402
