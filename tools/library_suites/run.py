@@ -268,6 +268,25 @@ def cmd_hardcoded(a):
     return 0
 
 
+def cmd_table(a):
+    """Markdown table: one row per (suite, selection) with both backends' reports."""
+    reports = {}
+    for fn in sorted(os.listdir(a.dir)):
+        if fn.endswith(".json"):
+            d = json.load(open(os.path.join(a.dir, fn)))
+            reports[(d["suite"], d["label"], d["backend"])] = d
+    print("| suite [selection] | ours pass / fail+error | strict pass / fail+error "
+          "| wall ours vs strict (s) | commit (ours) |")
+    print("|---|---|---|---|---|")
+    for (suite, label) in sorted({(k[0], k[1]) for k in reports}):
+        o, t = reports.get((suite, label, "ours")), reports.get((suite, label, "strict"))
+        cell = (lambda d: f"{passed(d)} / {bad(d)}" + (" (partial)" if d.get("timed_out") else "")
+                if d else "-")
+        wall = f"{o['wall_s'] if o else '-'} vs {t['wall_s'] if t else '-'}"
+        print(f"| {suite} [{label}] | {cell(o)} | {cell(t)} | {wall} | {o['commit'] if o else '-'} |")
+    return 0
+
+
 def cmd_show(a):
     print(summary_text(json.load(open(a.report)), max_groups=a.limit))
     return 0
@@ -297,8 +316,10 @@ def main(argv=None):
     h = sub.add_parser("hardcoded", help="list test lines naming array_api_strict")
     h.add_argument("suite", choices=("sklearn", "xpx", "scipy"))
     h.add_argument("paths", nargs="*", help="subpackages (e.g. special cluster)")
+    t = sub.add_parser("table", help="markdown table of all reports in a folder")
+    t.add_argument("dir", nargs="?", default=RESULTS)
     a = p.parse_args(argv)
-    return {"run": cmd_run, "compare": cmd_compare, "show": cmd_show,
+    return {"run": cmd_run, "compare": cmd_compare, "show": cmd_show, "table": cmd_table,
             "hardcoded": cmd_hardcoded}[a.cmd](a)
 
 
