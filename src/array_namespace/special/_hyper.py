@@ -110,59 +110,130 @@ def _ratio_sum(num, den, z, renorm):
 
 
 # --------------------------------------------------------------------------- hyp1f1
+def _sinpi(a):
+    """sin(pi a), exactly zero at the integers (its derivative pi cos(pi a) is kept)."""
+    xp = _xp()
+    n = xp.round(a)
+    return xp.sin(np.pi * (a - n)) * (1.0 - 2.0 * xp.remainder(n, 2.0))
+
+
+def _rgamma_parts(a):
+    """1/Gamma(a) = f * exp(g): for a < 1/2 by reflection, Gamma(1 - a) sin(pi a) / pi, so that it is a
+    smooth zero at the poles (its derivative there, (-1)^n n!, is what the parameter derivatives need)."""
+    xp = _xp()
+    from ._gamma import gammaln
+    small = a < 0.5
+    g = xp.where(small, gammaln(xp.where(small, 1 - a, 1.5)), -gammaln(xp.where(small, 1.5, a)))
+    return xp.where(small, _sinpi(a) / np.pi, 1.0), g
+
+
 def _asym_sums(ap, b, z):
-    """The two asymptotic sums of M(ap, b, z), z large and positive, each summed until its terms are
-    below eps or start to grow: A = sum (b-ap)_s (1-ap)_s / s! z^-s, B = sum (ap)_s (ap-b+1)_s / s! (-z)^-s."""
+    """The two asymptotic sums of M(ap, b, z), z large and positive: A = sum (b-ap)_s (1-ap)_s / s! z^-s,
+    B = sum (ap)_s (ap-b+1)_s / s! (-z)^-s. Each runs on a shadow term (zero factors replaced by 1)
+    until the shadow is below eps or starts to grow (no term is added from there), so a sum that
+    terminates still gets its parameter derivative summed."""
     xp = _xp()
     eps = float(_finfo(z).eps)
-    one, zero = xp.ones_like(z), xp.zeros_like(z)
+    one = xp.ones_like(z)
     fb = xp.zeros(z.shape, dtype=xp.bool)
-    init = (xp.asarray(0, dtype=z.dtype), one, one, one, one, fb, fb)
+    init = (xp.asarray(0, dtype=z.dtype), one, one, one, one, one, one, one, one, fb, fb)
+
+    def nz(f):
+        return xp.abs(xp.where(f == 0, 1.0, f))
 
     def body(s):
-        n, u, A, w, B, da, db = s
-        un = u * (b - ap + n) * (1 - ap + n) / ((n + 1) * z)
-        wn = -w * (ap + n) * (ap - b + 1 + n) / ((n + 1) * z)
-        sa = (xp.abs(un) > xp.abs(u)) & (u != 0)     # smallest term passed: stop without adding
-        sb = (xp.abs(wn) > xp.abs(w)) & (w != 0)
-        ca = sa | (xp.abs(un) <= eps * xp.abs(A))
-        cb = sb | (xp.abs(wn) <= eps * xp.abs(B))
-        An = xp.where(da | sa, A, A + un)
-        Bn = xp.where(db | sb, B, B + wn)
-        return (n + 1, xp.where(da, u, un), An, xp.where(db, w, wn), Bn, da | ca, db | cb)
+        n, u, A, uq, QA, w, B, wq, QB, da, db = s
+        f1, f2, g1, g2 = b - ap + n, 1 - ap + n, ap + n, ap - b + 1 + n
+        un = u * f1 * f2 / ((n + 1) * z)
+        wn = -w * g1 * g2 / ((n + 1) * z)
+        uqn = uq * nz(f1) * nz(f2) / ((n + 1) * z)
+        wqn = wq * nz(g1) * nz(g2) / ((n + 1) * z)
+        ga, gb = uqn > uq, wqn > wq                   # smallest term passed: stop without adding
+        ca = ga | (uqn <= eps * QA)
+        cb = gb | (wqn <= eps * QB)
+        sa, sb = da | ga, db | gb
+        keep = lambda d, old, new: xp.where(d, old, new)  # noqa: E731
+        return (n + 1, keep(da, u, un), keep(sa, A, A + un), keep(da, uq, uqn), keep(sa, QA, QA + uqn),
+                keep(db, w, wn), keep(sb, B, B + wn), keep(db, wq, wqn), keep(sb, QB, QB + wqn), da | ca, db | cb)
 
-    out = while_loop(lambda s: (s[0] < 400) & xp.any(~(s[5] & s[6])), body, init)
-    return out[2], out[4]
+    out = while_loop(lambda s: (s[0] < 400) & xp.any(~(s[9] & s[10])), body, init)
+    return out[2], out[6]
+
+
+_REC_MAX = 20000
+
+
+def _rec_down(a0, b, z, j, m0, m1):
+    """M(a0 - j, b, z) from M(a0) = m0, M(a0 + 1) = m1 by the recurrence in a (DLMF 13.3.1)
+    (b - a) M(a - 1) = (b - 2a - z) M(a) + a M(a + 1), run downwards: for a < 0 with b/2 - a past z/4
+    the solutions oscillate and the recurrence is stable, where the series cancels. Returns
+    (M scaled, log of its scale, condition): the two fundamental solutions started at (1, 0) and
+    (0, 1) run alongside, so |m0 F0| + |m1 F1| against |M| measures how much the start's (and each
+    step's) rounding is amplified."""
+    xp = _xp()
+    zero, one = xp.zeros_like(z), xp.ones_like(z)
+    init = (xp.asarray(0, dtype=z.dtype), a0, m0, m1, one, zero, zero, one, zero)
+
+    def body(s):
+        i, a, mc, mn, fc, fn, gc, gn, lg = s
+        act = i < j
+        c1, c2 = (b - 2 * a - z) / (b - a), a / (b - a)
+        mc2, fc2, gc2 = c1 * mc + c2 * mn, c1 * fc + c2 * fn, c1 * gc + c2 * gn
+        sc = xp.maximum(xp.abs(mc2), xp.abs(mc))
+        resc = (sc > 2.0 ** 300) | ((sc < 2.0 ** -300) & (sc > 0))
+        d = xp.where(resc, sc, 1.0)
+        new = (a - 1, mc2 / d, mc / d, fc2 / d, fc / d, gc2 / d, gc / d, lg + xp.log(d))
+        return (i + 1,) + tuple(xp.where(act, n_, o_) for n_, o_ in zip(new, s[1:]))
+
+    out = while_loop(lambda s: (s[0] < _REC_MAX) & xp.any(s[0] < j), body, init)
+    mc, fc, gc = out[2], out[4], out[6]
+    cond = (xp.abs(m0 * fc) + xp.abs(m1 * gc)) / xp.abs(mc)
+    return mc, out[8], cond
 
 
 def _m_core(a, b, x):
     """M(a, b, x) for arguments away from scipy's edge cases (finite, b not a pole)."""
     xp = _xp()
-    from ._gamma import gammaln, gammasgn
+    from ._gamma import gammaln
     kum = (x < 0) & ~_nonpos_int(a)
     ap = xp.where(kum, b - a, a)
     z = xp.where(kum, -x, x)         # >= 0 but for a terminating series (a a non-positive integer)
     bm = b - ap
     zmin = 50.0 if _is64(x) else 25.0
-    asym = ((z >= zmin) & ~_nonpos_int(ap) & (xp.abs(bm * (1 - ap)) <= 0.25 * z)
+    asym = ((z >= zmin) & (xp.abs(bm * (1 - ap)) <= 0.25 * z)
             & (xp.abs(bm) + xp.abs(1 - ap) <= 0.5 * z) & (b > 0))
-    # power series (asymptotic elements get a trivial one)
-    S, k, lnr = _ratio_sum([xp.where(asym, 1.0, ap)], [xp.where(asym, 1.0, b)], xp.where(asym, 0.0, z), True)
+    # where the series alternates (ap < 0, z > 0) the recurrence in a from ap's fractional part down
+    # is the fallback: the base values M(a0), M(a0 + 1), a0 in (-1, 0], are series of one sign
+    cand = (ap <= -1) & (b > 0) & (z > 0) & ~asym & (-ap <= _REC_MAX)
+    j = xp.where(cand, xp.floor(-ap), 0.0)
+    a0 = xp.where(cand, ap + j, 1.0)
+    # the power series: M(ap, b, z) (asymptotic elements get a trivial one) and the two base values,
+    # stacked into one loop
+    sa, sz = xp.where(asym, 1.0, ap), xp.where(asym, 0.0, z)
+    zc = xp.where(cand, z, 0.0)
+    S, k, lnr = _ratio_sum([xp.stack([sa, a0, a0 + 1])], [xp.stack([xp.where(asym, 1.0, b), b, b])],
+                           xp.stack([sz, zc, zc]), True)
     xe = xp.where(kum, x, 0.0)
-    scaled = xp.sign(S) * xp.exp(xp.log(xp.abs(S)) + k * lnr + xe)
-    ser = xp.where(k > 0, scaled, S * xp.exp(xe))
-    # asymptotic expansion (series elements get a harmless one)
+    scaled = xp.sign(S[0]) * xp.exp(xp.log(xp.abs(S[0])) + k[0] * lnr + xe)
+    ser = xp.where(k[0] > 0, scaled, S[0] * xp.exp(xe))
+    kmax = xp.maximum(k[1], k[2])
+    m0 = S[1] * xp.exp((k[1] - kmax) * lnr)
+    m1 = S[2] * xp.exp((k[2] - kmax) * lnr)
+    mc, lg, cond = _rec_down(a0, xp.where(cand, b, 1.0), zc, j, m0, m1)
+    rec = xp.sign(mc) * xp.exp(xp.log(xp.abs(mc)) + lg + kmax * lnr + xe)
+    eps = float(_finfo(x).eps)
+    rec = xp.where(eps * cond * xp.sqrt(j + 1) <= 1e-7, rec, xp.nan)
+    ser = xp.where(xp.isnan(ser) & cand, rec, ser)
+    # asymptotic expansion (series elements get a harmless one):
+    # M = Gamma(b)/Gamma(ap) e^z z^(ap-b) A + cos(pi ap) Gamma(b)/Gamma(b-ap) z^(-ap) B
     sap, sb, sz = xp.where(asym, ap, 0.5), xp.where(asym, b, 1.5), xp.where(asym, z, 100.0)
     A, B = _asym_sums(sap, sb, sz)
     lz, lgb = xp.log(sz), gammaln(sb)
-    sbm = sb - sap
-    p1 = gammasgn(sb) * gammasgn(sap) * xp.exp(lgb - gammaln(sap) + (sap - sb) * lz + xp.where(kum, 0.0, sz)) * A
-    bm_pole = _nonpos_int(sbm)
-    sbm_ = xp.where(bm_pole, 0.5, sbm)
-    p2 = (xp.cos(np.pi * sap) * gammasgn(sb) * gammasgn(sbm_)
-          * xp.exp(lgb - gammaln(sbm_) - sap * lz - xp.where(kum, sz, 0.0)) * B)
-    out = p1 + xp.where(bm_pole, 0.0, p2)
-    return xp.where(asym, out, ser)
+    f1, g1 = _rgamma_parts(sap)
+    f2, g2 = _rgamma_parts(sb - sap)
+    p1 = f1 * xp.exp(lgb + g1 + (sap - sb) * lz + xp.where(kum, 0.0, sz)) * A
+    p2 = _sinpi(sap + 0.5) * f2 * xp.exp(lgb + g2 - sap * lz - xp.where(kum, sz, 0.0)) * B
+    return xp.where(asym, p1 + p2, ser)
 
 
 def _m_edges(a, b, x):
@@ -172,7 +243,8 @@ def _m_edges(a, b, x):
     bpole = _nonpos_int(b)
     apoly = (a < 0) & (xp.floor(a) == a) & (a >= b) & xp.isfinite(a)
     inf = bpole & ~apoly
-    one = ((a == 0) | (x == 0) | (b == xp.inf)) & ~inf
+    # a = 0 with x finite is left to the series (1, with its parameter derivatives)
+    one = (((a == 0) & xp.isinf(x)) | (x == 0) | (b == xp.inf)) & ~inf
     infx = xp.isinf(x) & ~one & ~inf
     special = nan | inf | one | xp.isinf(a) | infx
     val = xp.where(one, 1.0, xp.where(inf | (infx & apoly) | (infx & _nonpos_int(a)), xp.inf, xp.nan))
@@ -235,11 +307,20 @@ def _call(key, fn, args, fills):
     return xp.reshape(_JIT[key](*flat)[:n], shape)
 
 
+def _in_float64(fn, args):
+    """fn on float64 copies of float32 arguments, its result rounded back to float32: the series and
+    recurrences then keep float64's margin against cancellation, and float32 in -> float32 out."""
+    xp = _xp()
+    if args[0].dtype == xp.float64:
+        return fn(*args)
+    return xp.astype(fn(*[xp.astype(v, xp.float64) for v in args]), args[0].dtype)
+
+
 def hyp1f1(a, b, x, /):
     """Confluent hypergeometric function M(a, b, x) = 1F1(a; b; x) for real arguments
     (scipy.special.hyp1f1), differentiable in a, b and x."""
-    (a, b, x), _ = _floats("hyp1f1", ("a", "b", "x"), (a, b, x))
-    return _call("hyp1f1", _m, (a, b, x), (1.0, 1.0, 0.0))
+    (a, b, x), dt = _floats("hyp1f1", ("a", "b", "x"), (a, b, x))
+    return _in_float64(lambda *v: _call("hyp1f1", _m, v, (1.0, 1.0, 0.0)), (a, b, x))
 
 
 # --------------------------------------------------------------------------- lpmv
@@ -296,6 +377,33 @@ def _lpmv_log(m, v, x):
     return t1 + t2
 
 
+def _lpmv_base(sm, sv, x, ok, refl, use_log):
+    """P_sv^sm(x) by a series: the Gauss series (at -x, with the parity sign, where `refl`), or the
+    logarithmic expansion about x = -1 (where `use_log`)."""
+    xp = _xp()
+    xpos = xp.where(ok & ~use_log, xp.where(refl, -x, x), 0.5)
+    p_pos = _lpmv_pos(sm, sv, xpos)
+    p_pos = xp.where(refl & (((sv + sm) % 2) == 1), -p_pos, p_pos)
+    xlog = xp.where(ok & use_log, x, -0.5)
+    svl = xp.where(ok & use_log, sv, 0.5)
+    p_log = _lpmv_log(sm, svl, xlog)
+    return xp.where(use_log, p_log, p_pos)
+
+
+def _deg_rec(m, w1, x, steps, p0, p1):
+    """P_{w1+steps}^m(x) from P_{w1-1}^m = p0, P_{w1}^m = p1 by (w - m + 1) P_{w+1} = (2w + 1) x P_w - (w + m) P_{w-1}."""
+    xp = _xp()
+
+    def body(s):
+        i, w, pa, pb = s
+        act = i < steps
+        pn = ((2 * w + 1) * x * pb - (w + m) * pa) / (w - m + 1)
+        return (i + 1, xp.where(act, w + 1, w), xp.where(act, pb, pa), xp.where(act, pn, pb))
+
+    out = while_loop(lambda s: xp.any(s[0] < steps), body, (xp.asarray(0, dtype=x.dtype), w1, p0, p1))
+    return out[3]
+
+
 def _lpmv_impl(m, v, x, reflect=True):
     xp = _xp()
     from ._gamma import poch
@@ -314,13 +422,24 @@ def _lpmv_impl(m, v, x, reflect=True):
     use_log = (x < 0) & ~vint & ~end_neg
     ok = ~bad & ~end_neg
     sm, sv = xp.where(ok, mm, 0.0), xp.where(ok, vv, 0.5)
-    xpos = xp.where(ok & ~use_log, xp.where(refl, -x, x), 0.5)
-    p_pos = _lpmv_pos(sm, sv, xpos)
-    p_pos = xp.where(refl & (((sv + sm) % 2) == 1), -p_pos, p_pos)
-    xlog = xp.where(ok & use_log, x, -0.5)
-    svl = xp.where(ok & use_log, sv, 0.5)
-    p_log = _lpmv_log(sm, svl, xlog)
-    p = xp.where(use_log, p_log, p_pos)
+    xr0 = xp.where(ok, x, 0.5)
+    # degree >= m + 2: the three-term recurrence in the degree from base degrees w0, w0 + 1 with
+    # w0 - m in [0, 1), where the series do not cancel (upwards it is stable for |x| <= 1, where P and
+    # Q oscillate alike, and for x > 1, where P dominates)
+    j = xp.where(ok & (sv - sm >= 2), xp.floor(sv - sm), 0.0)
+    # but near x = -1 at non-integer degree (angle t from -1) the recurrence starts where P is the
+    # decaying solution (v sin t < m) and amplifies rounding by ~t^(-2m); the logarithmic expansion
+    # there loses only ~e^(v t): the smaller loss wins
+    t = xp.acos(xp.clip(-xr0, -1.0, 1.0))
+    j = xp.where(use_log & (sv * t < 2 * sm * xp.log(1 / xp.maximum(t, 1e-300)) + 3), 0.0, j)
+    too_far = j > _REC_MAX
+    j = xp.where(too_far, 0.0, j)
+    w0 = sv - j
+    st = lambda t: xp.stack([t, t])  # noqa: E731
+    pb = _lpmv_base(st(sm), xp.stack([w0, w0 + 1]), st(x), st(ok), st(refl), st(use_log))
+    xr = xp.where(ok, x, 0.5)
+    p = xp.where(j >= 2, _deg_rec(sm, w0 + 1, xr, j - 1, pb[0], pb[1]), pb[0])
+    bad = bad | too_far
     # negative order: P_v^{-m} = (-1)^m Gamma(v-m+1)/Gamma(v+m+1) P_v^m
     p = xp.where(neg, (1.0 - 2.0 * (sm % 2)) / poch(sv - sm + 1, 2 * sm) * p, p)
     p = xp.where(end_neg, xp.where(mm == 0, -xp.inf, xp.inf), p)
@@ -355,4 +474,4 @@ def lpmv(m, v, x, /):
         if isinstance(arg, numbers.Complex) and not isinstance(arg, numbers.Real):
             raise TypeError(f"lpmv: {name} must be real, got a complex scalar; complex input is not supported")
     (m, v, x), _ = _floats("lpmv", ("m", "v", "x"), (m, v, x))
-    return _call("lpmv", _lpmv, (m, v, x), (0.0, 0.5, 0.5))
+    return _in_float64(lambda *v: _call("lpmv", _lpmv, v, (0.0, 0.5, 0.5)), (m, v, x))
