@@ -9,17 +9,13 @@ One documented difference: XLA's CPU runtime computes with subnormals flushed to
 comparison skips elements with a subnormal input and flushes the host's subnormal results;
 test_subnormals_are_the_one_difference pins the difference down.
 """
-import gc
-import threading
-
 import numpy as np
 import pytest
 
 import array_namespace as xp
-from array_namespace import _dtypes as D
 from transforms.core import ShapedArray, impl_rules
 from transforms.primitives import elementwise as E
-from xla import _jaxlib, host, runtime
+from xla import host, runtime
 from xla.host import HostValue, host_kernels
 
 pytestmark = pytest.mark.skipif(host.MODE == "xla", reason="host kernels switched off (ARRAY_NAMESPACE_EAGER=xla)")
