@@ -149,7 +149,7 @@ defjvp(polygamma_p, _no_tangent("polygamma", "n", "n is an integer order"),
 # them as scipy's cephes does; each loop freezes an element once it has converged and runs
 # until every element has. d/da has no closed form: igamma_grad_a carries the a-derivative of
 # the same iterations (forward-mode dual numbers through the recurrences).
-IGAMMA_MAXIT = 5000        # enough for a up to ~1e5 near x ~ a (terms needed grow like sqrt(a))
+IGAMMA_MAXIT = 5000        # enough for a up to IGAMMA_ASY_A near x ~ a (terms needed grow like sqrt(a))
 _EULER = 0.5772156649015329
 # (-1)^k zeta(k) / k, k = 2..26: lgamma(1 + a) = -euler a + sum_k c_k a^k for |a| < 1
 _LG1P = [0.8224670334241132, -0.40068563438653143, 0.27058080842778454, -0.20738555102867398,
@@ -213,18 +213,25 @@ def _stirling_corr(a):
     return mul(acc, r)
 
 
-def _a_log1pmx(a, x):
-    """a (log(x/a) - (x - a)/a) = a log(x/a) - x + a without cancellation near x = a: with
-    u = (x - a)/(x + a), log(x/a) = 2 atanh(u), so it is -(x - a) u + 2 a (u^3/3 + u^5/5 + ...)."""
-    d = sub(x, a)
-    u = div(d, add(x, a))
+def _atanh_parts(a, x):
+    """u = (x - a)/(x + a), whether |u| < 0.2, u there (0 elsewhere) and S = 1/3 + u^2/5 + u^4/7 + ...
+    (so that 2 atanh(u) = 2u + 2u^3 S, log(x/a) = 2 atanh(u))."""
+    u = div(sub(x, a), add(x, a))
     small = lt(abs_(u), _c(u, 0.2))
     us = where(small, u, _c(u, 0))
     u2 = mul(us, us)
     acc = _c(u, 1 / 25)
     for k in range(23, 1, -2):
         acc = add(mul(acc, u2), _c(u, 1 / k))
-    ser = add(mul(neg(d), us), mul(mul(_c(a, 2), a), mul(mul(us, u2), acc)))
+    return u, small, us, acc
+
+
+def _a_log1pmx(a, x):
+    """a (log(x/a) - (x - a)/a) = a log(x/a) - x + a without cancellation near x = a: with
+    u = (x - a)/(x + a), log(x/a) = 2 atanh(u), so it is -(x - a) u + 2 a (u^3/3 + u^5/5 + ...)."""
+    d = sub(x, a)
+    u, small, us, acc = _atanh_parts(a, x)
+    ser = add(mul(neg(d), us), mul(mul(_c(a, 2), a), mul(mul(us, mul(us, us)), acc)))
     return where(small, ser, sub(mul(a, log(div(x, a))), d))
 
 
@@ -312,6 +319,60 @@ def _q_series(a, x):
     return sub(neg(expm1(lg)), mul(mul(exp(lg), a), s))
 
 
+
+# Temme's uniform asymptotic expansion (DLMF 8.12): Q = erfc(z)/2 + R, P = erfc(-z)/2 - R with
+# z = eta sqrt(a/2), eta^2/2 = lam - 1 - log(lam), lam = x/a, eta of the sign of lam - 1, and
+# R = exp(-a eta^2/2) / sqrt(2 pi a) * (c0(eta) + c1(eta)/a + O(a^-2)). Used for a > IGAMMA_ASY_A,
+# where the loops would need more than IGAMMA_MAXIT terms and the dropped term is below 1e-15.
+IGAMMA_ASY_A = 1e5
+# Taylor coefficients of c0, c1 at eta = 0 (exact rationals from series reversion, rounded)
+_C0 = [-1 / 3, 1 / 12, -2 / 135, 1 / 864, 1 / 2835, -139 / 777600, 1 / 25515, -571 / 261273600,
+       -1.85406221071516e-06, 8.296711340953087e-07, -1.7665952736826078e-07, 6.707853543401498e-09,
+       1.0261809784240309e-08, -4.382036018453353e-09, 9.14769958223679e-10, -2.5514193994946248e-11,
+       -5.830772132550426e-11, 2.4361948020667415e-11]
+_C1 = [-1 / 540, -1 / 288, 1 / 378, -0.0009902263374485596, 0.00020576131687242798, -4.018775720164609e-07,
+       -1.8098550334489977e-05, 7.64916091608111e-06, -1.6120900894563446e-06, 4.647127802807434e-09,
+       1.378633446915721e-07, -5.752545603517705e-08, 1.1951628599778148e-08, -1.7543241719747647e-11,
+       -1.0091543710600413e-09, 4.162792991842583e-10]
+
+
+def _horner(coefs, t):
+    acc = _c(t, coefs[-1])
+    for ck in reversed(coefs[:-1]):
+        acc = add(mul(acc, t), _c(t, ck))
+    return acc
+
+
+def _temme_pq(a, x):
+    """(P, Q) for large a by Temme's expansion; differentiable in a (no sign/floor inside)."""
+    from .special_erf import erfc_p
+    L = _a_log1pmx(a, x)                                      # -a eta^2 / 2
+    # z = sign(x - a) sqrt(-L); near x = a as u sqrt(x + a - 2 a u S), smooth in a through x = a
+    u, small_u, us, acc = _atanh_parts(a, x)
+    zs = mul(us, bind(E.sqrt_p, sub(add(x, a), mul(mul(_c(a, 2), a), mul(us, acc)))))
+    r = bind(E.sqrt_p, where(small_u, _c(L, 1), neg(L)))
+    z = where(small_u, zs, where(lt(x, a), neg(r), r))
+    eta = mul(z, bind(E.sqrt_p, div(_c(a, 2), a)))
+    small = lt(abs_(eta), _c(eta, 0.5))
+    es = where(small, eta, _c(eta, 0))
+    el = where(small, _c(eta, 1), eta)
+    u = where(small, _c(eta, 1), div(sub(x, a), a))           # lam - 1
+    c0 = where(small, _horner(_C0, es), sub(div(_c(u, 1), u), div(_c(el, 1), el)))
+    iu, ie = div(_c(u, 1), u), div(_c(el, 1), el)
+    c1d = sub(sub(sub(mul(ie, mul(ie, ie)), mul(iu, mul(iu, iu))), mul(iu, iu)), mul(iu, _c(iu, 1 / 12)))
+    c1 = where(small, _horner(_C1, es), c1d)
+    R = mul(div(exp(L), bind(E.sqrt_p, mul(_c(a, 2 * np.pi), a))), add(c0, div(c1, a)))
+    half = _c(z, 0.5)
+    return sub(mul(half, bind(erfc_p, neg(z))), R), add(mul(half, bind(erfc_p, z)), R)
+
+
+def _temme_dp_da(a, x):
+    """dP/da of Temme's expansion, by forward-mode differentiation of _temme_pq."""
+    from ..ad import jvp_flat
+    _, (dp,) = jvp_flat(lambda aa: [_temme_pq(aa, x)[0]], [a], [add(S.zeros_like(a), _c(a, 1))])
+    return dp
+
+
 def _igamma_regions(a, x):
     """Where (as cephes decides) Q comes from the continued fraction, from the small-x series,
     or as 1 - P from the power series."""
@@ -342,6 +403,15 @@ def _safe(a, x):
 
 def _igamma_pq(a, x):
     """(P, Q) for positive finite operands, each from its accurate branch."""
+    asy = gt(a, _c(a, IGAMMA_ASY_A))
+    ta, tx = where(asy, a, _c(a, 2 * IGAMMA_ASY_A)), where(asy, x, _c(x, 2 * IGAMMA_ASY_A))
+    pt, qt = _temme_pq(ta, tx)
+    a, x = where(asy, _c(a, 1), a), where(asy, _c(x, 1), x)
+    p, q = _igamma_pq_loops(a, x)
+    return where(asy, pt, p), where(asy, qt, q)
+
+
+def _igamma_pq_loops(a, x):
     cf_r, small_r = _igamma_regions(a, x)
     one = _c(x, 1)
     ps = _p_series(a, where(and_(cf_r, gt(x, a)), one, x), False)    # (P or 1 - P needs it elsewhere)
@@ -380,11 +450,14 @@ def igamma_grad_a_impl(a, x):
     elsewhere (no 1 - Q cancellation in either); 0 at x = 0, x = inf and a = inf, NaN where P is."""
     a, x = _common(a, x)
     sa, sx = _safe(a, x)
+    asy = gt(sa, _c(sa, IGAMMA_ASY_A))
+    dt = _temme_dp_da(where(asy, sa, _c(a, 2 * IGAMMA_ASY_A)), where(asy, sx, _c(x, 2 * IGAMMA_ASY_A)))
+    sa, sx = where(asy, _c(a, 1), sa), where(asy, _c(x, 1), sx)
     cf_r = and_(gt(sx, _c(sx, 1.1)), ge(sx, sa))
     one = _c(x, 1)
     ds = _p_series(sa, where(cf_r, one, sx), True)
     dq = _q_cf(where(cf_r, sa, one), where(cf_r, sx, _c(x, 2)), True)
-    g = where(cf_r, neg(dq), ds)
+    g = where(asy, dt, where(cf_r, neg(dq), ds))
     g = where(or_(or_(eq(x, _c(x, 0)), eq(x, inf_like(x))), eq(a, inf_like(a))), _c(g, 0), g)
     bad = or_(or_(le(a, _c(a, 0)), lt(x, _c(x, 0))), or_(isnan(a), isnan(x)))
     return where(bad, nan_like(g), g)

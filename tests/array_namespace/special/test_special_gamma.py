@@ -10,6 +10,7 @@ the reason is stated. Subnormal inputs are avoided: XLA on CPU flushes them to z
 import math
 import os
 import sys
+import warnings
 
 os.environ["SCIPY_ARRAY_API"] = "1"
 
@@ -309,6 +310,32 @@ def test_incomplete_gamma_far_tail_against_mpmath():
         np.testing.assert_allclose(q[i], float(mp.gammainc(a[i], x[i], mp.inf, regularized=True)), rtol=5e-14)
 
 
+# Large a: Temme's uniform expansion (a > 1e5). scipy's cephes is off there away from x ~ a
+# (2.7495684e-07 for the first point below, 3.3e-6 relative; 0.53 relative for the second), so the
+# references are the power series summed by mpmath at 40 digits.
+BIG_A = np.array([1e6, 1e8, 2e5, 1e6])
+BIG_X = np.array([995000.0, 99950000.0, 200100.0, 1003000.0])
+BIG_P = np.array([2.7495803592700707538e-7, 2.854642139958626143e-7, 0.58874384517613018021, 0.99863825935378240852])
+BIG_Q = np.array([0.99999972504196407299, 0.99999971453578600414, 0.41125615482386981979, 0.0013617406462175914794])
+
+
+def test_incomplete_gamma_large_a():
+    p = np.asarray(xp.special.gammainc(xp.asarray(BIG_A), xp.asarray(BIG_X)))
+    q = np.asarray(xp.special.gammaincc(xp.asarray(BIG_A), xp.asarray(BIG_X)))
+    np.testing.assert_allclose(p, BIG_P, rtol=1e-13)
+    np.testing.assert_allclose(q, BIG_Q, rtol=1e-13)
+    # inverses: back through the forward functions, and against scipy where its cephes is right (x ~ a)
+    y = np.array([1e-3, 0.3, 0.5, 0.999])
+    a = np.array([2e5, 1e6, 1e8, 3e5])
+    for inv, fwd in (("gammaincinv", "gammainc"), ("gammainccinv", "gammaincc")):
+        x = getattr(xp.special, inv)(xp.asarray(a), xp.asarray(y))
+        np.testing.assert_allclose(np.asarray(getattr(xp.special, fwd)(xp.asarray(a), x)), y, rtol=1e-12)
+        np.testing.assert_allclose(np.asarray(x), getattr(sc, inv)(a, y), rtol=1e-12)
+    # d/da through the expansion (scipy is accurate at these points: finite differences of it)
+    ga, gx = np.array([1.5e5, 1.5e5, 1.5e5, 4e5]), np.array([1.5e5 - 2000, 1.5e5, 1.5e5 + 150, 4e5 + 1000])
+    check_grad("gammainc", [ga, gx], argnums=(0, 1), rtol=1e-6, atol=1e-12, eps=1e-2, second=False)
+
+
 def test_gdtr_values():
     b = np.array([0.0, -1.0, 2.0, np.inf, np.nan, 0.7])
     a, bb, x = [v.ravel() for v in np.meshgrid([0.0, -1.0, 1.5, np.inf, np.nan], b, [0.0, -1.0, 2.0, np.inf, np.nan])]
@@ -332,8 +359,8 @@ def test_incomplete_gamma_inverse_values(name):
     if name == "pdtri":
         a = np.concatenate([INV_A, np.floor(IG_RA[:100]), [-0.5, -1.5, 2.7, 2.0 ** 31, 1e20]])
         y = np.concatenate([INV_Y, IG_RY[:100], [0.3, 0.3, 0.3, 0.3, 0.3]])
-    with np.errstate(all="ignore"), __import__("warnings").catch_warnings():
-        __import__("warnings").simplefilter("ignore", DeprecationWarning)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", RuntimeWarning)    # scipy's pdtri: "truncated to an integer"
         # roots below the smallest normal double are 0 here (XLA flushes subnormals); scipy may
         # return a subnormal: atol 1e-300 covers those
         check_values(name, [a, y], rtol=1e-11, atol=1e-300)
@@ -366,9 +393,8 @@ IG_GY = np.array([0.1, 0.5, 0.9, 0.3, 0.05, 0.97])
 
 @pytest.mark.parametrize("name", ["gammainc", "gammaincc", "gammaincinv", "gammainccinv"])
 def test_incomplete_gamma_grads(name):
-    second = "inv" not in name or True
     args = [IG_GA, IG_GY if "inv" in name else IG_GX]
-    check_grad(name, args, argnums=(1,), rtol=1e-6, second=second)
+    check_grad(name, args, argnums=(1,), rtol=1e-6)
     check_grad(name, args, argnums=(0,), rtol=1e-5, second=False)
 
 
@@ -390,7 +416,7 @@ def test_incomplete_gamma_second_derivative_in_a_is_a_declared_gap():
 
 def test_distribution_grads():
     check_grad("gdtr", [np.array([0.5, 2.0, 1.3]), np.array([1.5, 3.0, 0.7]), np.array([2.0, 1.0, 0.4])],
-               argnums=(0, 2), rtol=1e-6, second=False)
+               argnums=(0, 1, 2), rtol=1e-6, second=False)
     check_grad("chdtri", [np.array([1.0, 3.0, 7.5]), np.array([0.2, 0.5, 0.9])], argnums=(0, 1), rtol=1e-5,
                second=False)
     check_grad("pdtr", [np.array([0.0, 2.0, 5.0]), np.array([0.5, 2.5, 4.0])], argnums=(1,), rtol=1e-6,
