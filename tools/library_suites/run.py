@@ -85,6 +85,7 @@ def cmd_run(a):
             opts = opts[:i] + ["-k", f"({opts[i + 1]}) and ({a.k})"] + opts[i + 2:]
         else:
             opts = opts + ["-k", a.k]
+    a.out = os.path.abspath(a.out)   # pytest runs in a temporary directory
     os.makedirs(a.out, exist_ok=True)
     tag = select if len(select) < 60 else select[:40] + f"..{zlib.crc32(select.encode()):08x}"
     stem = f"{a.suite}-{re.sub(r'[^A-Za-z0-9_.]+', '+', tag)}-{a.backend}"
