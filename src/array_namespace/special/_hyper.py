@@ -42,7 +42,7 @@ def _nonpos_int(v):
     return (v <= 0) & (xp.floor(v) == v)
 
 
-def _ratio_sum(num, den, z, renorm):
+def _ratio_sum(num, den, z, renorm, with_err=False):
     """sum_n t_n with t_0 = 1, t_{n+1} = t_n * prod(p + n for p in num) z / (prod(q + n for q in den) (n+1)).
     A zero factor ends the primal terms but not a shadow term (the zero factor replaced by 1), whose
     convergence is waited for, so forward derivatives through the loop are complete. With `renorm`
@@ -106,6 +106,8 @@ def _ratio_sum(num, den, z, renorm):
     # rounding error of a sum is ~eps sum |t_n|): nan, never a truncated or cancelled sum
     lost = eps * out[7] > (1e-7 if _is64(z) else 1e-3) * xp.abs(out[2])
     S = xp.where(out[6] & ~lost, out[2], xp.nan)
+    if with_err:     # and the relative rounding-error bound eps sum |t_n| / |S|
+        return S, out[5], float(np.log(big)), eps * out[7] / xp.abs(out[2])
     return S, out[5], float(np.log(big))
 
 
@@ -211,8 +213,8 @@ def _m_core(a, b, x):
     # stacked into one loop
     sa, sz = xp.where(asym, 1.0, ap), xp.where(asym, 0.0, z)
     zc = xp.where(cand, z, 0.0)
-    S, k, lnr = _ratio_sum([xp.stack([sa, a0, a0 + 1])], [xp.stack([xp.where(asym, 1.0, b), b, b])],
-                           xp.stack([sz, zc, zc]), True)
+    S, k, lnr, err = _ratio_sum([xp.stack([sa, a0, a0 + 1])], [xp.stack([xp.where(asym, 1.0, b), b, b])],
+                                xp.stack([sz, zc, zc]), True, with_err=True)
     xe = xp.where(kum, x, 0.0)
     scaled = xp.sign(S[0]) * xp.exp(xp.log(xp.abs(S[0])) + k[0] * lnr + xe)
     ser = xp.where(k[0] > 0, scaled, S[0] * xp.exp(xe))
@@ -222,8 +224,10 @@ def _m_core(a, b, x):
     mc, lg, cond = _rec_down(a0, xp.where(cand, b, 1.0), zc, j, m0, m1)
     rec = xp.sign(mc) * xp.exp(xp.log(xp.abs(mc)) + lg + kmax * lnr + xe)
     eps = float(_finfo(x).eps)
-    rec = xp.where(eps * cond * xp.sqrt(j + 1) <= 1e-7, rec, xp.nan)
-    ser = xp.where(xp.isnan(ser) & cand, rec, ser)
+    rec_err = eps * cond * xp.sqrt(j + 1)
+    rec = xp.where(rec_err <= 1e-7, rec, xp.nan)
+    # the recurrence where the series is nan or its error bound is the larger
+    ser = xp.where(cand & ~xp.isnan(rec) & (xp.isnan(ser) | (rec_err < err[0])), rec, ser)
     # asymptotic expansion (series elements get a harmless one):
     # M = Gamma(b)/Gamma(ap) e^z z^(ap-b) A + cos(pi ap) Gamma(b)/Gamma(b-ap) z^(-ap) B
     sap, sb, sz = xp.where(asym, ap, 0.5), xp.where(asym, b, 1.5), xp.where(asym, z, 100.0)
