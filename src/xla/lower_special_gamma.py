@@ -38,8 +38,10 @@ for _p, _impl in G.COMPOSITES.items():
 # ------------------------------------------------------------------------------ eager impls
 # Each composite compiles to while loops (seconds of XLA time per operand shape), and eager
 # callers such as scipy come with ever-changing shapes: eagerly, the operands are broadcast,
-# flattened and padded (with harmless values) to a power-of-two size of at least 8, so one
-# compiled program per (primitive, dtype, size bucket) serves every shape.
+# flattened and padded (with harmless values) to a power-of-two size of at least MIN_BUCKET, so
+# one compiled program per (primitive, dtype, size bucket) serves every shape. The padding costs
+# little (the loops run as long as their slowest element anyway; ~0.1 ms for a scalar call).
+MIN_BUCKET = 256
 _FILL = (1.0, 0.5)
 
 
@@ -54,7 +56,7 @@ def _bucketed(prim):
         avals = [get_aval(v) for v in args]
         shape = E.broadcast_shapes(*[a.shape for a in avals])
         n = int(np.prod(shape, dtype=np.int64))
-        size = max(8, 1 << (n - 1).bit_length()) if n else 0
+        size = max(MIN_BUCKET, 1 << (n - 1).bit_length()) if n else 0
         if n == 0 or (n == size and all(a.shape == (n,) for a in avals)):
             return base(*args)
         flat = []
