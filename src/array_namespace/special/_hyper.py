@@ -274,14 +274,17 @@ def _m_jvp(primals, tangents):
     xp = _xp()
     a, b, x = primals
     ta, tb, tx = tangents
-    out = _m(a, b, x)
+    # M(a, b, x) and M(a+1, b+1, x) in one (stacked) evaluation, the two parameter derivatives in another
+    both = _m(xp.stack([a, a + 1]), xp.stack([b, b + 1]), xp.stack([x, x]))
+    out = both[0]
     # d/dx M(a, b, x) = a/b M(a+1, b+1, x); for a = -1 that is a/b (M(0, ., x) = 1 even where scipy's
     # edge rule would call b + 1 a pole)
-    dx = xp.where(a == -1, a / b, a / b * _m(a + 1, b + 1, x))
+    dx = xp.where(a == -1, a / b, a / b * both[1])
     dx = xp.where(a == 0, 0.0, dx)
     one, zero = xp.ones_like(a), xp.zeros_like(a)
-    _, da = jvp(_m_impl, (a, b, x), (one, zero, zero))
-    _, db = jvp(_m_impl, (a, b, x), (zero, one, zero))
+    _, dab = jvp(_m_impl, (xp.stack([a, a]), xp.stack([b, b]), xp.stack([x, x])),
+                 (xp.stack([one, zero]), xp.stack([zero, one]), xp.stack([zero, zero])))
+    da, db = dab[0], dab[1]
     # where scipy's value is inf (b a pole) or x, a, b are infinite the parameter derivatives do not
     # exist (nan there; dx is inf or nan at those points anyway)
     bad = (_nonpos_int(b) & ~((a < 0) & (xp.floor(a) == a) & (a >= b))) | xp.isinf(x) | xp.isinf(a) | xp.isinf(b)
@@ -460,10 +463,11 @@ def _lpmv_jvp(primals, tangents):
     xp = _xp()
     m, v, x = primals
     _, tv, tx = tangents          # m is an integer order: it has no derivative
-    out = _lpmv(m, v, x)
+    both = _lpmv(xp.stack([m, m + 1]), xp.stack([v, v]), xp.stack([x, x]))      # one stacked evaluation
+    out = both[0]
     # dP^m/dx = -(m x P^m / (1 - x^2) + P^(m+1) / sqrt(1 - x^2)); P_v'(1) = v (v + 1) / 2
     s = 1 - x * x
-    dx = -(m * x * out / s + _lpmv(m + 1, v, x) / xp.sqrt(s))
+    dx = -(m * x * out / s + both[1] / xp.sqrt(s))
     dx = xp.where((x == 1) & (m == 0), v * (v + 1) * 0.5, dx)
     # at integer degree with x < 0 the value comes by reflection, which has no v-derivative: the
     # derivative there is that of the Gauss series at x itself (converging for x > -1)
