@@ -11,10 +11,16 @@ has to transpose a loop. Series that terminate (a non-positive integer a, polyno
 running on a shadow term with the zero factor replaced, so their parameter derivatives (which do
 not terminate) are summed to convergence too.
 
+float32 arguments are computed in float64 and the result rounded (as scipy's float32 loops do).
+
 hyp1f1: for x < 0 Kummer's transformation M(a, b, x) = e^x M(b - a, b, -x) makes the series' terms
 eventually all one sign; for |x| large against the parameters the asymptotic expansion (both
-exponential scales, the subdominant one with its Stokes-line factor cos(pi a)) is summed instead.
-lpmv: the Gauss series in (1 - x)/2 for x >= 0 (and for m = 0 up to x < 3, where scipy's series
+exponential scales, the subdominant one with its Stokes-line factor cos(pi a)) is summed instead;
+where the series still alternates (a < 0 after the transformation) the three-term recurrence in a,
+run down from a's fractional part with a condition estimate, replaces it when its error bound is
+the smaller. Where both lose more than ~7 digits (|a| and |x| both large) the result is nan.
+lpmv: degrees above m + 1 by the three-term recurrence in the degree from base degrees in [m, m + 2);
+the base values by the Gauss series in (1 - x)/2 for x >= 0 (and for m = 0 up to x < 3, where scipy's series
 also converges); for x < 0 the reflection P_n^m(-x) = (-1)^(n+m) P_n^m(x) at integer degree, and
 the logarithmic expansion about x = -1 (the degenerate c - a - b = -m case of 2F1's connection
 formula) at non-integer degree.
