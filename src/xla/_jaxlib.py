@@ -6,6 +6,7 @@ upgraded, this file (and the op builders in lowering) is what must be re-verifie
 from __future__ import annotations
 
 import os
+import threading
 
 os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "1")
 
@@ -50,20 +51,29 @@ class OneDevice(xc.SingleDeviceSharding):
 
 _client = None
 _shardings = {}
+# One lock for every lazy, process-wide initialisation (the client, LAPACK/FFI registration, the C++
+# dispatch states): threads making their first call at once must not build two clients (whose buffers
+# the other's executables refuse: "on device cpu:0, but replica is assigned to device cpu:0").
+_init_lock = threading.RLock()
 
 
 def client():
     global _client
     if _client is None:
-        n = int(os.environ.get("ARRAY_NAMESPACE_CPU_DEVICES", "1"))
-        _client = xc.make_cpu_client(num_devices=n)
+        with _init_lock:
+            if _client is None:
+                n = int(os.environ.get("ARRAY_NAMESPACE_CPU_DEVICES", "1"))
+                _client = xc.make_cpu_client(num_devices=n)
     return _client
 
 
 def sharding_for(device):
     s = _shardings.get(device)
     if s is None:
-        s = _shardings[device] = OneDevice(device)
+        with _init_lock:
+            s = _shardings.get(device)
+            if s is None:
+                s = _shardings[device] = OneDevice(device)
     return s
 
 
@@ -171,11 +181,13 @@ def ensure_lapack():
     """Register jaxlib's LAPACK FFI kernels (once); without initialize() they segfault."""
     global _lapack_ready
     if not _lapack_ready:
-        from jaxlib.cpu import _lapack
-        for name, capsule in _lapack.registrations().items():
-            xc.register_custom_call_target(name, capsule, platform="cpu", api_version=1)
-        _lapack.initialize()
-        _lapack_ready = True
+        with _init_lock:
+            if not _lapack_ready:
+                from jaxlib.cpu import _lapack
+                for name, capsule in _lapack.registrations().items():
+                    xc.register_custom_call_target(name, capsule, platform="cpu", api_version=1)
+                _lapack.initialize()
+                _lapack_ready = True
 
 
 # --------------------------------------------------------------------- C++ jit dispatch
@@ -206,9 +218,14 @@ def jax_owns_states():
 
 
 def _ensure_states():
+    if not _states_ready:
+        with _init_lock:
+            if not _states_ready:
+                _make_states()
+
+
+def _make_states():
     global _states_ready, _pjit_cache
-    if _states_ready:
-        return
     if not jax_owns_states():
         Config = _jax.config.Config
         _jax.jax_jit.set_enable_x64_state(Config("array_namespace_enable_x64", True, include_in_jit_key=True))

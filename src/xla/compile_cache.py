@@ -94,18 +94,27 @@ def _host_id():
     """The host CPU's identity: machine, model and feature flags (first processor of /proc/cpuinfo)."""
     global _host
     if _host is None:
-        parts = [platform.system(), platform.machine(), platform.processor()]
-        try:
-            with open("/proc/cpuinfo") as f:
-                for line in f:
-                    if not line.strip():
-                        break
-                    if line.startswith(("model name", "flags", "Features", "CPU implementer", "CPU part")):
-                        parts.append(" ".join(line.split()))
-        except OSError:
-            pass
-        _host = "\n".join(parts)
+        with _host_lock:
+            if _host is None:
+                _host = _read_host_id()
     return _host
+
+
+_host_lock = threading.Lock()
+
+
+def _read_host_id():
+    parts = [platform.system(), platform.machine(), platform.processor()]
+    try:
+        with open("/proc/cpuinfo") as f:
+            for line in f:
+                if not line.strip():
+                    break
+                if line.startswith(("model name", "flags", "Features", "CPU implementer", "CPU part")):
+                    parts.append(" ".join(line.split()))
+    except OSError:
+        pass
+    return "\n".join(parts)
 
 
 def key_of(text: str, device) -> bytes:

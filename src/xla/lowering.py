@@ -6,6 +6,8 @@ families (lower_elementwise, lower_structural, ...), registered on import.
 """
 from __future__ import annotations
 
+import threading
+
 import numpy as np
 
 from transforms.jaxpr import Literal
@@ -14,14 +16,16 @@ from ._jaxlib import func, hlo, ir, new_context
 
 lowering_rules: dict = {}
 
-_ctx = None
+_ctx = threading.local()
 
 
 def context():
-    global _ctx
-    if _ctx is None:
-        _ctx = new_context()
-    return _ctx
+    """This thread's MLIR context: modules are built and compiled by the thread that made them, so
+    threads lowering at once never share (and corrupt) one context."""
+    c = getattr(_ctx, "c", None)
+    if c is None:
+        c = _ctx.c = new_context()
+    return c
 
 
 _ELEM = {

@@ -27,7 +27,7 @@ _default_device = None
 def default_device():
     global _default_device
     if _default_device is None:
-        _default_device = _jaxlib.client().devices()[0]
+        _default_device = _jaxlib.client().devices()[0]   # client() is made once, under a lock
     return _default_device
 
 
