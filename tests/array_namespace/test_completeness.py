@@ -86,3 +86,14 @@ def test_array_api_compat_recognises_us():
     a = xp.ones(2)
     assert array_api_compat.is_array_api_obj(a)
     assert array_api_compat.array_namespace(a) is xp
+
+
+def test_extensions_export_only_their_functions():
+    """xp.linalg and xp.fft show the standard's functions and nothing of their implementation."""
+    import array_namespace as xp
+    for mod in (xp.linalg, xp.fft):
+        public = sorted(n for n in dir(mod) if not n.startswith("_"))
+        assert public == sorted(mod.__all__), set(public) ^ set(mod.__all__)
+        assert all(callable(getattr(mod, n)) for n in mod.__all__)
+    assert "svdvals" in xp.linalg.__all__ and "np" not in dir(xp.linalg) and "jit" not in dir(xp.linalg)
+    assert "rfftfreq" in xp.fft.__all__ and "bind" not in dir(xp.fft)
