@@ -361,15 +361,8 @@ def _operand(v):
     if type(v) in _OPERAND_TYPES:
         return v
     if isinstance(v, np.generic):
-        if isinstance(v, np.bool_):
-            return bool(v)
-        if isinstance(v, np.integer):
-            return int(v)
-        if isinstance(v, np.floating):
-            return float(v)
-        if isinstance(v, np.complexfloating):
-            return complex(v)
-        return NotImplemented
+        n = H.py_number(v)
+        return NotImplemented if n is None else n
     if isinstance(v, np.ndarray) and v.dtype.kind in "biufc":
         from ._creation import asarray
         return asarray(v)
