@@ -271,29 +271,35 @@ def _p_series(a, x, deriv):
 
 def _q_cf(a, x, deriv):
     """Q = x^a e^-x / Gamma(a) * 1/(x+1-a - 1(1-a)/(x+3-a - 2(2-a)/(x+5-a - ...))) for x > a, by the
-    three-term recurrences of the convergents A/B (rescaled when large); with deriv dQ/da."""
+    three-term recurrences of the convergents A/B (rescaled when large or small); with deriv dQ/da. The
+    fraction is taken in its equivalent form with every b_n divided by x and a_n by x^2 (the same
+    value), so that at huge x the convergents do not overflow before a rescaling."""
     eps = _eps(x)
     big = 1.0 / eps
+    ix = div(_c(x, 1), x)
+    ix2 = mul(ix, ix)
 
     def step(n, am2, am1, bm2, bm1, dam2, dam1, dbm2, dbm1, f, df):
-        an = mul(neg(n), sub(n, a))            # partial numerator a_{n+1} = -n (n - a)
-        bn = sub(add(x, add(mul(_c(n, 2), n), _c(n, 1))), a)   # x + 2n + 1 - a
+        an = mul(mul(neg(n), sub(n, a)), ix2)            # a_{n+1} = -n (n - a), over x^2
+        bn = mul(sub(add(x, add(mul(_c(n, 2), n), _c(n, 1))), a), ix)   # (x + 2n + 1 - a) / x
+        dan, dbn = mul(n, ix2), neg(ix)
         A = add(mul(bn, am1), mul(an, am2))
         B = add(mul(bn, bm1), mul(an, bm2))
-        dA = add(add(neg(am1), mul(bn, dam1)), add(mul(n, am2), mul(an, dam2)))
-        dB = add(add(neg(bm1), mul(bn, dbm1)), add(mul(n, bm2), mul(an, dbm2)))
+        dA = add(add(mul(dbn, am1), mul(bn, dam1)), add(mul(dan, am2), mul(an, dam2)))
+        dB = add(add(mul(dbn, bm1), mul(bn, dbm1)), add(mul(dan, bm2), mul(an, dbm2)))
         f2 = div(A, B)
         df2 = div(sub(mul(dA, B), mul(A, dB)), mul(B, B))
         fin = le(abs_(sub(f2, f)), mul(_c(f, eps), abs_(f2)))
         if deriv:
             fin = and_(fin, le(abs_(sub(df2, df)), mul(_c(f, eps), add(abs_(df2), abs_(f2)))))
-        sc = where(gt(abs_(B), _c(B, big)), _c(B, eps), _c(B, 1))
+        sc = where(gt(abs_(B), _c(B, big)), _c(B, eps), where(lt(abs_(B), _c(B, eps)), _c(B, big), _c(B, 1)))
         return ([add(n, _c(n, 1)), mul(am1, sc), mul(A, sc), mul(bm1, sc), mul(B, sc),
                  mul(dam1, sc), mul(dA, sc), mul(dbm1, sc), mul(dB, sc), f2, df2], fin)
     one, zero = add(S.zeros_like(x), _c(x, 1)), S.zeros_like(x)
     b1 = sub(add(x, _c(x, 1)), a)
-    # A_0 = 0, B_0 = 1 and A_1 = 1, B_1 = b1 (dB_1/da = -1); iteration n builds A_{n+1}, B_{n+1}
-    init = [one, zero, one, one, b1, zero, zero, zero, neg(one), div(one, b1), div(one, mul(b1, b1))]
+    # A_0 = 0, B_0 = 1 and A_1 = 1/x, B_1 = b1/x (dB_1/da = -1/x); iteration n builds A_{n+1}, B_{n+1}
+    init = [one, zero, mul(one, ix), one, mul(b1, ix), zero, zero, zero, neg(mul(one, ix)), div(one, b1),
+            div(one, mul(b1, b1))]
     out = _loop(step, init, IGAMMA_MAXIT)
     f, df = out[-2], out[-1]
     lq = add(_log_xa_ex_g1(a, x), log(a))      # log(x^a e^-x / Gamma(a))
