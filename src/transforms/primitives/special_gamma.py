@@ -1,12 +1,14 @@
-"""Primitives of the gamma family of xp.special: lgamma, digamma, polygamma, Hurwitz zeta and the
-regularized incomplete gamma functions (with the derivative of P(a, x) in a).
+"""Primitives of the gamma family of xp.special: lgamma, digamma, polygamma, Hurwitz zeta, the
+regularized incomplete gamma functions P and Q with their x-derivative (the density) and
+a-derivative of P, and their inverses in x.
 
 lgamma/digamma lower to XLA's CHLO ops. zeta and polygamma lower to compositions (`*_impl`
 below, staged into the lowering by xla/lower_special_gamma.py) around CHLO's zeta, which is
 right only for q > 0: scipy also sums integer-order zeta at negative non-integer q. The
-incomplete gamma has no XLA op at all. Keeping these as primitives makes a jaxpr see one
-equation with exact jvp rules (tangents linear in t), so reverse mode never has to
-differentiate a loop. Operands share one floating dtype; the namespace promotes
+incomplete gamma has no XLA op at all: its lowerings are while loops (series, continued
+fraction, Halley's method for the inverses) and Temme's expansion for large a. Keeping these as
+primitives makes a jaxpr see one equation with exact jvp rules (tangents linear in t), so reverse
+mode never has to differentiate a loop. Operands share one floating dtype; the namespace promotes
 (array_namespace/special/_gamma.py) and fixes up scipy's special values.
 """
 from __future__ import annotations
