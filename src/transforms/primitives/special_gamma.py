@@ -556,7 +556,8 @@ def _inv_solve(a, p, q):
         fin = or_(le(abs_(sub(xn, x)), mul(_c(x, 16 * eps), xn)), le(abs_(f), _c(f, 4 * eps)))
         return [xn, lo, hi], fin
     # a root below the smallest normal number (P ~ x^a / Gamma(a+1) there) is returned as 0
-    under = and_(not_(use_q), lt(div(add(log(p), lgam1p(a)), a), _c(a, float(np.log(np.finfo(get_aval(a).dtype).tiny)))))
+    log_tiny = float(np.log(np.finfo(get_aval(a).dtype).tiny))
+    under = and_(not_(use_q), lt(div(add(log(p), lgam1p(a)), a), _c(a, log_tiny)))
     x, _, _ = _loop(step, [_inv_start(a, p, q), zero, inf], IGAMMAINV_MAXIT, done0=under)
     return where(under, _c(x, 0), x)
 
