@@ -21,7 +21,8 @@ class _Info:
         return default_device()
 
     def devices(self):
-        return (default_device(),)
+        """A list, as the standard says (scipy's conftest does `devices() + [None]`)."""
+        return [default_device()]
 
     def default_dtypes(self, *, device=None):
         return {"real floating": D.DEFAULT_FLOAT, "complex floating": D.DEFAULT_COMPLEX,

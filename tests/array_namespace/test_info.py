@@ -29,3 +29,10 @@ def test_where_capabilities_are_true_boolean_masks_work():
     assert x[x > 0].shape == (2,)
     g = grad(lambda v: xp.sum(v[v > 0] ** 2))(x)
     assert [float(a) for a in g] == [2.0, 0.0, 6.0]
+
+
+def test_devices_is_a_list_with_the_default_device():
+    info = xp.__array_namespace_info__()
+    devs = info.devices()
+    assert type(devs) is list and devs == [info.default_device()]
+    assert devs + [None] == [info.default_device(), None]     # as scipy's conftest uses it
