@@ -328,7 +328,10 @@ class Array:
         self._ver = _version(self) + 1
         if parent is not None:
             try:
-                parent._set_locked(key, self)
+                if type(key) is _Inverse:   # a transform's result (x.T, moveaxis, reshape...): map back
+                    parent._rebind_locked(H.wrap(key.fn(self._v)), what)
+                else:
+                    parent._set_locked(key, self)
             except BaseException:
                 self._v = old
                 raise
@@ -424,6 +427,31 @@ Array.__pos__ = _unop("positive")
 Array.__abs__ = _unop("abs")
 Array.__invert__ = _unop("bitwise_invert")
 
+class _Inverse:
+    """The link of a view made by a transform (permute_dims, moveaxis, flip, reshape, ...): `fn` maps the
+    view's raw value back to the parent's layout, so in-place updates of the view reach the parent."""
+    __slots__ = ("fn",)
+
+    def __init__(self, fn):
+        self.fn = fn
+
+
+def view_of(out, parent, inverse, *, copies_if_parent_is_a_view=False):
+    """Mark `out` (a transform of `parent`) as a view of it, as NumPy makes it. `inverse(raw)` maps a
+    value of out's layout back to parent's. With copies_if_parent_is_a_view (reshape), a parent that
+    is itself a view gives a copy, as NumPy's reshape of a non-contiguous view does."""
+    if out is parent:
+        return out
+    if copies_if_parent_is_a_view:
+        try:
+            parent._base
+            return out
+        except AttributeError:
+            pass
+    out._base = (parent, _Inverse(inverse), _version(parent))
+    return out
+
+
 def _wrote_through(value, target, key):
     try:
         parent, k, ver = value._base
@@ -437,8 +465,10 @@ def _region_unchanged(parent, key, view):
     part of the parent does not make the slice stale). Needs concrete values; traced ones count as changed."""
     if isinstance(parent._v, Tracer) or isinstance(view._v, Tracer):
         return False
-    cur = parent[key]._concrete("")
-    mine = view._concrete("")
+    if type(key) is _Inverse:
+        cur, mine = parent._concrete(""), H.wrap(key.fn(view._v))._concrete("")
+    else:
+        cur, mine = parent[key]._concrete(""), view._concrete("")
     return cur.shape == mine.shape and bool(np.array_equal(cur, mine, equal_nan=mine.dtype.kind in "fc"))
 
 

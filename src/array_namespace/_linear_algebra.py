@@ -8,6 +8,7 @@ from transforms.primitives import reductions as R
 from transforms.primitives import structural as S
 
 from . import _dtypes as D
+from ._array import view_of
 from ._helpers import as_array, as_int, cast, check_kind, is_int_like, normalize_axis, wrap
 
 
@@ -46,7 +47,7 @@ def matrix_transpose(x, /):
     if x.ndim < 2:
         raise ValueError(f"matrix_transpose: x must have at least 2 dimensions, got shape {x.shape}")
     perm = tuple(range(x.ndim - 2)) + (x.ndim - 1, x.ndim - 2)
-    return wrap(S.transpose(x._v, perm))
+    return view_of(wrap(S.transpose(x._v, perm)), x, lambda v: S.transpose(v, perm))   # its own inverse
 
 
 def tensordot(x1, x2, /, *, axes=2):

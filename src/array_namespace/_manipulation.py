@@ -9,6 +9,7 @@ from transforms.primitives import elementwise as P
 from transforms.primitives import structural as S
 
 from . import _dtypes as D
+from ._array import view_of
 from ._helpers import as_array, as_int, cast, is_int_like, normalize_axes, normalize_axis, wrap
 
 
@@ -37,7 +38,10 @@ def reshape(x, /, shape, *, copy=None):
         shape = tuple(x.size // known if d == -1 else d for d in shape)
     if math.prod(shape) != x.size:
         raise ValueError(f"reshape: cannot reshape array of shape {x.shape} (size {x.size}) into shape {shape}")
-    return wrap(S.reshape(x._v, shape))
+    if copy:
+        return wrap(S.reshape(x._v, shape))
+    return view_of(wrap(S.reshape(x._v, shape)), x, lambda v, s=x.shape: S.reshape(v, s),
+                   copies_if_parent_is_a_view=True)
 
 
 def permute_dims(x, /, axes):
@@ -48,7 +52,13 @@ def permute_dims(x, /, axes):
     norm = [normalize_axis(a, x.ndim, "permute_dims") for a in axes]
     if sorted(norm) != list(range(x.ndim)):
         raise ValueError(f"permute_dims: axes {axes} is not a permutation of {x.ndim} dimensions")
-    return wrap(S.transpose(x._v, norm))
+    return _transposed(x, norm)
+
+
+def _transposed(x, perm):
+    """x with its axes permuted: a view of x (in-place updates reach x), as in NumPy."""
+    inv = tuple(sorted(range(len(perm)), key=lambda i: perm[i]))
+    return view_of(wrap(S.transpose(x._v, tuple(perm))), x, lambda v: S.transpose(v, inv))
 
 
 def expand_dims(x, /, axis=0):
@@ -64,7 +74,7 @@ def expand_dims(x, /, axis=0):
         raise ValueError(f"expand_dims: repeated axis in {axis}")
     it = iter(x.shape)
     shape = tuple(1 if i in norm else next(it) for i in range(nd))
-    return wrap(S.reshape(x._v, shape))
+    return view_of(wrap(S.reshape(x._v, shape)), x, lambda v, s=x.shape: S.reshape(v, s))
 
 
 def squeeze(x, /, axis):
@@ -73,7 +83,8 @@ def squeeze(x, /, axis):
     for a in axes:
         if x.shape[a] != 1:
             raise ValueError(f"squeeze: axis {a} has size {x.shape[a]}, not 1")
-    return wrap(S.reshape(x._v, tuple(d for i, d in enumerate(x.shape) if i not in axes)))
+    return view_of(wrap(S.reshape(x._v, tuple(d for i, d in enumerate(x.shape) if i not in axes))), x,
+                   lambda v, s=x.shape: S.reshape(v, s))
 
 
 def broadcast_shapes(*shapes):
@@ -145,7 +156,8 @@ def unstack(x, /, *, axis=0):
 
 def flip(x, /, *, axis=None):
     x = as_array(x, "flip")
-    return wrap(S.rev(x._v, normalize_axes(axis, x.ndim, "flip")))
+    axes = normalize_axes(axis, x.ndim, "flip")
+    return view_of(wrap(S.rev(x._v, axes)), x, lambda v: S.rev(v, axes))
 
 
 def moveaxis(x, source, destination, /):
@@ -161,7 +173,7 @@ def moveaxis(x, source, destination, /):
     order = [i for i in range(x.ndim) if i not in src]
     for d, s in sorted(zip(dst, src)):
         order.insert(d, s)
-    return wrap(S.transpose(x._v, order))
+    return _transposed(x, order)
 
 
 def roll(x, /, shift, *, axis=None):

@@ -145,3 +145,36 @@ def test_augmented_item_assignment_writes_once():
     want[1] += 5.0
     want[0, 1:3] *= 2.0
     np.testing.assert_array_equal(np.asarray(x), want)
+
+
+def test_transform_views_write_through_like_numpy():
+    """permute_dims / .T / .mT / moveaxis / flip / expand_dims / squeeze / reshape return views in NumPy
+    (scipy.signal.oaconvolve adds into a moveaxis view of its output); reshape of a non-contiguous view
+    is a copy there, and here."""
+    def body(a):
+        ours = not isinstance(a, np.ndarray)
+        t = xp.moveaxis(a, 0, -1) if ours else np.moveaxis(a, 0, -1)
+        t[0, 1:3] += 10
+        u = xp.permute_dims(a, (1, 0)) if ours else a.T
+        u[2] *= -1
+        f = xp.flip(a, axis=0) if ours else np.flip(a, axis=0)
+        f[0, 0] = 99
+        r = xp.reshape(a, (-1,)) if ours else a.reshape(-1)
+        r[1] = -7
+        e = xp.expand_dims(a, axis=0) if ours else a[None]
+        e[0, 1, 1] = 55
+        s = xp.squeeze(e, axis=0) if ours else np.squeeze(e, axis=0)
+        s[2, 3] = 77
+        m = a.mT if ours else np.swapaxes(a, -1, -2)
+        m[1, 0] = 123
+        c = xp.reshape(a.T, (-1,)) if ours else a.T.reshape(-1)   # NumPy: a copy
+        c[0] = 1000
+    _numpy_and_ours(body)
+
+
+def test_scipy_oaconvolve_overlap_add_through_a_moveaxis_view():
+    import scipy.signal as ss
+    rng = np.random.default_rng(0)
+    a, b = rng.random(100), rng.random(10)
+    np.testing.assert_allclose(np.asarray(ss.oaconvolve(xp.asarray(a), xp.asarray(b))), ss.oaconvolve(a, b),
+                               rtol=1e-12, atol=1e-12)
