@@ -15,15 +15,13 @@ float32 stays float32, all arguments to one dtype (Python scalars weak).
 """
 from __future__ import annotations
 
-import numbers
 
 import numpy as np
 
 from transforms import custom_jvp, while_loop
 
-from .. import _dtypes as D
-from .. import _helpers as H
-from .._helpers import cast, weak_scalar, wrap
+from .._helpers import wrap
+from ._promote import raw_floats
 
 __all__ = ["betaln", "betainc", "betaincc", "stdtr", "fdtr", "fdtrc", "bdtr", "bdtrc", "nbdtr", "nbdtrc"]
 
@@ -36,29 +34,8 @@ def _xp():
 # ------------------------------------------------------------------ validation / promotion
 def _floats(fname, names, args):
     """Arrays of one floating dtype (scipy's ufunc promotion), broadcast together, and that dtype."""
-    strong, weak = [], []
-    for name, x in zip(names, args):
-        if type(x) is H.Array:
-            dt = x.dtype
-            if dt in D.COMPLEX:
-                raise TypeError(f"{fname}: {name} must be a real (integer, boolean or real floating-point) "
-                                f"array, got {dt.name}; complex input is not supported")
-            fdt = dt if dt in D.REAL_FLOAT else D.float64
-            (weak if x._v.aval.weak_type and dt in D.REAL_FLOAT else strong).append(fdt)
-        elif isinstance(x, (numbers.Real, np.bool_)) and not isinstance(x, np.ndarray):
-            pass
-        elif isinstance(x, numbers.Complex):
-            raise TypeError(f"{fname}: {name} must be real, got a complex scalar; complex input is not supported")
-        else:
-            raise TypeError(f"{fname}: {name} must be an array or a real Python scalar, got {type(x).__name__}")
-    if strong:
-        dt = strong[0]
-        for d in strong[1:]:
-            dt = D.promote(dt, d, fname)
-    else:
-        dt = D.float32 if weak and all(k == D.float32 for k in weak) else D.float64
-    out = [wrap(cast(x._v, dt)) if type(x) is H.Array else wrap(weak_scalar(float(x), dt)) for x in args]
-    return list(_xp().broadcast_arrays(*out)), dt
+    raws, dt = raw_floats(fname, names, args)
+    return list(_xp().broadcast_arrays(*[wrap(v) for v in raws])), dt
 
 
 def _finfo(x):

@@ -16,7 +16,6 @@ float64, float32 stays float32, all arguments to one dtype (Python scalars weak)
 from __future__ import annotations
 
 import math
-import numbers
 
 import numpy as np
 
@@ -25,9 +24,8 @@ from transforms import custom_jvp, stop_gradient
 from transforms.core import EVAL, _state, bind
 from transforms.primitives import elementwise as P
 
-from .. import _dtypes as D
-from .. import _helpers as H
-from .._helpers import cast, normalize_axes, weak_scalar, wrap
+from .._helpers import normalize_axes, weak_scalar, wrap
+from ._promote import raw_floats
 
 __all__ = ["cbrt", "exp2", "exp10", "cosm1", "sindg", "cosdg", "tandg", "cotdg", "radian",
            "expit", "logit", "log_expit", "sinc", "huber", "pseudo_huber", "boxcox", "boxcox1p",
@@ -40,35 +38,7 @@ _where = xp.where
 # ------------------------------------------------------------------ validation / promotion
 def _floats(fname, names, *args):
     """The arguments as Arrays of one real floating dtype (scipy's ufunc promotion)."""
-    kinds = []
-    for name, x in zip(names, args):
-        if type(x) is H.Array:
-            dt = x.dtype
-            if dt in D.COMPLEX:
-                raise TypeError(f"{fname}: {name} must be a real (integer, boolean or real floating-point) "
-                                f"array, got {dt.name}; complex input is not supported")
-            kinds.append((dt if dt in D.REAL_FLOAT else D.float64, x._v.aval.weak_type and dt in D.REAL_FLOAT))
-        elif isinstance(x, (numbers.Real, np.bool_)) and not isinstance(x, np.ndarray):
-            kinds.append((None, True))
-        elif isinstance(x, numbers.Complex):
-            raise TypeError(f"{fname}: {name} must be real, got a complex scalar; complex input is not supported")
-        else:
-            raise TypeError(f"{fname}: {name} must be an array or a real Python scalar, got {type(x).__name__}")
-    strong = [k for k, w in kinds if k is not None and not w]
-    if strong:
-        dt = strong[0]
-        for d in strong[1:]:
-            dt = D.promote(dt, d, fname)
-    else:
-        weak = [k for k, w in kinds if k is not None]
-        dt = D.float32 if weak and all(k == D.float32 for k in weak) else D.float64
-    out = []
-    for x in args:
-        if type(x) is H.Array:
-            out.append(x if x.dtype == dt and not x._v.aval.weak_type else wrap(cast(x._v, dt)))
-        else:
-            out.append(wrap(weak_scalar(float(x), dt)))
-    return out
+    return [wrap(v) for v in raw_floats(fname, names, args)[0]]
 
 
 def _unary_prim(fname, prim):

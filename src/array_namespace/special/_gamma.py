@@ -9,7 +9,6 @@ special values XLA's CHLO expansions get differently from scipy are fixed up her
 """
 from __future__ import annotations
 
-import numbers
 
 import numpy as np
 
@@ -17,9 +16,8 @@ from transforms.core import bind
 from transforms.custom_derivatives import stop_gradient_p
 from transforms.primitives import special_gamma as G
 
-from .. import _dtypes as D
-from .._helpers import cast, weak_scalar, wrap
-from .. import _helpers as H
+from .._helpers import wrap
+from ._promote import raw_floats
 
 __all__ = ["gammaln", "loggamma", "gamma", "gammasgn", "rgamma", "psi", "digamma", "polygamma", "zeta", "zetac",
            "multigammaln", "poch", "binom", "gammainc", "gammaincc", "gammaincinv", "gammainccinv", "chdtr",
@@ -27,43 +25,9 @@ __all__ = ["gammaln", "loggamma", "gamma", "gammasgn", "rgamma", "psi", "digamma
 
 
 # ------------------------------------------------------------------ validation / promotion
-def _raw_floats(fname, names, args):
-    """Raw operands of one floating dtype (scipy's ufunc promotion), and that dtype."""
-    kinds = []
-    for name, x in zip(names, args):
-        if type(x) is H.Array:
-            dt, weak = x.dtype, x._v.aval.weak_type
-            if dt in D.COMPLEX:
-                raise TypeError(f"{fname}: {name} must be a real (integer, boolean or real floating-point) "
-                                f"array, got {dt.name}; complex input is not supported")
-            fdt = dt if dt in D.REAL_FLOAT else D.float64
-            kinds.append((fdt, weak and dt in D.REAL_FLOAT))
-        elif isinstance(x, (numbers.Real, np.bool_)) and not isinstance(x, np.ndarray):
-            kinds.append((None, True))
-        elif isinstance(x, (numbers.Complex,)):
-            raise TypeError(f"{fname}: {name} must be real, got a complex scalar; complex input is not supported")
-        else:
-            raise TypeError(f"{fname}: {name} must be an array or a real Python scalar, got {type(x).__name__}")
-    strong = [k for k, w in kinds if k is not None and not w]
-    if strong:
-        dt = strong[0]
-        for d in strong[1:]:
-            dt = D.promote(dt, d, fname)
-    else:
-        weak = [k for k, w in kinds if k is not None]
-        dt = D.float32 if weak and all(k == D.float32 for k in weak) else D.float64
-    out = []
-    for x in args:
-        if type(x) is H.Array:
-            out.append(cast(x._v, dt) if x.dtype != dt or not x._v.aval.weak_type else x._v)
-        else:
-            out.append(weak_scalar(float(x), dt))
-    return out, dt
-
-
 def _floats(fname, names, *args):
-    """Like _raw_floats but as Arrays (for compositions written with the namespace's operators)."""
-    raw, dt = _raw_floats(fname, names, args)
+    """Like raw_floats but as Arrays (for compositions written with the namespace's operators)."""
+    raw, dt = raw_floats(fname, names, args)
     return [wrap(v) for v in raw] + [dt]
 
 
@@ -139,7 +103,6 @@ def rgamma(x, /):
 def psi(x, /):
     """The digamma function: -inf at +0, +inf at -0, NaN at negative integers (scipy.special.psi)."""
     x, _ = _floats("psi", ("x",), x)
-    xp = _xp()
     return wrap(G.psi_impl(x._v))
 
 
@@ -152,7 +115,7 @@ def digamma(x, /):
 # ------------------------------------------------------------------- polygamma and zeta
 def polygamma(n, x, /):
     """The n-th derivative of psi (scipy.special.polygamma); NaN unless n is a non-negative integer."""
-    (n, x), _ = _raw_floats("polygamma", ("n", "x"), (n, x))
+    (n, x), _ = raw_floats("polygamma", ("n", "x"), (n, x))
     return wrap(G.polygamma(n, x))
 
 
@@ -196,7 +159,7 @@ def _riemann_zeta(x):
 def zeta(x, q=None, /):
     """Hurwitz zeta(x, q) for x > 1 (scipy.special.zeta), or Riemann's zeta(x) when q is None."""
     if q is None:
-        (x,), _ = _raw_floats("zeta", ("x",), (x,))
+        (x,), _ = raw_floats("zeta", ("x",), (x,))
         return _riemann_zeta(wrap(x))
     x, q, _ = _floats("zeta", ("x", "q"), x, q)
     xp = _xp()
@@ -333,46 +296,46 @@ def binom(n, k, /):
 def gammainc(a, x, /):
     """Regularized lower incomplete gamma P(a, x) (scipy.special.gammainc); differentiable in a and x
     (the second derivative in a is not implemented)."""
-    (a, x), _ = _raw_floats("gammainc", ("a", "x"), (a, x))
+    (a, x), _ = raw_floats("gammainc", ("a", "x"), (a, x))
     return wrap(G.igamma(a, x))
 
 
 def gammaincc(a, x, /):
     """Regularized upper incomplete gamma Q(a, x) = 1 - P(a, x) (scipy.special.gammaincc)."""
-    (a, x), _ = _raw_floats("gammaincc", ("a", "x"), (a, x))
+    (a, x), _ = raw_floats("gammaincc", ("a", "x"), (a, x))
     return wrap(G.igammac(a, x))
 
 
 def gammaincinv(a, y, /):
     """x with gammainc(a, x) = y (scipy.special.gammaincinv): 0 at y = 0, inf at y = 1."""
-    (a, y), _ = _raw_floats("gammaincinv", ("a", "y"), (a, y))
+    (a, y), _ = raw_floats("gammaincinv", ("a", "y"), (a, y))
     return wrap(G.igammainv(a, y))
 
 
 def gammainccinv(a, y, /):
     """x with gammaincc(a, x) = y (scipy.special.gammainccinv): inf at y = 0, 0 at y = 1."""
-    (a, y), _ = _raw_floats("gammainccinv", ("a", "y"), (a, y))
+    (a, y), _ = raw_floats("gammainccinv", ("a", "y"), (a, y))
     return wrap(G.igammacinv(a, y))
 
 
 # ----------------------------------------------- chi-square, gamma and Poisson distributions
 def chdtr(v, x, /):
     """Chi-square CDF with v degrees of freedom: gammainc(v/2, x/2) (scipy.special.chdtr)."""
-    (v, x), _ = _raw_floats("chdtr", ("v", "x"), (v, x))
+    (v, x), _ = raw_floats("chdtr", ("v", "x"), (v, x))
     half = lambda t: G.mul(t, G._c(t, 0.5))
     return wrap(G.igamma(half(v), half(x)))
 
 
 def chdtrc(v, x, /):
     """Chi-square survival function: gammaincc(v/2, x/2) (scipy.special.chdtrc)."""
-    (v, x), _ = _raw_floats("chdtrc", ("v", "x"), (v, x))
+    (v, x), _ = raw_floats("chdtrc", ("v", "x"), (v, x))
     half = lambda t: G.mul(t, G._c(t, 0.5))
     return wrap(G.igammac(half(v), half(x)))
 
 
 def chdtri(v, p, /):
     """x with chdtrc(v, x) = p: 2 gammainccinv(v/2, p) (scipy.special.chdtri)."""
-    (v, p), _ = _raw_floats("chdtri", ("v", "p"), (v, p))
+    (v, p), _ = raw_floats("chdtri", ("v", "p"), (v, p))
     x = G.igammacinv(G.mul(v, G._c(v, 0.5)), p)
     return wrap(G.mul(x, G._c(x, 2)))
 
