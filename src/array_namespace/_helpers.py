@@ -153,7 +153,7 @@ def normalize_axis(axis, ndim, fname):
     if type(axis) is not int:
         axis = as_int(axis, fname, "axis")
     if not -ndim <= axis < max(ndim, 1) or (ndim == 0 and axis not in (0, -1)):
-        raise IndexError(f"{fname}: axis {axis} is out of bounds for an array of {ndim} dimensions")
+        raise IndexError(f"{fname}: axis {axis} is out of bounds for array of dimension {ndim}")   # NumPy's words
     return axis % ndim if ndim else 0
 
 
@@ -167,7 +167,7 @@ def normalize_axes(axis, ndim, fname):
         if type(a) is not int:
             a = as_int(a, fname, "axis entry")
         if not -ndim <= a < ndim:
-            raise IndexError(f"{fname}: axis {a} is out of bounds for an array of {ndim} dimensions")
+            raise IndexError(f"{fname}: axis {a} is out of bounds for array of dimension {ndim}")
         out.append(a % ndim)
     if len(set(out)) != len(out):
         raise ValueError(f"{fname}: repeated axis in {axis}")

@@ -263,3 +263,12 @@ def test_numpy_scalar_arguments_under_jit():
     np.testing.assert_allclose(np.asarray(f(x)), np.roll(A2, 1, axis=1).sum(0) * 2)
     g = jit(lambda v: xp.reshape(v, (np.int64(2), np.int64(6))) + xp.full((np.int64(2), 6), np.float64(1)))
     np.testing.assert_allclose(np.asarray(g(x)), A2.reshape(2, 6) + 1)
+
+
+def test_axis_errors_use_numpys_words():
+    """scipy's tests match NumPy's AxisError text ('axis 10 is out of bounds for array of dimension 1')."""
+    import array_namespace as xp
+    for f in (lambda: xp.sum(xp.ones(3), axis=10), lambda: xp.moveaxis(xp.ones(3), 10, 0),
+              lambda: xp.flip(xp.ones(3), axis=(10,))):
+        with pytest.raises(IndexError, match="axis 10 is out of bounds for array of dimension 1"):
+            f()
