@@ -287,9 +287,48 @@ def _log_base(fname, base):
         v = x._v
         if x.dtype in D.COMPLEX:
             return wrap(CS.apply(fname, P.log_p, v, divisor=float(np.log(base))))
-        return wrap(bind(P.div_p, bind(P.log_p, v), _c(np.log(base), v)))
+        r = bind(P.div_p, bind(P.log_p, v), _c(np.log(base), v))
+        return _exact_at_powers(wrap(r), x, base)
     f.__name__ = fname
     return f
+
+
+_POWERS = {}   # (base, dtype) -> (table of the correctly rounded base**k, smallest k)
+
+
+def _power_table(base, dt):
+    key = (base, dt)
+    if key not in _POWERS:
+        fi = np.finfo(dt)   # normal numbers only: a subnormal "power" is not the power (NumPy agrees)
+        if base == 2.0:
+            lo, hi = int(fi.minexp), int(fi.maxexp) - 1
+        else:
+            lo, hi = int(np.ceil(np.log10(float(fi.smallest_normal)))), int(np.floor(np.log10(float(fi.max))))
+        ks = range(lo, hi + 1)
+        vals = [np.ldexp(dt.type(1), k) if base == 2.0 else dt.type(f"1e{k}") for k in ks]
+        _POWERS[key] = (np.array(vals, dt), lo)
+    return _POWERS[key]
+
+
+def _exact_at_powers(r, x, base):
+    """log2/log10 computed as log(x)/log(base) misses exact integers at the powers of the base
+    (log10(0.1) = -0.9999999999999998; scipy.signal rounds on it). Where x is the correctly rounded
+    base**k, the answer is k, as NumPy's; the derivative stays that of log(x)/log(base)."""
+    from transforms.custom_derivatives import stop_gradient_p
+    from ._indexing import take
+    from ._manipulation import reshape
+    from ._searching import where
+    from ._creation import asarray
+    table, lo = _power_table(base, x.dtype)
+    k = round(r)
+    idx = clip(astype_int(k) - lo, 0, table.shape[0] - 1)
+    hit = logical_and(equal(reshape(take(asarray(table), reshape(idx, (-1,))), x.shape), x), isfinite(r))
+    fix = where(hit, k - r, 0.0)
+    return r + wrap(bind(stop_gradient_p, fix._v))
+
+
+def astype_int(x):
+    return wrap(cast(x._v, D.int64))
 
 
 log2 = _log_base("log2", 2.0)

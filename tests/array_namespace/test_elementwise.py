@@ -56,3 +56,22 @@ def test_real_of_real_input_differentiates_as_identity():
     f = lambda v: xp.sum(xp.real(v) ** 3)   # noqa: E731
     np.testing.assert_allclose(np.asarray(grad(f)(xp.asarray(a))),
                                central_diff(lambda v: float(f(xp.asarray(v))), a), rtol=1e-6)
+
+
+@pytest.mark.parametrize("base", [2, 10])
+def test_log2_log10_are_exact_at_powers_of_their_base(base):
+    """log(x)/log(base) gives log10(0.1) = -0.9999999999999998; NumPy's (and now ours) is -1 -- scipy.signal
+    rounds on it. Eager and jit; the derivative stays 1/(x log(base))."""
+    import numpy as np
+    from transforms import grad, jit
+    f, nf = (xp.log2, np.log2) if base == 2 else (xp.log10, np.log10)
+    fi = np.finfo(np.float64)
+    ks = range(fi.minexp, fi.maxexp) if base == 2 else range(-307, 309)
+    x = np.array([np.ldexp(1.0, k) if base == 2 else float(f"1e{k}") for k in ks])
+    np.testing.assert_array_equal(np.asarray(f(xp.asarray(x))), nf(x))
+    np.testing.assert_array_equal(np.asarray(jit(f)(xp.asarray(x))), nf(x))
+    specials = np.array([0.0, -0.0, -1.0, np.inf, -np.inf, np.nan, 2.5, 3.0])
+    with np.errstate(all="ignore"):
+        np.testing.assert_allclose(np.asarray(f(xp.asarray(specials))), nf(specials), rtol=1e-15)
+    g = grad(lambda v: xp.sum(f(v)))(xp.asarray([float(base) ** 2, 3.0]))
+    np.testing.assert_allclose(np.asarray(g), 1 / (np.array([base ** 2, 3.0]) * np.log(base)), rtol=1e-14)
