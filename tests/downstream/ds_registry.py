@@ -10,10 +10,4 @@ from ds_cases_xpx import CASES as XPX_CASES
 
 ALL_CASES = SCIPY_CASES + SKLEARN_CASES + XPX_CASES
 
-_NO_SPECIAL = ("xp.special.{} is missing, so scipy/special/_support_alternative_backends.py:168 falls back "
-               "to np.asarray(arg) -> TracerArrayConversionError (correct refusal; needs the native function)")
-KNOWN_OURS = {
-    ("special.gammainc", "jit"): _NO_SPECIAL.format("gammainc"),
-    ("special.gammainc", "vmap"): _NO_SPECIAL.format("gammainc"),
-    ("special.gammainc", "grad"): _NO_SPECIAL.format("gammainc"),
-}
+KNOWN_OURS = {}   # empty: every engine failure the suite found is fixed
