@@ -11,9 +11,9 @@
 from __future__ import annotations
 
 
-from .api_util import (Store, alias_pattern, argnums_tuple, box, flatten_fun, split_mutated, to_raw, with_args,
+from .api_util import (Store, alias_pattern, argnums_tuple, box, flatten_fun, split_mutated, to_raw,
                        write_back)
-from .core import (Trace, Tracer, TracerArrayConversionError, UnexpectedTracerError, bind, current_trace,
+from .core import (Trace, Tracer, TracerArrayConversionError, UnexpectedTracerError, bind, boxing, current_trace,
                    get_aval, set_trace)
 from .jaxpr import Literal, Var
 from .primitives import elementwise as E
@@ -317,12 +317,17 @@ def value_and_grad(fun, argnums=0, has_aux=False):
     def vg(*args, **kwargs):
         nums, single = argnums_tuple(argnums, len(args), "grad")
         dyn = [args[i] for i in nums]
-        f_dyn = with_args(fun, args, nums, kwargs)
         leaves, _ = tree_flatten(tuple(dyn))
         for i, x in enumerate(leaves):
             _check_diff_input(to_raw(x, "grad argument"), "grad", i)
-        res = vjp(f_dyn, *dyn, has_aux=has_aux, _labels=[f"args[{i}]" for i in nums])
-        out, f_vjp = res[0], res[1]
+        fixed = [i for i, a in enumerate(args) if i not in nums and type(a) is boxing.box_type]
+        f_dyn = _with_fixed_handles(fun, args, nums, kwargs, fixed, has_aux)
+        res = vjp(f_dyn, *dyn, has_aux=True, _labels=[f"args[{i}]" for i in nums])
+        out, f_vjp, (user_aux, finals) = res
+        for i, v in zip(fixed, finals):   # writes into the arguments not differentiated reach the caller too
+            if v._v is not args[i]._v:
+                args[i]._rebind(v, f"grad: a write into argument {i}")
+        res = (out, f_vjp, user_aux)
         out_leaves, _ = tree_flatten(out)
         if len(out_leaves) != 1 or out_leaves[0].shape != () or out_leaves[0].dtype.kind not in "fc":
             what = (f"a {out_leaves[0].dtype.name} array of shape {tuple(out_leaves[0].shape)}"
@@ -337,6 +342,25 @@ def value_and_grad(fun, argnums=0, has_aux=False):
         g = g[0] if single else tuple(g)
         return ((out, res[2]), g) if has_aux else (out, g)
     return vg
+
+
+def _with_fixed_handles(fun, args, nums, kwargs, fixed, has_aux):
+    """fun of the differentiated arguments only; the other Array arguments enter as fresh handles made
+    inside the trace (so fun may write into them, as eagerly), and their final values come out as aux."""
+    def f(*dyn):
+        full = list(args)
+        for i, d in zip(nums, dyn):
+            full[i] = d
+        handles = [box(args[i]._v) for i in fixed]
+        for i, h in zip(fixed, handles):
+            full[i] = h
+        out = fun(*full, **kwargs)
+        if has_aux:
+            if not (isinstance(out, (tuple, list)) and len(out) == 2):
+                raise TypeError("has_aux=True requires the function to return a pair (output, aux)")
+            return out[0], (out[1], handles)
+        return out, (None, handles)
+    return f
 
 
 def grad(fun, argnums=0, has_aux=False):

@@ -143,3 +143,23 @@ def test_non_mutating_jit_keeps_the_fast_path_and_inputs():
     for _ in range(3):
         f(x)
     np.testing.assert_allclose(np.asarray(x), X0)
+
+
+@pytest.mark.parametrize("name", ["grad", "jit(grad)", "grad(jit)", "value_and_grad", "grad has_aux"])
+def test_writes_into_non_differentiated_arguments_reach_the_caller(name):
+    from transforms import value_and_grad
+
+    def f(w, acc, n):
+        acc[0] = acc[0] + xp.sum(w)
+        n += 1
+        return xp.sum(w ** 2)
+    T = {"grad": lambda g: grad(g), "jit(grad)": lambda g: jit(grad(g)), "grad(jit)": lambda g: grad(jit(g)),
+         "value_and_grad": lambda g: value_and_grad(g),
+         "grad has_aux": lambda g: grad(lambda *a: (g(*a), a[2] * 1), has_aux=True)}[name]
+    w, acc, n = xp.asarray([1.0, 2.0]), xp.zeros(2), xp.asarray(3)
+    ew, eacc, en = xp.asarray([1.0, 2.0]), xp.zeros(2), xp.asarray(3)
+    f(ew, eacc, en)
+    T(f)(w, acc, n)
+    np.testing.assert_array_equal(np.asarray(acc), np.asarray(eacc))
+    np.testing.assert_array_equal(np.asarray(n), np.asarray(en))
+    np.testing.assert_array_equal(np.asarray(w), np.asarray(ew))
