@@ -7,6 +7,17 @@ from . import _dtypes as D
 from ._array import default_device
 
 
+class _Devices(tuple):
+    """A tuple (the 2025.12 standard) that still concatenates with a list, as code written against
+    earlier versions does (scipy 1.17's conftest: `devices() + [None]`)."""
+    __slots__ = ()
+
+    def __add__(self, other):
+        if isinstance(other, list):
+            return list(self) + other
+        return tuple.__add__(self, other)
+
+
 class _Info:
     """What this namespace supports: capabilities, devices and dtypes."""
 
@@ -21,8 +32,8 @@ class _Info:
         return default_device()
 
     def devices(self):
-        """A list, as the standard says (scipy's conftest does `devices() + [None]`)."""
-        return [default_device()]
+        """A tuple, as the 2025.12 standard says (earlier versions: a list)."""
+        return _Devices((default_device(),))
 
     def default_dtypes(self, *, device=None):
         return {"real floating": D.DEFAULT_FLOAT, "complex floating": D.DEFAULT_COMPLEX,

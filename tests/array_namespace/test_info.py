@@ -31,8 +31,9 @@ def test_where_capabilities_are_true_boolean_masks_work():
     assert [float(a) for a in g] == [2.0, 0.0, 6.0]
 
 
-def test_devices_is_a_list_with_the_default_device():
+def test_devices_is_a_tuple_that_still_adds_to_a_list():
     info = xp.__array_namespace_info__()
     devs = info.devices()
-    assert type(devs) is list and devs == [info.default_device()]
+    assert isinstance(devs, tuple) and tuple(devs) == (info.default_device(),)   # the 2025.12 standard
     assert devs + [None] == [info.default_device(), None]     # as scipy's conftest uses it
+    assert devs + (None,) == (info.default_device(), None)
