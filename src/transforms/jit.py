@@ -308,6 +308,7 @@ class Jitted:
 
     def _run(self, ent, raw):
         if _state.trace is EVAL:   # host-held eager values enter XLA as (cached) device buffers
+            self._mark_donors(ent, raw)
             raw, ent.consts = _buffers(raw), _buffers(ent.consts)
         if _state.trace is EVAL and all(type(r) is boxing.buffer_type for r in raw):
             if ent.exe is None:
@@ -344,6 +345,13 @@ class Jitted:
             write_back(leaves, ent.mutated, finals, f"jit({self.__name__})")
         return tree_unflatten(ent.out_tree, [box(o) for o in outs])
 
+    def _mark_donors(self, ent, raw):
+        """Host-held values this call donates remember its name, for the error if one is used again."""
+        if any(ent.donate):
+            for r, d in zip(raw, ent.donate[len(ent.consts):]):
+                if d and hasattr(r, "donor"):
+                    r.donor = self.__name__
+
     def _cache_miss(self, *args, **kwargs):
         """Called by the C++ dispatcher on a signature it has no executable for."""
         from xla import _jaxlib
@@ -353,10 +361,12 @@ class Jitted:
         dyn_kw = {k: v for k, v in kwargs.items() if k not in self.static_argnames}
         leaves = _jaxlib.cpp_flatten((tuple(dyn), dyn_kw))[0]   # before running: donation deletes inputs
         ent, raw, arg_leaves = self._entry(args, kwargs)
+        self._mark_donors(ent, raw)
         raw = _buffers(raw)
         outs = self._run(ent, raw)
         result = self._finish(ent, arg_leaves, outs)
-        fp = None if ent.mutated else _fastpath(ent, raw, outs, result, leaves)
+        # writes into arguments and donations stay on this path (write-back; naming the donating call)
+        fp = None if ent.mutated or any(ent.donate) else _fastpath(ent, raw, outs, result, leaves)
         return result, fp, fp is None
 
     def lower(self, *args, **kwargs):

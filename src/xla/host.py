@@ -39,12 +39,13 @@ _ZERO_COPY = _jaxlib.xc.HostBufferSemantics.ZERO_COPY
 
 class HostValue:
     """An eager value held on the host: `np` (a read-only-by-contract ndarray) and `aval`."""
-    __slots__ = ("np", "aval", "_buf", "__weakref__")
+    __slots__ = ("np", "aval", "_buf", "donor", "__weakref__")
 
     def __init__(self, arr, aval):
         self.np = arr
         self.aval = aval
         self._buf = None
+        self.donor = None   # the name of the jitted function this value was donated to, once it was
 
     # the parts of a device array's interface the rest of the code base reads
     shape = property(lambda self: self.aval.shape)
@@ -77,7 +78,9 @@ class HostValue:
     def check_alive(self):
         b = self._buf
         if b is not None and b.is_deleted():
-            raise RuntimeError("this array was donated to a jitted function (or deleted) and cannot be used")
+            to = f"the jitted function '{self.donor}' (donate_argnums)" if self.donor else "a jitted function"
+            raise RuntimeError(f"this array was donated to {to} (or deleted) and cannot be used; pass a copy "
+                               "(xp.asarray(x, copy=True)) if you need it afterwards")
 
     def buffer(self, device):
         """The device buffer of this value (made once, zero-copy where the memory is aligned)."""

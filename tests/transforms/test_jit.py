@@ -146,3 +146,16 @@ def test_nested_jit_builds_and_inspects_in_linear_work(monkeypatch):
     assert str(inspect.signature(f)) == "(x, y=2.0)"
     assert calls["n"] < 200, calls["n"]
     np.testing.assert_allclose(np.asarray(f(xp.ones(2))), [3.0, 3.0])
+
+
+def test_using_a_donated_array_names_the_donating_call():
+    def step(x):
+        return x * 2.0
+    f = jit(step, donate_argnums=0)
+    for k in range(3):   # every call, not only the first (donating calls stay off the C++ fast path)
+        x = xp.ones(1000) + float(k)
+        np.testing.assert_allclose(np.asarray(f(x)), 2.0 * (1.0 + k))
+        with pytest.raises(RuntimeError, match="donated to the jitted function 'step'"):
+            x + 1.0
+        with pytest.raises(RuntimeError, match="'step'"):
+            np.asarray(x)
