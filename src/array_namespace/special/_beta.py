@@ -38,6 +38,20 @@ def _floats(fname, names, args):
     return list(_xp().broadcast_arrays(*[wrap(v) for v in raws])), dt
 
 
+def _c_int(x):
+    """An integer-dtype argument as scipy's C code sees it: its long -> int cast keeps the low 32
+    bits (two's complement), so 2**32 + 3 is 3 and 2**31 is -2**31. Floats pass unchanged (scipy
+    gives NaN for those beyond a C int, which the callers check)."""
+    xp = _xp()
+    if isinstance(x, (bool, np.bool_)):
+        return x
+    if isinstance(x, (int, np.integer)):
+        return ((int(x) + 2 ** 31) % 2 ** 32) - 2 ** 31
+    if hasattr(x, "dtype") and xp.isdtype(x.dtype, "integral"):
+        return xp.astype(xp.astype(x, xp.int64), xp.int32)
+    return x
+
+
 def _finfo(x):
     return np.finfo(np.float32 if x.dtype == _xp().float32 else np.float64)
 
@@ -357,6 +371,7 @@ _INT_LIMIT = 2.0 ** 31   # scipy passes n to a C int; larger n gives nan there
 
 
 def _binom_args(fname, k, n, p):
+    n = _c_int(n)
     (k, n, p), _ = _floats(fname, ("k", "n", "p"), (k, n, p))
     xp = _xp()
     fk, n = xp.floor(k), xp.trunc(n)
@@ -383,11 +398,12 @@ def bdtrc(k, n, p, /):
 
 
 def _nbinom_args(fname, k, n, p):
+    k, n = _c_int(k), _c_int(n)
     (k, n, p), _ = _floats(fname, ("k", "n", "p"), (k, n, p))
     xp = _xp()
-    k, n = xp.trunc(k), xp.trunc(n)   # scipy casts both to C longs
+    k, n = xp.trunc(k), xp.trunc(n)   # scipy casts both to C ints (see _c_int)
     bad = (xp.isnan(p) | xp.isnan(k) | xp.isnan(n) | xp.isinf(k) | xp.isinf(n) | (p < 0) | (p > 1)
-           | (k < 0) | (n <= 0))
+           | (k < 0) | (n <= 0) | (n >= _INT_LIMIT) | (k >= _INT_LIMIT - 1))   # C int k + 1 overflows
     return k, n, p, bad
 
 

@@ -14,7 +14,7 @@ import numpy as np
 
 from transforms import custom_jvp, while_loop
 
-from ._beta import _betaln_pos, _floats, _ibeta_parts, _xlogy, _xp
+from ._beta import _INT_LIMIT, _betaln_pos, _c_int, _floats, _ibeta_parts, _xlogy, _xp
 
 __all__ = ["betaincinv", "stdtrit", "fdtri", "bdtri", "nbdtri"]
 
@@ -144,20 +144,23 @@ def fdtri(dfn, dfd, p, /):
 
 def bdtri(k, n, y, /):
     """The p with bdtr(k, n, p) = y (scipy.special.bdtri)."""
+    n = _c_int(n)
     (k, n, y), _ = _floats("bdtri", ("k", "n", "y"), (k, n, y))
     xp = _xp()
     fk, n = xp.floor(k), xp.trunc(n)
     # I_{1-p}(n - k, k + 1) = y
     _, p = _ibinv(n - fk, fk + 1, y, 1 - y)
-    bad = xp.isnan(k) | xp.isnan(n) | xp.isinf(k) | (fk < 0) | (n <= fk)
+    bad = xp.isnan(k) | xp.isnan(n) | xp.isinf(k) | (fk < 0) | (n <= fk) | (n >= _INT_LIMIT)
     return xp.where(bad, xp.nan, p)
 
 
 def nbdtri(k, n, y, /):
     """The p with nbdtr(k, n, p) = y (scipy.special.nbdtri)."""
+    k, n = _c_int(k), _c_int(n)
     (k, n, y), _ = _floats("nbdtri", ("k", "n", "y"), (k, n, y))
     xp = _xp()
     k, n = xp.trunc(k), xp.trunc(n)
     p, _ = _ibinv(n, k + 1, y, 1 - y)
-    bad = xp.isnan(k) | xp.isnan(n) | xp.isinf(k) | xp.isinf(n) | (k < 0) | (n <= 0)
+    bad = (xp.isnan(k) | xp.isnan(n) | xp.isinf(k) | xp.isinf(n) | (k < 0) | (n <= 0)
+           | (n >= _INT_LIMIT) | (k >= _INT_LIMIT - 1))   # C int k + 1 overflows
     return xp.where(bad, xp.nan, p)

@@ -295,3 +295,39 @@ def test_scipy_special_dispatches_to_our_functions_under_jit():
     want = np.exp(np.array([-0.5, 1.0]) * np.log([0.3, 0.6]) + np.array([2.0, 3.0]) * np.log1p(-np.array([0.3, 0.6]))
                   - sc.betaln([0.5, 2.0], [3.0, 4.0]))
     np.testing.assert_allclose(np.asarray(g), want, rtol=1e-12)
+
+
+# ------------------------------------------------------- integer k, n beyond a C int (scipy's casts)
+# scipy hands integer-dtype k, n to C code as ints: the long -> int cast keeps the low 32 bits, so
+# 2**32 + 3 acts as 3, 2**31 as -2**31 (NaN), and k = 2**31 - 1 overflows k + 1 (NaN); float k, n
+# beyond a C int are NaN.
+_BIG = [2 ** 32 + 3, 2 ** 32 + 7, 2 ** 31, 2 ** 31 - 1, -2 ** 31 - 1, 2 ** 33 - 5, 3793176093734417710,
+        516267117350925118, 7, 1, 0, -3]
+
+
+@pytest.mark.parametrize("name", ["bdtr", "bdtrc", "bdtri", "nbdtr", "nbdtrc", "nbdtri"])
+def test_binomial_integer_arguments_wrap_like_scipys_c_int(name):
+    nb = name.startswith("nb")
+    big = np.array(_BIG, dtype=np.int64)
+    kk, nn = np.meshgrid(big, big, indexing="ij")
+    kk, nn = kk.ravel(), nn.ravel()
+    if name == "nbdtri":   # both wrapped k, n ~ 1e9: scipy's nbdtri loses ~6 digits there (mpmath)
+        keep = ~((kk.astype(np.int32) > 10 ** 6) & (nn.astype(np.int32) > 10 ** 6))
+        kk, nn = kk[keep][:140], nn[keep][:140]
+    if nb:
+        k = kk
+    else:
+        k = np.array([0.5, 2.0, 3.7, 6.0] * (kk.size // 4))
+    p = np.linspace(0.05, 0.95, kk.size)
+    want = getattr(sc, name)(k, nn, p)
+    f = getattr(xp.special, name)
+    args = [xp.asarray(k), xp.asarray(nn), xp.asarray(p)]
+    # the inverses at n ~ 1e9 are ill-conditioned (scipy's own digits differ there)
+    rtol, atol = (1e-6, 1e-15) if name.endswith("i") else (1e-9, 1e-300)
+    for got in (f(*args), jit(f)(*args)):
+        assert got.dtype == xp.float64
+        np.testing.assert_allclose(np.asarray(got), want, rtol=rtol, atol=atol)
+    # Python ints wrap the same way; float k, n beyond a C int are NaN
+    assert np.isnan(float(f(2 ** 31, 5, 0.5))) and np.isnan(float(f(3.0, 2.0 ** 32 + 3, 0.5)))
+    np.testing.assert_allclose(float(f(2 if nb else 2.0, 2 ** 32 + 5, 0.3)),
+                               getattr(sc, name)(2 if nb else 2.0, np.int64(2 ** 32 + 5), 0.3), rtol=1e-12)
