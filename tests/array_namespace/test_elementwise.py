@@ -75,3 +75,45 @@ def test_log2_log10_are_exact_at_powers_of_their_base(base):
         np.testing.assert_allclose(np.asarray(f(xp.asarray(specials))), nf(specials), rtol=1e-15)
     g = grad(lambda v: xp.sum(f(v)))(xp.asarray([float(base) ** 2, 3.0]))
     np.testing.assert_allclose(np.asarray(g), 1 / (np.array([base ** 2, 3.0]) * np.log(base)), rtol=1e-14)
+
+
+_CPOW_BASES = np.array([0.3771906632801799 + 1.072141231976868j, 1.084785164728454 + 1.1853661805460247j,
+                        -1.607008119483333 - 3.865084391248663j, 2.5 - 0.125j, -0.0 + 26.45033635316129j,
+                        -3.0 + 0.0j, 0.0 - 5.0j])
+
+
+@pytest.mark.parametrize("n", [1, 2, 3, 4, 5, 7, 16, 99, -1, -2, -3, -5, -99, 2.0, 3.0])
+def test_complex_base_to_integral_python_exponent_is_repeated_multiplication(n):
+    """scipy.signal's lp2bs_zpk squares purely imaginary zeros (z ** 2): NumPy gives a real result, XLA's
+    exp(2 log z) left 2.2e-13 in the imaginary part and zpk2tf then 4.7e-11 where scipy's b is 0.
+    Oracle: NumPy (z * z exactly for n = 2, else within a few ulps); zero parts stay exactly zero."""
+    x = xp.asarray(_CPOW_BASES)
+    want = _CPOW_BASES ** n
+    for got in (x ** n, xp.pow(x, n), jit(lambda v: v ** n)(x)):
+        got = np.asarray(got)
+        assert got.dtype == np.complex128
+        if n == 2:
+            np.testing.assert_array_equal(got, _CPOW_BASES * _CPOW_BASES)
+        np.testing.assert_allclose(got, want, rtol=4e-16 * max(abs(n), 2), atol=0)
+        imag_bases, real_base = got[[4, 6]], got[5]   # an integer power of these has one part exactly 0
+        assert real_base.imag == 0
+        assert np.all((imag_bases.imag if int(n) % 2 == 0 else imag_bases.real) == 0), (n, imag_bases)
+
+
+def test_complex_zero_to_a_negative_integer_is_nan_as_in_numpy():
+    z = np.array([0j, complex(-0.0, 0.0), 2j])
+    with np.errstate(all="ignore"):
+        want = z ** -3
+    for got in (xp.asarray(z) ** -3, jit(lambda v: v ** -3)(xp.asarray(z))):
+        np.testing.assert_allclose(np.asarray(got), want, rtol=1e-15)   # NaN == NaN here
+
+
+def test_complex_integral_power_keeps_float32_and_its_derivative():
+    z = np.array([0.5 + 1.0j, -2.0 + 0.25j], dtype=np.complex64)
+    got = xp.asarray(z) ** 3
+    assert got.dtype == xp.complex64
+    np.testing.assert_allclose(np.asarray(got), z ** 3, rtol=1e-6)
+    f = lambda v: xp.sum(xp.real((v * (1 + 2j)) ** 3))   # noqa: E731
+    a = np.array([0.3, -1.2, 2.0])
+    np.testing.assert_allclose(np.asarray(grad(f)(xp.asarray(a))),
+                               central_diff(lambda v: float(f(xp.asarray(v))), a), rtol=1e-6)
