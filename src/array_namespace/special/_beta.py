@@ -26,6 +26,9 @@ from ._promote import raw_floats
 __all__ = ["betaln", "betainc", "betaincc", "stdtr", "fdtr", "fdtrc", "bdtr", "bdtrc", "nbdtr", "nbdtrc"]
 
 
+_INT_LIMIT = 2.0 ** 31   # scipy passes k, n to C ints; larger float k, n give nan there
+
+
 def _xp():
     import array_namespace as xp
     return xp
@@ -121,6 +124,9 @@ def betaln(a, b, /):
     pole = a_pole | b_pole
     oth = xp.where(a_pole, b, a)
     fin_pole = pole & (oth > 0) & (xp.floor(oth) == oth) & (1.0 - a - b > 0) & ~(a_pole & b_pole)
+    # scipy takes that branch only for a pole a that fits a C int (its (int)a == a test) and whose
+    # int 1 - a does not overflow, i.e. a >= 2 - 2**31: else +inf
+    fin_pole = fin_pole & (xp.minimum(a, b) >= 2.0 - _INT_LIMIT)
     m, n = xp.where(fin_pole, 1.0 - a - b, 1.0), xp.where(fin_pole, oth, 1.0)
     v_pole = xp.where(fin_pole, _betaln_pos(m, n), xp.inf)
     out = xp.where(pos, v_pos, xp.where(pole, v_pole, v_neg))
@@ -367,7 +373,6 @@ def fdtrc(dfn, dfd, x, /):
     return _fdist("fdtrc", dfn, dfd, x, 1)
 
 
-_INT_LIMIT = 2.0 ** 31   # scipy passes n to a C int; larger n gives nan there
 
 
 def _binom_args(fname, k, n, p):
