@@ -180,7 +180,8 @@ def zetac(x, /):
     big = wrap(G.zeta(x._v, two._v))
     small = _riemann_zeta(xp.where(x < 1, x, 0.5 * xp.ones_like(x))) - 1
     out = xp.where(x >= 1, big, small)
-    return xp.where(x == xp.inf, 0.0, xp.where(xp.isnan(x), xp.nan, out))
+    # 2**-x underflows for x > 1100 (and the Hurwitz series gives NaN for x ~ 1e18): exactly 0 there
+    return xp.where(x > 1100.0, 0.0, xp.where(xp.isnan(x), xp.nan, out))
 
 
 # ------------------------------------------------------------ multigammaln, poch, binom
@@ -273,7 +274,8 @@ def binom(n, k, /):
     d_rg = xp.where(xp.remainder(p, 2.0) == 0, 1.0, -1.0) * xp.exp(_lgamma(p + 1))
     np1, kp1 = xp.where(pole, n, 3.5) + 1, xp.where(pole, k, 1.5) + 1
     g_pole = _sign(np1) * _sign(kp1) * xp.exp(_lgamma(np1) - _lgamma(kp1)) * d_rg
-    g_pole = g_pole * (bt - wrap(bind(stop_gradient_p, bt._v)))
+    # (a coefficient that over/underflows to inf * 0, e.g. n, k ~ 1e18, would make the exact 0 a NaN)
+    g_pole = xp.where(xp.isfinite(g_pole), g_pole, 0.0) * (bt - wrap(bind(stop_gradient_p, bt._v)))
     g = xp.where(pole, xp.where(_nonpos_int(c), 0.0, g_pole), g)
     b = bt
     # derivatives of the exact product: it is a polynomial in n (right d/dn) unless the symmetry
@@ -380,10 +382,12 @@ def pdtrc(k, m, /):
 
 def pdtri(k, y, /):
     """m with pdtr(k, m) = y: gammainccinv(k + 1, y), k truncated toward zero to a C int as scipy does
-    (NaN for k < 0 after truncation or k >= 2**31, and for y outside [0, 1)) (scipy.special.pdtri)."""
-    k, y, _ = _floats("pdtri", ("k", "y"), k, y)
+    (an integer k keeps its low 32 bits; NaN for k < 0 after that or a float k >= 2**31, and for y
+    outside [0, 1)) (scipy.special.pdtri)."""
+    from ._beta import _c_int
+    k, y, _ = _floats("pdtri", ("k", "y"), _c_int(k), y)   # integer k: low 32 bits, as scipy's C cast
     xp = _xp()
     kt = xp.trunc(k)
     val = wrap(G.igammacinv((kt + 1)._v, y._v))
-    bad = ~((kt >= 0) & (k < 2.0 ** 31) & (y >= 0) & (y < 1))
+    bad = ~((kt >= 0) & (k < 2.0 ** 31 - 1) & (y >= 0) & (y < 1))   # C int k + 1 overflows at 2**31 - 1
     return xp.where(bad, xp.nan, val)

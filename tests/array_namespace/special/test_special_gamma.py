@@ -452,3 +452,26 @@ def test_scipy_dispatches_incomplete_gamma_to_ours():
     ga = grad(lambda u: xp.sum(sc.chdtr(u, x)))(a)
     fd = (sc.chdtr(an + 1e-6, xn) - sc.chdtr(an - 1e-6, xn)) / 2e-6
     np.testing.assert_allclose(np.asarray(ga), fd, rtol=1e-6)
+
+
+# -------------------------------------------- huge integer arguments (scipy's C int casts, underflow)
+def test_pdtri_integer_k_wraps_like_scipys_c_int():
+    # scipy hands an integer-dtype k to C as an int: the low 32 bits (2**32 + 3 -> 3, 2**31 -> nan)
+    k = np.array([2 ** 32 + 3, 2 ** 31, -2 ** 31 - 1, 2 ** 31 - 2, 3793176093734417710, 6199291818494888796, 3, -1],
+                 dtype=np.int64)
+    y = np.array([0.5, 0.5, 0.3, 0.5, 0.3411705269210633, 0.49591709909046955, 0.2, 0.5])
+    want = sc.pdtri(k, y)
+    for got in (xp.special.pdtri(xp.asarray(k), xp.asarray(y)), jit(xp.special.pdtri)(xp.asarray(k), xp.asarray(y))):
+        np.testing.assert_allclose(np.asarray(got), want, rtol=1e-12)
+    assert np.isnan(float(xp.special.pdtri(2.0 ** 32 + 3, 0.5)))      # a float k beyond a C int
+
+
+def test_zetac_and_binom_at_huge_integers():
+    x = np.array([3793176093734417710, 1100, 2000, 10 ** 10, 60], dtype=np.int64)
+    for got in (xp.special.zetac(xp.asarray(x)), jit(xp.special.zetac)(xp.asarray(x))):
+        np.testing.assert_allclose(np.asarray(got), sc.zetac(x), rtol=1e-13, atol=0)
+    # k > n >= 0 integers: exactly 0 (no inf * 0 in the Gamma-ratio form)
+    n = np.array([7047689836575005702, 1689007828530241989, 5, 10 ** 6], dtype=np.int64)
+    k = np.array([7725035988770936235, 7608870338289970172, 7, 10 ** 6 + 3], dtype=np.int64)
+    for got in (xp.special.binom(xp.asarray(n), xp.asarray(k)), jit(xp.special.binom)(xp.asarray(n), xp.asarray(k))):
+        np.testing.assert_array_equal(np.asarray(got), sc.binom(n, k))
