@@ -86,6 +86,13 @@ def _ibinv(a, b, y, yc):
     r = xp.where(valid, xp.where(comp, yc, y), 0.5)
     s = _solve(p, q, r)
     x, xc = xp.where(comp, 1 - s, s), xp.where(comp, s, 1 - s)
+    # 1 - s cancels where the wanted side is tiny (betaincinv(0.0123, 0.5, 0.6125) = 2.3e-17 came out 0):
+    # solve those in their own tail, I_x(a, b) = y (or I_xc(b, a) = yc), whatever side y is on
+    lo, hi = valid & comp & (x < 1e-3), valid & ~comp & (xc < 1e-3)
+    redo = lo | hi
+    d = _solve(xp.where(lo, sa, xp.where(hi, sb, 1.0)), xp.where(lo, sb, xp.where(hi, sa, 1.0)),
+               xp.where(lo, y, xp.where(hi, yc, 0.5)))
+    x, xc = xp.where(lo, d, xp.where(hi, 1 - d, x)), xp.where(lo, 1 - d, xp.where(hi, d, xc))
     return xp.where(valid, x, edge), xp.where(valid, xc, 1 - edge)
 
 
