@@ -293,9 +293,9 @@ def test_grad_ignores_non_finite_values_outside_the_mask():
 
 
 # ------------------------------------------------------------------------------ scipy
-scipy_stats = pytest.importorskip("scipy.stats")
-scipy_special = pytest.importorskip("scipy.special")
-scipy_vq = pytest.importorskip("scipy.cluster.vq")
+import scipy.stats as scipy_stats  # noqa: E402  (scipy is a test extra)
+import scipy.special as scipy_special  # noqa: E402
+import scipy.cluster.vq as scipy_vq  # noqa: E402
 SA = RNG.standard_normal((5, 6))
 SB = SA.copy()
 SB[1, 2] = SB[3, :] = -np.inf         # logsumexp masks the -inf entries (and an all -inf row)
