@@ -22,6 +22,8 @@ from transforms.core import EVAL, bind
 from transforms.primitives import elementwise as E
 from transforms.primitives import special_erf as S
 from transforms.primitives.elementwise import _c, add, div, mul, neg, sub
+from transforms.primitives.raw_ops import (abs_ as absv, and_, cos, eq, exp, floor, gt, le, log, log1p, lt, or_,
+                                           sin, sqrt, where)
 from transforms.primitives.structural import broadcast_to_shape
 from transforms.staging import trace_to_jaxpr
 
@@ -66,21 +68,6 @@ def _lower_fun(impl):
 
 
 def _is32(x): return x.aval.dtype == np.float32
-def where(pred, a, b): return E.select_n(pred, b, a)
-def lt(x, v): return bind(E.lt_p, x, _c(x, v) if isinstance(v, (int, float)) else v)
-def le(x, v): return bind(E.le_p, x, _c(x, v) if isinstance(v, (int, float)) else v)
-def gt(x, v): return bind(E.gt_p, x, _c(x, v) if isinstance(v, (int, float)) else v)
-def eq(x, v): return bind(E.eq_p, x, _c(x, v) if isinstance(v, (int, float)) else v)
-def or_(a, b): return bind(E.or_p, a, b)
-def and_(a, b): return bind(E.and_p, a, b)
-def exp(x): return bind(E.exp_p, x)
-def log(x): return bind(E.log_p, x)
-def log1p(x): return bind(E.log1p_p, x)
-def sqrt(x): return bind(E.sqrt_p, x)
-def sin(x): return bind(E.sin_p, x)
-def cos(x): return bind(E.cos_p, x)
-def absv(x): return bind(E.abs_p, x)
-def floor(x): return bind(E.floor_p, x)
 def sq(x): return mul(x, x)
 def isnan(x): return bind(E.ne_p, x, x)
 def rcp(x): return div(_c(x, 1), x)

@@ -17,7 +17,8 @@ import numpy as np
 from ..core import Primitive, ShapedArray, abstract_eval_rules, bind
 from ..rules import Zero, batch_rules, jvp_rules
 from . import elementwise as E
-from .elementwise import _c, add, div, elementwise_batch, mul, neg, select_n, sub
+from .elementwise import _c, add, div, elementwise_batch, mul, neg, sub
+from .raw_ops import eq, exp, log, where
 
 _SQRT_PI = float(np.sqrt(np.pi))
 _SQRT_2PI = float(np.sqrt(2 * np.pi))
@@ -65,11 +66,7 @@ def _defjvp_order_arg(prim, deriv):
     jvp_rules[prim] = rule
 
 
-def exp(x): return bind(E.exp_p, x)
-def log(x): return bind(E.log_p, x)
 def sq(x): return mul(x, x)
-def where(pred, a, b): return select_n(pred, b, a)
-def eq(x, v): return bind(E.eq_p, x, _c(x, v))
 
 
 def _nonzero(x):

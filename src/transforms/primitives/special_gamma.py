@@ -15,12 +15,13 @@ from __future__ import annotations
 
 import numpy as np
 
-from ..core import Primitive, bind, get_aval
+from ..core import bind, get_aval
 from ..rules import jvp_gaps
 from . import elementwise as E
 from . import reductions as R
 from . import structural as S
-from .elementwise import _binop, _c, _unop, add, defjvp, div, mul, neg, select_n, sub
+from .elementwise import _binop, _c, _unop, add, defjvp, div, mul, neg, sub
+from .raw_ops import abs_, and_, eq, exp, floor, gt, le, log, lt, ne, not_, or_, where
 
 
 def lgamma(x): return bind(lgamma_p, x)
@@ -30,19 +31,6 @@ def zeta(x, q): return bind(zeta_p, x, q)
 
 
 # ------------------------------------------------------------ raw-value helpers for *_impl
-def where(c, t, f): return select_n(c, f, t)
-def lt(x, y): return bind(E.lt_p, x, y)
-def le(x, y): return bind(E.le_p, x, y)
-def gt(x, y): return bind(E.gt_p, x, y)
-def eq(x, y): return bind(E.eq_p, x, y)
-def ne(x, y): return bind(E.ne_p, x, y)
-def and_(x, y): return bind(E.and_p, x, y)
-def or_(x, y): return bind(E.or_p, x, y)
-def not_(x): return bind(E.not_p, x)
-def floor(x): return bind(E.floor_p, x)
-def log(x): return bind(E.log_p, x)
-def exp(x): return bind(E.exp_p, x)
-def abs_(x): return bind(E.abs_p, x)
 def is_int(x): return eq(floor(x), x)
 def nan_like(x): return _c(x, float("nan"))
 def inf_like(x): return _c(x, float("inf"))
