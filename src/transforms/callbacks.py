@@ -275,18 +275,23 @@ def pure_callback(callback, result_shape_dtypes, *args, vmap_method=None, **kwar
     once. It has no derivative (wrap it in custom_jvp/custom_vjp); under vmap, `vmap_method`
     ("sequential", "expand_dims", "broadcast_all") says how to call it.
     """
-    name = getattr(callback, "__name__", type(callback).__name__)
-    if not callable(callback):
-        raise TypeError(f"pure_callback: callback must be callable, got {type(callback).__name__}")
+    raw, cb, avals, out_tree = _prepare("pure_callback", callback, result_shape_dtypes, args, kwargs)
     if vmap_method not in VMAP_METHODS:
-        raise ValueError(f"pure_callback({name}): vmap_method must be one of {VMAP_METHODS}, got {vmap_method!r}")
-    where = f"pure_callback({name})"
+        raise ValueError(f"pure_callback({getattr(callback, '__name__', type(callback).__name__)}): vmap_method "
+                         f"must be one of {VMAP_METHODS}, got {vmap_method!r}")
+    outs = bind(pure_callback_p, *raw, callback=cb, result_avals=avals, vmap_method=vmap_method)
+    return tree_unflatten(out_tree, [box(o) for o in outs])
+
+
+def _prepare(kind, callback, result_shape_dtypes, args, kwargs):
+    """What pure_callback and io_callback both bind: raw arguments, the Callback, result avals, out tree."""
+    if not callable(callback):
+        raise TypeError(f"{kind}: callback must be callable, got {type(callback).__name__}")
+    where = f"{kind}({getattr(callback, '__name__', type(callback).__name__)})"
     avals, out_tree = _result_avals(result_shape_dtypes, where)
     leaves, in_tree = tree_flatten((tuple(args), kwargs))
     raw = [to_raw(x, f"{where} argument") for x in leaves]
-    cb = Callback(callback, "pure_callback", in_tree, out_tree)
-    outs = bind(pure_callback_p, *raw, callback=cb, result_avals=avals, vmap_method=vmap_method)
-    return tree_unflatten(out_tree, [box(o) for o in outs])
+    return raw, Callback(callback, kind, in_tree, out_tree), avals, out_tree
 
 
 # ----------------------------------------------------------------------------- io_callback
@@ -326,14 +331,7 @@ def io_callback(callback, result_shape_dtypes, *args, ordered=False, **kwargs):
     objects with .shape and .dtype, or None for no results). No derivative; under vmap an
     unordered io_callback runs once per batch element in order, an ordered one raises.
     """
-    name = getattr(callback, "__name__", type(callback).__name__)
-    if not callable(callback):
-        raise TypeError(f"io_callback: callback must be callable, got {type(callback).__name__}")
-    where = f"io_callback({name})"
-    avals, out_tree = _result_avals(result_shape_dtypes, where)
-    leaves, in_tree = tree_flatten((tuple(args), kwargs))
-    raw = [to_raw(x, f"{where} argument") for x in leaves]
-    cb = Callback(callback, "io_callback", in_tree, out_tree)
+    raw, cb, avals, out_tree = _prepare("io_callback", callback, result_shape_dtypes, args, kwargs)
     outs = bind(io_callback_p, *raw, callback=cb, result_avals=avals, ordered=bool(ordered))
     return tree_unflatten(out_tree, [box(o) for o in outs])
 
