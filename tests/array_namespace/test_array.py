@@ -149,8 +149,15 @@ def test_dlpack_both_ways():
     np.testing.assert_array_equal(np.from_dlpack(a), np.arange(5.0))        # consumer picks the version
     view = np.from_dlpack(a)
     assert not view.flags.writeable                                           # zero-copy, read-only
-    assert a.__dlpack__(copy=True) is not None and a.__dlpack__(copy=False) is not None
-    assert a.__dlpack__(max_version=(1, 0), copy=False) is not None
+    for kw in ({"copy": True}, {"copy": False}, {"max_version": (1, 0), "copy": False},
+               {"max_version": (1, 0), "copy": True}):
+        class Producer:   # hands NumPy the capsule a.__dlpack__(**kw) makes: its contents must be a's values
+            def __dlpack__(self, **consumer_kw):
+                return a.__dlpack__(**kw)
+
+            def __dlpack_device__(self):
+                return a.__dlpack_device__()
+        np.testing.assert_array_equal(np.from_dlpack(Producer()), np.arange(5.0), err_msg=str(kw))
     with pytest.raises(BufferError):
         a.__dlpack__(dl_device=(2, 0))
     assert a.__dlpack_device__() == (1, 0)
