@@ -330,7 +330,7 @@ def _log_base(fname, base):
     return f
 
 
-_POWERS = {}   # (base, dtype) -> (table of the correctly rounded base**k, smallest k)
+_POWERS = {}   # (base, dtype) -> (Array of the correctly rounded base**k, smallest k): made once
 
 
 def _power_table(base, dt):
@@ -343,7 +343,8 @@ def _power_table(base, dt):
             lo, hi = int(np.ceil(np.log10(float(fi.smallest_normal)))), int(np.floor(np.log10(float(fi.max))))
         ks = range(lo, hi + 1)
         vals = [np.ldexp(dt.type(1), k) if base == 2.0 else dt.type(f"1e{k}") for k in ks]
-        _POWERS[key] = (np.array(vals, dt), lo)
+        from ._creation import asarray
+        _POWERS[key] = (asarray(np.array(vals, dt)), lo)
     return _POWERS[key]
 
 
@@ -355,16 +356,15 @@ def _exact_at_powers(r, x, base):
     from ._indexing import take
     from ._manipulation import reshape
     from ._searching import where
-    from ._creation import asarray
     table, lo = _power_table(base, x.dtype)
     k = round(r)
-    idx = clip(astype_int(k) - lo, 0, table.shape[0] - 1)
-    hit = logical_and(equal(reshape(take(asarray(table), reshape(idx, (-1,))), x.shape), x), isfinite(r))
+    idx = clip(_as_int64(k) - lo, 0, table.shape[0] - 1)
+    hit = logical_and(equal(reshape(take(table, reshape(idx, (-1,))), x.shape), x), isfinite(r))
     fix = where(hit, k - r, 0.0)
     return r + wrap(bind(stop_gradient_p, fix._v))
 
 
-def astype_int(x):
+def _as_int64(x):
     return wrap(cast(x._v, D.int64))
 
 
