@@ -387,7 +387,7 @@ def _body(name, prim, z, divisor):
 
 @functools.lru_cache(maxsize=512)
 def _staged(name, prim, divisor, aval):
-    from transforms.jit import stage
+    from transforms.jaxpr_transforms import stage
     return stage(lambda z: [_body(name, prim, z, divisor)], [aval])
 
 
@@ -395,6 +395,6 @@ def apply(name, prim, z, divisor=None):
     """name(z) for a complex raw value z: prim's ordinary result (divided by `divisor`, for
     log2/log10) on the folded input, with the standard's special values selected in and the
     symmetry unfolded; staged as one call."""
-    from transforms.jit import call_jaxpr
+    from transforms.jaxpr_transforms import call_jaxpr
     closed = _staged(name, prim, divisor, get_aval(z))
     return call_jaxpr(closed, [z], name)[0]

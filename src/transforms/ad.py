@@ -378,7 +378,7 @@ def grad(fun, argnums=0, has_aux=False):
 
 def linear_transpose(fun, *primals):
     """The transpose of a linear function: ct (shaped like fun's output) -> cotangents of the inputs."""
-    from .jit import stage
+    from .jaxpr_transforms import stage
     leaves, tree = tree_flatten(primals)
     ps = [to_raw(x, "linear_transpose primal") for x in leaves]
     store = Store()

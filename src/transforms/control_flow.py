@@ -31,7 +31,7 @@ from .api_util import Store, box, flatten_fun, to_raw
 from .batching import move_to, vmap_flat
 from .core import EVAL, Primitive, ShapedArray, abstract_eval_rules, bind, get_aval, set_trace
 from .jaxpr import ClosedJaxpr, Jaxpr, Var, eval_jaxpr, pp_jaxpr
-from .jit import _transpose_jaxpr, stage
+from .jaxpr_transforms import stage, transpose_jaxpr as _transpose_jaxpr
 from .primitives import elementwise as E
 from .primitives import reductions as R
 from .primitives import structural as S

@@ -14,7 +14,7 @@ from .api_util import Store, box, flatten_fun, to_raw
 from .batching import move_to, vmap_flat
 from .core import Primitive, abstract_eval_rules, bind, get_aval, impl_rules
 from .jaxpr import eval_jaxpr
-from .jit import stage
+from .jaxpr_transforms import stage
 from .primitives import structural as S
 from .pytree import tree_flatten, tree_unflatten
 from .rules import Zero, batch_rules, is_undefined, jvp_gaps, jvp_rules, transpose_rules, zero_jvp

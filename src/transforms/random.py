@@ -140,7 +140,7 @@ def _size(shape):
 
 @functools.lru_cache(maxsize=512)
 def _staged_jaxpr(body, avals, static):
-    from .jit import stage
+    from .jaxpr_transforms import stage
 
     def flat(*args):
         out = body(*args, **dict(static))
@@ -152,7 +152,7 @@ def _call(body, *raw, **static):
     """Run a raw-value body as one staged call (a `jit` equation): staged once per input
     signature and static params, so eagerly it is one cached executable rather than a few
     hundred single-op dispatches, and under transforms it is an ordinary jit_p."""
-    from .jit import call_jaxpr
+    from .jaxpr_transforms import call_jaxpr
     avals = tuple(get_aval(v) for v in raw)
     closed = _staged_jaxpr(body, avals, tuple(sorted(static.items())))
     outs = call_jaxpr(closed, list(raw), "random" + body.__name__.rstrip("_"))

@@ -12,7 +12,7 @@ import functools
 from .api_util import Store, box, flatten_fun, to_raw
 from .core import Primitive, abstract_eval_rules, bind, get_aval, impl_rules, set_trace
 from .jaxpr import ClosedJaxpr, Jaxpr, eval_jaxpr
-from .jit import _batch_jaxpr, _jvp_jaxpr, _partial_eval_jaxpr, _transpose_jaxpr, stage
+from .jaxpr_transforms import batch_jaxpr as _batch_jaxpr, jvp_jaxpr as _jvp_jaxpr, partial_eval_jaxpr as _partial_eval_jaxpr, transpose_jaxpr as _transpose_jaxpr, stage
 from .pytree import tree_flatten, tree_unflatten
 from .rules import Zero, batch_rules, is_undefined, jvp_rules, partial_eval_rules, transpose_rules
 from .staging import StagingTracer, convert_constvars, dce_jaxpr

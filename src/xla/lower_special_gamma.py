@@ -7,7 +7,7 @@ import functools
 
 import numpy as np
 
-from transforms.jit import stage
+from transforms.jaxpr_transforms import stage
 from transforms.primitives import special_gamma as G
 
 from ._jaxlib import chlo

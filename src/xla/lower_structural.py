@@ -3,7 +3,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from transforms.jit import jit_p
+from transforms.jaxpr_transforms import jit_p
 from transforms.primitives import linalg as L
 from transforms.primitives import reductions as R
 from transforms.primitives import structural as S

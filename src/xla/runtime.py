@@ -12,7 +12,7 @@ import numpy as np
 from transforms.core import (ShapedArray, Tracer, UnexpectedTracerError, abstract_eval, abstract_eval_rules, boxing,
                              get_aval, impl_rules)
 from transforms.jaxpr import ClosedJaxpr, Eqn, Jaxpr, Var
-from transforms.jit import jit_p
+from transforms.jaxpr_transforms import jit_p
 from transforms.primitives import elementwise as E
 
 from . import _jaxlib, compile_cache, host

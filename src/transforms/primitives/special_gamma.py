@@ -44,7 +44,7 @@ def any_(b):
 def while_raw(cond, body, init):
     """while_loop on raw values: cond(*carry) -> bool scalar, body(*carry) -> carry (same avals)."""
     from ..control_flow import _intern, _no_consts, while_p
-    from ..jit import stage
+    from ..jaxpr_transforms import stage
     avals = [get_aval(v) for v in init]
     cj, cc = _no_consts(stage(lambda *c: [cond(*c)], avals))
     bj, bc = _no_consts(stage(lambda *c: list(body(*c)), avals))
