@@ -6,7 +6,8 @@
 """
 import math as _math
 
-import transforms as _transforms  # noqa: F401  (engine + XLA backend)
+import transforms as _transforms  # noqa: F401  (the engine)
+import xla as _xla  # noqa: F401  (brings up the XLA backend: lowerings, eager impls, the runtime hooks)
 
 from ._array import Array, Device
 from ._creation import (arange, asarray, empty, empty_like, eye, from_dlpack, full, full_like, linspace,

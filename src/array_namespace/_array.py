@@ -11,6 +11,7 @@ import threading
 
 import numpy as np
 
+from transforms.backend import backend
 from transforms.core import EVAL, Tracer, _state, boxing
 
 from . import _dtypes as D
@@ -37,8 +38,7 @@ class Device:
 
 
 def default_device():
-    from xla import runtime
-    return Device(runtime.default_device())
+    return Device(backend.default_device())
 
 
 # One lock for every rebinding (x[i] = v, x op= y, write-through, transform write-back): the read of
@@ -138,8 +138,7 @@ class Array:
             v = v.concrete(why)
             if isinstance(v, Tracer) or not hasattr(v, "aval"):
                 return np.asarray(v)
-        from xla import runtime
-        return runtime.to_numpy(v)
+        return backend.to_numpy(v)
 
     def _host(self, why):
         v = self._v
@@ -147,8 +146,7 @@ class Array:
             v = v.host_value(why)
             if not hasattr(v, "aval"):
                 return np.asarray(v)
-        from xla import runtime
-        return runtime.to_numpy(v)
+        return backend.to_numpy(v)
 
     def __array__(self, dtype=None, copy=None):
         """A NumPy array of the value: a writable copy (NumPy and Cython code write into what np.asarray
@@ -289,8 +287,7 @@ class Array:
             return self._host("exporting through DLPack").__dlpack__(max_version=tuple(max_version), copy=False)
         if isinstance(self._v, Tracer):
             self._host("exporting through DLPack")   # raises the conversion error
-        from xla import _jaxlib
-        return _jaxlib.to_dlpack(self._v)   # DLPack 0.x: the device buffer itself
+        return backend.to_dlpack(self._v)   # DLPack 0.x: the device buffer itself
 
     # -------------------------------------------------------------- mutation
     def _rebind(self, new, what):

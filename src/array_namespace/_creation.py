@@ -11,6 +11,7 @@ import math
 
 import numpy as np
 
+from transforms.backend import backend
 from transforms.core import EVAL, Tracer, _state, bind, boxing
 from transforms.primitives import elementwise as P
 from transforms.primitives import structural as S
@@ -62,7 +63,6 @@ def _contains_array(obj):
 
 
 def _from_host(arr, dtype, fname):
-    from xla import runtime
     if arr.dtype.kind not in "biufc":
         raise TypeError(f"{fname}: data of dtype {arr.dtype} is not numeric")
     if dtype is None:
@@ -77,7 +77,7 @@ def _from_host(arr, dtype, fname):
                 raise OverflowError(f"{fname}: values out of range for {dtype.name}")
         with np.errstate(all="ignore"):
             arr = arr.astype(dtype)
-    return wrap(runtime.device_put(arr, None))
+    return wrap(backend.device_put(arr, None))
 
 
 def asarray(obj, /, *, dtype=None, device=None, copy=None):

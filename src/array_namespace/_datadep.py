@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from transforms.backend import backend
 from transforms.core import ConcretizationTypeError, Tracer
 
 
@@ -39,8 +40,7 @@ def host_value(v):
         if isinstance(v, Tracer):
             return None
     if hasattr(v, "aval") and not isinstance(v, np.ndarray):
-        from xla import runtime
-        return np.asarray(runtime.to_numpy(v))
+        return np.asarray(backend.to_numpy(v))
     return np.asarray(v)
 
 

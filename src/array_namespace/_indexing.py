@@ -27,6 +27,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from transforms.backend import backend
 from transforms.core import EVAL, _state, bind
 from transforms.primitives import elementwise as P
 from transforms.primitives import indexing as I
@@ -178,8 +179,7 @@ def _idx_value(e):
     if e.kind == "int":
         return np.asarray(e.start, _IDX)
     if isinstance(e.val, np.ndarray):
-        from xla import runtime
-        return runtime.device_put(e.val)
+        return backend.device_put(e.val)
     return e.val
 
 

@@ -1,6 +1,7 @@
 """Searching functions (https://data-apis.org/array-api/latest/API_specification/searching_functions.html)."""
 from __future__ import annotations
 
+from transforms.backend import backend
 from transforms.core import bind
 from transforms.primitives import elementwise as P
 from transforms.primitives import reductions as R
@@ -57,13 +58,12 @@ def nonzero(x, /):
     import numpy as np
 
     from ._datadep import require_host
-    from xla import runtime
     x = as_array(x, "nonzero")
     if x.ndim == 0:
         raise ValueError("nonzero: x must have at least one dimension (0-d input is not allowed)")
     hv = require_host(x._v, "nonzero", "Use it outside jit/vmap, or a fixed-shape formulation such as "
                       "xp.where(x != 0, ..., ...) or xp.count_nonzero.")
-    return tuple(wrap(runtime.device_put(np.asarray(i, D.DEFAULT_INDEX))) for i in np.nonzero(hv))
+    return tuple(wrap(backend.device_put(np.asarray(i, D.DEFAULT_INDEX))) for i in np.nonzero(hv))
 
 
 def count_nonzero(x, /, *, axis=None, keepdims=False):

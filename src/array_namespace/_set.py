@@ -15,6 +15,7 @@ from typing import NamedTuple
 
 import numpy as np
 
+from transforms.backend import backend
 from transforms.core import bind
 from transforms.primitives import elementwise as P
 from transforms.primitives import reductions as R
@@ -53,15 +54,14 @@ def _unique(x, fname):
     hv = require_host(x._v, fname, _HINT).reshape(-1)
     vals, first, inv, counts = np.unique(hv, return_index=True, return_inverse=True, return_counts=True,
                                          equal_nan=False)
-    from xla import runtime
     flat = S.reshape(x._v, (x.size,))
     if len(first):
         from transforms.primitives import indexing as I
-        idx = runtime.device_put(np.asarray(first, D.DEFAULT_INDEX).reshape(-1, 1))
+        idx = backend.device_put(np.asarray(first, D.DEFAULT_INDEX).reshape(-1, 1))
         values = wrap(I.gather(flat, idx, I.GatherDims((), (0,), (0,)), (1,)))
     else:
         values = wrap(flat)
-    put = lambda a, shape: wrap(runtime.device_put(np.asarray(a, D.DEFAULT_INDEX).reshape(shape)))  # noqa: E731
+    put = lambda a, shape: wrap(backend.device_put(np.asarray(a, D.DEFAULT_INDEX).reshape(shape)))  # noqa: E731
     return x, values, put(first, (-1,)), put(inv, x.shape), put(counts, (-1,))
 
 

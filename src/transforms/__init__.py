@@ -1,6 +1,9 @@
 """transforms: trace array code into jaxprs and transform it (grad, jvp, vjp, vmap, jit).
 
     from transforms import grad, jit, vmap, make_jaxpr
+
+The engine imports no backend: it traces and transforms on its own, and executes through the hooks
+a backend registers (transforms/backend.py). `import array_namespace` brings up the XLA backend.
 """
 from . import primitives  # noqa: F401  (registers the primitive vocabulary)
 from .ad import grad, jvp, linear_transpose, linearize, value_and_grad, vjp
@@ -16,8 +19,6 @@ from .remat import checkpoint, dots_saveable, everything_saveable, nothing_savea
 from .pytree import (register_pytree_node, tree_flatten, tree_leaves, tree_map, tree_structure,
                      tree_unflatten)
 
-import xla as _xla  # noqa: E402,F401  (registers lowerings and eager execution)
-import array_namespace as _xp  # noqa: E402,F401  (registers the Array handle)
 from . import random  # noqa: E402,F401  (explicit-key Threefry PRNG: transforms.random)
 
 

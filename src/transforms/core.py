@@ -18,6 +18,8 @@ from operator import itemgetter
 
 import numpy as np
 
+from .backend import backend
+
 # ----------------------------------------------------------------------------- dtypes
 
 _SHORT = {
@@ -204,7 +206,18 @@ class EvalTrace(Trace):
     __slots__ = ()
 
     def process(self, prim, args, params):
-        return impl_rules[prim](*args, **params)
+        try:
+            impl = impl_rules[prim]
+        except KeyError:
+            impl = _impl_missing(prim)
+        return impl(*args, **params)
+
+
+def _impl_missing(prim):
+    """A primitive without an eager impl: the backend makes one (e.g. for a primitive defined after it came
+    up) or says why it cannot; with no backend registered, a NoBackendError says how to bring one up."""
+    impl = impl_rules[prim] = backend.impl_for(prim)
+    return impl
 
 
 class _State(threading.local):
@@ -215,6 +228,7 @@ class _State(threading.local):
 EVAL = EvalTrace()
 EVAL.parent = None
 _state = _State()
+trace_state = _state   # public: `trace_state.trace is EVAL` is the hot-path test for eager execution
 
 
 def current_trace() -> Trace:

@@ -1,25 +1,21 @@
 """jit: stage a function once per input signature, compile it, and call the executable.
 
-`jit_p` is the call primitive a staged jitted function becomes inside other traces; its
-rules follow one pattern: run the transform over `eval_jaxpr` of the inner jaxpr, stage
-the result into a new jaxpr, and bind `jit_p` again, so jvp, vmap, partial evaluation and
-transposition of a jitted function stay compiled as one unit.
+The engine's half of jit: signature splitting (static, donated, dynamic arguments), the trace cache,
+write-back of argument mutations, and binding `jit_p` (jaxpr_transforms.py) under other traces. The
+backend compiles (`backend.compile_jaxpr`) and may supply a native dispatcher for repeat calls
+(`backend.jit_public` / `jit_fast_call`; XLA's is jaxlib's C++ dispatcher, in xla/jit_dispatch.py).
 """
 from __future__ import annotations
 
-import functools
 import inspect
-import itertools
 
 from .api_util import Store, alias_pattern, box, flatten_fun, to_raw, write_back
-from .core import (EVAL, Primitive, Tracer, _state, abstract_eval_rules, bind, boxing, current_trace,
-                   get_aval, set_trace)
-from .jaxpr import ClosedJaxpr, eval_jaxpr
-from .pytree import tree_flatten, tree_unflatten
-from .rules import UndefPrimal, Zero, batch_rules, is_undefined, jvp_rules, partial_eval_rules, transpose_rules
-from .staging import StagingTrace, StagingTracer, convert_constvars, dce_jaxpr
-
+from .backend import backend
+from .core import EVAL, Tracer, bind, boxing, current_trace, get_aval, set_trace, trace_state
+from .jaxpr import ClosedJaxpr
 from .jaxpr_transforms import call_jaxpr, jit_p, stage  # noqa: F401  (re-exported: the staged call)
+from .pytree import tree_flatten, tree_unflatten
+from .staging import StagingTrace, convert_constvars
 
 
 # ----------------------------------------------------------------------------- jit API
@@ -37,12 +33,10 @@ class Lowered:
         self.closed, self.donate, self.name = closed, donate, name
 
     def as_text(self):
-        from xla import lowering
-        return str(lowering.lower_jaxpr(self.closed, self.name, self.donate))
+        return backend.lower_text(self.closed, self.name, self.donate)
 
     def compile(self):
-        from xla import runtime
-        return runtime.compile_jaxpr(self.closed, self.donate, self.name)
+        return backend.compile_jaxpr(self.closed, self.donate, self.name)
 
 
 class Jitted:
@@ -60,27 +54,27 @@ class Jitted:
         self.donate_argnums = as_tuple(donate_argnums)
         inner = getattr(fun, "_jitted", None)
         if isinstance(inner, Jitted):
-            self._sig = inner._sig    # jit(jit(f)): reuse, never re-walk the chain (constant time per level)
+            self.signature = inner.signature    # jit(jit(f)): reuse, never re-walk the chain (constant time per level)
         else:
             try:
-                self._sig = inspect.signature(fun)
+                self.signature = inspect.signature(fun)
             except (TypeError, ValueError):
-                self._sig = None
-        if self._sig is not None and self.static_argnames:
-            params = list(self._sig.parameters)
+                self.signature = None
+        if self.signature is not None and self.static_argnames:
+            params = list(self.signature.parameters)
             self.static_argnums = tuple(sorted(set(self.static_argnums) | {
                 params.index(n) for n in self.static_argnames if n in params}))
         self._simple = not (self.static_argnums or self.static_argnames or self.donate_argnums)
         self._cache = {}
-        self._cpp = None
+        self._fast = None     # the backend's native dispatcher for this wrapper (False: none)
         self._public = None   # the C++ dispatcher handed to the user, when jit returned that
         self.trace_count = 0
 
     def _arg_names(self, nargs):
-        if self._sig is None:
+        if self.signature is None:
             return [f"args[{i}]" for i in range(nargs)]
         names = []
-        for i, p in enumerate(self._sig.parameters.values()):
+        for i, p in enumerate(self.signature.parameters.values()):
             if p.kind == p.VAR_POSITIONAL:
                 names += [f"{p.name}[{j}]" for j in range(nargs - i)]
                 break
@@ -172,35 +166,44 @@ class Jitted:
         return tuple(mask)
 
     def _run(self, ent, raw):
-        if _state.trace is EVAL:   # host-held eager values enter XLA as (cached) device buffers
+        if trace_state.trace is EVAL:   # host-held eager values enter XLA as (cached) device buffers
             self._mark_donors(ent, raw)
             raw, ent.consts = _buffers(raw), _buffers(ent.consts)
-        if _state.trace is EVAL and all(type(r) is boxing.buffer_type for r in raw):
+        if trace_state.trace is EVAL and all(type(r) is boxing.buffer_type for r in raw):
             if ent.exe is None:
-                from xla import runtime
-                ent.exe = runtime.compile_jaxpr(ent.closed, ent.donate, self.__name__)
+                ent.exe = backend.compile_jaxpr(ent.closed, ent.donate, self.__name__)
             outs = ent.exe(list(ent.consts) + raw)
         else:
             outs = bind(jit_p, *ent.consts, *raw, name=self.__name__, jaxpr=ent.closed)
         return outs
 
     def __call__(self, *args, **kwargs):
-        if _state.trace is EVAL:
-            cpp = self._cpp
-            if cpp is None:
-                cpp = self._cpp = _cpp_dispatcher(self)
-            if cpp is not False:
-                try:
-                    return cpp(*args, **kwargs)
-                except ValueError as e:
-                    if "Non-hashable static" not in str(e):
-                        raise
-                    # fall through: our own check names the argument and raises TypeError
-        return self._call_py(args, kwargs)
+        if trace_state.trace is EVAL:
+            fast = self._fast
+            if fast is None:
+                fast = self._fast = backend.jit_fast_call(self) or False
+            if fast is not False:
+                return fast(*args, **kwargs)
+        return self.call_python(args, kwargs)
 
-    def _call_py(self, args, kwargs):
+    def call_python(self, args, kwargs):
+        """Trace (once per signature) and run, dispatching in Python; under a trace, bind jit_p."""
         ent, raw, leaves = self._entry(args, kwargs)
         return self._finish(ent, leaves, self._run(ent, raw))
+
+    def dynamic_args(self, args, kwargs):
+        """The non-static positional and keyword arguments (what a native dispatcher flattens)."""
+        return ([a for i, a in enumerate(args) if i not in self.static_argnums],
+                {k: v for k, v in kwargs.items() if k not in self.static_argnames})
+
+    def call_eager(self, args, kwargs):
+        """Run eagerly for a native dispatcher's cache miss: (result, entry, device buffers in, raw outs),
+        what it needs to describe the call so it can repeat it without Python."""
+        ent, raw, arg_leaves = self._entry(args, kwargs)
+        self._mark_donors(ent, raw)
+        raw = _buffers(raw)
+        outs = self._run(ent, raw)
+        return self._finish(ent, arg_leaves, outs), ent, raw, outs
 
     def _finish(self, ent, leaves, outs):
         """Box the outputs; rebind the caller's handles the function wrote into (as eagerly)."""
@@ -217,85 +220,12 @@ class Jitted:
                 if d and hasattr(r, "donor"):
                     r.donor = self.__name__
 
-    def _cache_miss(self, *args, **kwargs):
-        """Called by the C++ dispatcher on a signature it has no executable for."""
-        from xla import _jaxlib
-        if _state.trace is not EVAL:
-            return self._call_py(args, kwargs), None, True
-        dyn = [a for i, a in enumerate(args) if i not in self.static_argnums]
-        dyn_kw = {k: v for k, v in kwargs.items() if k not in self.static_argnames}
-        leaves = _jaxlib.cpp_flatten((tuple(dyn), dyn_kw))[0]   # before running: donation deletes inputs
-        ent, raw, arg_leaves = self._entry(args, kwargs)
-        self._mark_donors(ent, raw)
-        raw = _buffers(raw)
-        outs = self._run(ent, raw)
-        result = self._finish(ent, arg_leaves, outs)
-        # writes into arguments and donations stay on this path (write-back; naming the donating call)
-        fp = None if ent.mutated or any(ent.donate) else _fastpath(ent, raw, outs, result, leaves)
-        return result, fp, fp is None
-
     def lower(self, *args, **kwargs):
         ent = self._entry(args, kwargs)[0]
         return Lowered(ent.closed, ent.donate, self.__name__)
 
     def trace(self, *args, **kwargs):
         return self._entry(args, kwargs)[0].closed
-
-
-def _register_cpp_nodes():
-    """Mirror our pytree nodes into the C++ registry the dispatcher flattens with (once)."""
-    from xla import _jaxlib
-    from .pytree import _registry, add_registration_hook
-    box_type = boxing.box_type
-    new = object.__new__
-
-    def unflatten(aux, kids):   # only reached on the eager fast path, so the owner is EVAL
-        a = new(box_type)
-        a._v = kids[0]
-        a._trace = EVAL
-        return a
-    as_buffer, buf = boxing.as_buffer, boxing.buffer_type
-    _jaxlib.cpp_registry.register_node(
-        box_type, lambda a: ((a._v if type(a._v) is buf else as_buffer(a._v),), None), unflatten)
-    for cls, (flat, unflat) in list(_registry.items()):
-        _jaxlib.cpp_registry.register_node(cls, flat, unflat)
-    add_registration_hook(lambda cls, flat, unflat: _jaxlib.cpp_registry.register_node(cls, flat, unflat))
-
-
-def _cpp_dispatcher(jitted):
-    """The C++ fast path for `jitted`, or False where it cannot apply (then Python dispatches)."""
-    from xla import _jaxlib
-    global _cpp_ready
-    if any(i < 0 for i in jitted.static_argnums):
-        return False
-    if not _cpp_ready:
-        _register_cpp_nodes()
-        _cpp_ready = True
-    # A token owned by this wrapper, never reused: id() of a freed wrapper comes back, and the C++ cache
-    # would then run the dead wrapper's executable (or donate where this wrapper does not).
-    key = ("array_namespace.jit", next(_wrapper_tokens))
-    return _jaxlib.cpp_dispatcher(jitted.__name__, _signature_carrier(jitted), jitted._cache_miss,
-                                  sorted(jitted.static_argnums), list(jitted.static_argnames), key)
-
-
-def _signature_carrier(jitted):
-    """What the C++ dispatcher's __signature__ property inspects: the function itself, or, where we
-    know its signature, a forwarder carrying it -- so jit(jit(...)) never re-walks the chain per level
-    (inspect would otherwise probe __signature__ at each level, each probing the rest: 2^depth)."""
-    fun = jitted.fun
-    if jitted._sig is None:
-        return fun
-
-    def forward(*args, **kwargs):
-        return fun(*args, **kwargs)
-    forward.__signature__ = jitted._sig
-    forward.__name__ = forward.__qualname__ = jitted.__name__
-    forward.__doc__ = getattr(fun, "__doc__", None)
-    return forward
-
-
-_cpp_ready = False
-_wrapper_tokens = itertools.count()
 
 
 def _buffers(vals):
@@ -307,36 +237,12 @@ def _buffers(vals):
     return type(vals)(v if type(v) is buf else conv(v) for v in vals)
 
 
-def _fastpath(ent, raw, outs, result, leaves):
-    """Describe a finished call to the C++ dispatcher so it can repeat it without Python."""
-    from xla import _jaxlib, runtime
-    buf = boxing.buffer_type
-    if ent.exe is None or len(leaves) != len(raw):
-        return None
-    if not all(type(c) is buf for c in ent.consts) or not all(type(o) is buf for o in outs):
-        return None
-    for leaf, r in zip(leaves, raw):
-        if type(leaf) is buf:
-            if leaf is not r:
-                return None
-        elif _jaxlib.jax_owns_states() or get_aval(leaf) != r.aval:
-            return None   # host scalars: C++ converts them, which must agree with our avals
-    out_leaves, out_def = _jaxlib.cpp_flatten(result)
-    if len(out_leaves) != len(outs) or any(a is not b for a, b in zip(out_leaves, outs)):
-        return None
-    s = _jaxlib.sharding_for(runtime.default_device())
-    n_in = len(ent.consts) + len(raw)
-    return _jaxlib.FastpathData(
-        xla_executable=ent.exe.exe, out_pytree_def=out_def, in_shardings=[s] * n_in,
-        out_shardings=[s] * len(outs), out_avals=[o.aval for o in outs], out_committed=[True] * len(outs),
-        kept_var_bitvec=[True] * n_in, in_device_local_layouts=[None] * n_in, const_args=list(ent.consts))
-
-
 def jit(fun=None, *, static_argnums=(), static_argnames=(), donate_argnums=()):
     """Compile `fun` with XLA; usable as @jit or @jit(static_argnums=...).
 
-    Without static arguments the result is jaxlib's C++ dispatcher itself (no Python frame per
-    call); with them, a Python wrapper that validates them first and then uses the dispatcher.
+    Without static arguments the result is the backend's native dispatcher where it has one (XLA:
+    jaxlib's C++ dispatcher, no Python frame per call); with them, a Python wrapper that validates
+    them first and then uses the dispatcher.
     """
     if fun is None:
         return lambda f: jit(f, static_argnums=static_argnums, static_argnames=static_argnames,
@@ -344,16 +250,11 @@ def jit(fun=None, *, static_argnums=(), static_argnames=(), donate_argnums=()):
     jitted = Jitted(fun, static_argnums, static_argnames, donate_argnums)
     if jitted.static_argnums or jitted.static_argnames:
         return jitted
-    cpp = _cpp_dispatcher(jitted)
-    if cpp is False:
+    public = backend.jit_public(jitted)
+    if public is None:
         return jitted
-    jitted._cpp = cpp
-    jitted._public = cpp
-    cpp.__name__ = jitted.__name__
-    cpp.__wrapped__ = fun
-    cpp.lower, cpp.trace, cpp.trace_count, cpp._jitted = jitted.lower, jitted.trace, 0, jitted
-
-    return cpp
+    jitted._fast = jitted._public = public
+    return public
 
 
 def make_jaxpr(fun, static_argnums=()):

@@ -50,6 +50,11 @@ def register_pytree_node(cls, flatten, unflatten):
         hook(cls, flatten, unflatten)
 
 
+def registered_nodes():
+    """The registered node types and their (flatten, unflatten) functions, as a list of pairs."""
+    return list(_registry.items())
+
+
 def add_registration_hook(hook):
     """hook(cls, flatten, unflatten) runs for every later registration (the C++ dispatcher mirrors them)."""
     _hooks.append(hook)

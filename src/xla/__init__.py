@@ -1,14 +1,34 @@
 """The XLA backend: the only package that imports jaxlib.
 
-Importing it registers the lowering rules and the eager impl rules into the engine's tables.
+Importing it registers the lowering rules and the eager impl rules into the engine's tables, and
+the runtime (devices, compile, the C++ jit dispatcher) into the engine's backend hooks.
 """
 from . import lower_control_flow, lower_custom, lower_elementwise, lower_structural  # noqa: F401  (register lowering rules)
 from . import lower_bits, lower_fft, lower_indexing, lower_lapack, lower_sorting  # noqa: F401
 from . import lower_special_erf, lower_special_gamma  # noqa: F401
 from . import lower_callbacks  # noqa: F401  (host callbacks: pure_callback, io_callback, debug_print)
-from . import runtime
+from transforms.backend import backend
+
+from . import _jaxlib, jit_dispatch, runtime
+from .lowering import lower_jaxpr
 from .runtime import compile_jaxpr, default_device, device_put, devices, to_numpy
 
 runtime.register_impls()
+
+
+def _lower_text(closed, name="main", donate=()):
+    return str(lower_jaxpr(closed, name, donate))
+
+
+def _register_backend():
+    """Fill in the engine's backend hooks (transforms/backend.py) with this package's runtime."""
+    backend.register("xla", device_put=runtime.device_put, to_numpy=runtime.to_numpy,
+                     default_device=runtime.default_device, devices=runtime.devices,
+                     compile_jaxpr=runtime.compile_jaxpr, lower_text=_lower_text, impl_for=runtime.late_impl,
+                     to_dlpack=_jaxlib.to_dlpack, jit_fast_call=jit_dispatch.fast_call,
+                     jit_public=jit_dispatch.public)
+
+
+_register_backend()
 
 __all__ = ["compile_jaxpr", "default_device", "device_put", "devices", "to_numpy", "runtime"]

@@ -283,6 +283,16 @@ def _impl_for(prim):
     return _make_host_impl(prim, kernel, xla_impl)
 
 
+def late_impl(prim):
+    """The eager impl of a primitive first run after register_impls() (e.g. defined later): made now if it
+    has a lowering rule; otherwise a clear error naming what is missing (never a bare KeyError)."""
+    if prim not in lowering_rules:
+        raise NotImplementedError(
+            f"{prim.name}: no eager implementation: the XLA backend has no lowering rule for it (register "
+            f"one as `lowering_rules[{prim.name}_p]` in xla/lower_<family>.py)")
+    return _impl_for(prim)
+
+
 def register_impls():
     global _generic_convert
     for prim in list(abstract_eval_rules):

@@ -1,0 +1,54 @@
+"""The seam between the engine and a backend: hooks the backend fills in when it comes up.
+
+The engine (tracing, rule tables, transforms, jit's caching) never imports a backend. A backend
+(`xla`, brought up by `array_namespace/__init__.py`) registers what only it can do: put host data
+on a device and read it back, compile and lower a jaxpr, make an eager impl for a primitive, and
+optionally a native fast path for jitted calls. Until one registers, each hook raises a clear
+error instead of an AttributeError or a bare KeyError deep inside a trace.
+"""
+from __future__ import annotations
+
+_HOOKS = ("device_put", "to_numpy", "default_device", "devices", "compile_jaxpr", "lower_text", "impl_for",
+          "to_dlpack", "jit_fast_call", "jit_public")
+
+
+class NoBackendError(RuntimeError):
+    """An operation needs a backend (execution, compilation, devices) and none is registered."""
+
+
+def _missing(hook):
+    def fail(*args, **kwargs):
+        raise NoBackendError(f"{hook}: no array backend is registered; `import array_namespace` brings up "
+                             "the XLA backend (the engine alone can trace and transform, not execute)")
+    fail.__name__ = hook
+    return fail
+
+
+class Backend:
+    """The registered backend's hooks; each one raises NoBackendError until a backend registers.
+
+    device_put(np_array) -> raw device value      to_numpy(raw) -> np.ndarray
+    default_device() / devices()                   to_dlpack(raw) -> DLPack capsule
+    compile_jaxpr(closed, donate, name) -> callable(list of raw) -> list of raw
+    lower_text(closed, name, donate) -> str        impl_for(prim) -> eager impl (or raises)
+    jit_fast_call(jitted) -> callable | None       the native dispatcher for a Python-wrapped jit
+    jit_public(jitted) -> callable | None          the object `jit(f)` returns, when the backend has one
+    """
+    name = None
+
+    def __init__(self):
+        for h in _HOOKS:
+            setattr(self, h, _missing(h))
+        self.jit_fast_call = lambda jitted: None     # no native fast path: jit dispatches in Python
+        self.jit_public = lambda jitted: None
+
+    def register(self, name, **hooks):
+        unknown = set(hooks) - set(_HOOKS)
+        if unknown:
+            raise TypeError(f"register: unknown backend hooks {sorted(unknown)}; known: {list(_HOOKS)}")
+        for h, fn in hooks.items():
+            setattr(self, h, fn)
+        self.name = name
+
+
+backend = Backend()

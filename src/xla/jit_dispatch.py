@@ -1,0 +1,135 @@
+"""jit's native fast path: jaxlib's C++ dispatcher (private protocol, so it lives here, in the backend).
+
+The engine's `Jitted` (transforms/jit.py) traces, caches and runs in Python. This module hands it to
+jaxlib's C++ `pjit` dispatcher: the dispatcher flattens the arguments in C++, and on a signature it has
+seen runs the executable with no Python frame; on a miss it calls back into `Jitted`, and we describe
+the finished call (`FastpathData`) so the next one stays in C++. Registered as the backend's
+`jit_fast_call` / `jit_public` hooks.
+"""
+from __future__ import annotations
+
+import itertools
+
+from transforms.core import EVAL, boxing, get_aval, trace_state
+from transforms.pytree import add_registration_hook, registered_nodes
+
+from . import _jaxlib, runtime
+
+_cpp_ready = False
+_wrapper_tokens = itertools.count()
+
+
+def _register_cpp_nodes():
+    """Mirror our pytree nodes into the C++ registry the dispatcher flattens with (once)."""
+    box_type = boxing.box_type
+    new = object.__new__
+
+    def unflatten(aux, kids):   # only reached on the eager fast path, so the owner is EVAL
+        a = new(box_type)
+        a._v = kids[0]
+        a._trace = EVAL
+        return a
+    as_buffer, buf = boxing.as_buffer, boxing.buffer_type
+    _jaxlib.cpp_registry.register_node(
+        box_type, lambda a: ((a._v if type(a._v) is buf else as_buffer(a._v),), None), unflatten)
+    for cls, (flat, unflat) in registered_nodes():
+        _jaxlib.cpp_registry.register_node(cls, flat, unflat)
+    add_registration_hook(lambda cls, flat, unflat: _jaxlib.cpp_registry.register_node(cls, flat, unflat))
+
+
+def _dispatcher(jitted):
+    """The C++ dispatcher for `jitted`, or None where it cannot apply (then Python dispatches)."""
+    global _cpp_ready
+    if any(i < 0 for i in jitted.static_argnums):
+        return None
+    if not _cpp_ready:
+        _register_cpp_nodes()
+        _cpp_ready = True
+    # A token owned by this wrapper, never reused: id() of a freed wrapper comes back, and the C++ cache
+    # would then run the dead wrapper's executable (or donate where this wrapper does not).
+    key = ("array_namespace.jit", next(_wrapper_tokens))
+    return _jaxlib.cpp_dispatcher(jitted.__name__, _signature_carrier(jitted), _cache_miss(jitted),
+                                  sorted(jitted.static_argnums), list(jitted.static_argnames), key)
+
+
+def _cache_miss(jitted):
+    def miss(*args, **kwargs):
+        """Called by the C++ dispatcher on a signature it has no executable for."""
+        if trace_state.trace is not EVAL:
+            return jitted.call_python(args, kwargs), None, True
+        dyn, dyn_kw = jitted.dynamic_args(args, kwargs)
+        leaves = _jaxlib.cpp_flatten((tuple(dyn), dyn_kw))[0]   # before running: donation deletes inputs
+        result, ent, raw, outs = jitted.call_eager(args, kwargs)
+        # writes into arguments and donations stay on the Python path (write-back; naming the donating call)
+        fp = None if ent.mutated or any(ent.donate) else _fastpath(ent, raw, outs, result, leaves)
+        return result, fp, fp is None
+    return miss
+
+
+def _signature_carrier(jitted):
+    """What the C++ dispatcher's __signature__ property inspects: the function itself, or, where we
+    know its signature, a forwarder carrying it -- so jit(jit(...)) never re-walks the chain per level
+    (inspect would otherwise probe __signature__ at each level, each probing the rest: 2^depth)."""
+    fun = jitted.fun
+    if jitted.signature is None:
+        return fun
+
+    def forward(*args, **kwargs):
+        return fun(*args, **kwargs)
+    forward.__signature__ = jitted.signature
+    forward.__name__ = forward.__qualname__ = jitted.__name__
+    forward.__doc__ = getattr(fun, "__doc__", None)
+    return forward
+
+
+def _fastpath(ent, raw, outs, result, leaves):
+    """Describe a finished call to the C++ dispatcher so it can repeat it without Python."""
+    buf = boxing.buffer_type
+    if ent.exe is None or len(leaves) != len(raw):
+        return None
+    if not all(type(c) is buf for c in ent.consts) or not all(type(o) is buf for o in outs):
+        return None
+    for leaf, r in zip(leaves, raw):
+        if type(leaf) is buf:
+            if leaf is not r:
+                return None
+        elif _jaxlib.jax_owns_states() or get_aval(leaf) != r.aval:
+            return None   # host scalars: C++ converts them, which must agree with our avals
+    out_leaves, out_def = _jaxlib.cpp_flatten(result)
+    if len(out_leaves) != len(outs) or any(a is not b for a, b in zip(out_leaves, outs)):
+        return None
+    s = _jaxlib.sharding_for(runtime.default_device())
+    n_in = len(ent.consts) + len(raw)
+    return _jaxlib.FastpathData(
+        xla_executable=ent.exe.exe, out_pytree_def=out_def, in_shardings=[s] * n_in,
+        out_shardings=[s] * len(outs), out_avals=[o.aval for o in outs], out_committed=[True] * len(outs),
+        kept_var_bitvec=[True] * n_in, in_device_local_layouts=[None] * n_in, const_args=list(ent.consts))
+
+
+def fast_call(jitted):
+    """A Python-wrapped jit (static arguments): the dispatcher, with its error for a non-hashable static
+    argument replaced by the engine's own check (which names the argument and raises TypeError)."""
+    cpp = _dispatcher(jitted)
+    if cpp is None:
+        return None
+
+    def call(*args, **kwargs):
+        try:
+            return cpp(*args, **kwargs)
+        except ValueError as e:
+            if "Non-hashable static" not in str(e):
+                raise
+            return jitted.call_python(args, kwargs)
+    return call
+
+
+def public(jitted):
+    """What `jit(f)` returns without static arguments: the C++ dispatcher itself (no Python frame per
+    call), carrying jit's attributes (lower, trace, trace_count)."""
+    cpp = _dispatcher(jitted)
+    if cpp is None:
+        return None
+    cpp.__name__ = jitted.__name__
+    cpp.__wrapped__ = jitted.fun
+    cpp.lower, cpp.trace, cpp.trace_count, cpp._jitted = jitted.lower, jitted.trace, 0, jitted
+    return cpp
