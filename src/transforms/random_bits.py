@@ -1,0 +1,169 @@
+"""Threefry-2x32 and the random streams of a key, on raw values (the generator under `transforms.random`).
+
+Everything here takes and returns raw engine values (tracers or device buffers), never Arrays,
+and is written with elementwise and shape primitives plus `bitcast_convert_type`, so it traces,
+jits, vmaps and lowers like any other primitive composition. `transforms.random` validates the
+user's arguments and boxes the results; `transforms.random_samplers` turns these words into
+distributions. The stream layout (which counters feed `bits`, `split` and `fold_in`) is documented
+in `transforms.random`.
+"""
+from __future__ import annotations
+
+import math
+
+import numpy as np
+
+from .primitives import bits as B
+from .primitives import elementwise as E
+from .primitives import structural as S
+
+KEY_SHAPE = (2,)
+KEY_DTYPE = np.dtype(np.uint32)
+
+U32 = np.dtype(np.uint32)
+U64 = np.dtype(np.uint64)
+I64 = np.dtype(np.int64)
+_ROTATIONS = (13, 15, 26, 6, 17, 29, 16, 24)
+_PARITY = 0x1BD11BDA                        # the Threefry key-schedule parity constant
+TAG_BITS, TAG_SPLIT, TAG_FOLD_LO, TAG_FOLD_HI = 0, 1, 2, 3
+
+
+def size(shape):
+    return int(math.prod(shape))
+
+
+def c(x, v):
+    """A weak scalar of x's dtype."""
+    return E.full_like_scalar(x, v)
+
+
+def const(v, dtype):
+    """A (strong) constant of `dtype` from a Python/NumPy value."""
+    return E.convert_element_type(np.asarray(v, dtype)[()], dtype)
+
+
+def _rotl(x, r):
+    return E.bind(E.or_p, E.bind(E.shift_left_p, x, c(x, r)), E.bind(E.shift_right_logical_p, x, c(x, 32 - r)))
+
+
+def threefry(k0, k1, c0, c1):
+    """Threefry-2x32, 20 rounds, on raw uint32 values (broadcasting); returns (x0, x1)."""
+    xor = lambda a, b: E.bind(E.xor_p, a, b)  # noqa: E731
+    ks = (k0, k1, xor(xor(k0, k1), c(k0, _PARITY)))
+    x0, x1 = E.add(c0, ks[0]), E.add(c1, ks[1])
+    shape = S.shape_of(x0) if len(S.shape_of(x0)) >= len(S.shape_of(x1)) else S.shape_of(x1)
+    x0, x1 = S.broadcast_to_shape(x0, shape), S.broadcast_to_shape(x1, shape)
+    for r in range(20):
+        x0 = E.add(x0, x1)
+        x1 = xor(_rotl(x1, _ROTATIONS[r % 8]), x0)
+        if r % 4 == 3:                      # key injection after every four rounds
+            i = r // 4 + 1
+            x0 = E.add(x0, ks[i % 3])
+            x1 = E.add(x1, E.add(ks[(i + 1) % 3], c(k0, i)))
+    return x0, x1
+
+
+def words(k):
+    """The two words of a raw (2,) key as 0-d raw values."""
+    return (S.reshape(S.slice_(k, (0,), (1,)), ()), S.reshape(S.slice_(k, (1,), (2,)), ()))
+
+
+def pack(x0, x1):
+    """Two raw uint32 arrays of one shape -> one array with a trailing axis of 2."""
+    shape = tuple(S.shape_of(x0))
+    col = shape + (1,)
+    return S.concatenate([S.reshape(x0, col), S.reshape(x1, col)], len(shape))
+
+
+def to_u64(v):
+    """A raw integer value as uint64, modulo 2**64 (signed values sign-extend first)."""
+    dt = S.dtype_of(v)
+    if dt == U64:
+        return v
+    if dt.kind == "i" and dt != I64:
+        v = E.convert_element_type(v, I64)
+    return E.convert_element_type(v, U64)
+
+
+def split64(u):
+    """A raw uint64 value -> (hi, lo) uint32 words."""
+    hi = E.convert_element_type(E.bind(E.shift_right_logical_p, u, c(u, 32)), U32)
+    lo = E.convert_element_type(E.bind(E.and_p, u, c(u, 0xFFFFFFFF)), U32)
+    return hi, lo
+
+
+def _check_blocks(m):
+    if m > 2 ** 32:
+        raise ValueError(f"random: a draw of {m} Threefry blocks exceeds the 2**32 counters of one key; "
+                         "split the key and draw in pieces")
+
+
+def bits32(k, n):
+    """n uint32 words (flat) from raw key k: the words of blocks (0, 0), (0, 1), ... interleaved."""
+    if n == 0:
+        return S.full((0,), 0, U32)
+    m = (n + 1) // 2
+    _check_blocks(m)
+    k0, k1 = words(k)
+    x0, x1 = threefry(k0, k1, const(TAG_BITS, U32), S.iota(U32, (m,), 0))
+    out = S.reshape(pack(x0, x1), (2 * m,))
+    return out if 2 * m == n else S.slice_(out, (0,), (n,))
+
+
+def bits64(k, n):
+    """n uint64 words (flat): block i gives hi word x0 and lo word x1."""
+    if n == 0:
+        return S.full((0,), 0, U64)
+    _check_blocks(n)
+    k0, k1 = words(k)
+    x0, x1 = threefry(k0, k1, const(TAG_BITS, U32), S.iota(U32, (n,), 0))
+    hi, lo = E.convert_element_type(x0, U64), E.convert_element_type(x1, U64)
+    return E.bind(E.or_p, E.bind(E.shift_left_p, hi, c(hi, 32)), lo)
+
+
+def uniform01(k, shape, dtype):
+    """Raw uniform [0, 1) of `dtype` (float32: 23 random bits, float64: 52)."""
+    n = size(shape)
+    if dtype == np.float32:
+        b = bits32(k, n)
+        b = E.bind(E.or_p, E.bind(E.shift_right_logical_p, b, c(b, 9)), c(b, 0x3F800000))
+        f = B.bitcast_convert_type(b, np.float32)
+    else:
+        b = bits64(k, n)
+        b = E.bind(E.or_p, E.bind(E.shift_right_logical_p, b, c(b, 12)), c(b, 0x3FF0000000000000))
+        f = B.bitcast_convert_type(b, np.float64)
+    return S.reshape(E.sub(f, c(f, 1.0)), shape)
+
+
+# ------------------------------------------------------------- staged bodies: keys and words
+# Each `_*_body` is run by `transforms.random` as one staged call (jaxpr_transforms.staged_call).
+
+def _key_body(u):
+    return pack(*split64(u))
+
+
+def _split_body(k, *, num):
+    k0, k1 = words(k)
+    return pack(*threefry(k0, k1, const(TAG_SPLIT, U32), S.iota(U32, (num,), 0)))
+
+
+def _fold_body(k, d):
+    hi, lo = split64(d)
+    k0, k1 = words(k)
+    k0, k1 = threefry(k0, k1, const(TAG_FOLD_LO, U32), lo)
+    return pack(*threefry(k0, k1, const(TAG_FOLD_HI, U32), hi))
+
+
+def _tf_body(k, ctr):
+    rest = tuple(S.shape_of(ctr)[1:])
+    n = len(rest)
+    c0 = S.reshape(S.slice_(ctr, (0,) * (n + 1), (1,) + rest), rest)
+    c1 = S.reshape(S.slice_(ctr, (1,) + (0,) * n, (2,) + rest), rest)
+    k0, k1 = words(k)
+    x0, x1 = threefry(k0, k1, c0, c1)
+    return S.concatenate([S.reshape(x0, (1,) + rest), S.reshape(x1, (1,) + rest)], 0)
+
+
+def _bits_body(k, *, shape, dtype):
+    n = size(shape)
+    return S.reshape(bits32(k, n) if dtype == U32 else bits64(k, n), shape)
