@@ -1,12 +1,14 @@
-"""Every row of the op table, four ways: eager vs NumPy, jit vs eager, vmap vs a loop, and
-gradients (forward and reverse) vs central finite differences."""
+"""Every row of the op table, four ways: eager vs NumPy, jit vs NumPy and eager, vmap vs NumPy and a
+loop, and gradients (forward, reverse, second order, float32) vs finite differences of the NumPy
+function -- the oracle is never our own code alone (a sign flipped in a jvp rule fails the
+second-order and float32 checks as well as the first-order one)."""
 import numpy as np
 import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
 import array_namespace as xp
-from finite_diff import central_diff_args
+from finite_diff import central_diff_args, second_diff_hvp
 from op_table import ALL_OPS
 from transforms import grad, jit, jvp, vmap
 
@@ -41,7 +43,9 @@ def test_eager_matches_numpy(op, data):
 def test_jit_matches_eager(op):
     vals = op.inputs(np.random.default_rng(1), op.shapes[-1], "float64")
     args = _arrays(vals)
-    np.testing.assert_allclose(np.asarray(jit(op.fn)(*args)), np.asarray(op.fn(*args)), rtol=1e-12, atol=1e-12)
+    jitted = np.asarray(jit(op.fn)(*args))
+    np.testing.assert_allclose(jitted, np.asarray(op.fn(*args)), rtol=1e-12, atol=1e-12)
+    np.testing.assert_allclose(jitted, op.np_fn(*vals), rtol=1e-9, atol=1e-9)
 
 
 @pytest.mark.parametrize("op", ALL_OPS, ids=IDS)
@@ -53,6 +57,8 @@ def test_vmap_matches_loop(op):
     got = vmap(op.fn)(*batched)
     want = np.stack([np.asarray(op.fn(*_arrays(ex))) for ex in per_example])
     np.testing.assert_allclose(np.asarray(got), want, rtol=1e-12, atol=1e-12)
+    oracle = np.stack([np.asarray(op.np_fn(*ex)) for ex in per_example])
+    np.testing.assert_allclose(np.asarray(got), oracle, rtol=1e-9, atol=1e-9)
 
 
 GRAD_OPS = [op for op in ALL_OPS if op.grad]
@@ -87,7 +93,8 @@ def test_grad_matches_finite_differences(op):
 
 @pytest.mark.parametrize("op", GRAD_OPS, ids=[op.name for op in GRAD_OPS])
 def test_second_order_matches_finite_differences(op):
-    """jvp of grad (forward-over-reverse) vs central differences of grad, like check_grads(order=2)."""
+    """jvp of grad (forward-over-reverse) vs central differences of grad, like check_grads(order=2), and
+    vs mixed second differences of the NumPy function (an oracle that shares no rule with ours)."""
     rng = np.random.default_rng(5)
     vals = op.inputs(rng, op.shapes[-1], "float64")
     w = rng.standard_normal(np.shape(op.np_fn(*vals)))
@@ -102,6 +109,9 @@ def test_second_order_matches_finite_differences(op):
     minus = g(*_arrays([v - eps * t for v, t in zip(vals, ts)]))
     for h, p, m in zip(hvp, plus, minus):
         np.testing.assert_allclose(np.asarray(h), (np.asarray(p) - np.asarray(m)) / (2 * eps), rtol=1e-4, atol=1e-5)
+    want = second_diff_hvp(lambda *a: float(np.sum(op.np_fn(*a) * w)), vals, ts)
+    for k, (h, n) in enumerate(zip(hvp, want)):
+        np.testing.assert_allclose(np.asarray(h), n, rtol=1e-4, atol=1e-5, err_msg=f"{op.name}: H.t, argument {k}")
 
 
 HOLOMORPHIC = ["sin", "cos", "tan", "sinh", "cosh", "tanh", "exp", "expm1", "log", "log1p", "sqrt", "square",
@@ -130,11 +140,15 @@ def test_complex_values_jvp_and_vmap(op):
 
 @pytest.mark.parametrize("op", GRAD_OPS, ids=[op.name for op in GRAD_OPS])
 def test_float32_gradients(op):
-    """Reverse mode in float32 keeps the dtype and agrees with float64 to float32 precision."""
+    """Reverse mode in float32 keeps the dtype and agrees with float64, and with central differences of
+    the NumPy function at the float32 inputs, to float32 precision."""
     vals = op.inputs(np.random.default_rng(7), op.shapes[-1], "float64")
     loss = lambda *a: xp.sum(op.fn(*a))
     g64 = grad(loss, argnums=tuple(range(op.nargs)))(*_arrays(vals))
-    g32 = grad(loss, argnums=tuple(range(op.nargs)))(*_arrays([v.astype(np.float32) for v in vals]))
-    for a, b in zip(g32, g64):
+    v32 = [v.astype(np.float32) for v in vals]
+    g32 = grad(loss, argnums=tuple(range(op.nargs)))(*_arrays(v32))
+    want = central_diff_args(lambda *a: float(np.sum(op.np_fn(*a))), [v.astype(np.float64) for v in v32])
+    for a, b, n in zip(g32, g64, want):
         assert a.dtype == xp.float32
         np.testing.assert_allclose(np.asarray(a), np.asarray(b), rtol=2e-3, atol=2e-4)
+        np.testing.assert_allclose(np.asarray(a), n, rtol=2e-3, atol=2e-4)
