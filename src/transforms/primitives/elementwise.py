@@ -10,8 +10,7 @@ import numpy as np
 
 from ..core import Primitive, ShapedArray, abstract_eval_rules, bind
 from ..rules import UndefPrimal, Zero, batch_rules, is_undefined, jvp_rules, transpose_rules, zero_jvp
-from . import reductions as R
-from . import structural as S
+from . import structural as S   # reductions imports this module: reduce_sum is bound late (unbroadcast)
 
 # ------------------------------------------------------------------------ shared rules
 
@@ -89,7 +88,8 @@ def unbroadcast(ct, aval):
         return ct
     lead = len(shape) - len(aval.shape)
     axes = tuple(range(lead)) + tuple(i + lead for i, d in enumerate(aval.shape) if d == 1 and shape[i + lead] != 1)
-    out = R.reduce_sum(ct, axes)
+    from .reductions import reduce_sum
+    out = reduce_sum(ct, axes)
     if S.shape_of(out) != tuple(aval.shape):
         out = S.reshape(out, tuple(aval.shape))
     return out

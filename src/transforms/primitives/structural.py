@@ -1,6 +1,10 @@
 """Shape primitives: broadcast_in_dim, reshape, transpose, concatenate, slice, pad, rev, iota.
 
 All are linear, so each has a transpose; all params are static tuples of ints.
+
+This module is the bottom of the three core families: elementwise and reductions import it at
+module level; the few rules here that need their primitives (a typed scalar zero, reduce_sum in a
+transpose, select_n in a batch rule) import them inside the function, so no import cycle exists.
 """
 from __future__ import annotations
 
@@ -8,8 +12,6 @@ import numpy as np
 
 from ..core import Primitive, ShapedArray, abstract_eval_rules, bind, get_aval
 from ..rules import Zero, batch_gaps, batch_rules, deflinear, is_undefined, jvp_rules, transpose_rules
-from . import elementwise as E
-from . import reductions as R
 
 # ----------------------------------------------------------------------------- helpers
 
@@ -37,17 +39,28 @@ def broadcast_to_shape(x, shape):
     return broadcast_in_dim(x, shape, tuple(range(lead, len(shape))))
 
 
+def _scalar(value, dtype, weak_type=False):
+    """`value` as a scalar of `dtype` (convert_element_type is elementwise's, bound late)."""
+    from .elementwise import convert_element_type
+    return convert_element_type(value, dtype, weak_type)
+
+
+def _reduce_sum(x, axes):
+    from .reductions import reduce_sum
+    return reduce_sum(x, axes)
+
+
 def full(shape, value, dtype):
-    return broadcast_in_dim(E.convert_element_type(value, dtype), tuple(shape), ())
+    return broadcast_in_dim(_scalar(value, dtype), tuple(shape), ())
 
 
 def zeros_like(x):
     a = get_aval(x)
-    return broadcast_in_dim(E.convert_element_type(0, a.dtype, a.weak_type), a.shape, ())
+    return broadcast_in_dim(_scalar(0, a.dtype, a.weak_type), a.shape, ())
 
 
 def zeros_of_aval(a):
-    return broadcast_in_dim(E.convert_element_type(0, a.dtype, a.weak_type), a.shape, ())
+    return broadcast_in_dim(_scalar(0, a.dtype, a.weak_type), a.shape, ())
 
 
 def reshape(x, new_sizes):
@@ -114,7 +127,7 @@ def _bcast_transpose(ct, x, *, shape, broadcast_dimensions):
     in_shape = x.aval.shape
     lead = tuple(d for d in range(len(shape)) if d not in broadcast_dimensions)
     ones = tuple(d for i, d in enumerate(broadcast_dimensions) if in_shape[i] == 1 and shape[d] != 1)
-    out = R.reduce_sum(ct, tuple(sorted(lead + ones))) if lead or ones else ct
+    out = _reduce_sum(ct, tuple(sorted(lead + ones))) if lead or ones else ct
     return [reshape(out, in_shape)]
 
 
@@ -238,7 +251,7 @@ def _slice_transpose(ct, x, *, start_indices, limit_indices, strides):
         interior = strides[d] - 1
         used = lo + (out_shape[d] - 1) * strides[d] + 1 if out_shape[d] else lo
         config.append((lo, shape[d] - used, interior if out_shape[d] else 0))
-    return [pad(ct, E.convert_element_type(0, x.aval.dtype), config)]
+    return [pad(ct, _scalar(0, x.aval.dtype), config)]
 
 
 def _slice_batch(axis_size, vals, dims, *, start_indices, limit_indices, strides):
@@ -274,7 +287,7 @@ def _pad_transpose(ct, x, pv, *, padding_config):
     if is_undefined(x) or is_undefined(pv):
         # undo negative padding by padding the cotangent with zeros, then slice out x's positions
         neg_cfg = [(max(0, -lo), max(0, -hi), 0) for lo, hi, _ in padding_config]
-        ctp = pad(ct, E.convert_element_type(0, dtype_of(ct)), neg_cfg) if any(
+        ctp = pad(ct, _scalar(0, dtype_of(ct)), neg_cfg) if any(
             a or b for a, b, _ in neg_cfg) else ct
         shp = shape_of(ctp)
         start = [max(0, lo) for lo, _, _ in padding_config]
@@ -284,8 +297,9 @@ def _pad_transpose(ct, x, pv, *, padding_config):
     res_x = t_x if is_undefined(x) else None
     res_pv = None
     if is_undefined(pv):
-        res_pv = E.sub(R.reduce_sum(ct, tuple(range(len(shape_of(ct))))),
-                       R.reduce_sum(t_x, tuple(range(len(shape_of(t_x))))))
+        from .elementwise import sub
+        res_pv = sub(_reduce_sum(ct, tuple(range(len(shape_of(ct))))),
+                     _reduce_sum(t_x, tuple(range(len(shape_of(t_x))))))
     return [res_x, res_pv]
 
 
@@ -299,10 +313,11 @@ def _pad_batch(axis_size, vals, dims, *, padding_config):
         xb = x if dx is not None else broadcast_in_dim(x, (axis_size,) + tuple(shape_of(x)),
                                                        tuple(range(1, len(shape_of(x)) + 1)))
         xb = moveaxis(xb, dx if dx is not None else 0, 0)
-        padded = pad(xb, E.convert_element_type(0, dtype_of(xb)), ((0, 0, 0),) + tuple(padding_config))
+        padded = pad(xb, _scalar(0, dtype_of(xb)), ((0, 0, 0),) + tuple(padding_config))
         pvb = moveaxis(pv, dpv, 0)
         pvb = reshape(pvb, (axis_size,) + (1,) * len(shape_of(mask)))
-        return E.select_n(mask, pvb, padded), 0
+        from .elementwise import select_n
+        return select_n(mask, pvb, padded), 0
     x = moveaxis(x, dx, 0)
     return pad(x, pv, ((0, 0, 0),) + tuple(padding_config)), 0
 
