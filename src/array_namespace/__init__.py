@@ -44,3 +44,12 @@ nan = float("nan")
 newaxis = None
 
 from . import linalg, fft, special  # noqa: E402,F401  (the linalg and fft extensions; scipy.special's hook)
+
+# The public names: the standard's (functions, dtypes, constants, the linalg and fft extensions, the
+# inspection entry point), then ours, each documented in the README: `Array` and `Device` (the classes
+# behind arrays and devices), `special` (scipy.special's array-API hook), SUPPORTED_VERSIONS.
+# tests/array_namespace/test_exports.py checks this equals the 2025.12 standard's list plus these.
+_EXTENSIONS = ("Array", "Device", "special", "SUPPORTED_VERSIONS")
+__all__ = sorted(
+    {n for n, v in list(globals().items()) if not n.startswith("_") and not isinstance(v, type(_math))}
+    | {"linalg", "fft", "special", "__array_namespace_info__", "__array_api_version__"})
