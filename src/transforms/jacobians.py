@@ -1,38 +1,68 @@
-"""Jacobians and Hessians, composed from jvp/vjp and vmap."""
+"""Jacobians and Hessians, composed from jvp/vjp and vmap.
+
+Built on the engine alone: the standard basis is made from primitives (iota, eq, convert) and
+results are boxed through the engine's boxing hook, so this module never imports the namespace.
+"""
 from __future__ import annotations
 
+import numpy as np
+
 from .ad import jvp, vjp
-from .api_util import argnums_tuple, with_args
+from .api_util import argnums_tuple, box, to_raw, with_args
 from .batching import vmap
+from .core import boxing, get_aval, unbox
+from .primitives import elementwise as E
+from .primitives import structural as S
 from .pytree import tree_flatten, tree_map, tree_unflatten
+
+
+def _as_array(x, fname):
+    """x as an Array: an Array is kept (so writes into it reach the caller's handle); a scalar,
+    NumPy value or (nested) list becomes a strongly typed Array, as asarray would make it."""
+    if type(x) is boxing.box_type:
+        return x
+    if isinstance(x, (list, tuple)):
+        x = np.asarray(x)
+    v = to_raw(x, fname)
+    a = get_aval(v)
+    return box(E.convert_element_type(v, a.dtype) if a.weak_type else v)
+
+
+def _shape(x):
+    return tuple(get_aval(unbox(x)).shape)
+
+
+def _reshape(x, shape):
+    return box(S.reshape(unbox(x), tuple(shape)))
 
 
 def _std_basis(x):
     """Identity matrix with x's shape twice: (n, *shape) one-hot rows, as an Array."""
-    import array_namespace as xp
-    x = xp.asarray(x)
-    n = x.size
-    return xp.reshape(xp.eye(n, dtype=x.dtype), (n,) + tuple(x.shape))
+    a = get_aval(unbox(x))
+    n = int(np.prod(a.shape, dtype=np.int64))
+    rows, cols = S.iota(np.int64, (n, n), 0), S.iota(np.int64, (n, n), 1)
+    eye = E.convert_element_type(E.bind(E.eq_p, rows, cols), a.dtype)
+    return box(S.reshape(eye, (n,) + tuple(a.shape)))
 
 
 def jacfwd(fun, argnums=0):
     """Jacobian by forward mode: one jvp per input element, vectorised with vmap."""
     def jac(*args):
-        import array_namespace as xp
         nums, single = argnums_tuple(argnums, len(args), "jacfwd")
         outs = []
         for i in nums:
-            x = xp.asarray(args[i])
+            x = _as_array(args[i], "jacfwd")
 
             def f_i(xi, i=i):
                 full = list(args)
                 full[i] = xi
                 return fun(*full)
             basis = _std_basis(x)
+            xshape = _shape(x)
             # x goes in as an (unmapped) argument, so a write into it inside fun reaches the caller's
             # handle through jvp's and vmap's write-back, as it would eagerly
             y, jt = vmap(lambda xv, t: jvp(f_i, (xv,), (t,)), in_axes=(None, 0), out_axes=(None, -1))(x, basis)
-            outs.append(tree_map(lambda j: xp.reshape(j, tuple(j.shape[:-1]) + tuple(x.shape)), jt))
+            outs.append(tree_map(lambda j: _reshape(j, _shape(j)[:-1] + xshape), jt))
         return outs[0] if single else tuple(outs)
     return jac
 
@@ -40,17 +70,17 @@ def jacfwd(fun, argnums=0):
 def jacrev(fun, argnums=0):
     """Jacobian by reverse mode: one vjp per output element, vectorised with vmap."""
     def jac(*args):
-        import array_namespace as xp
         nums, single = argnums_tuple(argnums, len(args), "jacrev")
         dyn = [args[i] for i in nums]
         y, f_vjp = vjp(with_args(fun, args, nums), *dyn)
         y_leaves, y_tree = tree_flatten(y)
         if len(y_leaves) != 1:
             raise TypeError("jacrev supports a single array output")
-        yv = y_leaves[0]
+        yv = _as_array(y_leaves[0], "jacrev")
         basis = _std_basis(yv)
+        yshape = _shape(yv)
         cts = vmap(lambda c: f_vjp(tree_unflatten(y_tree, [c])))(basis)
-        res = [xp.reshape(c, tuple(yv.shape) + tuple(c.shape[1:])) for c in cts]
+        res = [_reshape(c, yshape + _shape(c)[1:]) for c in cts]
         return res[0] if single else tuple(res)
     return jac
 
