@@ -12,7 +12,7 @@ import threading
 import numpy as np
 
 from transforms.backend import backend
-from transforms.core import EVAL, Tracer, _state, boxing
+from transforms.core import EVAL, Tracer, trace_state, boxing
 
 from . import _dtypes as D
 from . import _helpers as H
@@ -297,7 +297,7 @@ class Array:
             self._rebind_locked(new, what)
 
     def _rebind_locked(self, new, what):
-        cur = _state.trace
+        cur = trace_state.trace
         if self._trace is not cur and not (cur is EVAL and not isinstance(self._v, Tracer)):
             raise ValueError(
                 f"{what} mutates an array that was created outside the function being transformed "

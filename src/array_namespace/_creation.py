@@ -12,7 +12,7 @@ import math
 import numpy as np
 
 from transforms.backend import backend
-from transforms.core import EVAL, Tracer, _state, bind, boxing
+from transforms.core import EVAL, Tracer, trace_state, bind, boxing
 from transforms.primitives import elementwise as P
 from transforms.primitives import structural as S
 
@@ -160,7 +160,7 @@ _HOST_FILL_MAX = 1 << 16   # eager creations up to this size are filled on the h
 
 
 def _eager_small(shape):
-    return _state.trace is EVAL and math.prod(shape) <= _HOST_FILL_MAX
+    return trace_state.trace is EVAL and math.prod(shape) <= _HOST_FILL_MAX
 
 
 def full(shape, fill_value, *, dtype=None, device=None):

@@ -6,7 +6,7 @@ import operator
 
 import numpy as np
 
-from transforms.core import _state, bind, get_aval
+from transforms.core import trace_state, bind, get_aval
 from transforms.primitives.elementwise import convert_element_type_p
 
 from . import _dtypes as D
@@ -18,7 +18,7 @@ Array = None   # set by _array
 def wrap(v):
     a = object.__new__(Array)
     a._v = v
-    a._trace = _state.trace
+    a._trace = trace_state.trace
     return a
 
 

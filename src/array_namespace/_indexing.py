@@ -28,7 +28,7 @@ from __future__ import annotations
 import numpy as np
 
 from transforms.backend import backend
-from transforms.core import EVAL, _state, bind
+from transforms.core import EVAL, trace_state, bind
 from transforms.primitives import elementwise as P
 from transforms.primitives import indexing as I
 from transforms.primitives import structural as S
@@ -262,7 +262,7 @@ def getitem(x, key):
     out_shape = _result_shape(ents)
     if any(e.kind == "arr" for e in ents):
         return _getitem_advanced(x, ents, out_shape)
-    if _state.trace is EVAL and 0 not in out_shape and _unit_steps(ents):
+    if trace_state.trace is EVAL and 0 not in out_shape and _unit_steps(ents):
         return wrap(S.reshape(_eager_read(v, shape, ents), out_shape))
     sv, counts = _static_slice(v, shape, ents, ())
     if sv is None or 0 in out_shape:
@@ -365,7 +365,7 @@ def update(x, key, value, mode, fname):
         out = _update_dynamic(x, ents, v, mode)
     elif "dyn" in kinds:
         out = _update_scatter(x, ents, v, mode)
-    elif _state.trace is EVAL and _unit_steps(ents):
+    elif trace_state.trace is EVAL and _unit_steps(ents):
         out = _update_dynamic(x, ents, v, mode)   # eager: index values as operands, no recompiles
     else:
         out = _update_basic(x, ents, v, mode)
@@ -488,7 +488,7 @@ def _update_scatter(x, ents, v, mode):
         return I.scatter(xv, idx, upd, dn, "mul")
     if mode == "subtract" and x.dtype != D.bool_:
         return I.scatter(xv, idx, P.neg(upd), dn, "add")
-    cur = I.gather(xv, idx, I._gather_dims_of(dn), (1,) * nd)
+    cur = I.gather(xv, idx, I.gather_dims_of(dn), (1,) * nd)
     return I.scatter(xv, idx, _combine(mode, cur, upd), dn, "set")
 
 

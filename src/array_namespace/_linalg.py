@@ -16,7 +16,7 @@ from typing import NamedTuple
 
 import numpy as np
 
-from transforms.core import EVAL, _state, bind
+from transforms.core import EVAL, trace_state, bind
 from transforms.jit import jit
 from transforms.primitives import elementwise as P
 from transforms.primitives import lapack as LP
@@ -74,7 +74,7 @@ def compiled(fn):
 
     @functools.wraps(fn)
     def wrapper(*args, **kwargs):
-        if _state.trace is not EVAL:
+        if trace_state.trace is not EVAL:
             return fn(*args, **kwargs)
         pos = tuple(i for i, a in enumerate(args) if type(a) is Array)
         kws = tuple(sorted(k for k, v in kwargs.items() if type(v) is Array))

@@ -293,8 +293,8 @@ _JIT = []
 def _ibeta_call(a, b, x, y):
     """_ibeta; eagerly, one jitted executable per power-of-two size bucket (a while_loop compiles per
     shape, and eager callers such as scipy come with ever-changing shapes)."""
-    from transforms.core import EVAL, _state
-    if _state.trace is not EVAL:
+    from transforms.core import EVAL, trace_state
+    if trace_state.trace is not EVAL:
         return _ibeta(a, b, x, y)
     if not _JIT:
         from transforms import jit
@@ -426,7 +426,3 @@ def nbdtrc(k, n, p, /):
     xp = _xp()
     return xp.where(bad, xp.nan, _ibeta_call(n, k + 1, p, 1 - p)[1])
 
-
-from ._beta_inv import betaincinv, bdtri, fdtri, nbdtri, stdtrit  # noqa: E402  (uses the helpers above)
-
-__all__ += ["betaincinv", "stdtrit", "fdtri", "bdtri", "nbdtri"]

@@ -16,16 +16,26 @@ float64, float32 stays float32, all arguments to one dtype (Python scalars weak)
 from __future__ import annotations
 
 import math
+from types import SimpleNamespace
 
 import numpy as np
 
-import array_namespace as xp
 from transforms import custom_jvp, stop_gradient
-from transforms.core import EVAL, _state, bind
+from transforms.core import EVAL, trace_state, bind
 from transforms.primitives import elementwise as P
 
 from .._helpers import normalize_axes, weak_scalar, wrap
 from ._promote import raw_floats
+from .. import _creation, _elementwise, _manipulation, _searching, _statistical
+
+# The namespace functions used here, as `xp.<name>`, taken from their modules: the package itself
+# (array_namespace/__init__.py) imports this module, so importing it here would be an import cycle.
+xp = SimpleNamespace(
+    inf=math.inf, nan=math.nan, full=_creation.full, where=_searching.where, sum=_statistical.sum,
+    max=_statistical.max, broadcast_arrays=_manipulation.broadcast_arrays, reshape=_manipulation.reshape,
+    squeeze=_manipulation.squeeze,
+    **{n: getattr(_elementwise, n) for n in ("abs", "cos", "exp", "expm1", "isfinite", "isinf", "isnan", "log",
+                                             "log1p", "pow", "remainder", "round", "sign", "sin", "sqrt", "tan")})
 
 __all__ = ["cbrt", "exp2", "exp10", "cosm1", "sindg", "cosdg", "tandg", "cotdg", "radian",
            "expit", "logit", "log_expit", "sinc", "huber", "pseudo_huber", "boxcox", "boxcox1p",
@@ -60,7 +70,7 @@ def _with_jvp(rule):
         cj.defjvp(rule)
 
         def f(*args):
-            return primal(*args) if _state.trace is EVAL else cj(*args)
+            return primal(*args) if trace_state.trace is EVAL else cj(*args)
         return f
     return deco
 

@@ -15,6 +15,7 @@ import numpy as np
 from transforms.core import bind
 from transforms.custom_derivatives import stop_gradient_p
 from transforms.primitives import special_gamma as G
+from transforms.primitives.elementwise import full_like_scalar
 
 from .._helpers import wrap
 from ._promote import raw_floats
@@ -324,22 +325,22 @@ def gammainccinv(a, y, /):
 def chdtr(v, x, /):
     """Chi-square CDF with v degrees of freedom: gammainc(v/2, x/2) (scipy.special.chdtr)."""
     (v, x), _ = raw_floats("chdtr", ("v", "x"), (v, x))
-    half = lambda t: G.mul(t, G._c(t, 0.5))
+    half = lambda t: G.mul(t, full_like_scalar(t, 0.5))
     return wrap(G.igamma(half(v), half(x)))
 
 
 def chdtrc(v, x, /):
     """Chi-square survival function: gammaincc(v/2, x/2) (scipy.special.chdtrc)."""
     (v, x), _ = raw_floats("chdtrc", ("v", "x"), (v, x))
-    half = lambda t: G.mul(t, G._c(t, 0.5))
+    half = lambda t: G.mul(t, full_like_scalar(t, 0.5))
     return wrap(G.igammac(half(v), half(x)))
 
 
 def chdtri(v, p, /):
     """x with chdtrc(v, x) = p: 2 gammainccinv(v/2, p) (scipy.special.chdtri)."""
     (v, p), _ = raw_floats("chdtri", ("v", "p"), (v, p))
-    x = G.igammacinv(G.mul(v, G._c(v, 0.5)), p)
-    return wrap(G.mul(x, G._c(x, 2)))
+    x = G.igammacinv(G.mul(v, full_like_scalar(v, 0.5)), p)
+    return wrap(G.mul(x, full_like_scalar(x, 2)))
 
 
 def _gdist(fname, a, b, x, upper):

@@ -304,8 +304,8 @@ _JIT = {}
 def _call(key, fn, args, fills):
     """fn(*args) (equal-shape arrays); eagerly, one jitted executable per power-of-two size bucket, as
     _beta._ibeta_call does for the incomplete beta (while_loops compile per shape)."""
-    from transforms.core import EVAL, _state
-    if _state.trace is not EVAL:
+    from transforms.core import EVAL, trace_state
+    if trace_state.trace is not EVAL:
         return fn(*args)
     if key not in _JIT:
         from transforms import jit

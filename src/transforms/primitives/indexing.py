@@ -285,6 +285,9 @@ def _gather_dims_of(dn: ScatterDims):
                       dn.input_batching_dims, dn.scatter_indices_batching_dims)
 
 
+gather_dims_of = _gather_dims_of   # public: the gather reading where a scatter with `dn` writes
+
+
 def _gather_transpose(ct, x, idx, *, dimension_numbers, slice_sizes):
     if is_undefined(idx):
         raise TypeError("gather is not linear in its indices")
