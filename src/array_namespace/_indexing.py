@@ -22,166 +22,25 @@ as XLA does. So x[i] with a traced i = n + 5 reads x[n - 1].
 
 Duplicate integer-array indices in updates: add/subtract/multiply/min/max accumulate every
 update (like numpy.ufunc.at); set, divide and power let one of the duplicates win.
+
+A key is first expanded into per-dimension entries (_indexing_key.py); boolean-mask updates
+that stay one select live in _indexing_mask.py.
 """
 from __future__ import annotations
 
 import numpy as np
 
-from transforms.backend import backend
-from transforms.core import EVAL, trace_state, bind
+from transforms.core import EVAL, trace_state
 from transforms.primitives import elementwise as P
 from transforms.primitives import indexing as I
 from transforms.primitives import structural as S
 
 from . import _dtypes as D
 from ._array import Array
-from ._datadep import host_value, mask_hint, require_host
+from ._datadep import host_value
 from ._helpers import as_array, binary, wrap
+from ._indexing_key import _IDX, _Ent, _expand, _idx_value, _wrap_negative
 from ._indexing_mask import has_mask, masked_update
-
-_INTS = (int, np.integer)
-_IDX = D.DEFAULT_INDEX
-
-
-class _Ent:
-    """One entry of an expanded key. kind: none | slice | int | dyn (traced 0-d) | arr (int array)."""
-    __slots__ = ("kind", "dim", "start", "count", "step", "val", "shape")
-
-    def __init__(self, kind, dim=None, start=0, count=1, step=1, val=None, shape=()):
-        self.kind, self.dim, self.start, self.count, self.step, self.val, self.shape = (
-            kind, dim, start, count, step, val, shape)
-
-
-def _is_bool_scalar(k):
-    return isinstance(k, (bool, np.bool_))
-
-
-def _coerce(k, fname):
-    """Lists / NumPy arrays in a key become (concrete) Arrays; other entries are checked."""
-    if type(k) is Array or k is None or k is Ellipsis or isinstance(k, slice) or _is_bool_scalar(k):
-        return k
-    if isinstance(k, _INTS):
-        return k
-    if isinstance(k, (list, np.ndarray)):
-        from ._creation import asarray
-        arr = np.asarray(k)
-        if arr.dtype.kind not in "biu" and not (arr.size == 0 and arr.dtype.kind == "f"):
-            raise IndexError(f"{fname}: array indices must be integer or boolean, got {arr.dtype}")
-        if arr.dtype.kind == "f":
-            arr = arr.astype(np.int64)
-        return asarray(arr)
-    raise IndexError(f"{fname}: unsupported index {k!r} of type {type(k).__name__}; use ints, slices, Ellipsis, "
-                     "None, integer arrays or boolean arrays")
-
-
-def _expand(x, key, fname):
-    """Expand the key: -> (x possibly with inserted axes for 0-d booleans, list of _Ent)."""
-    if not isinstance(key, tuple):
-        key = (key,)
-    key = [_coerce(k, fname) for k in key]
-    if sum(1 for k in key if k is Ellipsis) > 1:
-        raise IndexError(f"{fname}: an index can only have a single ellipsis ('...')")
-
-    def ndims(k):   # how many dims of x an entry consumes
-        if k is None or k is Ellipsis or _is_bool_scalar(k):
-            return 0
-        if type(k) is Array:
-            if k.dtype == D.bool_:
-                return k.ndim
-            if k.dtype not in D.INTEGER:
-                raise IndexError(f"{fname}: array indices must be integer or boolean, got {k.dtype.name}")
-        return 1
-    consumed = sum(ndims(k) for k in key)
-    # 0-d boolean entries: True/False add a new axis of length 1/0 -> insert a size-1 axis there
-    # and index it with the integer array [0] or []
-    def is_b0(k):
-        return _is_bool_scalar(k) or (type(k) is Array and k.dtype == D.bool_ and k.ndim == 0)
-    if any(is_b0(k) for k in key):
-        from ._creation import asarray
-        from ._manipulation import expand_dims
-        n_ell = max(len(x.shape) - consumed, 0)
-        new_key, inserts, d = [], [], 0
-        for k in key:
-            if is_b0(k):
-                b = bool(require_host(k._v, fname, mask_hint(fname))) if type(k) is Array else bool(k)
-                inserts.append(d)
-                new_key.append(asarray(np.zeros(1 if b else 0, np.int64)))
-                d += 1
-            else:
-                new_key.append(k)
-                d += n_ell if k is Ellipsis else ndims(k)
-        x = expand_dims(x, axis=tuple(inserts))
-        key = new_key
-        consumed += len(inserts)
-    shape = x.shape
-    if consumed > len(shape):
-        raise IndexError(f"{fname}: too many indices ({consumed}) for an array with {len(shape)} dimensions")
-    if Ellipsis in [k for k in key if not isinstance(k, Array)]:
-        i = next(j for j, k in enumerate(key) if k is Ellipsis)
-        key = key[:i] + [slice(None)] * (len(shape) - consumed) + key[i + 1:]
-    else:
-        key = key + [slice(None)] * (len(shape) - consumed)
-    ents, d = [], 0
-    for k in key:
-        if k is None:
-            ents.append(_Ent("none"))
-            continue
-        if isinstance(k, slice):
-            n = shape[d]
-            start, stop, step = k.indices(n)
-            ents.append(_Ent("slice", d, start, len(range(start, stop, step)), step))
-            d += 1
-            continue
-        if type(k) is not Array:     # a Python / NumPy int
-            i, n = int(k), shape[d]
-            if not -n <= i < n:
-                raise IndexError(f"{fname}: index {i} is out of bounds for axis {d} with size {n}")
-            ents.append(_Ent("int", d, i % n))
-            d += 1
-            continue
-        if k.dtype == D.bool_:      # a mask: its nonzero() integer arrays, computed on the host
-            m = require_host(k._v, fname, mask_hint(fname))
-            dims = tuple(shape[d:d + m.ndim])
-            if len(dims) != m.ndim or not all(ms in (xs, 0) for ms, xs in zip(m.shape, dims)):
-                raise IndexError(f"{fname}: boolean index of shape {m.shape} does not match the indexed dims "
-                                 f"{shape[d:d + m.ndim]} of the array")
-            for nz in np.nonzero(m):
-                ents.append(_Ent("arr", d, val=nz.astype(_IDX), shape=nz.shape))
-                d += 1
-            continue
-        n = shape[d]
-        hv = host_value(k._v)
-        if hv is not None:          # a concrete integer array: check bounds now
-            if hv.size and (hv.min() < -n or hv.max() >= n):
-                bad = hv[(hv < -n) | (hv >= n)].flat[0]
-                raise IndexError(f"{fname}: index {bad} is out of bounds for axis {d} with size {n}")
-            if hv.ndim == 0:
-                ents.append(_Ent("int", d, int(hv) % n))
-            else:
-                hv = np.where(hv < 0, hv + n, hv).astype(_IDX)
-                ents.append(_Ent("arr", d, val=hv, shape=hv.shape))
-        else:
-            v = _wrap_negative(k._v, n)
-            ents.append(_Ent("dyn" if k.ndim == 0 else "arr", d, val=v, shape=k.shape))
-        d += 1
-    return x, ents
-
-
-def _wrap_negative(v, n):
-    """A traced index as int64 with negative values wrapped once (i + n)."""
-    v = P.convert_element_type(v, _IDX) if S.dtype_of(v) != _IDX else v
-    neg = bind(P.lt_p, v, P.convert_element_type(0, _IDX))
-    return P.select_n(neg, v, P.add(v, P.convert_element_type(n, _IDX)))
-
-
-def _idx_value(e):
-    """The raw index value of an int / dyn / arr entry."""
-    if e.kind == "int":
-        return np.asarray(e.start, _IDX)
-    if isinstance(e.val, np.ndarray):
-        return backend.device_put(e.val)
-    return e.val
-
 
 # --------------------------------------------------------------------------------- read
 

@@ -104,7 +104,7 @@ def _parse(shape, key, fname):
             n = shape[d]
             hv = host_value(k._v) if type(k) is Array else k
             if hv is None:
-                from ._indexing import _wrap_negative
+                from ._indexing_key import _wrap_negative
                 iv = _wrap_negative(k._v, n)   # then clamp into range, as traced reads do
                 iv = bind(P.max_p, bind(P.min_p, iv, P.convert_element_type(n - 1, _IDX)),
                           P.convert_element_type(0, _IDX))
