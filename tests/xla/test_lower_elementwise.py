@@ -1,0 +1,143 @@
+"""xla/lower_elementwise.py: every elementwise primitive it lowers, bound directly and run under jit,
+against NumPy/scipy on float32 and float64 grids of special values (signed zeros, +-inf, NaN, huge),
+integer and bool operands, and complex parts. The last test checks the cases reach every primitive
+the module lowers."""
+import numpy as np
+import pytest
+import scipy.special as sc
+
+import array_namespace as xp
+
+from lower_harness import Case, check, grid, lowered_by, raw
+from transforms import jit
+from transforms.primitives import elementwise as E
+from transforms.primitives import special_erf as SE
+from transforms.primitives import special_gamma as SG
+
+TOL = {np.float32: (2e-6, 1e-37), np.float64: (1e-13, 1e-300)}
+# below: (primitive, oracle, grid values or None for the default special-value grid, extra rtol factor)
+UNARY = [
+    (E.neg_p, np.negative), (E.sin_p, np.sin), (E.cos_p, np.cos), (E.tan_p, np.tan), (E.asin_p, np.arcsin),
+    (E.acos_p, np.arccos), (E.atan_p, np.arctan), (E.sinh_p, np.sinh), (E.cosh_p, np.cosh), (E.tanh_p, np.tanh),
+    (E.asinh_p, np.arcsinh), (E.acosh_p, np.arccosh), (E.atanh_p, np.arctanh), (E.exp_p, np.exp),
+    (E.exp2_p, np.exp2), (E.expm1_p, np.expm1), (E.log_p, np.log), (E.log1p_p, np.log1p), (E.sqrt_p, np.sqrt),
+    (E.rsqrt_p, lambda x: 1 / np.sqrt(x)), (E.cbrt_p, np.cbrt), (E.logistic_p, sc.expit), (E.erf_p, sc.erf),
+    (SE.erfc_p, sc.erfc), (E.sign_p, np.sign), (E.floor_p, np.floor), (E.ceil_p, np.ceil),
+    (E.round_p, np.round), (E.abs_p, np.abs), (E.is_finite_p, np.isfinite),
+    (SG.lgamma_p, sc.gammaln), (SG.digamma_p, sc.psi),
+]
+SMOOTH = [-3.5, -1.0, -0.5, -0.0, 0.0, 1e-300, 0.25, 0.5, 1.0, 2.0, 7.5, 30.0]   # away from 1e10's range reduction
+
+
+def _unary_cases():
+    out = []
+    for prim, f in UNARY:
+        for dt in (np.float32, np.float64):
+            rtol, atol = TOL[dt]
+            vals = grid(dt, SMOOTH) if prim in (E.sin_p, E.cos_p, E.tan_p) else grid(dt)
+            if prim in (SG.lgamma_p, SG.digamma_p):   # poles at 0 and the negative integers checked separately
+                vals = grid(dt, [-3.5, -0.5, 1e-30, 0.25, 0.5, 1.0, 2.0, 7.5, 1e10, np.inf, np.nan])
+                rtol, atol = rtol * 100, (1e-6 if dt == np.float32 else 1e-15)   # zeros at 1, 2 and 1.4616
+            out.append(Case(f"{prim}-{dt.__name__}", raw(prim), _quiet(f), [vals], rtol * 4, atol))
+    return out
+
+
+def _quiet(f):
+    def g(*a):
+        with np.errstate(all="ignore"):
+            return f(*a)
+    return g
+
+
+def _pairs(dt, vals=(-np.inf, -2.0, -0.5, -0.0, 0.0, 0.5, 1.0, 3.0, np.inf, np.nan)):
+    a, b = np.meshgrid(np.array(vals, dt), np.array(vals, dt))
+    return [a.ravel(), b.ravel()]
+
+
+BINARY = [(E.add_p, np.add), (E.sub_p, np.subtract), (E.mul_p, np.multiply), (E.div_p, np.divide),
+          (E.rem_p, np.fmod), (E.pow_p, np.power), (E.max_p, np.maximum), (E.min_p, np.minimum),
+          (E.atan2_p, np.arctan2), (E.nextafter_p, np.nextafter),
+          (E.eq_p, np.equal), (E.ne_p, np.not_equal), (E.lt_p, np.less), (E.le_p, np.less_equal),
+          (E.gt_p, np.greater), (E.ge_p, np.greater_equal)]
+
+
+def _binary_cases():
+    return [Case(f"{p}-{dt.__name__}", raw(p), _quiet(f), _pairs(dt), TOL[dt][0] * 4, TOL[dt][1])
+            for p, f in BINARY for dt in (np.float32, np.float64)]
+
+
+I32 = np.array([-7, -3, -1, 0, 1, 2, 5, 2**31 - 1, -2**31], np.int32)
+I32b = np.array([2, -2, 3, 1, 7, -1, 5, 3, 7], np.int32)
+U32 = np.array([0, 1, 5, 2**31, 2**32 - 1, 7, 12, 3, 9], np.uint32)
+SH = np.array([0, 1, 3, 5, 31, 2, 4, 6, 1], np.int32)
+B = [np.array([True, True, False, False]), np.array([True, False, True, False])]
+
+
+def _trunc_div(a, b):
+    return (np.sign(a) * np.sign(b) * (np.abs(a.astype(np.int64)) // np.abs(b.astype(np.int64)))).astype(a.dtype)
+
+
+INTEGER = [
+    Case("div-int32", raw(E.div_p), _trunc_div, [I32[:7], I32b[:7]]),
+    Case("rem-int32", raw(E.rem_p), np.fmod, [I32[:7], I32b[:7]]),
+    Case("add-int32-wraps", raw(E.add_p), np.add, [I32, I32]),
+    Case("max-uint32", raw(E.max_p), np.maximum, [U32, U32[::-1].copy()]),
+    Case("and-bool", raw(E.and_p), np.logical_and, B), Case("or-bool", raw(E.or_p), np.logical_or, B),
+    Case("xor-bool", raw(E.xor_p), np.logical_xor, B), Case("not-bool", raw(E.not_p), np.logical_not, B[:1]),
+    Case("and-int32", raw(E.and_p), np.bitwise_and, [I32, I32b]), Case("or-int32", raw(E.or_p), np.bitwise_or, [I32, I32b]),
+    Case("xor-uint32", raw(E.xor_p), np.bitwise_xor, [U32, U32[::-1].copy()]),
+    Case("not-int32", raw(E.not_p), np.invert, [I32]),
+    Case("shift_left-int32", raw(E.shift_left_p), np.left_shift, [I32b, SH]),
+    Case("shift_right_arithmetic-int32", raw(E.shift_right_arithmetic_p), np.right_shift, [I32, SH]),
+    Case("shift_right_logical-uint32", raw(E.shift_right_logical_p), np.right_shift, [U32, SH.astype(np.uint32)]),
+    Case("abs-int32", raw(E.abs_p), np.abs, [I32]), Case("sign-int32", raw(E.sign_p), np.sign, [I32]),
+    Case("lt-uint32", raw(E.lt_p), np.less, [U32, U32[::-1].copy()]),
+]
+
+Z = np.array([1 + 2j, -3.5 - 0.5j, 0j, complex(np.inf, 1), complex(np.nan, 2)], np.complex128)
+COMPLEX = [
+    Case("real-c128", raw(E.real_p), np.real, [Z]), Case("imag-c128", raw(E.imag_p), np.imag, [Z]),
+    Case("conj-c64", raw(E.conj_p), np.conj, [Z.astype(np.complex64)]),
+    Case("abs-c128", raw(E.abs_p), np.abs, [Z[:3]]),
+    Case("mul-c128", raw(E.mul_p), np.multiply, [Z[:3], Z[:3][::-1].copy()]),
+    Case("exp-c128", raw(E.exp_p), np.exp, [Z[:3]]),
+]
+
+CONVERT = [
+    Case(f"convert-{a}-{b}", raw(E.convert_element_type_p, new_dtype=np.dtype(b), weak_type=False),
+         lambda x, b=b: x.astype(b), [v.astype(a)])
+    for a, b, v in [("float64", "float32", grid(np.float64)), ("float32", "float64", grid(np.float32)),
+                    ("float64", "int32", np.array([-3.7, -0.5, 0.0, 2.9, 1e5])), ("int32", "float64", I32),
+                    ("bool", "float32", B[0]), ("float32", "bool", grid(np.float32)),
+                    ("int64", "int8", np.array([1, 127, 128, -129, 300])), ("float64", "complex128", grid(np.float64))]
+]
+
+OTHER = [
+    Case("select_n-2", raw(E.select_n_p), lambda p, a, b: np.where(p, b, a),
+         [B[0], np.array([1.0, 2.0, 3.0, 4.0]), np.array([-1.0, -2.0, -3.0, -4.0])]),
+    Case("select_n-3-int-pred", raw(E.select_n_p), lambda p, a, b, c: np.choose(p, [a, b, c]),
+         [np.array([0, 2, 1, 2], np.int32)] + [np.arange(4.0) + k for k in (0, 10, 20)]),
+    Case("zeta_chlo", raw(SG.zeta_chlo_p), sc.zeta, [np.array([2.0, 3.5, 1.5, 10.0]), np.array([1.0, 0.5, 2.0, 3.0])],
+         1e-12),
+]
+
+CASES = _unary_cases() + _binary_cases() + INTEGER + COMPLEX + CONVERT + OTHER
+
+
+@pytest.mark.parametrize("case", CASES, ids=repr)
+def test_jit_matches_numpy(case):
+    check(case)
+
+
+def test_gamma_poles():
+    """lgamma is +inf and digamma is NaN or +-inf at 0 and the negative integers (scipy: psi(0) = -inf,
+    psi(-n) = NaN)."""
+    x = np.array([-3.0, -1.0, -0.0, 0.0])
+    check(Case("lgamma-poles", raw(SG.lgamma_p), sc.gammaln, [x]))
+    got = np.asarray(jit(raw(SG.digamma_p))(xp.asarray(x)))
+    assert np.all(np.isnan(got) | np.isinf(got)), got
+
+
+def test_every_lowered_primitive_is_reached():
+    reached = {c.fn.__name__ for c in CASES}
+    assert lowered_by("xla.lower_elementwise") - reached == set()
