@@ -14,7 +14,7 @@ from .api_util import Store, box, flatten_fun, to_raw
 from .batching import move_to, vmap_flat
 from .core import Primitive, abstract_eval_rules, bind, get_aval, impl_rules
 from .jaxpr import eval_jaxpr
-from .jaxpr_transforms import stage
+from .jaxpr_transforms import batch_jaxpr, stage
 from .primitives import structural as S
 from .pytree import tree_flatten, tree_unflatten
 from .rules import Zero, batch_rules, is_undefined, jvp_gaps, jvp_rules, transpose_rules, zero_jvp
@@ -88,14 +88,9 @@ def _custom_jvp_batch(axis_size, vals, dims, *, name, call_jaxpr, jvp):
     return out, [0] * len(out)
 
 
-@functools.lru_cache(maxsize=256)
 def _batched(closed, axis_size):
-    avals = [a.update(shape=(axis_size,) + a.shape) for a in closed.in_avals]
-
-    def f(*args):
-        outs, odims = vmap_flat(lambda *a: _call(closed, a), args, [0] * len(args), axis_size)
-        return [move_to(o, d, 0, axis_size) for o, d in zip(outs, odims)]
-    return stage(f, avals)
+    """The call jaxpr with every input and output batched at axis 0."""
+    return batch_jaxpr(closed, (0,) * len(closed.in_avals), axis_size, (True,) * len(closed.out_avals))[0]
 
 
 jvp_rules[custom_jvp_call_p] = _custom_jvp_jvp

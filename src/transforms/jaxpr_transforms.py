@@ -11,8 +11,11 @@ from __future__ import annotations
 
 import functools
 
+from .ad import backward_pass, jvp_flat
+from .batching import move_to, vmap_flat
 from .core import EVAL, Primitive, abstract_eval_rules, bind, current_trace, get_aval, set_trace
 from .jaxpr import ClosedJaxpr, eval_jaxpr
+from .primitives.structural import zeros_of_aval
 from .rules import UndefPrimal, Zero, batch_rules, is_undefined, jvp_rules, partial_eval_rules, transpose_rules
 from .staging import StagingTrace, StagingTracer, convert_constvars, dce_jaxpr
 
@@ -37,6 +40,11 @@ def stage(fun, in_avals, names=None) -> ClosedJaxpr:
     return ClosedJaxpr(dce_jaxpr(closed.jaxpr), closed.consts)
 
 
+def run_jaxpr(closed):
+    """A closed jaxpr as a function of raw values (list of outputs)."""
+    return lambda *a: eval_jaxpr(closed.jaxpr, closed.consts, *a)
+
+
 @functools.lru_cache(maxsize=512)
 def _staged_jaxpr(body, avals, static):
     def flat(*args):
@@ -59,22 +67,36 @@ def staged_call(body, raw, name, **static):
 abstract_eval_rules[jit_p] = lambda *avals, name, jaxpr: list(jaxpr.out_avals)
 
 
-@functools.lru_cache(maxsize=512)
-def jvp_jaxpr(closed, nonzeros):
-    from .ad import jvp_flat
+def _instantiate_mask(instantiate, n):
+    return (bool(instantiate),) * n if isinstance(instantiate, bool) else tuple(instantiate)
+
+
+@functools.lru_cache(maxsize=1024)
+def jvp_jaxpr(closed, nonzeros, instantiate=True):
+    """jvp of a jaxpr: (primals, the nonzero tangents) -> (outputs, the output tangents that are not Zero).
+
+    nonzeros: per input, whether it has a tangent. instantiate: True (every differentiable output
+    gets a tangent, zeros where it has none: what `jvp_flat` does), False (symbolic Zero stays
+    Zero), or a tuple per output (True: a zero tangent is materialised, whatever the dtype).
+    Returns (ClosedJaxpr, which outputs have a tangent).
+    """
     n = len(nonzeros)
-    in_avals = closed.in_avals
-    t_avals = [a.strip_weak() for a, nz in zip(in_avals, nonzeros) if nz]
-    out_has_t = []
+    t_avals = [a.strip_weak() for a, nz in zip(closed.in_avals, nonzeros) if nz]
+    per_output = not isinstance(instantiate, bool)
+    out_nz = []
 
     def f(*args):
         primals, ts = args[:n], iter(args[n:])
         tangents = [next(ts) if nz else Zero for nz in nonzeros]
-        out_p, out_t = jvp_flat(lambda *a: eval_jaxpr(closed.jaxpr, closed.consts, *a), primals, tangents)
-        out_has_t[:] = [t is not Zero for t in out_t]
+        out_p, out_t = jvp_flat(run_jaxpr(closed), primals, tangents,
+                                instantiate_zeros=False if per_output else instantiate)
+        if per_output:
+            out_t = [zeros_of_aval(get_aval(p).strip_weak()) if (t is Zero and inst) else t
+                     for p, t, inst in zip(out_p, out_t, instantiate)]
+        out_nz[:] = [t is not Zero for t in out_t]
         return list(out_p) + [t for t in out_t if t is not Zero]
-    new = stage(f, list(in_avals) + t_avals)
-    return new, tuple(out_has_t)
+    new = stage(f, list(closed.in_avals) + t_avals)
+    return new, tuple(out_nz)
 
 
 def _jit_jvp(primals, tangents, *, jaxpr, name):
@@ -86,9 +108,15 @@ def _jit_jvp(primals, tangents, *, jaxpr, name):
     return outs[:n], [next(it) if h else Zero for h in out_has_t]
 
 
-@functools.lru_cache(maxsize=512)
-def batch_jaxpr(closed, dims, axis_size):
-    from .batching import vmap_flat
+@functools.lru_cache(maxsize=1024)
+def batch_jaxpr(closed, dims, axis_size, force=None):
+    """vmap of a jaxpr whose inputs carry the batch axis at `dims` (per input: an axis or None).
+
+    force: None (each output keeps the batch axis it comes out with, or none) or a tuple per
+    output: True (batched at axis 0, broadcast if it came out unbatched), False (must come out
+    unbatched), None (at axis 0 if batched at all).
+    Returns (ClosedJaxpr, the batch axis of each output or None).
+    """
     avals = []
     for a, d in zip(closed.in_avals, dims):
         shape = list(a.shape)
@@ -98,7 +126,16 @@ def batch_jaxpr(closed, dims, axis_size):
     out_dims = []
 
     def f(*args):
-        outs, od = vmap_flat(lambda *a: eval_jaxpr(closed.jaxpr, closed.consts, *a), args, dims, axis_size)
+        outs, od = vmap_flat(run_jaxpr(closed), args, dims, axis_size)
+        if force is not None:
+            res = []
+            for k, (o, d) in enumerate(zip(outs, od)):
+                want = d is not None if force[k] is None else force[k]
+                if not want and d is not None:
+                    raise AssertionError("internal: an output forced unbatched came out batched")
+                res.append(move_to(o, d, 0, axis_size) if want else o)
+                od[k] = 0 if want else None
+            outs = res
         out_dims[:] = od
         return outs
     return stage(f, avals), tuple(out_dims)
@@ -109,25 +146,38 @@ def _jit_batch(axis_size, vals, dims, *, jaxpr, name):
     return call_jaxpr(new, vals, f"vmap({name})"), list(out_dims)
 
 
-@functools.lru_cache(maxsize=512)
-def partial_eval_jaxpr(closed, unknowns):
-    """Split a jaxpr into a known part (outputs + residuals) and an unknown part (residuals + unknowns)."""
+@functools.lru_cache(maxsize=1024)
+def partial_eval_jaxpr(closed, unknowns, instantiate=False):
+    """Split a jaxpr for the given unknown inputs into a known and an unknown part.
+
+    Returns (known, unknown, out_unknown, n_res): `known` takes the known inputs and returns the
+    known outputs then the residuals; `unknown` takes the residuals then the unknown inputs and
+    returns the unknown outputs. instantiate (a bool, or a tuple per output): outputs made unknown
+    even where they are known.
+    """
+    inst = _instantiate_mask(instantiate, len(closed.out_avals))
     known_tr = StagingTrace(EVAL, stage_all=True)
     unk_tr = StagingTrace(known_tr, stage_all=False)
     args = [unk_tr.new_arg(a) if u else known_tr.new_arg(a) for a, u in zip(closed.in_avals, unknowns)]
     with set_trace(unk_tr):
         outs = eval_jaxpr(closed.jaxpr, closed.consts, *args)
-    out_unknown = tuple(type(o) is StagingTracer and o._trace is unk_tr for o in outs)
+    out_unknown = tuple(bool(i) or (type(o) is StagingTracer and o._trace is unk_tr) for o, i in zip(outs, inst))
     unk = unk_tr.to_jaxpr([o for o, u in zip(outs, out_unknown) if u])
     residuals = unk.consts
     known = known_tr.to_jaxpr([o for o, u in zip(outs, out_unknown) if not u] + list(residuals))
+    known = ClosedJaxpr(dce_jaxpr(known.jaxpr), known.consts)
     unk_jaxpr, _ = convert_constvars(unk)
-    return known, ClosedJaxpr(unk_jaxpr, []), out_unknown, len(residuals)
+    return known, ClosedJaxpr(dce_jaxpr(unk_jaxpr), []), out_unknown, len(residuals)
+
+
+def is_unknown_in(trace):
+    """The test partial-evaluation rules use: whether an argument is an unknown of `trace`."""
+    return lambda a: type(a) is StagingTracer and a._trace is trace
 
 
 def _jit_partial_eval(trace, args, params):
     jaxpr, name = params["jaxpr"], params["name"]
-    unknowns = tuple(type(a) is StagingTracer and a._trace is trace for a in args)
+    unknowns = tuple(map(is_unknown_in(trace), args))
     known, unk, out_unknown, n_res = partial_eval_jaxpr(jaxpr, unknowns)
     with set_trace(trace.parent):
         k_outs = call_jaxpr(known, [a for a, u in zip(args, unknowns) if not u], name)
@@ -139,10 +189,13 @@ def _jit_partial_eval(trace, args, params):
     return [next(ui) if u else next(ki) for u in out_unknown]
 
 
-@functools.lru_cache(maxsize=512)
+@functools.lru_cache(maxsize=1024)
 def transpose_jaxpr(closed, linear):
-    from .ad import backward_pass
-    from .primitives.structural import zeros_of_aval
+    """Transpose of a jaxpr linear in the inputs marked in `linear`.
+
+    The result takes (the non-linear inputs, in order; a cotangent per output) and returns a
+    cotangent per linear input, zeros where it gets none.
+    """
     res_avals = [a for a, lin in zip(closed.in_avals, linear) if not lin]
     ct_avals = [a.strip_weak() for a in closed.out_avals]
     lin_avals = [a for a, lin in zip(closed.in_avals, linear) if lin]
@@ -157,12 +210,26 @@ def transpose_jaxpr(closed, linear):
 
 
 def _jit_transpose(cts, *args, jaxpr, name):
-    from .primitives.structural import zeros_of_aval
     linear = tuple(is_undefined(a) for a in args)
     cts = [zeros_of_aval(a.strip_weak()) if c is Zero else c for c, a in zip(cts, jaxpr.out_avals)]
     new = transpose_jaxpr(jaxpr, linear)
     outs = iter(call_jaxpr(new, [a for a in args if not is_undefined(a)] + cts, f"transpose({name})"))
     return [next(outs) if lin else None for lin in linear]
+
+
+def carry_fixed_point(flags, out_flags):
+    """The loop-carry fixed point of a per-carry property (has a tangent, is batched, is unknown).
+
+    flags: the property of each initial carry; out_flags(flags) -> the property of each carry the
+    body returns given those. A carry has the property if it starts with it or the body can give
+    it after any number of iterations: the smallest superset of `flags` closed under the body.
+    """
+    flags = tuple(bool(f) for f in flags)
+    while True:
+        new = tuple(a or bool(b) for a, b in zip(flags, out_flags(flags)))
+        if new == flags:
+            return flags
+        flags = new
 
 
 jvp_rules[jit_p] = _jit_jvp

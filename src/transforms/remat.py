@@ -12,10 +12,11 @@ import functools
 from .api_util import Store, box, flatten_fun, to_raw
 from .core import Primitive, abstract_eval_rules, bind, get_aval, impl_rules, set_trace
 from .jaxpr import ClosedJaxpr, Jaxpr, eval_jaxpr
-from .jaxpr_transforms import batch_jaxpr as _batch_jaxpr, jvp_jaxpr as _jvp_jaxpr, partial_eval_jaxpr as _partial_eval_jaxpr, transpose_jaxpr as _transpose_jaxpr, stage
+from .jaxpr_transforms import batch_jaxpr, is_unknown_in, jvp_jaxpr, partial_eval_jaxpr, stage, transpose_jaxpr
+from .primitives.structural import zeros_of_aval
 from .pytree import tree_flatten, tree_unflatten
 from .rules import Zero, batch_rules, is_undefined, jvp_rules, partial_eval_rules, transpose_rules
-from .staging import StagingTracer, convert_constvars, dce_jaxpr
+from .staging import convert_constvars, dce_jaxpr
 
 checkpoint_p = Primitive("checkpoint", multiple_results=True)
 
@@ -45,7 +46,7 @@ impl_rules[checkpoint_p] = lambda *args, name, jaxpr, policy: eval_jaxpr(jaxpr.j
 
 def _jvp(primals, tangents, *, name, jaxpr, policy):
     nonzeros = tuple(t is not Zero for t in tangents)
-    new, out_has_t = _jvp_jaxpr(jaxpr, nonzeros)
+    new, out_has_t = jvp_jaxpr(jaxpr, nonzeros)
     outs = _bind(new, list(primals) + [t for t in tangents if t is not Zero], name, policy)
     n = len(out_has_t)
     it = iter(outs[n:])
@@ -53,13 +54,13 @@ def _jvp(primals, tangents, *, name, jaxpr, policy):
 
 
 def _batch(axis_size, vals, dims, *, name, jaxpr, policy):
-    new, out_dims = _batch_jaxpr(jaxpr, tuple(dims), axis_size)
+    new, out_dims = batch_jaxpr(jaxpr, tuple(dims), axis_size)
     return _bind(new, vals, name, policy), list(out_dims)
 
 
 @functools.lru_cache(maxsize=256)
 def _remat_split(closed, unknowns, policy):
-    known, unk, out_unknown, n_res = _partial_eval_jaxpr(closed, unknowns)
+    known, unk, out_unknown, n_res = partial_eval_jaxpr(closed, unknowns)
     kj = known.jaxpr
     n_known_out = len(kj.outvars) - n_res
     producer = {v: e.prim for e in kj.eqns for v in e.outvars}
@@ -84,7 +85,7 @@ def _remat_split(closed, unknowns, policy):
 
 def _partial_eval(trace, args, params):
     name, jaxpr, policy = params["name"], params["jaxpr"], params["policy"]
-    unknowns = tuple(type(a) is StagingTracer and a._trace is trace for a in args)
+    unknowns = tuple(map(is_unknown_in(trace), args))
     known, recompute, out_unknown, n_known_out = _remat_split(jaxpr, unknowns, policy)
     known_args = [a for a, u in zip(args, unknowns) if not u]
     with set_trace(trace.parent):
@@ -97,10 +98,9 @@ def _partial_eval(trace, args, params):
 
 
 def _transpose(cts, *args, name, jaxpr, policy):
-    from .primitives.structural import zeros_of_aval
     linear = tuple(is_undefined(a) for a in args)
     cts = [zeros_of_aval(a.strip_weak()) if c is Zero else c for c, a in zip(cts, jaxpr.out_avals)]
-    outs = iter(_bind(_transpose_jaxpr(jaxpr, linear), [a for a in args if not is_undefined(a)] + cts,
+    outs = iter(_bind(transpose_jaxpr(jaxpr, linear), [a for a in args if not is_undefined(a)] + cts,
                       f"transpose({name})", policy))
     return [next(outs) if lin else None for lin in linear]
 

@@ -43,13 +43,8 @@ def any_(b):
 
 def while_raw(cond, body, init):
     """while_loop on raw values: cond(*carry) -> bool scalar, body(*carry) -> carry (same avals)."""
-    from ..control_flow import _intern, _no_consts, while_p
-    from ..jaxpr_transforms import stage
-    avals = [get_aval(v) for v in init]
-    cj, cc = _no_consts(stage(lambda *c: [cond(*c)], avals))
-    bj, bc = _no_consts(stage(lambda *c: list(body(*c)), avals))
-    return bind(while_p, *cc, *bc, *init, cond_jaxpr=_intern(cj), body_jaxpr=_intern(bj),
-                cond_nconsts=len(cc), body_nconsts=len(bc))
+    from ..control_flow_while import while_raw as loop   # (function-local: the loop module imports primitives)
+    return loop(cond, body, init)
 
 
 def _no_tangent(fname, arg, why):
