@@ -3,7 +3,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from .core import Tracer, boxing, get_aval
+from .core import ShapedArray, Tracer, boxing, get_aval
 from .pytree import tree_flatten, tree_unflatten
 
 _SCALARS = (bool, int, float, complex)
@@ -23,6 +23,26 @@ def to_raw(x, where="argument"):
         return convert_element_type(x, a.dtype, a.weak_type)
     raise TypeError(f"{where}: expected an array, a Python scalar or a pytree of them, "
                     f"got {type(x).__name__}")
+
+
+def arg_aval(x, where="argument"):
+    """The aval of an argument leaf without running anything (make_jaxpr needs only types): an Array,
+    a raw value, a Python/NumPy scalar or array, or a shape-and-dtype spec (ShapedArray, ShapeDtypeStruct)."""
+    if type(x) is boxing.box_type:
+        x = x._v
+    aval = getattr(x, "aval", None)
+    if aval is not None:
+        return aval
+    if isinstance(x, ShapedArray):
+        return x
+    if type(x) in _SCALARS or isinstance(x, (np.ndarray, np.generic)):
+        if isinstance(x, (np.ndarray, np.generic)) and x.dtype.kind not in "biufc":
+            raise TypeError(f"{where}: NumPy dtype {x.dtype} is not an array dtype")
+        return get_aval(x)
+    if hasattr(x, "shape") and hasattr(x, "dtype"):
+        return ShapedArray(tuple(x.shape), np.dtype(x.dtype))
+    raise TypeError(f"{where}: expected an array, a Python scalar, a shape-and-dtype spec or a pytree of "
+                    f"them, got {type(x).__name__}")
 
 
 def box(v):

@@ -9,11 +9,11 @@ from __future__ import annotations
 
 import inspect
 
-from .api_util import Store, alias_pattern, box, flatten_fun, to_raw, write_back
+from .api_util import Store, alias_pattern, arg_aval, box, flatten_fun, to_raw, write_back
 from .backend import backend
 from .core import EVAL, Tracer, bind, boxing, current_trace, get_aval, set_trace, trace_state
 from .jaxpr import ClosedJaxpr
-from .jaxpr_transforms import call_jaxpr, jit_p, stage  # noqa: F401  (re-exported: the staged call)
+from .jaxpr_transforms import jit_p, stage
 from .pytree import tree_flatten, tree_unflatten
 from .staging import StagingTrace, convert_constvars
 
@@ -264,7 +264,7 @@ def make_jaxpr(fun, static_argnums=()):
     def mk(*args, **kwargs):
         dyn = [a for i, a in enumerate(args) if i not in static]
         leaves, tree = tree_flatten((tuple(dyn), kwargs))
-        raw = [to_raw(x, "make_jaxpr argument") for x in leaves]
+        avals = [arg_aval(x, "make_jaxpr argument") for x in leaves]
 
         def f(d, kw):
             it = iter(d)
@@ -272,8 +272,7 @@ def make_jaxpr(fun, static_argnums=()):
             return fun(*full, **kw)
         store = Store()
         trace = StagingTrace(current_trace(), stage_all=True)
-        tracers = [trace.new_arg(get_aval(r).strip_weak() if not get_aval(r).weak_type else get_aval(r))
-                   for r in raw]
+        tracers = [trace.new_arg(a) for a in avals]
         with set_trace(trace):
             outs = flatten_fun(f, tree, store)(*tracers)
         return trace.to_jaxpr(outs)
