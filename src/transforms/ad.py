@@ -14,7 +14,7 @@ from __future__ import annotations
 from .api_util import (Store, alias_pattern, argnums_tuple, box, flatten_fun, split_mutated, to_raw,
                        write_back)
 from .core import (Trace, Tracer, TracerArrayConversionError, UnexpectedTracerError, bind, boxing, current_trace,
-                   get_aval, set_trace)
+                   get_aval, set_trace, unbox)
 from .jaxpr import Literal, Var
 from .primitives import elementwise as E
 from .primitives import structural as S
@@ -329,12 +329,12 @@ def value_and_grad(fun, argnums=0, has_aux=False):
                 args[i]._rebind(v, f"grad: a write into argument {i}")
         res = (out, f_vjp, user_aux)
         out_leaves, _ = tree_flatten(out)
-        if len(out_leaves) != 1 or out_leaves[0].shape != () or out_leaves[0].dtype.kind not in "fc":
-            what = (f"a {out_leaves[0].dtype.name} array of shape {tuple(out_leaves[0].shape)}"
-                    if len(out_leaves) == 1 else f"a pytree with {len(out_leaves)} leaves")
+        o = get_aval(unbox(out_leaves[0])) if len(out_leaves) == 1 else None
+        if o is None or o.shape != () or o.dtype.kind not in "fc":
+            what = (f"a {o.dtype.name} array of shape {tuple(o.shape)}"
+                    if o is not None else f"a pytree with {len(out_leaves)} leaves")
             raise TypeError(f"grad requires a function returning a real scalar float, but it returned {what}. "
                             "Reduce the output (e.g. xp.sum), or use jacrev/vjp for non-scalar outputs.")
-        o = out_leaves[0]
         if o.dtype.kind == "c":
             raise TypeError("grad requires a real-valued output; use vjp for complex outputs")
         one = box(E.convert_element_type(1.0, o.dtype))

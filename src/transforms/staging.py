@@ -15,8 +15,9 @@ from __future__ import annotations
 
 import numpy as np
 
+from .backend import backend
 from .core import (EVAL, ConcretizationTypeError, Trace, Tracer, TracerArrayConversionError, UnexpectedTracerError,
-                   abstract_eval, get_aval, impl_rules, not_foldable, set_trace)
+                   abstract_eval, bind, get_aval, not_foldable, set_trace)
 from .jaxpr import ClosedJaxpr, Eqn, Jaxpr, Literal, Var, new_literal
 from .rules import partial_eval_rules
 
@@ -109,7 +110,9 @@ class StagingTrace(Trace):
         multi = prim.multiple_results
         outs = out_avals if multi else [out_avals]
         if (not multi and prim not in not_foldable and all(type(t.atom) is Literal for t in tracers)
-                and outs[0].shape == ()):   # scalar arithmetic on literals; calls and loops are never folded
+                and outs[0].shape == () and backend.name is not None):
+            # scalar arithmetic on literals, run by the backend (none registered: staged as is); calls
+            # and loops are never folded
             return self._fold(prim, tracers, params, outs, multi)
         outvars = [Var(a) for a in outs]
         self.eqns.append(Eqn(prim, [t.atom for t in tracers], outvars, params))
@@ -118,7 +121,7 @@ class StagingTrace(Trace):
 
     def _fold(self, prim, tracers, params, outs, multi):
         with set_trace(EVAL):
-            vals = impl_rules[prim](*[t.atom.val for t in tracers], **params)
+            vals = bind(prim, *[t.atom.val for t in tracers], **params)
         vals = vals if multi else [vals]
         res = [StagingTracer(self, new_literal(np.asarray(v), a)) for v, a in zip(vals, outs)]
         return res if multi else res[0]
