@@ -142,7 +142,7 @@ def test_checker_finds_package_rules_and_private_names(tmp_path):
                                       "from transforms import core\n"
                                       "def f():\n    from xla import lowering\n    return core._state\n"),
         "array_namespace/__init__.py": "import xla\nfrom ._array import f\n",
-        "array_namespace/special/_x.py": "import jax\nimport jaxlib\n",
+        "array_namespace/special/_x.py": "import jax\nimport jaxlib\nimport transforms.core\nf = transforms.core._state\n",
         "xla/_jaxlib.py": "import jaxlib\n",
     })
     rules = sorted((v.rule.split(" (")[0], v.where) for v in vs)
@@ -152,6 +152,7 @@ def test_checker_finds_package_rules_and_private_names(tmp_path):
         ("only array_namespace/__init__.py may import xla", f"{src}array_namespace/_array.py:4"),
         ("only xla may import jaxlib", f"{src}array_namespace/special/_x.py:2"),
         ("src/ never imports jax", f"{src}array_namespace/special/_x.py:1"),
+        ("the namespace uses a private name transforms.core._state", f"{src}array_namespace/special/_x.py:4"),
         ("the namespace uses a private name transforms.core._state", f"{src}array_namespace/_array.py:1"),
         ("the namespace uses a private name transforms.core._state", f"{src}array_namespace/_array.py:5"),
         ("xla must not import array_namespace", f"{src}xla/lowering.py:1"),

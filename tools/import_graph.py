@@ -168,12 +168,17 @@ def parse_module(mod, path, mods, src=SRC):
                     bound[alias.asname or alias.name.split(".")[-1]] = dst
                 else:
                     bound[alias.name.split(".")[0]] = package_of(dst)
-    # `core._state` after `from transforms import core`
+    # `core._state` after `from transforms import core`, `transforms.core._state` after `import transforms.core`
     for node in ast.walk(tree):
-        if (isinstance(node, ast.Attribute) and isinstance(node.value, ast.Name)
-                and node.value.id in bound and node.attr.startswith("_")
+        if not (isinstance(node, ast.Attribute) and node.attr.startswith("_")
                 and not node.attr.startswith("__")):
-            target = bound[node.value.id]
+            continue
+        chain, base = [], node.value
+        while isinstance(base, ast.Attribute):
+            chain.append(base.attr)
+            base = base.value
+        if isinstance(base, ast.Name) and base.id in bound:
+            target = ".".join([bound[base.id]] + chain[::-1])
             if package_of(target) != package_of(mod):
                 private.append((rel, node.lineno, f"{target}.{node.attr}",
                                 lines[node.lineno - 1].strip()))
