@@ -11,6 +11,7 @@ import inspect
 
 from .api_util import Store, alias_pattern, arg_aval, box, flatten_fun, to_raw, write_back
 from .backend import backend
+from .caches import LRUCache
 from .core import EVAL, Tracer, bind, boxing, current_trace, get_aval, set_trace, trace_state
 from .jaxpr import ClosedJaxpr
 from .jaxpr_transforms import jit_p, stage
@@ -65,7 +66,7 @@ class Jitted:
             self.static_argnums = tuple(sorted(set(self.static_argnums) | {
                 params.index(n) for n in self.static_argnames if n in params}))
         self._simple = not (self.static_argnums or self.static_argnames or self.donate_argnums)
-        self._cache = {}
+        self._cache = LRUCache(kind="jit")   # signature -> _Entry (trace + executable); least recently used evicted
         self._fast = None     # the backend's native dispatcher for this wrapper (False: none)
         self._public = None   # the C++ dispatcher handed to the user, when jit returned that
         self.trace_count = 0
@@ -122,7 +123,7 @@ class Jitted:
         if ent is None:
             ent = self._trace(tree, avals, statics, kw_static, dyn_idx, len(args), aliases)
             if not any(isinstance(c, Tracer) for c in ent.consts):
-                self._cache[key] = ent
+                self._cache.put(key, ent)
         return ent, raw, leaves
 
     def _trace(self, tree, avals, statics, kw_static, dyn_idx, nargs, aliases=None):

@@ -231,7 +231,8 @@ def _make_states():
         _jax.jax_jit.set_enable_x64_state(Config("array_namespace_enable_x64", True, include_in_jit_key=True))
         _jax.jax_jit.set_disable_jit_state(Config("array_namespace_disable_jit", False, include_in_jit_key=True))
         _jax.jax_jit.set_post_hook_state(Config("array_namespace_post_hook", None))
-    _pjit_cache = _jax.PjitFunctionCache(capacity=4096)
+    from transforms.caches import cache_size   # (jaxlib's own LRU over all dispatchers' signatures)
+    _pjit_cache = _jax.PjitFunctionCache(capacity=cache_size("jit_dispatch"))
     # "eager or tracing" is part of every C++ call signature, so calls under a transform never
     # hit an entry that executes eagerly (they reach cache_miss, which stages them)
     from transforms.core import set_trace_hook
@@ -244,6 +245,15 @@ def _shard_arg_fallback(x, sharding, layout):
         return x
     from .runtime import device_buffer
     return device_buffer(x)
+
+
+def set_dispatch_cache_size(n):
+    """A new cap for the C++ dispatchers' shared LRU. jaxlib fixes a cache's capacity when made, so
+    dispatchers made from now on share a new cache of `n` signatures (each existing one keeps its own)."""
+    global _pjit_cache
+    with _init_lock:
+        if _states_ready:
+            _pjit_cache = _jax.PjitFunctionCache(capacity=n)
 
 
 def cpp_dispatcher(name, fun, cache_miss, static_argnums, static_argnames, key):

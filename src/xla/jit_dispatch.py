@@ -4,12 +4,14 @@ The engine's `Jitted` (transforms/jit.py) traces, caches and runs in Python. Thi
 jaxlib's C++ `pjit` dispatcher: the dispatcher flattens the arguments in C++, and on a signature it has
 seen runs the executable with no Python frame; on a miss it calls back into `Jitted`, and we describe
 the finished call (`FastpathData`) so the next one stays in C++. Registered as the backend's
-`jit_fast_call` / `jit_public` hooks.
+`jit_fast_call` / `jit_public` hooks. The dispatchers share one jaxlib LRU of signatures (process-wide;
+cap: transforms.caches 'jit_dispatch', default 4096); `Jitted` keeps its own LRU per function ('jit').
 """
 from __future__ import annotations
 
 import itertools
 
+from transforms.caches import on_resize
 from transforms.core import EVAL, boxing, get_aval, trace_state
 from transforms.pytree import add_registration_hook, registered_nodes
 
@@ -17,6 +19,7 @@ from . import _jaxlib, runtime
 
 _cpp_ready = False
 _wrapper_tokens = itertools.count()
+on_resize("jit_dispatch", _jaxlib.set_dispatch_cache_size)
 
 
 def _register_cpp_nodes():

@@ -3,12 +3,14 @@
 Eager mode on the CPU runs a primitive's host kernel (xla/host.py) where it has one: no
 compile, results held on the host as `HostValue`s. Otherwise (and on accelerators) it runs
 a single-equation executable cached by (primitive, params, input avals): one dict lookup
-and one execute; results are device arrays returned before the computation finishes.
+and one execute; results are device arrays returned before the computation finishes. That
+cache is least-recently-used, capped by transforms.caches ('eager', default 4096 executables).
 """
 from __future__ import annotations
 
 import numpy as np
 
+from transforms.caches import LRUCache
 from transforms.core import (ShapedArray, Tracer, UnexpectedTracerError, abstract_eval, abstract_eval_rules, boxing,
                              get_aval, impl_rules)
 from transforms.jaxpr import ClosedJaxpr, Eqn, Jaxpr, Var
@@ -111,7 +113,8 @@ boxing.as_buffer = as_buffer
 
 
 # ------------------------------------------------------------------------ eager impls
-_exe_cache: dict = {}
+_exe_cache = LRUCache(kind="eager")   # (prim, params, *avals) -> Compiled; least recently used evicted
+_exe_touch = _exe_cache.move_to_end   # a hit: a dict read plus this (both C calls: the hot path stays flat)
 
 
 def _compile_single(prim, avals, params):
@@ -140,13 +143,14 @@ def _make_impl(prim):
         try:
             key = (prim, tuple(params.items()), *[a.aval for a in args])
             ent = _exe_cache[key]
+            _exe_touch(key)   # (KeyError here: evicted by another thread meanwhile; the miss path re-adds it)
         except (KeyError, AttributeError):
             args = [_to_buffer(a) for a in args]
             avals = [a.aval for a in args]
             key = (prim, tuple(params.items()), *avals)
             ent = _exe_cache.get(key)
             if ent is None:
-                ent = _exe_cache[key] = _compile_single(prim, avals, params)
+                ent = _exe_cache.put(key, _compile_single(prim, avals, params))
         try:
             outs = ent(args)
         except TypeError:   # a host-held value (HostValue) on the cached path: hand XLA its buffer
