@@ -31,12 +31,12 @@ multiply would turn ``inf * 0`` into NaN.
 """
 from __future__ import annotations
 
-import functools
 from typing import NamedTuple
 
 import numpy as np
 
 from transforms.core import bind, get_aval
+from transforms.jaxpr_transforms import staged_call
 from transforms.primitives import elementwise as P
 
 inf, nan, pi = np.inf, np.nan, np.pi
@@ -375,8 +375,8 @@ def special_values(rules, rotate, z):
 _RESTATED = {name: _restate(*spec) for name, spec in TABLES.items()}
 
 
-def _body(name, prim, z, divisor):
-    symmetry, rotate, rules = _RESTATED[name]
+def _body(z, *, fname, prim, divisor):
+    symmetry, rotate, rules = _RESTATED[fname]
     z, unfold_re, unfold_im = _fold(z, symmetry)
     out = bind(prim, z)
     if divisor is not None:
@@ -385,16 +385,8 @@ def _body(name, prim, z, divisor):
     return _flip(P.select_n(hit, out, value), unfold_re, unfold_im)
 
 
-@functools.lru_cache(maxsize=512)
-def _staged(name, prim, divisor, aval):
-    from transforms.jaxpr_transforms import stage
-    return stage(lambda z: [_body(name, prim, z, divisor)], [aval])
-
-
 def apply(name, prim, z, divisor=None):
     """name(z) for a complex raw value z: prim's ordinary result (divided by `divisor`, for
     log2/log10) on the folded input, with the standard's special values selected in and the
-    symmetry unfolded; staged as one call."""
-    from transforms.jaxpr_transforms import call_jaxpr
-    closed = _staged(name, prim, divisor, get_aval(z))
-    return call_jaxpr(closed, [z], name)[0]
+    symmetry unfolded; one staged call (staged once per signature)."""
+    return staged_call(_body, [z], name, fname=name, prim=prim, divisor=divisor)[0]

@@ -13,7 +13,8 @@ import functools
 
 from .ad import backward_pass, jvp_flat
 from .batching import move_to, vmap_flat
-from .core import EVAL, Primitive, abstract_eval_rules, bind, current_trace, get_aval, set_trace
+from .backend import backend
+from .core import EVAL, Primitive, abstract_eval_rules, bind, boxing, current_trace, get_aval, set_trace
 from .jaxpr import ClosedJaxpr, eval_jaxpr
 from .primitives.structural import zeros_of_aval
 from .rules import UndefPrimal, Zero, batch_rules, is_undefined, jvp_rules, partial_eval_rules, transpose_rules
@@ -45,21 +46,59 @@ def run_jaxpr(closed):
     return lambda *a: eval_jaxpr(closed.jaxpr, closed.consts, *a)
 
 
+class _Staged:
+    """One staged body at one signature: its constant-free jaxpr, the constants, and (made on the
+    first eager call) the executable an eager call runs directly, with no bind."""
+    __slots__ = ("closed", "consts", "exe", "const_bufs")
+
+    def __init__(self, closed):
+        if closed.consts:
+            jaxpr, consts = convert_constvars(closed)
+            closed = ClosedJaxpr(jaxpr, [])
+        else:
+            consts = []
+        self.closed, self.consts, self.exe, self.const_bufs = closed, list(consts), None, None
+
+    def eager(self, raw, name):
+        """The outputs, run eagerly on the backend's buffers; None where the bind path must run
+        (no backend, or a value that is not a device buffer, e.g. a Python scalar)."""
+        buf, conv = boxing.buffer_type, boxing.as_buffer
+        if buf is None or self.exe is False:
+            return None
+        args = [v if type(v) is buf else conv(v) for v in raw]
+        for a in args:
+            if type(a) is not buf:
+                return None
+        if self.exe is None:
+            bufs = [c if type(c) is buf else conv(c) for c in self.consts]
+            if any(type(c) is not buf for c in bufs):
+                self.exe = False
+                return None
+            self.const_bufs = bufs
+            self.exe = backend.compile_jaxpr(self.closed, (), name)
+        return self.exe(self.const_bufs + args)
+
+
 @functools.lru_cache(maxsize=512)
 def _staged_jaxpr(body, avals, static):
     def flat(*args):
         out = body(*args, **dict(static))
         return list(out) if isinstance(out, (tuple, list)) else [out]
-    return stage(flat, list(avals))
+    return _Staged(stage(flat, list(avals)))
 
 
 def staged_call(body, raw, name, **static):
     """Run a raw-value `body(*raw, **static)` as one staged call (a jit_p equation), staged once
     per input signature and static params: eagerly one cached executable instead of many
-    single-op dispatches, under transforms an ordinary jit_p. Returns the list of outputs."""
-    avals = tuple(get_aval(v) for v in raw)
-    closed = _staged_jaxpr(body, avals, tuple(sorted(static.items())))
-    return call_jaxpr(closed, list(raw), name)
+    single-op dispatches, under transforms an ordinary jit_p. `body` and the static values key
+    the cache, so they must be hashable (a module-level function, not a fresh lambda).
+    Returns the list of outputs."""
+    ent = _staged_jaxpr(body, tuple(map(get_aval, raw)), tuple(sorted(static.items())) if static else ())
+    if current_trace() is EVAL:
+        outs = ent.eager(raw, name)
+        if outs is not None:
+            return outs
+    return bind(jit_p, *ent.consts, *raw, name=name, jaxpr=ent.closed)
 
 
 # ------------------------------------------------------------------------- jit_p rules
