@@ -14,12 +14,15 @@ from .jacobians import hessian, jacfwd, jacrev
 from .jaxpr import ClosedJaxpr, Jaxpr, eval_jaxpr, typecheck
 from .custom_derivatives import custom_jvp, custom_vjp, stop_gradient
 from .callbacks import ShapeDtypeStruct, debug_print, io_callback, pure_callback
+from .collectives import (all_gather, all_to_all, axis_index, pmax, pmean, pmin, ppermute, psum,  # noqa: F401
+                          psum_scatter)
 from .jit import jit, make_jaxpr
 from .remat import checkpoint, dots_saveable, everything_saveable, nothing_saveable, remat
 from .pytree import (register_pytree_node, tree_flatten, tree_leaves, tree_map, tree_structure,
                      tree_unflatten)
 
 from . import random  # noqa: E402,F401  (explicit-key Threefry PRNG: transforms.random)
+from . import profiler  # noqa: E402,F401  (memory profiles, live arrays, traces: transforms.profiler)
 
 
 def block_until_ready(tree):
@@ -37,3 +40,5 @@ __all__ = ["grad", "jvp", "linearize", "value_and_grad", "vjp", "vmap", "jit", "
            "stop_gradient", "checkpoint", "remat", "dots_saveable", "everything_saveable", "nothing_saveable",
            "linear_transpose", "cond", "switch", "while_loop", "fori_loop", "scan", "map",
            "pure_callback", "io_callback", "debug_print", "ShapeDtypeStruct"]
+__all__ += ["psum", "pmean", "pmax", "pmin", "all_gather", "psum_scatter", "all_to_all", "ppermute",
+            "axis_index"]   # collectives over named axes (transforms/collectives.py)

@@ -9,7 +9,7 @@ error instead of an AttributeError or a bare KeyError deep inside a trace.
 from __future__ import annotations
 
 _HOOKS = ("device_put", "to_numpy", "default_device", "devices", "compile_jaxpr", "lower_text", "impl_for",
-          "to_dlpack", "jit_fast_call", "jit_public")
+          "to_dlpack", "jit_fast_call", "jit_public", "profiler")
 
 
 class NoBackendError(RuntimeError):
@@ -33,6 +33,7 @@ class Backend:
     lower_text(closed, name, donate) -> str        impl_for(prim) -> eager impl (or raises)
     jit_fast_call(jitted) -> callable | None       the native dispatcher for a Python-wrapped jit
     jit_public(jitted) -> callable | None          the object `jit(f)` returns, when the backend has one
+    profiler() -> its profiler (memory profile, live values, stats, traces; see transforms/profiler.py)
     """
     name = None
 

@@ -7,6 +7,7 @@ from . import lower_control_flow, lower_custom, lower_elementwise, lower_structu
 from . import lower_bits, lower_fft, lower_indexing, lower_lapack, lower_sorting  # noqa: F401
 from . import lower_special_erf, lower_special_gamma  # noqa: F401
 from . import lower_callbacks  # noqa: F401  (host callbacks: pure_callback, io_callback, debug_print)
+from . import lower_collectives  # noqa: F401  (psum, all_gather, ... over a pmap's devices)
 from transforms.backend import backend
 
 from . import _jaxlib, jit_dispatch, runtime
@@ -20,13 +21,18 @@ def _lower_text(closed, name="main", donate=()):
     return str(lower_jaxpr(closed, name, donate))
 
 
+def _profiler():
+    from . import profiler   # (loaded on first use: it loads jaxlib's profiler extension)
+    return profiler
+
+
 def _register_backend():
     """Fill in the engine's backend hooks (transforms/backend.py) with this package's runtime."""
     backend.register("xla", device_put=runtime.device_put, to_numpy=runtime.to_numpy,
                      default_device=runtime.default_device, devices=runtime.devices,
                      compile_jaxpr=runtime.compile_jaxpr, lower_text=_lower_text, impl_for=runtime.late_impl,
                      to_dlpack=_jaxlib.to_dlpack, jit_fast_call=jit_dispatch.fast_call,
-                     jit_public=jit_dispatch.public)
+                     jit_public=jit_dispatch.public, profiler=_profiler)
 
 
 _register_backend()
