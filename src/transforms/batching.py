@@ -3,8 +3,16 @@
 A `BatchTracer` holds a value with one extra axis (`bdim`); its aval is the per-example
 aval. `batch_rules` say where each primitive's batch axis goes. Unbatched values are
 plain parent values, so a function that ignores the batch costs nothing extra.
+
+`vmap(..., axis_name=)` names the batch axis: collectives (transforms/collectives.py) naming it
+run their `axis_rules` here (the single-device reference semantics of pmap), and the axis is
+bound in the axis environment (`bound_axes`, `axis_size_of`) while the function runs. Batching
+rules that batch a sub-jaxpr (`vmap_flat` inside a rule) inherit the name of the trace running them.
 """
 from __future__ import annotations
+
+import functools
+import threading
 
 from .api_util import Store, alias_pattern, box, flatten_fun, split_mutated, to_raw, write_back
 from .core import (ConcretizationTypeError, Trace, Tracer, TracerArrayConversionError, UnexpectedTracerError,
@@ -36,12 +44,83 @@ class BatchTracer(Tracer):
         raise TracerArrayConversionError(self, why)
 
 
+# ------------------------------------------------------------------ named axes (axis env)
+axis_rules: dict = {}   # collective prim -> rule(axis_size, axis_name, vals, dims, **params) -> (out, dim)
+
+
+class _AxisState(threading.local):
+    def __init__(self):
+        self.env = []          # [(name, size)], innermost last: the axes bound while a function runs
+        self.rule_axis = None  # the axis name of the BatchTrace whose rule is running
+
+
+_axes = _AxisState()
+
+
+def bound_axes():
+    """The named axes bound here (vmap(axis_name=), pmap), outermost first: [(name, size)]."""
+    return list(_axes.env)
+
+
+def axis_size_of(name, what="collective"):
+    """The size of the innermost bound axis `name`; NameError naming the bound ones if unbound."""
+    for n, size in reversed(_axes.env):
+        if n == name:
+            return size
+    bound = [n for n, _ in _axes.env]
+    raise NameError(f"{what}: unbound axis name {name!r}; the axes bound here are {bound} (bind a name with "
+                    "vmap(..., axis_name=...) or pmap(..., axis_name=...))")
+
+
+class bind_axis:
+    """Context manager binding a named axis of a given size while a mapped function runs."""
+    __slots__ = ("name", "size")
+
+    def __init__(self, name, size):
+        self.name, self.size = name, size
+
+    def __enter__(self):
+        if self.name is not None:
+            _axes.env.append((self.name, self.size))
+
+    def __exit__(self, *exc):
+        if self.name is not None:
+            _axes.env.pop()
+
+
+def _jaxprs_in(v):
+    if hasattr(v, "eqns"):
+        yield v
+    elif hasattr(v, "jaxpr") and hasattr(v.jaxpr, "eqns"):
+        yield v.jaxpr
+    elif isinstance(v, (tuple, list)):
+        for x in v:
+            yield from _jaxprs_in(x)
+
+
+@functools.lru_cache(maxsize=1024)
+def _jaxpr_uses_axis(jaxpr, name):
+    for eqn in jaxpr.eqns:
+        if (eqn.prim in axis_rules and name in eqn.params["axes"]) or params_use_axis(eqn.params, name):
+            return True
+    return False
+
+
+def params_use_axis(params, name):
+    """Whether a (higher-order) primitive's sub-jaxprs run a collective over axis `name`."""
+    for v in params.values():
+        for j in _jaxprs_in(v):
+            if _jaxpr_uses_axis(j, name):
+                return True
+    return False
+
+
 class BatchTrace(Trace):
-    __slots__ = ("axis_size", "alive")
+    __slots__ = ("axis_size", "alive", "axis_name")
     conversion_loses = "its batch axis (each batch element has its own value)"
 
-    def __init__(self, parent, axis_size):
-        self.parent, self.axis_size, self.alive = parent, axis_size, True
+    def __init__(self, parent, axis_size, axis_name=None):
+        self.parent, self.axis_size, self.alive, self.axis_name = parent, axis_size, True, axis_name
 
     def kind_name(self):
         return "vmap (each batch element may take a different value)"
@@ -58,14 +137,23 @@ class BatchTrace(Trace):
                     raise UnexpectedTracerError("a vmap tracer was used after its vmap finished")
                 vals.append(a)
                 dims.append(None)
-        if not own:
-            return self.parent.process(prim, args, params)
-        rule = batch_rules.get(prim)
-        if rule is None:
-            why = batch_gaps.get(prim, "no batching rule is defined")
-            raise NotImplementedError(f"cannot vmap '{prim}': {why}")
-        with set_trace(self.parent):
-            out, d = rule(self.axis_size, vals, dims, **params)
+        name = self.axis_name
+        if name is not None and prim in axis_rules and name in params["axes"]:
+            rule = functools.partial(axis_rules[prim], axis_name=name)   # this trace binds the collective's axis
+        else:
+            if not own and (name is None or not params_use_axis(params, name)):
+                return self.parent.process(prim, args, params)
+            rule = batch_rules.get(prim)
+            if rule is None:
+                why = batch_gaps.get(prim, "no batching rule is defined")
+                raise NotImplementedError(f"cannot vmap '{prim}': {why}")
+        st, prev = _axes, _axes.rule_axis
+        st.rule_axis = name
+        try:
+            with set_trace(self.parent):
+                out, d = rule(self.axis_size, vals, dims, **params)
+        finally:
+            st.rule_axis = prev
         if prim.multiple_results:
             return [o if od is None else BatchTracer(self, o, od) for o, od in zip(out, d)]
         return out if d is None else BatchTracer(self, out, d)
@@ -81,12 +169,25 @@ def move_to(x, dim, to, size):
     return S.moveaxis(x, dim, to)
 
 
-def vmap_flat(f, vals, dims, axis_size):
-    """f: raw -> list of raw. Returns (outputs, their batch dims)."""
-    trace = BatchTrace(current_trace(), axis_size)
+_INHERIT = object()
+
+
+def vmap_flat(f, vals, dims, axis_size, axis_name=_INHERIT):
+    """f: raw -> list of raw. Returns (outputs, their batch dims).
+
+    axis_name: the batch axis's name; by default that of the BatchTrace whose batching rule calls
+    this (a rule batching a sub-jaxpr batches it over the same, possibly named, axis)."""
+    if axis_name is _INHERIT:
+        axis_name = _axes.rule_axis
+    trace = BatchTrace(current_trace(), axis_size, axis_name)
     ins = [v if d is None else BatchTracer(trace, v, d) for v, d in zip(vals, dims)]
-    with set_trace(trace):
-        outs = f(*ins)
+    st, prev = _axes, _axes.rule_axis
+    st.rule_axis = None
+    try:
+        with set_trace(trace), bind_axis(axis_name, axis_size):
+            outs = f(*ins)
+    finally:
+        st.rule_axis = prev
     trace.alive = False
     res = []
     for o in outs:
@@ -119,10 +220,18 @@ def _written_back(val, d, in_dim, n, leaf):
     return move_to(val, d, in_dim, n) if nd else val
 
 
-def vmap(fun, in_axes=0, out_axes=0, axis_size=None):
-    """Vectorise fun over a leading (or in_axes-given) axis of its arguments."""
+def vmap(fun, in_axes=0, out_axes=0, axis_size=None, axis_name=None):
+    """Vectorise fun over a leading (or in_axes-given) axis of its arguments.
+
+    axis_name (hashable): names the mapped axis, so collectives (psum, all_gather, ...) inside `fun`
+    can compute across it -- the single-device reference semantics of pmap."""
     if not callable(fun):
         raise TypeError(f"vmap expects a callable, got {type(fun).__name__}")
+    if axis_name is not None:
+        try:
+            hash(axis_name)
+        except TypeError:
+            raise TypeError(f"vmap axis_name must be hashable, got {type(axis_name).__name__}") from None
 
     def vmapped(*args):
         leaves, tree = tree_flatten(args)
@@ -151,7 +260,7 @@ def vmap(fun, in_axes=0, out_axes=0, axis_size=None):
                              "or an explicit axis_size")
         store = Store()
         outs, odims = vmap_flat(flatten_fun(fun, tree, store, aliases=alias_pattern(leaves), writeback=True),
-                                raw, dims, n)
+                                raw, dims, n, axis_name)
         outs, finals = split_mutated(outs, store)
         odims, fdims = odims[:len(outs)], odims[len(outs):]
         if finals:

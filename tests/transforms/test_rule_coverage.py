@@ -90,6 +90,27 @@ EXAMPLES = {
 }
 
 
+
+def _inside_named_vmap(col):
+    """Collectives are transposed only inside the vmap/pmap binding their axis: x -> J^T J x per member."""
+    from transforms import vmap
+    return lambda x: vmap(lambda v: vjp(col, v)[1](col(v))[0], axis_name="i")(x)
+
+
+def _collective_examples():
+    from transforms import all_gather, all_to_all, ppermute, psum, psum_scatter
+    return {
+        "psum": ("vjp", _inside_named_vmap(lambda v: psum(v, "i")), [((4, 3), "float64")]),
+        "all_gather": ("vjp", _inside_named_vmap(lambda v: all_gather(v, "i", axis=1)), [((4, 3), "float64")]),
+        "psum_scatter": ("vjp", _inside_named_vmap(lambda v: psum_scatter(v, "i", scatter_dimension=1)),
+                         [((4, 3, 4), "float64")]),
+        "all_to_all": ("vjp", _inside_named_vmap(lambda v: all_to_all(v, "i", 1, 0)), [((4, 3, 4), "float64")]),
+        "ppermute": ("vjp", _inside_named_vmap(lambda v: ppermute(v, "i", [(0, 2), (2, 1)])), [((4, 3), "float64")]),
+    }
+
+
+EXAMPLES.update(_collective_examples())   # (transforms/collectives.py)
+
 def _examples():
     from op_table import ALL_OPS
     rng = np.random.default_rng(1)

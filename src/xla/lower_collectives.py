@@ -1,0 +1,139 @@
+"""Lowering of the collectives (transforms/collectives.py) to XLA collectives over a pmap's devices.
+
+A pmap body is lowered as a replica program (xla/pmap_runtime.py): one replica per device, each
+seeing per-device shapes. The pmap's lowering binds its axis name here (`axis_env`) while its body
+is emitted; a collective over that axis becomes an all_reduce / all_gather / reduce_scatter /
+all_to_all / collective_permute / replica_id over every replica. A collective over an axis no pmap
+binds here cannot be lowered (the engine raises before that for user code; this is the backstop).
+"""
+from __future__ import annotations
+
+import threading
+
+import numpy as np
+
+from transforms.collectives import (all_gather_p, all_to_all_p, axis_index_p, pmax_p, pmin_p, ppermute_p,
+                                    psum_p, psum_scatter_p)
+
+from ._jaxlib import hlo, ir
+from .lowering import fill_region, lowering_rules, tensor_type, ttype
+
+
+class _Env(threading.local):
+    def __init__(self):
+        self.axes = []   # [(name, size)] of the pmaps whose bodies are being lowered, innermost last
+
+
+_env = _Env()
+
+
+class axis_env:
+    """Context manager: lowering a pmap body over `size` replicas whose axis is `name`."""
+
+    def __init__(self, name, size):
+        self.name, self.size = name, size
+
+    def __enter__(self):
+        _env.axes.append((self.name, self.size))
+
+    def __exit__(self, *exc):
+        _env.axes.pop()
+
+
+def _size(axes, what):
+    for name in axes:
+        if not any(n == name for n, _ in _env.axes):
+            bound = [n for n, _ in _env.axes]
+            raise NotImplementedError(f"{what}: cannot lower a collective over axis {name!r}: no pmap binds it "
+                                      f"in this program (pmap axes here: {bound})")
+    if len(axes) != 1:
+        raise NotImplementedError(f"{what}: a collective over several pmap axes {axes} (nested pmap) is not supported")
+    return dict(_env.axes)[axes[0]]
+
+
+def _groups(n):
+    return ir.DenseIntElementsAttr.get(np.arange(n, dtype=np.int64)[None])
+
+
+def _all_reduce(op):
+    def rule(c, x, *, axes):
+        n = _size(axes, "all_reduce")
+        aval = c.avals_in[0]
+        ar = hlo.AllReduceOp([ttype(aval)], [x], _groups(n))
+        scalar = tensor_type((), aval.dtype)
+        fill_region(ar.computation, [scalar, scalar], lambda a, b: [op(a, b)])
+        return ar.results[0]
+    return rule
+
+
+lowering_rules[psum_p] = _all_reduce(hlo.add)
+lowering_rules[pmax_p] = _all_reduce(hlo.maximum)
+lowering_rules[pmin_p] = _all_reduce(hlo.minimum)
+
+
+def _reshape(x, shape, dtype):
+    return hlo.ReshapeOp(tensor_type(shape, dtype), x).result
+
+
+def _all_gather(c, x, *, axes, axis, tiled, axis_size):
+    n = _size(axes, "all_gather")
+    a = c.avals_in[0]
+    if not tiled:   # gather size-1 blocks along a new axis
+        shape = list(a.shape)
+        shape.insert(axis, 1)
+        x = _reshape(x, shape, a.dtype)
+    return hlo.AllGatherOp([ttype(c.avals_out[0])], [x], axis, _groups(n)).results[0]
+
+
+lowering_rules[all_gather_p] = _all_gather
+
+
+def _psum_scatter(c, x, *, axes, scatter_dimension, tiled, axis_size):
+    n = _size(axes, "psum_scatter")
+    a, out = c.avals_in[0], c.avals_out[0]
+    shape = list(a.shape)
+    shape[scatter_dimension] //= n
+    rs = hlo.ReduceScatterOp(tensor_type(shape, a.dtype), x, scatter_dimension, _groups(n))
+    scalar = tensor_type((), a.dtype)
+    fill_region(rs.computation, [scalar, scalar], lambda p, q: [hlo.add(p, q)])
+    y = rs.result
+    return y if tiled else _reshape(y, out.shape, a.dtype)
+
+
+lowering_rules[psum_scatter_p] = _psum_scatter
+
+
+def _all_to_all(c, x, *, axes, split_axis, concat_axis, tiled, axis_size):
+    n = _size(axes, "all_to_all")
+    a, out = c.avals_in[0], c.avals_out[0]
+    if tiled:
+        return hlo.AllToAllOp([x], split_axis, concat_axis, n, _groups(n)).results[0]
+    # untiled: a size-1 axis where the sources stack, a tiled exchange into it, then drop the split axis
+    p = concat_axis if concat_axis <= split_axis else concat_axis + 1
+    shape = list(a.shape)
+    shape.insert(p, 1)
+    x = _reshape(x, shape, a.dtype)
+    sa = split_axis + (p <= split_axis)
+    y = hlo.AllToAllOp([x], sa, p, n, _groups(n)).results[0]
+    return _reshape(y, out.shape, a.dtype)
+
+
+lowering_rules[all_to_all_p] = _all_to_all
+
+
+def _ppermute(c, x, *, axes, perm):
+    _size(axes, "ppermute")
+    pairs = ir.DenseIntElementsAttr.get(np.array(perm, dtype=np.int64).reshape(-1, 2))
+    return hlo.CollectivePermuteOp(x, pairs).result
+
+
+lowering_rules[ppermute_p] = _ppermute
+
+
+def _axis_index(c, *, axes):
+    _size(axes, "axis_index")
+    rid = hlo.ReplicaIdOp().result
+    return hlo.ConvertOp(tensor_type((), np.int32), rid).result
+
+
+lowering_rules[axis_index_p] = _axis_index
