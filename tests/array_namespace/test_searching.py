@@ -1,0 +1,60 @@
+"""array_namespace/_searching.py: where, nonzero, count_nonzero, searchsorted (and argmax/argmin through
+the namespace) against NumPy eagerly and under jit/vmap; nonzero's data-dependent shape eagerly only."""
+import numpy as np
+import pytest
+
+import array_namespace as xp
+from array_namespace._datadep import DataDependentShapeError
+from ns_check import agree
+from transforms import jit
+
+X = np.array([[0.0, 1.5, -2.0, np.nan], [3.0, 0.0, -0.0, np.inf]])
+S = np.array([-1.0, 0.0, 0.0, 2.5, 7.0])
+
+
+@pytest.mark.parametrize("fn, np_fn, args, batch", [
+    (lambda c, a: xp.where(c > 0, c, a), lambda c, a: np.where(c > 0, c, a), (X, -X), True),
+    (xp.count_nonzero, lambda a: np.int64(np.count_nonzero(a)), (X,), True),
+    (lambda a: xp.count_nonzero(a, axis=1, keepdims=True), lambda a: np.count_nonzero(a, axis=1, keepdims=True),
+     (X,), True),
+    (xp.searchsorted, np.searchsorted, (S, np.array([-5.0, 0.0, 1.0, 7.0, 9.0])), False),   # flipping unsorts
+    (lambda a, v: xp.searchsorted(a, v, side="right"), lambda a, v: np.searchsorted(a, v, side="right"),
+     (S, np.array([0.0, 2.5, 7.0])), False),
+    (lambda a: xp.argmax(a, axis=0), lambda a: np.argmax(a, 0), (np.abs(X[:, :3]),), True),
+])
+def test_against_numpy(fn, np_fn, args, batch):
+    agree(fn, np_fn, *args, batch=batch)
+
+
+def test_searchsorted_under_vmap_matches_a_loop():
+    a = np.stack([S, S * 2 + 1])
+    v = np.array([[0.0, 2.5, 9.0], [1.0, 1.0, 20.0]])
+    from transforms import vmap
+    got = vmap(xp.searchsorted)(xp.asarray(a), xp.asarray(v))
+    np.testing.assert_array_equal(np.asarray(got), [np.searchsorted(a[i], v[i]) for i in range(2)])
+
+
+def test_searchsorted_with_sorter():
+    a, v = np.array([3.0, 1.0, 2.0]), np.array([0.5, 2.0, 3.5])
+    order = np.argsort(a)
+    got = xp.searchsorted(xp.asarray(a), xp.asarray(v), sorter=xp.asarray(order))
+    np.testing.assert_array_equal(np.asarray(got), np.searchsorted(a, v, sorter=order))
+
+
+def test_nonzero_eagerly_and_its_error_under_jit():
+    got = xp.nonzero(xp.asarray(X))
+    for g, w in zip(got, np.nonzero(X)):
+        np.testing.assert_array_equal(np.asarray(g), w)
+    with pytest.raises(DataDependentShapeError, match="nonzero: the shape of the result depends on the values"):
+        jit(xp.nonzero)(xp.asarray(X))
+
+
+def test_where_promotes_and_rejects_non_bool_conditions():
+    out = xp.where(xp.asarray([True, False]), xp.asarray([1, 2], dtype=xp.int32), 7)
+    assert out.dtype == xp.int32 and np.asarray(out).tolist() == [1, 7]
+    out = xp.where(xp.asarray([True, False]), xp.asarray([1.0, 2.0], dtype=xp.float32), xp.asarray([3.0, 4.0]))
+    assert out.dtype == xp.float64 and np.asarray(out).tolist() == [1.0, 4.0]
+    with pytest.raises(TypeError, match="where: a Python float cannot be combined with an array of dtype int32"):
+        xp.where(xp.asarray([True]), xp.asarray([1], dtype=xp.int32), 0.5)
+    with pytest.raises(TypeError, match="where"):
+        xp.where(xp.asarray([1.0, 0.0]), 1.0, 2.0)
