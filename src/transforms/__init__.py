@@ -16,6 +16,8 @@ from .custom_derivatives import custom_jvp, custom_vjp, stop_gradient
 from .callbacks import ShapeDtypeStruct, debug_print, io_callback, pure_callback
 from .collectives import (all_gather, all_to_all, axis_index, pmax, pmean, pmin, ppermute, psum,  # noqa: F401
                           psum_scatter)
+from .devices import (device_count, devices, local_device_count, local_devices, process_count,  # noqa: F401
+                      process_index, set_cpu_device_count)
 from .jit import jit, make_jaxpr
 from .remat import checkpoint, dots_saveable, everything_saveable, nothing_saveable, remat
 from .pytree import (register_pytree_node, tree_flatten, tree_leaves, tree_map, tree_structure,
@@ -42,3 +44,5 @@ __all__ = ["grad", "jvp", "linearize", "value_and_grad", "vjp", "vmap", "jit", "
            "pure_callback", "io_callback", "debug_print", "ShapeDtypeStruct"]
 __all__ += ["psum", "pmean", "pmax", "pmin", "all_gather", "psum_scatter", "all_to_all", "ppermute",
             "axis_index"]   # collectives over named axes (transforms/collectives.py)
+__all__ += ["devices", "local_devices", "device_count", "local_device_count", "process_index", "process_count",
+            "set_cpu_device_count"]   # transforms/devices.py

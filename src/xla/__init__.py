@@ -33,6 +33,10 @@ def _register_backend():
                      compile_jaxpr=runtime.compile_jaxpr, lower_text=_lower_text, impl_for=runtime.late_impl,
                      to_dlpack=_jaxlib.to_dlpack, jit_fast_call=jit_dispatch.fast_call,
                      jit_public=jit_dispatch.public, profiler=_profiler)
+    c = _jaxlib.client
+    backend.register("xla", local_devices=lambda: c().local_devices(), process_index=lambda: c().process_index(),
+                     process_count=lambda: len({d.process_index for d in c().devices()}),
+                     set_cpu_device_count=_jaxlib.set_cpu_device_count)   # devices (transforms/devices.py)
 
 
 _register_backend()

@@ -62,9 +62,53 @@ def client():
     if _client is None:
         with _init_lock:
             if _client is None:
-                n = int(os.environ.get("ARRAY_NAMESPACE_CPU_DEVICES", "1"))
-                _client = xc.make_cpu_client(num_devices=n)
+                _client = xc.make_cpu_client(num_devices=cpu_device_count())
     return _client
+
+
+# How many CPU devices the client gets (fixed when it is made): set_cpu_device_count(n) before first use,
+# else ARRAY_NAMESPACE_CPU_DEVICES, else XLA's --xla_force_host_platform_device_count=N in XLA_FLAGS (which
+# make_cpu_client's num_devices would otherwise override), else 1.
+_requested_cpu_devices = None
+
+
+def _positive_count(value, source):
+    try:
+        n = int(value)
+    except (TypeError, ValueError):
+        n = 0
+    if n < 1 or isinstance(value, bool):
+        raise ValueError(f"{source}: the CPU device count must be a positive integer, got {value!r}")
+    return n
+
+
+def cpu_device_count():
+    if _requested_cpu_devices is not None:
+        return _requested_cpu_devices
+    env = os.environ.get("ARRAY_NAMESPACE_CPU_DEVICES")
+    if env:
+        return _positive_count(env, "ARRAY_NAMESPACE_CPU_DEVICES")
+    import re
+    found = re.findall(r"--xla_force_host_platform_device_count=(\S+)", os.environ.get("XLA_FLAGS", ""))
+    if found:
+        return _positive_count(found[-1], "XLA_FLAGS --xla_force_host_platform_device_count")
+    return 1
+
+
+def set_cpu_device_count(n):
+    """Ask for n CPU devices; only before the client exists (a clear RuntimeError after, unless n matches)."""
+    global _requested_cpu_devices
+    n = _positive_count(n, "set_cpu_device_count")
+    with _init_lock:
+        if _client is not None:
+            have = len(_client.devices())
+            if n == have:
+                return
+            raise RuntimeError(f"set_cpu_device_count({n}): the CPU client already exists with {have} device(s); the "
+                               "count is fixed when the first array or device is made. Call it before any other use, "
+                               "or set ARRAY_NAMESPACE_CPU_DEVICES=N (or XLA_FLAGS=--xla_force_host_platform_device_"
+                               "count=N) before starting Python.")
+        _requested_cpu_devices = n
 
 
 def sharding_for(device):
