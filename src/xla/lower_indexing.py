@@ -152,7 +152,7 @@ def _h_scatter(x, idx, u, *, dimension_numbers, mode):
     if mode in ("min", "max") and x.dtype.kind == "c":
         return NotImplemented
     sizes = I._window_sizes(x.shape, u.shape, dn)
-    index = _h_window_index(x.shape, idx, I._gather_dims_of(dn), sizes)
+    index = _h_window_index(x.shape, idx, I.gather_dims_of(dn), sizes)
     out = x.copy()
     if mode == "set":
         out[index] = u
