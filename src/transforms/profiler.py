@@ -8,7 +8,7 @@
         ...
 
 The engine only asks; the backend measures (transforms/backend.py `profiler()` hook; the XLA
-backend's side is xla/profiler.py). What is and is not measured, honestly:
+backend's side is xla/profiling.py). What is and is not measured, honestly:
 
 * The memory profile is jaxlib's heap profile -- every live device buffer (`kind=buffer`) and
   loaded executable (`kind=executable`), with its device and size -- plus, as the backend's own

@@ -22,8 +22,8 @@ def _lower_text(closed, name="main", donate=()):
 
 
 def _profiler():
-    from . import profiler   # (loaded on first use: it loads jaxlib's profiler extension)
-    return profiler
+    from . import profiling   # (loaded on first use: it loads jaxlib's profiler extension)
+    return profiling
 
 
 def _register_backend():

@@ -1,5 +1,6 @@
-"""The XLA side of `transforms.profiler`: jaxlib's heap profile, live buffers, allocator statistics and
-profiler sessions, plus an accounting of the host-held eager values jaxlib cannot see.
+"""The XLA side of `transforms.profiler`: jaxlib's heap profile, live buffers, allocator statistics
+and profiler sessions, plus an accounting of the host-held eager values jaxlib cannot see. (Named
+apart from transforms/profiler.py: tests mirror src by file name, and pytest needs distinct names.)
 
 Why a separate accounting: on the CPU, eager results are `HostValue`s (xla/host.py), NumPy arrays that
 PJRT never allocated, so jaxlib's heap profile and live-array list omit them. We find them with the
