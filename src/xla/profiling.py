@@ -235,6 +235,9 @@ def memory_stats(device=None) -> dict:
     (distinct NumPy allocations, not counting memory a device buffer aliases)."""
     from .runtime import default_device
     d = default_device() if device is None else device
+    if d not in _jaxlib.client().devices():
+        raise TypeError(f"device_memory_stats: device must be one of the backend's devices "
+                        f"(transforms.backend.backend.devices()) or None, got {device!r}")
     stats = dict(d.memory_stats() or {})
     bufs = [a for a in _jaxlib.client().live_arrays() if not a.is_deleted() and _device_of(a) == d]
     stats["live_buffers"] = len(bufs)

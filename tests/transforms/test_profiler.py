@@ -78,7 +78,7 @@ def test_values_made_without_stacks_appear_with_size_and_no_frames(tmp_path):
         out = jit(_slice_times_3)(xp.ones((37, 53), dtype=xp.float32))
         h = xp.linspace(0.0, 1.0, 1237)
     finally:
-        profiler.enable_allocation_stacks(*prev[:1], host=prev[1])
+        profiler.enable_allocation_stacks(prev[0], host=prev[1])
     prof = _profile(tmp_path)
     name = "test_values_made_without_stacks_appear_with_size_and_no_frames"
     assert _mine(prof, "buffer", F32_OUT, name) == [] and _mine(prof, "host_value", F64_HOST, name) == []
@@ -131,6 +131,8 @@ def test_device_memory_stats_measure_the_bytes_of_live_values():
     assert s1["host_value_bytes"] - s0["host_value_bytes"] == F64_HOST
     assert profiler.device_memory_stats(backend.devices()[0]) == s1     # the default device, named
     assert "bytes_in_use" not in s1   # the CPU allocator reports nothing; no figure is made up
+    with pytest.raises(TypeError, match="device_memory_stats: device must be one of the backend's devices"):
+        profiler.device_memory_stats(x.device)     # the namespace's Device wrapper is not a backend device
     del out, h
     gc.collect()
     s2 = profiler.device_memory_stats()
