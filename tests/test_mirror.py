@@ -1,7 +1,11 @@
 """tests/ mirrors src/: every source module src/<pkg>/<path>/<name>.py has its test module
 tests/<pkg>/<path>/test_<name without a leading underscore>.py, or a one-line reason in REASONS saying
 where it is checked instead. The table is kept honest: an entry whose module is gone, or whose module
-now has its mirrored test, fails too, and a tests/ path a reason names must exist."""
+now has its mirrored test, fails too, and a tests/ path a reason names must exist.
+
+pytest imports test modules by basename (tests/ has no packages), so two test files may not share a
+name: where test_<name>.py is taken elsewhere (primitives/sorting.py vs array_namespace/_sorting.py),
+the mirror is test_<name>_<its folder>.py (tests/transforms/primitives/test_sorting_primitives.py)."""
 import os
 import re
 
@@ -36,12 +40,19 @@ def mirror_of(module):
     return (head + "/" if head else "") + "test_" + name.lstrip("_")
 
 
+def _alternative(module):
+    """The basename-collision form: 'transforms/primitives/sorting.py' -> '.../test_sorting_primitives.py'."""
+    head, name = os.path.split(mirror_of(module))
+    return f"{head}/{name[:-3]}_{os.path.basename(head)}.py" if head else None
+
+
 def _has_test(module):
-    return os.path.isfile(os.path.join(TESTS, mirror_of(module)))
+    return any(p and os.path.isfile(os.path.join(TESTS, p)) for p in (mirror_of(module), _alternative(module)))
 
 
 def test_every_source_module_has_a_mirrored_test_or_a_reason():
     missing = [f"src/{m} -> tests/{mirror_of(m)}" for m in source_modules() if not _has_test(m) and m not in REASONS]
+    # (where that basename is taken by another test module: tests/<same dir>/test_<name>_<dir>.py)
     assert not missing, "source modules without a mirrored test module (write it, or add a one-line reason to " \
                         "tests/test_mirror.py REASONS):\n  " + "\n  ".join(missing)
 
@@ -61,7 +72,19 @@ def test_reasons_are_one_line_and_name_real_tests():
             assert os.path.isfile(os.path.join(ROOT, path)), f"{module}: its reason names {path}, which does not exist"
 
 
+def test_test_module_basenames_are_unique():
+    seen = {}
+    for dirpath, dirnames, files in os.walk(TESTS):
+        dirnames[:] = [d for d in dirnames if not d.startswith((".", "__"))]
+        for f in files:
+            if f.startswith("test_") and f.endswith(".py"):
+                seen.setdefault(f, []).append(os.path.relpath(dirpath, ROOT))
+    clashes = {f: d for f, d in seen.items() if len(d) > 1}
+    assert not clashes, f"test modules sharing a basename (pytest cannot import both): {clashes}"
+
+
 def test_mirror_of():
+    assert _alternative("transforms/primitives/sorting.py") == "transforms/primitives/test_sorting_primitives.py"
     assert mirror_of("xla/_jaxlib.py") == "xla/test_jaxlib.py"
     assert mirror_of("array_namespace/special/_beta.py") == "array_namespace/special/test_beta.py"
     assert mirror_of("transforms/core.py") == "transforms/test_core.py"
