@@ -159,3 +159,43 @@ def test_using_a_donated_array_names_the_donating_call():
             x + 1.0
         with pytest.raises(RuntimeError, match="'step'"):
             np.asarray(x)
+
+
+@pytest.fixture
+def small_jit_caches():
+    from transforms import caches
+    saved = caches.cache_sizes()
+    caches.set_cache_size("jit", 3)
+    caches.set_cache_size("jit_dispatch", 3)
+    yield
+    for kind in ("jit", "jit_dispatch"):
+        caches.set_cache_size(kind, saved[kind])
+
+
+def test_trace_cache_evicts_the_least_recently_used_signature(small_jit_caches):
+    # donating calls dispatch in Python every time, so each call reads the engine's own LRU
+    f = jit(lambda x: xp.sin(x) * 2.0 + 1.0, donate_argnums=0)
+    run = lambda n: np.asarray(f(xp.arange(float(n))))  # noqa: E731
+    for n in (1, 2, 3):
+        np.testing.assert_allclose(run(n), np.sin(np.arange(float(n))) * 2 + 1, rtol=1e-14)
+    assert f.trace_count == 3
+    run(1)                      # a hit: 1 becomes the most recent, 2 the least
+    assert f.trace_count == 3
+    np.testing.assert_allclose(run(4), np.sin(np.arange(4.0)) * 2 + 1, rtol=1e-14)
+    cache = f._jitted._cache
+    assert f.trace_count == 4 and len(cache) == 3 and cache.evictions == 1
+    run(1), run(3)
+    assert f.trace_count == 4   # still cached
+    np.testing.assert_allclose(run(2), np.sin(np.arange(2.0)) * 2 + 1, rtol=1e-14)
+    assert f.trace_count == 5   # evicted, traced again: same answer
+
+
+def test_native_dispatcher_cache_is_bounded_and_evicted_signatures_rerun(small_jit_caches):
+    from xla import _jaxlib
+    f = jit(lambda x: x * 3.0 - 1.0)
+    for n in range(1, 9):
+        np.testing.assert_allclose(np.asarray(f(xp.arange(float(n)))), np.arange(float(n)) * 3 - 1)
+    assert _jaxlib._pjit_cache.capacity() == 3 and _jaxlib._pjit_cache.size() <= 3
+    assert f._cache_size() <= 3 and len(f._jitted._cache) == 3
+    np.testing.assert_allclose(np.asarray(f(xp.arange(1.0))), [-1.0])   # evicted from both: traced again
+    assert f.trace_count == 9

@@ -1,4 +1,5 @@
-"""The XLA runtime: host round trips for every dtype, the eager executable cache, async results."""
+"""The XLA runtime: host round trips for every dtype, the eager executable cache (bounded: LRU), async
+results, flat memory (RSS over many shapes, live arrays over many jit/grad/vmap calls)."""
 import numpy as np
 import pytest
 
@@ -50,3 +51,100 @@ def test_compiled_jaxpr_cost_analysis():
     from transforms import jit
     compiled = jit(lambda a, b: a @ b).lower(xp.ones((8, 8)), xp.ones((8, 8))).compile()
     assert compiled.cost_analysis()["flops"] >= 2 * 8 * 8 * 8 - 64
+
+
+# ------------------------------------------------------------------ bounded caches, no leaks
+import gc  # noqa: E402
+import os  # noqa: E402
+
+from scipy import special as sps  # noqa: E402
+
+from transforms import caches, grad, jit, vmap  # noqa: E402
+from xla import _jaxlib  # noqa: E402
+
+
+@pytest.fixture
+def restore_cache_sizes():
+    saved = caches.cache_sizes()
+    yield
+    for kind, n in saved.items():
+        if caches.cache_size(kind) != n:
+            caches.set_cache_size(kind, n)
+
+
+def _erf(n):
+    """erf on n elements: no host kernel, so it runs as a cached single-op executable (the eager cache)."""
+    from transforms.core import bind
+    from transforms.primitives import elementwise as E
+    x = np.linspace(-2.0, 2.0, n)
+    got = np.asarray(bind(E.erf_p, xp.asarray(x)._v))
+    np.testing.assert_allclose(got, sps.erf(x), rtol=1e-13, atol=1e-15)
+
+
+def test_eager_cache_evicts_least_recently_used_and_recompiles_on_return(restore_cache_sizes):
+    caches.set_cache_size("eager", 3)
+    assert len(runtime._exe_cache) <= 3 and runtime._exe_cache.maxsize == 3
+    for n in (101, 102, 103):
+        _erf(n)
+    compiles = runtime.compile_calls[0]
+    _erf(101)                              # a hit: now the most recent; 102 is the least
+    assert runtime.compile_calls[0] == compiles
+    _erf(104)                              # evicts 102
+    _erf(101), _erf(103)
+    assert runtime.compile_calls[0] == compiles + 1 and len(runtime._exe_cache) == 3
+    _erf(102)                              # evicted: compiled again, same values
+    assert runtime.compile_calls[0] == compiles + 2
+    assert [k[2].shape for k in runtime._exe_cache] == [(101,), (103,), (102,)]
+
+
+def _rss_mib():
+    return int(open("/proc/self/statm").read().split()[1]) * os.sysconf("SC_PAGE_SIZE") / 2**20
+
+
+@pytest.mark.slow
+def test_rss_stays_flat_over_1000_distinct_shapes_once_the_caches_are_full(restore_cache_sizes, monkeypatch):
+    # (an executable costs ~170 KiB of RSS here: unbounded, 1000 shapes would add ~150 MiB)
+    monkeypatch.setenv("ARRAY_NAMESPACE_CACHE", "0")   # compile for real, never load from disk
+    cap = 32
+    for kind in ("eager", "jit", "jit_dispatch"):
+        caches.set_cache_size(kind, cap)
+    f = jit(lambda a: xp.sin(a) * 2.0 + 1.0)
+    rss = {}
+    for n in range(1, 1001):               # odd n: eager erf; even n: a jitted function
+        if n % 2:
+            _erf(n)
+        else:
+            np.testing.assert_allclose(np.asarray(f(xp.ones(n))), np.full(n, np.sin(1.0) * 2 + 1), rtol=1e-14)
+        if n % 100 == 0:
+            gc.collect()
+            rss[n] = _rss_mib()
+    assert len(runtime._exe_cache) == cap and len(f._jitted._cache) == cap
+    assert _jaxlib._pjit_cache.size() <= cap
+    assert len(_jaxlib.client().live_executables()) < 4 * cap + 100
+    grown = rss[1000] - rss[200]           # (both caches full long before shape 200)
+    assert grown < 20, rss                 # MiB over 800 more shapes; unbounded: ~135
+
+
+def test_no_live_array_growth_over_jit_grad_and_vmap_calls():
+    # eager ops alone: test_host_kernels_programs.py::test_no_buffer_or_host_value_leaks_over_100k_eager_ops
+    f = lambda v: xp.sum(xp.sin(v) * v)  # noqa: E731
+    g, vf = grad(f), vmap(lambda v: xp.sin(v) * 2.0)
+    jf, jg, jv = jit(lambda v: v * 0.5 + 0.25), jit(grad(f)), jit(vmap(lambda v: xp.sin(v) * 2.0))
+    x = xp.asarray(np.linspace(0, 1, 8))
+    m = xp.reshape(x, (2, 4))
+    for _ in range(3):
+        x, y, z, w, u = jf(x), jg(x), jv(m), g(x), vf(m)
+    gc.collect()
+    live = len(_jaxlib.client().live_arrays())
+    for i in range(100_000):               # 10^5 each of jit, jit(grad), jit(vmap) calls
+        x = jf(x)
+        y = jg(x)
+        z = jv(m)
+        if i % 20 == 0:                    # 5000 each of eager grad and vmap calls
+            w, u = g(x), vf(m)
+    gc.collect()
+    assert len(_jaxlib.client().live_arrays()) <= live + 2
+    xs = np.asarray(x)
+    np.testing.assert_allclose(np.asarray(y), np.sin(xs) + xs * np.cos(xs), rtol=1e-12)
+    np.testing.assert_allclose(np.asarray(w), np.sin(xs) + xs * np.cos(xs), rtol=1e-12)
+    np.testing.assert_allclose(np.asarray(z), np.sin(np.asarray(m)) * 2, rtol=1e-14)
