@@ -19,6 +19,7 @@ from .collectives import (all_gather, all_to_all, axis_index, pmax, pmean, pmin,
 from .devices import (device_count, devices, local_device_count, local_devices, process_count,  # noqa: F401
                       process_index, set_cpu_device_count)
 from .jit import jit, make_jaxpr
+from .pmap import pmap
 from .remat import checkpoint, dots_saveable, everything_saveable, nothing_saveable, remat
 from .pytree import (register_pytree_node, tree_flatten, tree_leaves, tree_map, tree_structure,
                      tree_unflatten)
@@ -46,3 +47,4 @@ __all__ += ["psum", "pmean", "pmax", "pmin", "all_gather", "psum_scatter", "all_
             "axis_index"]   # collectives over named axes (transforms/collectives.py)
 __all__ += ["devices", "local_devices", "device_count", "local_device_count", "process_index", "process_count",
             "set_cpu_device_count"]   # transforms/devices.py
+__all__ += ["pmap"]   # transforms/pmap.py

@@ -11,6 +11,7 @@ from __future__ import annotations
 _HOOKS = ("device_put", "to_numpy", "default_device", "devices", "compile_jaxpr", "lower_text", "impl_for",
           "to_dlpack", "jit_fast_call", "jit_public", "profiler")
 _HOOKS += ("local_devices", "process_index", "process_count", "set_cpu_device_count")   # transforms/devices.py
+_HOOKS += ("pmap_call",)   # pmap_call(args, params) -> outputs: run a pmap equation (transforms/pmap.py)
 
 
 class NoBackendError(RuntimeError):

@@ -8,6 +8,7 @@ from . import lower_bits, lower_fft, lower_indexing, lower_lapack, lower_sorting
 from . import lower_special_erf, lower_special_gamma  # noqa: F401
 from . import lower_callbacks  # noqa: F401  (host callbacks: pure_callback, io_callback, debug_print)
 from . import lower_collectives  # noqa: F401  (psum, all_gather, ... over a pmap's devices)
+from . import pmap_runtime  # noqa: E402  (pmap's programs over several devices)
 from transforms.backend import backend
 
 from . import _jaxlib, jit_dispatch, runtime
@@ -37,6 +38,7 @@ def _register_backend():
     backend.register("xla", local_devices=lambda: c().local_devices(), process_index=lambda: c().process_index(),
                      process_count=lambda: len({d.process_index for d in c().devices()}),
                      set_cpu_device_count=_jaxlib.set_cpu_device_count)   # devices (transforms/devices.py)
+    backend.register("xla", pmap_call=pmap_runtime.pmap_call)   # transforms/pmap.py
 
 
 _register_backend()

@@ -202,9 +202,82 @@ def result_handler(aval, device):
 
 def to_numpy(arr) -> np.ndarray:
     out = np.asarray(arr)
-    if out.dtype == object:   # bf16 etc. are not exported through the buffer protocol
+    if out.dtype == object:   # bf16 etc. are not exported through the buffer protocol; nor are multi-device arrays
+        if isinstance(arr._sharding, ManyDevices):
+            return gather(arr)
         out = arr._single_device_array_to_np_array_did_copy()[0]
     return out
+
+
+# ------------------------------------------------------- arrays over several devices (pmap)
+class ManyDevices(xc.GSPMDSharding):
+    """A sharding over several devices: `stacked` (split along axis 0, one block per device, in the device
+    list's order) or replicated. Carries the two hooks the C++ runtime calls back into."""
+
+    memory_kind = None
+
+    def _to_xla_hlo_sharding(self, ndim):
+        return self._hlo_sharding
+
+
+def many_devices(devices, ndim, stacked):
+    key = (tuple(d.id for d in devices), ndim if stacked else -1)
+    s = _shardings.get(key)
+    if s is None:
+        hs = xc.HloSharding.iota_tile([len(devices)] + [1] * (ndim - 1)) if stacked else xc.HloSharding.replicate()
+        s = ManyDevices(xc.DeviceList(tuple(devices)), hs)
+        s.stacked, s.devices = stacked, tuple(devices)
+        _shardings[key] = s
+    return s
+
+
+def shards(arr):
+    """The per-device arrays of a multi-device array, in its device list's order. (jaxlib's `_arrays` would
+    import the `jax` package to give each an aval when it is installed: kept out while it runs.)"""
+    import sys
+    if "jax" in sys.modules:
+        return arr._arrays
+    sys.modules["jax"] = None
+    try:
+        return arr._arrays
+    finally:
+        if sys.modules.get("jax", 0) is None:
+            del sys.modules["jax"]
+
+
+def gather(arr) -> np.ndarray:
+    """The host value of an array over several devices (its shards assembled)."""
+    parts = shards(arr)
+    shape = tuple(arr.aval.shape)
+    if not arr._sharding.stacked:
+        return _one_to_numpy(parts[0]).reshape(shape)
+    block = (shape[0] // len(parts),) + shape[1:]
+    return np.concatenate([_one_to_numpy(p).reshape(block) for p in parts], 0)
+
+
+def _one_to_numpy(a):
+    out = np.asarray(a)
+    return a._single_device_array_to_np_array_did_copy()[0] if out.dtype == object else out
+
+
+def put_on_devices(x: np.ndarray, aval, sharding, devices):
+    """Host data onto several devices: split along axis 0 (a stacked sharding) or copied to each."""
+    n = len(devices)
+    parts = [x[i * (x.shape[0] // n):(i + 1) * (x.shape[0] // n)] for i in range(n)] if sharding.stacked else [x] * n
+    return xc.batched_device_put(aval, sharding, parts, list(devices), True, False, _IMMUTABLE, True)
+
+
+def compile_replicas(module, devices):
+    """One program run as len(devices) replicas, replica i on devices[i]; returns (executable, device order)."""
+    opts = xc.CompileOptions()
+    opts.num_replicas, opts.num_partitions = len(devices), 1
+    opts.device_assignment = xc.DeviceAssignment.create(np.array([[d.id] for d in devices]))
+    exe = client().compile_and_load(module, xc.DeviceList(tuple(devices)), opts)
+    return exe, tuple(exe.local_devices())
+
+
+def many_result_handler(aval, sharding):
+    return xc.array_result_handler(aval, sharding, True, _skip_checks=True)
 
 
 def to_dlpack(arr):

@@ -98,7 +98,7 @@ def _inside_named_vmap(col):
 
 
 def _collective_examples():
-    from transforms import all_gather, all_to_all, ppermute, psum, psum_scatter
+    from transforms import all_gather, all_to_all, pmap, ppermute, psum, psum_scatter
     return {
         "psum": ("vjp", _inside_named_vmap(lambda v: psum(v, "i")), [((4, 3), "float64")]),
         "all_gather": ("vjp", _inside_named_vmap(lambda v: all_gather(v, "i", axis=1)), [((4, 3), "float64")]),
@@ -106,6 +106,8 @@ def _collective_examples():
                          [((4, 3, 4), "float64")]),
         "all_to_all": ("vjp", _inside_named_vmap(lambda v: all_to_all(v, "i", 1, 0)), [((4, 3, 4), "float64")]),
         "ppermute": ("vjp", _inside_named_vmap(lambda v: ppermute(v, "i", [(0, 2), (2, 1)])), [((4, 3), "float64")]),
+        "pmap": ("vjp", pmap(lambda v, w: xp.sin(v) * w + psum(v, "i"), "i", in_axes=(0, None)),
+                 [((1, 3), "float64"), ((3,), "float64")]),
     }
 
 
