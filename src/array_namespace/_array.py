@@ -13,6 +13,7 @@ import numpy as np
 
 from transforms.backend import backend
 from transforms.core import EVAL, Tracer, trace_state, boxing
+from transforms.devices import sharding_of as _sharding_of, shards_of as _shards_of
 
 from . import _dtypes as D
 from . import _helpers as H
@@ -98,6 +99,18 @@ class Array:
     @property
     def device(self):
         return default_device()
+
+    @property
+    def sharding(self):
+        """Where the value lies over devices (transforms.devices.Sharding): a pmap result is split along axis 0
+        over the pmap's devices; an ordinary array lies whole on one device. (Extension.)"""
+        return _sharding_of(self._v)
+
+    @property
+    def addressable_shards(self):
+        """Each device's block of the value (transforms.devices.Shard: device, index along axis 0, data as an
+        array on that device alone), without copying. (Extension.)"""
+        return _shards_of(self._v, boxing.box)
 
     @property
     def T(self):

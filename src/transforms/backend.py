@@ -12,6 +12,7 @@ _HOOKS = ("device_put", "to_numpy", "default_device", "devices", "compile_jaxpr"
           "to_dlpack", "jit_fast_call", "jit_public", "profiler")
 _HOOKS += ("local_devices", "process_index", "process_count", "set_cpu_device_count")   # transforms/devices.py
 _HOOKS += ("pmap_call",)   # pmap_call(args, params) -> outputs: run a pmap equation (transforms/pmap.py)
+_HOOKS += ("sharding_of", "shards_of")   # where an eager value lies over devices (transforms/devices.py)
 
 
 class NoBackendError(RuntimeError):

@@ -45,5 +45,47 @@ def set_cpu_device_count(n):
     backend.set_cpu_device_count(n)
 
 
+class Sharding:
+    """Where an array's value lies: on `devices`, split along axis 0 into one block per device in that order
+    (`stacked`, a pmap's mapped result), or whole on each (one device for an ordinary array)."""
+    __slots__ = ("devices", "stacked")
+
+    def __init__(self, devices, stacked):
+        self.devices, self.stacked = tuple(devices), bool(stacked)
+
+    def __eq__(self, other):
+        return isinstance(other, Sharding) and (self.devices, self.stacked) == (other.devices, other.stacked)
+
+    def __hash__(self):
+        return hash((self.devices, self.stacked))
+
+    def __repr__(self):
+        kind = "split along axis 0 over" if self.stacked else ("on" if len(self.devices) == 1 else "replicated on")
+        return f"Sharding({kind} {', '.join(str(d) for d in self.devices)})"
+
+
+class Shard:
+    """One device's part of an array: `data` (an array on `device` alone) and `index`, the block's position
+    along axis 0 (None: the whole value)."""
+    __slots__ = ("device", "index", "data")
+
+    def __init__(self, device, index, data):
+        self.device, self.index, self.data = device, index, data
+
+    def __repr__(self):
+        return f"Shard(device={self.device}, index={self.index}, data={self.data!r})"
+
+
+def sharding_of(raw):
+    """The Sharding of an eager raw value."""
+    devs, stacked = backend.sharding_of(raw)
+    return Sharding(devs, stacked)
+
+
+def shards_of(raw, box=lambda v: v):
+    """The Shards of an eager raw value (each block boxed with `box`), in device order; no copies."""
+    return [Shard(d, i, box(v)) for d, i, v in backend.shards_of(raw)]
+
+
 __all__ = ["devices", "local_devices", "device_count", "local_device_count", "process_index", "process_count",
-           "set_cpu_device_count"]
+           "set_cpu_device_count", "Sharding", "Shard"]

@@ -38,7 +38,8 @@ def _register_backend():
     backend.register("xla", local_devices=lambda: c().local_devices(), process_index=lambda: c().process_index(),
                      process_count=lambda: len({d.process_index for d in c().devices()}),
                      set_cpu_device_count=_jaxlib.set_cpu_device_count)   # devices (transforms/devices.py)
-    backend.register("xla", pmap_call=pmap_runtime.pmap_call)   # transforms/pmap.py
+    backend.register("xla", pmap_call=pmap_runtime.pmap_call, sharding_of=pmap_runtime.sharding_of,
+                     shards_of=pmap_runtime.shards_of)   # transforms/pmap.py, transforms/devices.py
 
 
 _register_backend()

@@ -255,6 +255,14 @@ def gather(arr) -> np.ndarray:
     return np.concatenate([_one_to_numpy(p).reshape(block) for p in parts], 0)
 
 
+def shard_arrays(arr):
+    """The per-device blocks of an array over several devices as ordinary single-device arrays (no copy)."""
+    sh = arr._sharding
+    shape = tuple(arr.aval.shape)
+    block = arr.aval.update(shape=((shape[0] // len(sh.devices),) + shape[1:]) if sh.stacked else shape)
+    return [a._rewrap_with_aval_and_sharding(block, sharding_for(d)) for a, d in zip(shards(arr), sh.devices)]
+
+
 def _one_to_numpy(a):
     out = np.asarray(a)
     return a._single_device_array_to_np_array_did_copy()[0] if out.dtype == object else out

@@ -111,3 +111,22 @@ def _lower_pmap_on_one_device(c, *args, jaxpr, name, axis_name, axis_size, in_ax
 
 
 lowering_rules[pmap_p] = _lower_pmap_on_one_device
+
+
+def sharding_of(raw):
+    """(devices, stacked) of an eager value: a pmap result's devices, or the one device an ordinary value is on."""
+    if type(raw) is _jaxlib.ArrayImpl:
+        sh = raw._sharding
+        if isinstance(sh, _jaxlib.ManyDevices):
+            return sh.devices, sh.stacked
+        return (_jaxlib.device_of(raw),), False
+    return (runtime.default_device(),), False
+
+
+def shards_of(raw):
+    """[(device, the block's index along axis 0 or None, the block as a single-device value)]."""
+    if type(raw) is _jaxlib.ArrayImpl and isinstance(raw._sharding, _jaxlib.ManyDevices):
+        sh = raw._sharding
+        return [(d, k if sh.stacked else None, a) for k, (d, a) in enumerate(zip(sh.devices,
+                                                                                  _jaxlib.shard_arrays(raw)))]
+    return [(sharding_of(raw)[0][0], None, raw)]

@@ -53,3 +53,20 @@ def test_no_jax_import():
     import sys
     np.asarray(pmap(lambda a: a)(xp.asarray(np.ones((N, 2)))))
     assert "jax" not in sys.modules   # reading shards must not import the jax package
+
+
+def test_sharding_and_addressable_shards():
+    from transforms.devices import Sharding
+    x = np.arange(8.0).reshape(N, 2)
+    out = pmap(lambda a: a * 10.0)(xp.asarray(x))
+    devs = tuple(transforms.devices())
+    assert out.sharding == Sharding(devs, True)
+    shards = out.addressable_shards
+    assert [s.device for s in shards] == list(devs) and [s.index for s in shards] == [0, 1, 2, 3]
+    for k, s in enumerate(shards):
+        assert type(s.data) is xp.Array and s.data.shape == (1, 2)
+        np.testing.assert_array_equal(np.asarray(s.data), 10 * x[k:k + 1])
+        np.testing.assert_array_equal(np.asarray(s.data + 1.0), 10 * x[k:k + 1] + 1)   # an ordinary array
+    plain = xp.asarray(x)
+    assert plain.sharding == Sharding(devs[:1], False) and len(plain.addressable_shards) == 1
+    assert "split along axis 0" in repr(out.sharding)
