@@ -156,3 +156,23 @@ def test_bad_input():
         pmap(lambda a: a, devices=transforms.devices()[:2])(xp.ones(8))
     with pytest.raises(NameError, match=r"'j'.*bound here are \['i'\]"):
         pmap(lambda a: psum(a, "j"), "i")(xp.ones(8))
+
+
+def test_more_compositions():
+    x = RNG.standard_normal((N, 3))
+    c = RNG.standard_normal(3)
+    cap = xp.asarray(c)
+    f = pmap(lambda a: xp.sin(a) * cap - pmean(a, "i"), "i")   # a captured array becomes a replicated operand
+    ref = lambda v: np.sin(v) * c - v.mean(0)
+    np.testing.assert_allclose(np.asarray(f(xp.asarray(x))), ref(x))
+    g = grad(lambda v: xp.sum(jit(f)(v) ** 2))(xp.asarray(x))             # grad of jit of pmap
+    np.testing.assert_allclose(np.asarray(g), central_diff(lambda v: float(np.sum(ref(v) ** 2)), x),
+                               rtol=1e-6, atol=1e-6)
+    # vmap over an argument the pmap replicates (in_axes=None): it stays replicated per vmap element
+    h = vmap(pmap(lambda a, b: a * b, in_axes=(0, None)), in_axes=(None, 0))
+    w = RNG.standard_normal((5, 3))
+    np.testing.assert_allclose(np.asarray(h(xp.asarray(x), xp.asarray(w))), x[None] * w[:, None])
+    # a pmap inside a pmap's body runs as its vmap on the outer member's device
+    inner = pmap(lambda r: pmap(lambda s: s - pmean(s, "j"), "j")(r) + psum(r, "i"), "i")
+    y = RNG.standard_normal((N, 2, 3))
+    np.testing.assert_allclose(np.asarray(inner(xp.asarray(y))), y - y.mean(1, keepdims=True) + y.sum(0))
