@@ -20,6 +20,7 @@ from .core import (ConcretizationTypeError, Trace, Tracer, TracerArrayConversion
 from .primitives import structural as S
 from .pytree import broadcast_prefix, tree_flatten, tree_unflatten
 from .rules import batch_gaps, batch_rules
+from .traceback_util import api_boundary
 
 
 class BatchTracer(Tracer):
@@ -172,6 +173,12 @@ def move_to(x, dim, to, size):
 _INHERIT = object()
 
 
+def rule_axis_name():
+    """The axis name of the BatchTrace whose batching rule is running (None: unnamed or none) -- what a
+    cache of batched sub-jaxprs must key on, since the name changes what collectives in them become."""
+    return _axes.rule_axis
+
+
 def vmap_flat(f, vals, dims, axis_size, axis_name=_INHERIT):
     """f: raw -> list of raw. Returns (outputs, their batch dims).
 
@@ -220,6 +227,7 @@ def _written_back(val, d, in_dim, n, leaf):
     return move_to(val, d, in_dim, n) if nd else val
 
 
+@api_boundary
 def vmap(fun, in_axes=0, out_axes=0, axis_size=None, axis_name=None):
     """Vectorise fun over a leading (or in_axes-given) axis of its arguments.
 
@@ -233,6 +241,7 @@ def vmap(fun, in_axes=0, out_axes=0, axis_size=None, axis_name=None):
         except TypeError:
             raise TypeError(f"vmap axis_name must be hashable, got {type(axis_name).__name__}") from None
 
+    @api_boundary
     def vmapped(*args):
         leaves, tree = tree_flatten(args)
         ia = tuple(in_axes) if isinstance(in_axes, list) else in_axes
