@@ -21,6 +21,7 @@ from .primitives import structural as S
 from .pytree import tree_flatten, tree_unflatten
 from .rules import UndefPrimal, Zero, jvp_gaps, jvp_rules, transpose_gaps, transpose_rules
 from .staging import StagingTrace
+from .traceback_util import api_boundary
 
 
 class JVPTracer(Tracer):
@@ -194,6 +195,7 @@ def _check_diff_input(x, fname, i):
                         "with astype(x, float64) or leave the argument out of argnums.")
 
 
+@api_boundary
 def jvp(fun, primals, tangents, has_aux=False):
     """(primals_out, tangents_out) of fun at primals along tangents (pytrees matching)."""
     p_leaves, tree = tree_flatten(tuple(primals))
@@ -236,6 +238,7 @@ def _unaux(out_tree, out_p, out_t, has_aux):
     return (y, ty, aux)
 
 
+@api_boundary
 def linearize(fun, *primals):
     """(out, f_jvp) where f_jvp(*tangents) evaluates the linearized function."""
     leaves, tree = tree_flatten(primals)
@@ -247,6 +250,7 @@ def linearize(fun, *primals):
     n_user = len(out_p)
     out_tree = store.val
 
+    @api_boundary
     def f_jvp(*tangents):
         t_leaves, t_tree = tree_flatten(tangents)
         if t_tree != tree:
@@ -265,6 +269,7 @@ def _leaf_labels(tree, labels):
     return out
 
 
+@api_boundary
 def vjp(fun, *primals, has_aux=False, _labels=None):
     """(out, f_vjp) or (out, f_vjp, aux); f_vjp(ct) returns a tuple of cotangents per primal."""
     leaves, tree = tree_flatten(primals)
@@ -288,6 +293,7 @@ def vjp(fun, *primals, has_aux=False, _labels=None):
     else:
         y_tree, n_y, out = out_tree, len(out_p), tree_unflatten(out_tree, [box(p) for p in out_p])
 
+    @api_boundary
     def f_vjp(ct):
         ct_leaves, ct_tree = tree_flatten(ct)
         if ct_tree != y_tree:
@@ -312,8 +318,10 @@ def _match(ct, primal):
     return ct
 
 
+@api_boundary
 def value_and_grad(fun, argnums=0, has_aux=False):
     """f -> (value, gradient) for scalar-output f; gradient w.r.t. argnums (int or tuple)."""
+    @api_boundary
     def vg(*args, **kwargs):
         nums, single = argnums_tuple(argnums, len(args), "grad")
         dyn = [args[i] for i in nums]
@@ -363,10 +371,12 @@ def _with_fixed_handles(fun, args, nums, kwargs, fixed, has_aux):
     return f
 
 
+@api_boundary
 def grad(fun, argnums=0, has_aux=False):
     """Gradient of a scalar-valued function w.r.t. argnums."""
     vg = value_and_grad(fun, argnums, has_aux)
 
+    @api_boundary
     def g(*args, **kwargs):
         (val, grads) = vg(*args, **kwargs)
         if has_aux:
@@ -376,6 +386,7 @@ def grad(fun, argnums=0, has_aux=False):
     return g
 
 
+@api_boundary
 def linear_transpose(fun, *primals):
     """The transpose of a linear function: ct (shaped like fun's output) -> cotangents of the inputs."""
     from .jaxpr_transforms import stage
@@ -385,6 +396,7 @@ def linear_transpose(fun, *primals):
     closed = stage(flatten_fun(fun, tree, store), [get_aval(p) for p in ps])
     out_tree = store.val
 
+    @api_boundary
     def transposed(ct):
         ct_leaves, ct_tree = tree_flatten(ct)
         if ct_tree != out_tree:

@@ -26,6 +26,7 @@ from .control_flow_cond import cond, cond_p, switch
 from .control_flow_scan import map, scan, scan_p  # noqa: A004  (map: the JAX name)
 from .control_flow_while import while_loop, while_p, while_raw
 from .core import get_aval
+from .traceback_util import api_boundary
 
 __all__ = ["cond", "switch", "while_loop", "fori_loop", "scan", "map", "cond_p", "while_p", "scan_p", "while_raw"]
 
@@ -34,6 +35,7 @@ def _is_static_int(v):
     return isinstance(v, (int, np.integer)) and not isinstance(v, (bool, np.bool_))
 
 
+@api_boundary
 def fori_loop(lower, upper, body_fun, init_val):
     """val = body_fun(i, val) for i in range(lower, upper).
 

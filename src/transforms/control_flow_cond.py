@@ -24,6 +24,7 @@ from .primitives import elementwise as E
 from .primitives import structural as S
 from .pytree import tree_flatten, tree_unflatten
 from .rules import Zero, batch_rules, is_undefined, jvp_rules, partial_eval_rules, transpose_rules
+from .traceback_util import api_boundary
 
 cond_p = Primitive("cond", multiple_results=True)
 
@@ -231,6 +232,7 @@ def _cond(index, funs, names, operands, who):
     return tree_unflatten(trees[0], [box(o) for o in outs])
 
 
+@api_boundary
 def cond(pred, true_fun, false_fun, *operands):
     """true_fun(*operands) if pred else false_fun(*operands), as one staged primitive.
 
@@ -250,6 +252,7 @@ def cond(pred, true_fun, false_fun, *operands):
     return _cond(index, (false_fun, true_fun), ("false_fun", "true_fun"), operands, "cond")
 
 
+@api_boundary
 def switch(index, branches, *operands):
     """branches[index](*operands); the index is clamped to [0, len(branches) - 1]."""
     branches = tuple(branches)

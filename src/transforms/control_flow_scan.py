@@ -26,6 +26,7 @@ from .primitives import structural as S
 from .pytree import tree_flatten, tree_unflatten
 from .rules import Zero, batch_rules, is_undefined, jvp_rules, partial_eval_rules, transpose_rules
 from .staging import dce_jaxpr
+from .traceback_util import api_boundary
 
 scan_p = Primitive("scan", multiple_results=True)
 
@@ -235,6 +236,7 @@ def _scan_transpose(cts, *args, jaxpr, num_consts, num_carry, length, reverse):
 transpose_rules[scan_p] = _scan_transpose
 
 
+@api_boundary
 def scan(f, init, xs, length=None, reverse=False):
     """Loop `carry, y = f(carry, x)` over the leading axis of xs; returns (carry, stacked ys).
 
@@ -296,6 +298,7 @@ def scan(f, init, xs, length=None, reverse=False):
 
 
 
+@api_boundary
 def map(f, xs):  # noqa: A001  (the JAX name)
     """[f(x) for x in xs] along the leading axis, stacked; one scan."""
     return scan(lambda c, x: (c, f(x)), (), xs)[1]

@@ -24,6 +24,7 @@ from .primitives import reductions as R
 from .primitives import structural as S
 from .pytree import tree_flatten, tree_unflatten
 from .rules import Zero, batch_rules, jvp_rules, partial_eval_rules, transpose_gaps
+from .traceback_util import api_boundary
 
 while_p = Primitive("while", multiple_results=True)
 
@@ -202,6 +203,7 @@ def while_raw(cond, body, init):
     return _bind_while(stage(lambda *c: [cond(*c)], avals), stage(lambda *c: list(body(*c)), avals), list(init))
 
 
+@api_boundary
 def while_loop(cond_fun, body_fun, init_val):
     """Repeat `val = body_fun(val)` while `cond_fun(val)`; returns the final val.
 

@@ -18,6 +18,7 @@ from .jaxpr_transforms import batch_jaxpr, stage
 from .primitives import structural as S
 from .pytree import tree_flatten, tree_unflatten
 from .rules import Zero, batch_rules, is_undefined, jvp_gaps, jvp_rules, transpose_rules, zero_jvp
+from .traceback_util import api_boundary
 
 
 def _flat_trace(fun, args, where):
@@ -110,6 +111,7 @@ class custom_jvp:
         self.jvp_rule = jvp
         return jvp
 
+    @api_boundary
     def __call__(self, *args):
         if self.jvp_rule is None:
             raise TypeError(f"custom_jvp function {self.__name__} has no jvp rule; define one with @f.defjvp")
@@ -226,6 +228,7 @@ class custom_vjp:
     def defvjp(self, fwd, bwd):
         self.fwd, self.bwd = fwd, bwd
 
+    @api_boundary
     def __call__(self, *args):
         if self.fwd is None:
             raise TypeError(f"custom_vjp function {self.__name__} has no vjp; define it with f.defvjp(fwd, bwd)")

@@ -14,6 +14,7 @@ from .core import boxing, get_aval, unbox
 from .primitives import elementwise as E
 from .primitives import structural as S
 from .pytree import tree_flatten, tree_map, tree_unflatten
+from .traceback_util import api_boundary
 
 
 def _as_array(x, fname):
@@ -45,8 +46,10 @@ def _std_basis(x):
     return box(S.reshape(eye, (n,) + tuple(a.shape)))
 
 
+@api_boundary
 def jacfwd(fun, argnums=0):
     """Jacobian by forward mode: one jvp per input element, vectorised with vmap."""
+    @api_boundary
     def jac(*args):
         nums, single = argnums_tuple(argnums, len(args), "jacfwd")
         outs = []
@@ -67,8 +70,10 @@ def jacfwd(fun, argnums=0):
     return jac
 
 
+@api_boundary
 def jacrev(fun, argnums=0):
     """Jacobian by reverse mode: one vjp per output element, vectorised with vmap."""
+    @api_boundary
     def jac(*args):
         nums, single = argnums_tuple(argnums, len(args), "jacrev")
         dyn = [args[i] for i in nums]
@@ -85,6 +90,7 @@ def jacrev(fun, argnums=0):
     return jac
 
 
+@api_boundary
 def hessian(fun, argnums=0):
     """Hessian as jacfwd(jacrev(f)): forward-over-reverse."""
     return jacfwd(jacrev(fun, argnums), argnums)

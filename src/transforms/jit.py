@@ -17,6 +17,7 @@ from .jaxpr import ClosedJaxpr
 from .jaxpr_transforms import jit_p, stage
 from .pytree import tree_flatten, tree_unflatten
 from .staging import StagingTrace, convert_constvars
+from .traceback_util import api_boundary
 
 
 # ----------------------------------------------------------------------------- jit API
@@ -178,6 +179,7 @@ class Jitted:
             outs = bind(jit_p, *ent.consts, *raw, name=self.__name__, jaxpr=ent.closed)
         return outs
 
+    @api_boundary
     def __call__(self, *args, **kwargs):
         if trace_state.trace is EVAL:
             fast = self._fast
@@ -221,10 +223,12 @@ class Jitted:
                 if d and hasattr(r, "donor"):
                     r.donor = self.__name__
 
+    @api_boundary
     def lower(self, *args, **kwargs):
         ent = self._entry(args, kwargs)[0]
         return Lowered(ent.closed, ent.donate, self.__name__)
 
+    @api_boundary
     def trace(self, *args, **kwargs):
         return self._entry(args, kwargs)[0].closed
 
@@ -238,6 +242,7 @@ def _buffers(vals):
     return type(vals)(v if type(v) is buf else conv(v) for v in vals)
 
 
+@api_boundary
 def jit(fun=None, *, static_argnums=(), static_argnames=(), donate_argnums=()):
     """Compile `fun` with XLA; usable as @jit or @jit(static_argnums=...).
 
@@ -258,10 +263,12 @@ def jit(fun=None, *, static_argnums=(), static_argnames=(), donate_argnums=()):
     return public
 
 
+@api_boundary
 def make_jaxpr(fun, static_argnums=()):
     """make_jaxpr(f)(*args) -> the ClosedJaxpr f stages to (prints in JAX's text format)."""
     static = (static_argnums,) if isinstance(static_argnums, int) else tuple(static_argnums)
 
+    @api_boundary
     def mk(*args, **kwargs):
         dyn = [a for i, a in enumerate(args) if i not in static]
         leaves, tree = tree_flatten((tuple(dyn), kwargs))

@@ -17,6 +17,7 @@ from .primitives.structural import zeros_of_aval
 from .pytree import tree_flatten, tree_unflatten
 from .rules import Zero, batch_rules, is_undefined, jvp_rules, partial_eval_rules, transpose_rules
 from .staging import convert_constvars, dce_jaxpr
+from .traceback_util import api_boundary
 
 checkpoint_p = Primitive("checkpoint", multiple_results=True)
 
@@ -119,6 +120,7 @@ def checkpoint(fun, policy=None):
     policy = policy or nothing_saveable
     name = getattr(fun, "__name__", "fun")
 
+    @api_boundary
     @functools.wraps(fun)
     def wrapped(*args):
         leaves, tree = tree_flatten(tuple(args))

@@ -14,6 +14,7 @@ import itertools
 from transforms.caches import on_resize
 from transforms.core import EVAL, boxing, get_aval, trace_state
 from transforms.pytree import add_registration_hook, registered_nodes
+from transforms.traceback_util import api_boundary
 
 from . import _jaxlib, runtime
 
@@ -56,6 +57,7 @@ def _dispatcher(jitted):
 
 
 def _cache_miss(jitted):
+    @api_boundary   # a user error while tracing shows the user's frames (not the C++ call's per-call path)
     def miss(*args, **kwargs):
         """Called by the C++ dispatcher on a signature it has no executable for."""
         if trace_state.trace is not EVAL:
