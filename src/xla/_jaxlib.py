@@ -255,6 +255,11 @@ def gather(arr) -> np.ndarray:
     return np.concatenate([_one_to_numpy(p).reshape(block) for p in parts], 0)
 
 
+def on_many_devices(x):
+    """Whether a raw value is an array over several devices (a pmap's mapped result)."""
+    return type(x) is ArrayImpl and isinstance(x._sharding, ManyDevices)
+
+
 def shard_arrays(arr):
     """The per-device blocks of an array over several devices as ordinary single-device arrays (no copy)."""
     sh = arr._sharding
