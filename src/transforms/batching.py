@@ -20,6 +20,7 @@ from .core import (ConcretizationTypeError, Trace, Tracer, TracerArrayConversion
 from .primitives import structural as S
 from .pytree import broadcast_prefix, tree_flatten, tree_unflatten
 from .rules import batch_gaps, batch_rules
+from .traceback_util import api_boundary
 
 
 class BatchTracer(Tracer):
@@ -226,6 +227,7 @@ def _written_back(val, d, in_dim, n, leaf):
     return move_to(val, d, in_dim, n) if nd else val
 
 
+@api_boundary
 def vmap(fun, in_axes=0, out_axes=0, axis_size=None, axis_name=None):
     """Vectorise fun over a leading (or in_axes-given) axis of its arguments.
 
@@ -239,6 +241,7 @@ def vmap(fun, in_axes=0, out_axes=0, axis_size=None, axis_name=None):
         except TypeError:
             raise TypeError(f"vmap axis_name must be hashable, got {type(axis_name).__name__}") from None
 
+    @api_boundary
     def vmapped(*args):
         leaves, tree = tree_flatten(args)
         ia = tuple(in_axes) if isinstance(in_axes, list) else in_axes
