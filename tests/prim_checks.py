@@ -12,13 +12,14 @@ def raw(x):
     return xp.asarray(x)._v
 
 
-def check_jvp(f, oracle, args, diff=None, h=1e-6, rtol=1e-6, atol=1e-8, seed=0):
-    """jvp of f (Arrays -> raw value) at float64 `args`, tangents random on the args listed in `diff`
-    (default all), against the central difference of the NumPy oracle along those tangents."""
+def check_jvp(f, oracle, args, diff=None, h=1e-6, rtol=1e-6, atol=1e-8, seed=0, tangents=None):
+    """jvp of f (Arrays -> raw value) at float64 `args`, tangents random (or `tangents`) on the args
+    listed in `diff` (default all), against the central difference of the NumPy oracle along them."""
     rng = np.random.default_rng(seed)
     diff = range(len(args)) if diff is None else diff
     args = [np.asarray(a) for a in args]
     ts = [rng.standard_normal(a.shape) if i in diff else np.zeros(a.shape) for i, a in enumerate(args)]
+    ts = ts if tangents is None else [np.asarray(t) for t in tangents]
     wrapped = lambda *vs: f(*vs)
     out, tan = jvp(wrapped, tuple(xp.asarray(a) for a in args),
                    tuple(xp.asarray(t.astype(a.dtype)) for a, t in zip(args, ts)))
