@@ -12,7 +12,7 @@ from __future__ import annotations
 import functools
 
 from .ad import backward_pass, jvp_flat
-from .batching import move_to, vmap_flat
+from .batching import move_to, rule_axis_name, vmap_flat
 from .backend import backend
 from .core import EVAL, Primitive, abstract_eval_rules, bind, boxing, current_trace, get_aval, set_trace
 from .jaxpr import ClosedJaxpr, eval_jaxpr
@@ -147,8 +147,15 @@ def _jit_jvp(primals, tangents, *, jaxpr, name):
     return outs[:n], [next(it) if h else Zero for h in out_has_t]
 
 
-@functools.lru_cache(maxsize=1024)
 def batch_jaxpr(closed, dims, axis_size, force=None):
+    """vmap of a jaxpr whose inputs carry the batch axis at `dims`; see _batch_jaxpr. Cached per axis
+    name too (the name of the vmap whose rule runs this): it changes what collectives in the body become."""
+    return _batch_jaxpr(closed, tuple(dims), axis_size, None if force is None else tuple(force),
+                        rule_axis_name())
+
+
+@functools.lru_cache(maxsize=1024)
+def _batch_jaxpr(closed, dims, axis_size, force, axis_name):
     """vmap of a jaxpr whose inputs carry the batch axis at `dims` (per input: an axis or None).
 
     force: None (each output keeps the batch axis it comes out with, or none) or a tuple per
@@ -165,7 +172,7 @@ def batch_jaxpr(closed, dims, axis_size, force=None):
     out_dims = []
 
     def f(*args):
-        outs, od = vmap_flat(run_jaxpr(closed), args, dims, axis_size)
+        outs, od = vmap_flat(run_jaxpr(closed), args, dims, axis_size, axis_name)
         if force is not None:
             res = []
             for k, (o, d) in enumerate(zip(outs, od)):

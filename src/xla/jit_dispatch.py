@@ -94,6 +94,8 @@ def _fastpath(ent, raw, outs, result, leaves):
         return None
     if not all(type(c) is buf for c in ent.consts) or not all(type(o) is buf for o in outs):
         return None
+    if any(_jaxlib.on_many_devices(r) for r in raw):
+        return None   # an array over several devices is gathered on the Python path (C++ would take it as is)
     for leaf, r in zip(leaves, raw):
         if type(leaf) is buf:
             if leaf is not r:

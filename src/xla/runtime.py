@@ -50,6 +50,12 @@ class Compiled:
         except TypeError:
             _raise_if_tracer(bufs)
             raise
+        except _jaxlib.XlaRuntimeError:
+            # a pmap result (an array over several devices) given to a one-device program: gather it
+            if not any(_jaxlib.on_many_devices(b) for b in bufs):
+                raise
+            bufs = [device_buffer(_jaxlib.gather(b)) if _jaxlib.on_many_devices(b) else b for b in bufs]
+            return self.exe.execute_sharded(bufs).consume_with_handlers(self.handlers)
 
     def cost_analysis(self):
         return self.exe.cost_analysis()

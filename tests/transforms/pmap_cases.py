@@ -176,3 +176,22 @@ def test_more_compositions():
     inner = pmap(lambda r: pmap(lambda s: s - pmean(s, "j"), "j")(r) + psum(r, "i"), "i")
     y = RNG.standard_normal((N, 2, 3))
     np.testing.assert_allclose(np.asarray(inner(xp.asarray(y))), y - y.mean(1, keepdims=True) + y.sum(0))
+
+
+def test_pmap_result_into_one_device_programs():
+    """A result sharded over the devices given to jit (first call and the C++ fast path) and to eager ops:
+    gathered, values as NumPy's."""
+    x = xp.reshape(xp.arange(16.0), (8, 2))
+    y = pmap(lambda a: a * 2 + psum(a, "i"), axis_name="i")(x)
+    want = np.arange(16.0).reshape(8, 2) * 2 + np.arange(16.0).reshape(8, 2).sum(0)
+    g = jit(lambda b: xp.sum(b, axis=0) + 1)
+    for _ in range(3):
+        np.testing.assert_allclose(np.asarray(g(y)), want.sum(0) + 1)
+    np.testing.assert_allclose(np.asarray(xp.sin(y)), np.sin(want))
+
+
+def test_batched_sub_jaxpr_cache_keys_on_the_axis_name():
+    f = jit(lambda a: psum(a, "i"))
+    x3, x2 = np.ones((2, 3, 4)), np.arange(12.0).reshape(3, 4)
+    np.testing.assert_allclose(np.asarray(vmap(vmap(f), axis_name="i")(x3)), np.full((2, 3, 4), 2.0))
+    np.testing.assert_allclose(np.asarray(vmap(f, axis_name="i")(x2)), np.broadcast_to(x2.sum(0), (3, 4)))
