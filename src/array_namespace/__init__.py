@@ -53,3 +53,7 @@ _EXTENSIONS = ("Array", "Device", "special", "SUPPORTED_VERSIONS")
 __all__ = sorted(
     {n for n, v in list(globals().items()) if not n.startswith("_") and not isinstance(v, type(_math))}
     | {"linalg", "fft", "special", "__array_namespace_info__", "__array_api_version__"})
+
+# A NumPy/JAX name the namespace lacks (xp.dot, xp.concatenate) answers with the Array API name (_hints.py);
+# Python calls this only when normal lookup fails.
+from ._hints import module_getattr as __getattr__  # noqa: E402,F401

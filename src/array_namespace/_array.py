@@ -485,3 +485,7 @@ def _region_unchanged(parent, key, view):
 H.Array = Array
 boxing.box_type = Array
 boxing.box = H.wrap
+
+from ._hints import install_array_hints  # noqa: E402
+
+install_array_hints(Array)   # x.mean(), x.reshape(...): AttributeError naming the function to call (_hints.py)
