@@ -12,7 +12,7 @@ import math
 import numpy as np
 
 from transforms.backend import backend
-from transforms.core import EVAL, Tracer, trace_state, bind, boxing
+from transforms.core import EVAL, ShapedArray, Tracer, trace_state, bind, boxing, check_size
 from transforms.primitives import elementwise as P
 from transforms.primitives import structural as S
 
@@ -26,22 +26,30 @@ def _check_device(device, fname):
         raise ValueError(f"{fname}: unknown device {device!r}; available: {default_device()!r}")
 
 
-def _shape_arg(shape, fname):
+def _shape_arg(shape, fname, arg="shape"):
     """A shape: an int or a sequence of ints (anything operator.index takes: np.int64 too)."""
     if type(shape) is int or is_int_like(shape):
         shape = (shape,)
+    if isinstance(shape, (str, bytes)):
+        raise TypeError(f"{fname}: {arg} must be an int or a tuple of ints, got {type(shape).__name__}")
     try:
         shape = tuple(shape)
     except TypeError:
-        raise TypeError(f"{fname}: shape must be an int or a tuple of ints, got {type(shape).__name__}") from None
+        raise TypeError(f"{fname}: {arg} must be an int or a tuple of ints, got {type(shape).__name__}") from None
     out = []
     for d in shape:
         if type(d) is not int:
-            d = as_int(d, fname, "shape entry")
+            d = as_int(d, fname, f"{arg} entry")
         if d < 0:
-            raise ValueError(f"{fname}: negative dimension {d} in shape {shape}")
+            raise ValueError(f"{fname}: negative dimension {d} in {arg} {shape}")
         out.append(int(d))
     return tuple(out)
+
+
+def _sized(shape, dtype, fname, arg):
+    """ValueError/MemoryError (transforms.core.check_size) for a result too large, named after the caller."""
+    check_size(ShapedArray(shape, dtype), f"{fname} ({arg})")
+    return shape
 
 
 def _host_dtype(obj):
@@ -111,12 +119,17 @@ def asarray(obj, /, *, dtype=None, device=None, copy=None):
         items = [asarray(o, dtype=dtype) for o in obj]
         return stack(items) if items else asarray(np.zeros((0,)), dtype=dtype)
     if isinstance(obj, (list, tuple)):
-        if dtype is None:
-            dt = _host_dtype(obj)
-            if dt is None:
-                raise TypeError("asarray: nested sequence has unsupported elements")
-            return _from_host(np.asarray(obj, dtype=dt), dt, "asarray")
-        return _from_host(np.asarray(obj), dtype, "asarray")
+        try:
+            if dtype is None:
+                dt = _host_dtype(obj)
+                if dt is None:
+                    raise TypeError("asarray: obj, a nested sequence, has unsupported elements")
+                return _from_host(np.asarray(obj, dtype=dt), dt, "asarray")
+            return _from_host(np.asarray(obj), dtype, "asarray")
+        except ValueError as e:
+            if "inhomogeneous" not in str(e) and "sequence" not in str(e):
+                raise
+            raise ValueError(f"asarray: obj is a ragged nested sequence (its lists differ in length): {e}") from None
     if isinstance(obj, Tracer) or type(obj) is boxing.buffer_type:
         return wrap(obj if dtype is None else cast(obj, dtype))
     if hasattr(obj, "__dlpack__"):
@@ -125,14 +138,14 @@ def asarray(obj, /, *, dtype=None, device=None, copy=None):
         return _from_host(np.asarray(obj), dtype, "asarray")
     if isinstance(obj, (bytes, bytearray, memoryview)) or hasattr(obj, "__buffer__"):
         return _from_host(np.asarray(memoryview(obj)), dtype, "asarray")
-    raise TypeError(f"asarray: cannot convert an object of type {type(obj).__name__} to an array; expected an "
+    raise TypeError(f"asarray: cannot convert obj of type {type(obj).__name__} to an array; expected an "
                     "array, a Python scalar, a (nested) sequence of them, or a DLPack/buffer-protocol object")
 
 
 def from_dlpack(x, /, *, device=None, copy=None):
     _check_device(device, "from_dlpack")
     if not hasattr(x, "__dlpack__"):
-        raise TypeError(f"from_dlpack: {type(x).__name__} does not implement __dlpack__")
+        raise TypeError(f"from_dlpack: x of type {type(x).__name__} does not implement __dlpack__")
     if type(x) is Array:
         return wrap(x._v)
     return _from_host(np.from_dlpack(x), None, "from_dlpack")
@@ -164,10 +177,15 @@ def _eager_small(shape):
 
 
 def full(shape, fill_value, *, dtype=None, device=None):
-    _check_device(device, "full")
-    shape = _shape_arg(shape, "full")
-    fill_value = _fill_value(fill_value, "full")
-    dtype = _fill_dtype(fill_value, dtype, "full")
+    return _full(shape, fill_value, dtype, device, "full")
+
+
+def _full(shape, fill_value, dtype, device, fname):
+    _check_device(device, fname)
+    shape = _shape_arg(shape, fname)
+    fill_value = _fill_value(fill_value, fname)
+    dtype = _fill_dtype(fill_value, dtype, fname)
+    _sized(shape, dtype, fname, "shape")
     if type(fill_value) is Array:
         v = cast(fill_value._v, dtype)
     else:
@@ -182,15 +200,15 @@ def full(shape, fill_value, *, dtype=None, device=None):
 
 
 def zeros(shape, *, dtype=None, device=None):
-    return full(shape, 0, dtype=dtype or D.DEFAULT_FLOAT, device=device)
+    return _full(shape, 0, dtype or D.DEFAULT_FLOAT, device, "zeros")
 
 
 def ones(shape, *, dtype=None, device=None):
-    return full(shape, 1, dtype=dtype or D.DEFAULT_FLOAT, device=device)
+    return _full(shape, 1, dtype or D.DEFAULT_FLOAT, device, "ones")
 
 
 def empty(shape, *, dtype=None, device=None):
-    return zeros(shape, dtype=dtype, device=device)
+    return _full(shape, 0, dtype or D.DEFAULT_FLOAT, device, "empty")
 
 
 def _like(fname, x, dtype, device):
@@ -201,21 +219,22 @@ def _like(fname, x, dtype, device):
 
 def full_like(x, /, fill_value, *, dtype=None, device=None):
     x, dt = _like("full_like", x, dtype, device)
-    return full(x.shape, fill_value, dtype=dt)
+    return _full(x.shape, fill_value, dt, None, "full_like")
 
 
 def zeros_like(x, /, *, dtype=None, device=None):
     x, dt = _like("zeros_like", x, dtype, device)
-    return full(x.shape, False if dt == D.bool_ else 0, dtype=dt)
+    return _full(x.shape, False if dt == D.bool_ else 0, dt, None, "zeros_like")
 
 
 def ones_like(x, /, *, dtype=None, device=None):
     x, dt = _like("ones_like", x, dtype, device)
-    return full(x.shape, True if dt == D.bool_ else 1, dtype=dt)
+    return _full(x.shape, True if dt == D.bool_ else 1, dt, None, "ones_like")
 
 
 def empty_like(x, /, *, dtype=None, device=None):
-    return zeros_like(x, dtype=dtype, device=device)
+    x, dt = _like("empty_like", x, dtype, device)
+    return _full(x.shape, False if dt == D.bool_ else 0, dt, None, "empty_like")
 
 
 def _number_arg(v, fname, name):
@@ -248,13 +267,19 @@ def arange(start, /, stop=None, step=1, *, dtype=None, device=None):
                                                                       ("step", step)))
     if step == 0:
         raise ValueError("arange: step must not be zero")
+    for name, v in (("start", start), ("stop", stop), ("step", step)):
+        if isinstance(v, float) and not math.isfinite(v):
+            raise ValueError(f"arange: {name} must be finite, got {v!r}")
     all_int = builtins.all(isinstance(v, int) for v in (start, stop, step))
     dt = D.check_dtype(dtype, "arange") if dtype is not None else (D.DEFAULT_INT if all_int else D.DEFAULT_FLOAT)
+    if dt == D.bool_:
+        raise TypeError("arange: dtype must be a real numeric dtype, got bool")
     n = builtins.max(0, math.ceil((stop - start) / step)) if not all_int else builtins.max(0, -(-(stop - start) // step))
     if dt in D.INTEGER:
         info = np.iinfo(dt)
         if n and not (info.min <= start <= info.max and info.min <= start + (n - 1) * step <= info.max):
             raise OverflowError(f"arange: values do not fit in {dt.name}")
+    _sized((n,), dt, "arange", "start, stop, step")
     if _eager_small((n,)):
         return _from_host(np.arange(n, dtype=dt) * dt.type(step) + dt.type(start) if n else np.zeros(0, dt),
                           dt, "arange")
@@ -274,6 +299,7 @@ def linspace(start, stop, /, num, *, dtype=None, device=None, endpoint=True):
     start, stop = _number_arg(start, "linspace", "start"), _number_arg(stop, "linspace", "stop")
     is_c = isinstance(start, complex) or isinstance(stop, complex)
     dt = D.check_dtype(dtype, "linspace") if dtype is not None else (D.DEFAULT_COMPLEX if is_c else D.DEFAULT_FLOAT)
+    _sized((num,), dt, "linspace", "num")
     if is_c and dt not in D.COMPLEX:
         raise TypeError(f"linspace: complex start/stop need a complex dtype, got {dt.name}")
     if dt not in D.FLOATING:
@@ -297,8 +323,9 @@ def linspace(start, stop, /, num, *, dtype=None, device=None, endpoint=True):
 def eye(n_rows, n_cols=None, /, *, k=0, dtype=None, device=None):
     _check_device(device, "eye")
     n_cols = n_rows if n_cols is None else n_cols
-    shape = _shape_arg((n_rows, n_cols), "eye")
+    shape = (_shape_arg(n_rows, "eye", "n_rows")[0], _shape_arg(n_cols, "eye", "n_cols")[0])
     dt = D.check_dtype(dtype, "eye") if dtype is not None else D.DEFAULT_FLOAT
+    _sized(shape, dt, "eye", "n_rows, n_cols")
     k = as_int(k, "eye", "k")   # also under jit, where k is a parameter
     if _eager_small(shape):
         return _from_host(np.eye(shape[0], shape[1], k=k, dtype=dt), dt, "eye")
@@ -332,10 +359,10 @@ def triu(x, /, *, k=0):
 def meshgrid(*arrays, indexing="xy"):
     if indexing not in ("xy", "ij"):
         raise ValueError(f"meshgrid: indexing must be 'xy' or 'ij', got {indexing!r}")
-    arrays = [as_array(a, "meshgrid") for a in arrays]
+    arrays = [as_array(a, "meshgrid", "arrays entry") for a in arrays]
     for a in arrays:
         if a.ndim != 1:
-            raise ValueError(f"meshgrid: inputs must be 1-D, got shape {a.shape}")
+            raise ValueError(f"meshgrid: arrays must be 1-D, got shape {a.shape}")
     if len({a.dtype for a in arrays}) > 1:
         raise TypeError("meshgrid: all inputs must have the same dtype")
     shape = [a.shape[0] for a in arrays]

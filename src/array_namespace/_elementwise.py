@@ -23,9 +23,9 @@ _WHAT = {_BOOL: "a boolean", _INT: "an integer", _NUM: "a numeric", _REALNUM: "a
          _INT_OR_BOOL: "an integer or boolean"}
 
 
-def _check(fname, dtype, allowed):
+def _check(fname, dtype, allowed, arg="x"):
     if dtype not in allowed:
-        check_kind(fname, dtype, allowed, _WHAT[allowed])
+        check_kind(fname, dtype, allowed, _WHAT[allowed], arg)
 
 
 def _unary(fname, prim, allowed, complex_special=False):
@@ -44,7 +44,7 @@ def _binary(fname, prim, allowed):
     def f(x1, x2, /):
         a, b, dt = binary(fname, x1, x2)
         if dt not in allowed:
-            _check(fname, dt, allowed)
+            _check(fname, dt, allowed, "x1 and x2")
         try:
             return wrap(bind(prim, a, b))
         except ValueError as e:
@@ -160,7 +160,7 @@ bitwise_left_shift = _binary("bitwise_left_shift", P.shift_left_p, _INT)
 
 def bitwise_right_shift(x1, x2, /):
     a, b, dt = binary("bitwise_right_shift", x1, x2)
-    _check("bitwise_right_shift", dt, _INT)
+    _check("bitwise_right_shift", dt, _INT, "x1 and x2")
     prim = P.shift_right_arithmetic_p if dt in D.SIGNED else P.shift_right_logical_p
     return wrap(bind(prim, a, b))
 
@@ -191,7 +191,7 @@ def reciprocal(x, /):
 def divide(x1, x2, /):
     a, b, dt = binary("divide", x1, x2)
     if dt not in _FLOAT:
-        _check("divide", dt, _NUM)
+        _check("divide", dt, _NUM, "x1 and x2")
         a, b = cast(a, D.DEFAULT_FLOAT), cast(b, D.DEFAULT_FLOAT)   # true division of integers
     try:
         return wrap(bind(P.div_p, a, b))
@@ -213,13 +213,13 @@ def _floor_div_raw(a, b, dt):
 
 def floor_divide(x1, x2, /):
     a, b, dt = binary("floor_divide", x1, x2)
-    _check("floor_divide", dt, _REALNUM)
+    _check("floor_divide", dt, _REALNUM, "x1 and x2")
     return wrap(_floor_div_raw(a, b, dt))
 
 
 def remainder(x1, x2, /):
     a, b, dt = binary("remainder", x1, x2)
-    _check("remainder", dt, _REALNUM)
+    _check("remainder", dt, _REALNUM, "x1 and x2")
     r = bind(P.rem_p, a, b)   # sign of the dividend; the standard wants the sign of the divisor
     zero = _c(0, dt)
     if dt in D.UNSIGNED:
@@ -383,14 +383,14 @@ def signbit(x, /):
 
 def copysign(x1, x2, /):
     a, b, dt = binary("copysign", x1, x2)
-    _check("copysign", dt, _REALFLOAT)
+    _check("copysign", dt, _REALFLOAT, "x1 and x2")
     mag = bind(P.abs_p, a)
     return wrap(P.select_n(_signbit_raw(b), mag, bind(P.neg_p, mag)))
 
 
 def hypot(x1, x2, /):
     a, b, dt = binary("hypot", x1, x2)
-    _check("hypot", dt, _REALFLOAT)
+    _check("hypot", dt, _REALFLOAT, "x1 and x2")
     ax, ay = bind(P.abs_p, a), bind(P.abs_p, b)
     hi, lo = bind(P.max_p, ax, ay), bind(P.min_p, ax, ay)
     safe_hi = P.select_n(bind(P.eq_p, hi, _c(0, hi)), hi, _c(1, hi))
@@ -403,7 +403,7 @@ def hypot(x1, x2, /):
 
 def logaddexp(x1, x2, /):
     a, b, dt = binary("logaddexp", x1, x2)
-    _check("logaddexp", dt, _REALFLOAT)
+    _check("logaddexp", dt, _REALFLOAT, "x1 and x2")
     hi = bind(P.max_p, a, b)
     d = bind(P.neg_p, bind(P.abs_p, bind(P.sub_p, a, b)))
     out = bind(P.add_p, hi, bind(P.log1p_p, bind(P.exp_p, d)))

@@ -7,7 +7,7 @@ import operator
 import numpy as np
 
 from transforms.core import trace_state, bind, get_aval
-from transforms.primitives.elementwise import convert_element_type_p
+from transforms.primitives.elementwise import broadcast_shapes, convert_element_type_p
 
 from . import _dtypes as D
 
@@ -105,6 +105,8 @@ def binary(fname, x1, x2):
             v2 = x2._v
             a2 = v2.aval
             d1, d2 = a1.dtype, a2.dtype
+            if a1.shape != a2.shape:
+                check_broadcast(fname, a1.shape, a2.shape)
             if d1 == d2:
                 return v1, v2, d1
             if a1.weak_type != a2.weak_type:
@@ -144,31 +146,54 @@ def binary(fname, x1, x2):
     raise TypeError(f"{fname}: expected arrays or Python scalars, got {t1.__name__} and {t2.__name__}")
 
 
-def check_kind(fname, dtype, allowed, what):
+def check_kind(fname, dtype, allowed, what, arg="x"):
     if dtype not in allowed:
-        raise TypeError(f"{fname} requires {what} input, got {dtype.name}")
+        raise TypeError(f"{fname} requires {what} input for {arg}, got {dtype.name}")
 
 
-def normalize_axis(axis, ndim, fname):
+class AxisError(IndexError, ValueError):
+    """An axis out of range: an IndexError and a ValueError at once, as NumPy's (and array-api-strict's)."""
+
+
+def axis_error(fname, axis, ndim, arg="axis"):
+    prefix = "" if arg == "axis" else f"{arg}: "
+    return AxisError(f"{fname}: {prefix}axis {axis} is out of bounds for array of dimension {ndim}")   # NumPy's words
+
+
+def normalize_axis(axis, ndim, fname, arg="axis"):
     if type(axis) is not int:
-        axis = as_int(axis, fname, "axis")
+        axis = as_int(axis, fname, arg)
     if not -ndim <= axis < max(ndim, 1) or (ndim == 0 and axis not in (0, -1)):
-        raise IndexError(f"{fname}: axis {axis} is out of bounds for array of dimension {ndim}")   # NumPy's words
+        raise axis_error(fname, axis, ndim, arg)
     return axis % ndim if ndim else 0
 
 
-def normalize_axes(axis, ndim, fname):
+def normalize_axes(axis, ndim, fname, arg="axis"):
     """None -> all axes; int or tuple -> sorted unique non-negative axes."""
     if axis is None:
         return tuple(range(ndim))
-    axes = (axis,) if type(axis) is int or is_int_like(axis) else tuple(axis)
+    if type(axis) is int or is_int_like(axis):
+        axes = (axis,)
+    elif isinstance(axis, (tuple, list)):
+        axes = axis
+    else:
+        axes = (as_int(axis, fname, arg),)   # refuses a float, a string, ...
     out = []
     for a in axes:
         if type(a) is not int:
-            a = as_int(a, fname, "axis entry")
+            a = as_int(a, fname, f"{arg} entry")
         if not -ndim <= a < ndim:
-            raise IndexError(f"{fname}: axis {a} is out of bounds for array of dimension {ndim}")
+            raise axis_error(fname, a, ndim, arg)
         out.append(a % ndim)
     if len(set(out)) != len(out):
-        raise ValueError(f"{fname}: repeated axis in {axis}")
+        raise ValueError(f"{fname}: repeated axis in {arg}={axis}")
     return tuple(sorted(out))
+
+
+def check_broadcast(fname, s1, s2, args=("x1", "x2")):
+    """ValueError naming both arguments unless shapes s1 and s2 broadcast together."""
+    try:
+        broadcast_shapes(s1, s2)
+    except ValueError:
+        raise ValueError(f"{fname}: {args[0]} of shape {tuple(s1)} and {args[1]} of shape {tuple(s2)} cannot be "
+                         f"broadcast together") from None

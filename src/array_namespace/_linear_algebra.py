@@ -9,20 +9,21 @@ from transforms.primitives import structural as S
 
 from . import _dtypes as D
 from ._array import view_of
-from ._helpers import as_array, as_int, cast, check_kind, is_int_like, normalize_axis, wrap
+from ._helpers import as_array, as_int, cast, check_broadcast, check_kind, is_int_like, normalize_axis, wrap
 
 
 def _operands(fname, x1, x2):
     x1, x2 = as_array(x1, fname, "x1"), as_array(x2, fname, "x2")
     dt = D.promote(x1.dtype, x2.dtype, fname)
-    check_kind(fname, dt, D.NUMERIC, "a numeric")
+    check_kind(fname, dt, D.NUMERIC, "a numeric", "x1 and x2")
     return x1, x2, cast(x1._v, dt), cast(x2._v, dt)
 
 
 def matmul(x1, x2, /):
     x1, x2, a, b = _operands("matmul", x1, x2)
     if x1.ndim == 0 or x2.ndim == 0:
-        raise ValueError("matmul: operands must have at least one dimension (use multiply for scalars)")
+        raise ValueError(f"matmul: x1 and x2 must have at least one dimension (use multiply for scalars), got "
+                         f"shapes {x1.shape} and {x2.shape}")
     s1, s2 = x1.shape, x2.shape
     if len(s1) == 2 and len(s2) == 2 and s1[1] == s2[0]:   # the common case: one dot_general
         return wrap(L.dot_general(a, b, (((1,), (0,)), ((), ()))))
@@ -31,7 +32,7 @@ def matmul(x1, x2, /):
     if x2.ndim == 1:
         b, s2 = S.reshape(b, s2 + (1,)), s2 + (1,)
     if s1[-1] != s2[-2]:
-        raise ValueError(f"matmul: contracted dimensions differ: {x1.shape} @ {x2.shape} "
+        raise ValueError(f"matmul: contracted dimensions of x1 and x2 differ: {x1.shape} @ {x2.shape} "
                          f"({s1[-1]} != {s2[-2]})")
     batch = P.broadcast_shapes(s1[:-2], s2[:-2])
     a = S.broadcast_to_shape(a, batch + s1[-2:])
@@ -59,21 +60,24 @@ def tensordot(x1, x2, /, *, axes=2):
         ax1 = tuple(range(x1.ndim - axes, x1.ndim))
         ax2 = tuple(range(axes))
     else:
+        if not isinstance(axes, (tuple, list)) or len(axes) != 2:
+            raise TypeError(f"tensordot: axes must be an int or a pair of sequences of axes, got {axes!r}")
         ax1, ax2 = (tuple(a_) if not is_int_like(a_) else (a_,) for a_ in axes)
-        ax1 = tuple(normalize_axis(a_, x1.ndim, "tensordot") for a_ in ax1)
-        ax2 = tuple(normalize_axis(a_, x2.ndim, "tensordot") for a_ in ax2)
+        ax1 = tuple(normalize_axis(a_, x1.ndim, "tensordot", "axes") for a_ in ax1)
+        ax2 = tuple(normalize_axis(a_, x2.ndim, "tensordot", "axes") for a_ in ax2)
     if len(ax1) != len(ax2):
         raise ValueError("tensordot: the two axes sequences must have the same length")
     for i, j in zip(ax1, ax2):
         if x1.shape[i] != x2.shape[j]:
-            raise ValueError(f"tensordot: axis {i} of {x1.shape} and axis {j} of {x2.shape} differ in size")
+            raise ValueError(f"tensordot: axis {i} of x1 {x1.shape} and axis {j} of x2 {x2.shape} differ in size")
     return wrap(L.dot_general(a, b, ((ax1, ax2), ((), ()))))
 
 
 def vecdot(x1, x2, /, *, axis=-1):
     x1, x2, a, b = _operands("vecdot", x1, x2)
     if x1.ndim == 0 or x2.ndim == 0:
-        raise ValueError("vecdot: operands must have at least one dimension")
+        raise ValueError(f"vecdot: x1 and x2 must have at least one dimension, got shapes {x1.shape} and {x2.shape}")
+    check_broadcast("vecdot", x1.shape, x2.shape)
     shape = P.broadcast_shapes(x1.shape, x2.shape)
     axis = normalize_axis(axis, len(shape), "vecdot")
     if not -min(x1.ndim, x2.ndim) <= axis - len(shape) < 0:

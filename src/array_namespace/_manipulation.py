@@ -5,6 +5,7 @@ import math
 
 import numpy as np
 
+from transforms.core import ShapedArray, check_size
 from transforms.primitives import elementwise as P
 from transforms.primitives import structural as S
 
@@ -49,7 +50,7 @@ def permute_dims(x, /, axes):
     axes = _ints(axes, "permute_dims", "axes")
     if len(axes) != x.ndim:
         raise ValueError(f"permute_dims: axes {axes} must name each of the {x.ndim} dimensions once")
-    norm = [normalize_axis(a, x.ndim, "permute_dims") for a in axes]
+    norm = [normalize_axis(a, x.ndim, "permute_dims", "axes") for a in axes]
     if sorted(norm) != list(range(x.ndim)):
         raise ValueError(f"permute_dims: axes {axes} is not a permutation of {x.ndim} dimensions")
     return _transposed(x, norm)
@@ -88,27 +89,45 @@ def squeeze(x, /, axis):
 
 
 def broadcast_shapes(*shapes):
-    return P.broadcast_shapes(*[_ints(s, "broadcast_shapes", "shape") for s in shapes]) if shapes else ()
+    return _broadcast_shapes([_ints(s, "broadcast_shapes", "shapes entry") for s in shapes], "broadcast_shapes",
+                             "shapes")
+
+
+def _broadcast_shapes(shapes, fname, arg):
+    """The shape `shapes` broadcast to, or a ValueError naming the function and the argument."""
+    for s in shapes:
+        if any(d < 0 for d in s):
+            raise ValueError(f"{fname}: {arg} entry {s} has a negative dimension")
+    try:
+        return P.broadcast_shapes(*shapes) if shapes else ()
+    except ValueError:
+        raise ValueError(f"{fname}: {arg} of shapes {' and '.join(str(tuple(s)) for s in shapes)} cannot be "
+                         "broadcast together") from None
 
 
 def broadcast_to(x, /, shape):
     x = as_array(x, "broadcast_to")
     shape = _ints(shape, "broadcast_to", "shape")
+    if any(d < 0 for d in shape):
+        raise ValueError(f"broadcast_to: shape {shape} has a negative dimension")
     if len(shape) < x.ndim or any(d not in (1, s) for d, s in zip(x.shape[::-1], shape[::-1])):
-        raise ValueError(f"broadcast_to: cannot broadcast shape {x.shape} to {shape}")
+        raise ValueError(f"broadcast_to: cannot broadcast x of shape {x.shape} to shape {shape}")
+    check_size(ShapedArray(shape, x.dtype), "broadcast_to (shape)")
     return wrap(S.broadcast_to_shape(x._v, shape))
 
 
 def broadcast_arrays(*arrays):
-    arrays = [as_array(a, "broadcast_arrays") for a in arrays]
-    shape = broadcast_shapes(*[a.shape for a in arrays])
+    arrays = [as_array(a, "broadcast_arrays", "arrays entry") for a in arrays]
+    shape = _broadcast_shapes([a.shape for a in arrays], "broadcast_arrays", "arrays")
     return tuple(broadcast_to(a, shape) for a in arrays)
 
 
 def _common(arrays, fname):
-    arrays = [as_array(a, fname) for a in arrays]
+    if not isinstance(arrays, (tuple, list)):
+        raise TypeError(f"{fname}: arrays must be a tuple or list of arrays, got {type(arrays).__name__}")
+    arrays = [as_array(a, fname, "arrays entry") for a in arrays]
     if not arrays:
-        raise ValueError(f"{fname}: need at least one array")
+        raise ValueError(f"{fname}: arrays must hold at least one array")
     dt = arrays[0].dtype
     for a in arrays[1:]:
         dt = D.promote(dt, a.dtype, fname)
@@ -129,7 +148,7 @@ def concat(arrays, /, *, axis=0):
     axis = normalize_axis(axis, nd, "concat")
     for a in arrays[1:]:
         if any(d1 != d2 for i, (d1, d2) in enumerate(zip(a.shape, arrays[0].shape)) if i != axis):
-            raise ValueError(f"concat: shapes {[a.shape for a in arrays]} differ outside axis {axis}")
+            raise ValueError(f"concat: arrays of shapes {[a.shape for a in arrays]} differ outside axis {axis}")
     vals = [cast(a._v, dt) for a in arrays]
     return wrap(S.concatenate(vals, axis) if len(vals) > 1 else vals[0])
 
@@ -166,8 +185,8 @@ def moveaxis(x, source, destination, /):
     dst = _ints(destination, "moveaxis", "destination")
     if len(src) != len(dst):
         raise ValueError("moveaxis: source and destination must have the same number of axes")
-    src = [normalize_axis(a, x.ndim, "moveaxis") for a in src]
-    dst = [normalize_axis(a, x.ndim, "moveaxis") for a in dst]
+    src = [normalize_axis(a, x.ndim, "moveaxis", "source") for a in src]
+    dst = [normalize_axis(a, x.ndim, "moveaxis", "destination") for a in dst]
     if len(set(src)) != len(src) or len(set(dst)) != len(dst):
         raise ValueError("moveaxis: repeated axis")
     order = [i for i in range(x.ndim) if i not in src]
@@ -240,6 +259,8 @@ def repeat(x, repeats, /, *, axis=None):
         x = reshape(x, (-1,))
         axis = 0
     axis = normalize_axis(axis, x.ndim, "repeat")
+    if getattr(repeats, "ndim", 0) == 1 and repeats.shape[0] not in (1, x.shape[axis]):   # before reading values
+        raise ValueError(f"repeat: repeats has {repeats.shape[0]} entries for an axis of size {x.shape[axis]}")
     reps = _repeat_counts(repeats)
     if reps is not None:
         if reps.ndim > 1:
