@@ -95,8 +95,9 @@ def _weak_repr(dt):
     return True if dt == D.bool_ else 1 if dt in D.INTEGER else 1.0 if dt in D.REAL_FLOAT else 1j
 
 
-def binary(fname, x1, x2):
-    """Raw operands of a binary function, converted to their common dtype, and that dtype."""
+def binary(fname, x1, x2, broadcast=True):
+    """Raw operands of a binary function, converted to their common dtype, and that dtype; with
+    `broadcast`, a ValueError naming x1 and x2 unless their shapes broadcast together."""
     t1, t2 = type(x1), type(x2)
     if t1 is Array:
         v1 = x1._v
@@ -105,7 +106,7 @@ def binary(fname, x1, x2):
             v2 = x2._v
             a2 = v2.aval
             d1, d2 = a1.dtype, a2.dtype
-            if a1.shape != a2.shape:
+            if broadcast and a1.shape != a2.shape:
                 check_broadcast(fname, a1.shape, a2.shape)
             if d1 == d2:
                 return v1, v2, d1

@@ -188,7 +188,7 @@ def update(x, key, value, mode, fname):
             value = value.item()        # a NumPy scalar is stored like the Python scalar it holds
         elif not isinstance(value, (bool, int, float, complex)):
             value = _to_array(value, fname)
-    _, v, dt = binary(fname, x, value)
+    _, v, dt = binary(fname, x, value, broadcast=False)
     if dt != x.dtype:
         raise TypeError(f"{fname}: a {dt.name} value cannot be stored into a {x.dtype.name} array without "
                         "changing its dtype; cast the value with astype first")

@@ -16,7 +16,7 @@ def _arg(fname, prim):
         x = as_array(x, fname)
         check_kind(fname, x.dtype, D.REAL_NUMERIC_OR_BOOL, "a real-valued")
         if x.size == 0:
-            raise ValueError(f"{fname}: attempt to get {fname} of an empty array")
+            raise ValueError(f"{fname}: attempt to get {fname} of x, an empty array")
         v = x._v
         if axis is None:
             v = S.reshape(v, (x.size,))
@@ -97,12 +97,14 @@ def searchsorted(x1, x2, /, *, side="left", sorter=None):
     if sorter is not None:
         from ._indexing import take
         sorter = as_array(sorter, "searchsorted", "sorter")
-        if sorter.dtype not in D.INTEGER or sorter.shape != x1.shape:
-            raise TypeError("searchsorted: sorter must be an integer array of x1's shape")
+        if sorter.dtype not in D.INTEGER:
+            raise TypeError(f"searchsorted: sorter must be an integer array, got {sorter.dtype.name}")
+        if sorter.shape != x1.shape:
+            raise ValueError(f"searchsorted: sorter must have x1's shape {x1.shape}, got {sorter.shape}")
         x1 = take(x1, sorter)
-    a, b, dt = binary("searchsorted", x1, x2)
+    a, b, dt = binary("searchsorted", x1, x2, broadcast=False)
     if dt in D.COMPLEX:
-        raise TypeError("searchsorted: complex values have no order")
+        raise TypeError("searchsorted: complex values of x1 and x2 have no order")
     n = x1.shape[0]
     out_shape = tuple(S.shape_of(b))
     m = 1

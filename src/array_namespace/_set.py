@@ -88,7 +88,7 @@ def isin(x1, x2, /, *, invert=False):
     """Elementwise: is x1's element equal to some element of x2 (NaN is in nothing)?"""
     if type(x1) is not Array and type(x2) is not Array:
         raise TypeError("isin: at least one of x1 and x2 must be an array")
-    a, b, dt = binary("isin", x1, x2)
+    a, b, dt = binary("isin", x1, x2, broadcast=False)
     shape = tuple(S.shape_of(a))
     m = int(np.prod(S.shape_of(b), dtype=np.int64))
     size = int(np.prod(shape, dtype=np.int64))

@@ -19,7 +19,7 @@ from ._helpers import as_array, as_int, normalize_axis, wrap
 def _check(fname, x, axis):
     x = as_array(x, fname)
     if x.dtype in D.COMPLEX:
-        raise TypeError(f"{fname}: complex arrays have no order; sort the real part or the absolute value instead")
+        raise TypeError(f"{fname}: complex x has no order; sort the real part or the absolute value instead")
     axis = as_int(axis, fname, "axis")
     if x.ndim == 0:
         if axis not in (0, -1):

@@ -62,7 +62,7 @@ def _extreme(fname, prim):
         check_kind(fname, x.dtype, D.REAL_NUMERIC_OR_BOOL, "a real-valued")
         axes = normalize_axes(axis, x.ndim, fname)
         if builtins.any(x.shape[a] == 0 for a in axes):
-            raise ValueError(f"{fname}: zero-size reduction has no identity")
+            raise ValueError(f"{fname}: zero-size reduction of x (shape {x.shape}) has no identity")
         v = bind(prim, x._v, axes=axes)
         if x.dtype in D.REAL_FLOAT:   # NaN propagates, as in NumPy
             has_nan = bind(R.reduce_or_p, bind(P.ne_p, x._v, x._v), axes=axes)
@@ -86,13 +86,17 @@ def mean(x, /, *, axis=None, keepdims=False):
 
 
 def var(x, /, *, axis=None, correction=0.0, keepdims=False):
-    x = as_array(x, "var")
-    check_kind("var", x.dtype, D.REAL_FLOAT, "a real floating-point")
+    return _var(x, axis, correction, keepdims, "var")
+
+
+def _var(x, axis, correction, keepdims, fname):
+    x = as_array(x, fname)
+    check_kind(fname, x.dtype, D.REAL_FLOAT, "a real floating-point")
     c = py_number(correction)
     if c is None or isinstance(c, (bool, complex)):
-        raise TypeError(f"var: correction must be a real number, got {type(correction).__name__}")
+        raise TypeError(f"{fname}: correction must be a real number, got {type(correction).__name__}")
     correction = c
-    axes = normalize_axes(axis, x.ndim, "var")
+    axes = normalize_axes(axis, x.ndim, fname)
     n = _count(x.shape, axes)
     m = bind(P.div_p, R.reduce_sum(x._v, axes), weak_scalar(float(n) if n else float("nan"), x.dtype))
     kept = tuple(i for i in range(x.ndim) if i not in axes)
@@ -104,7 +108,7 @@ def var(x, /, *, axis=None, correction=0.0, keepdims=False):
 
 
 def std(x, /, *, axis=None, correction=0.0, keepdims=False):
-    v = var(x, axis=axis, correction=correction, keepdims=keepdims)
+    v = _var(x, axis, correction, keepdims, "std")
     return wrap(bind(P.sqrt_p, v._v))
 
 
