@@ -48,6 +48,7 @@ def _from_env(kind):
 _sizes = {kind: _from_env(kind) for kind in DEFAULTS}
 _caches = {kind: weakref.WeakSet() for kind in DEFAULTS}   # live caches of each kind, resized together
 _hooks = {kind: [] for kind in DEFAULTS}                    # backend callbacks for caps kept natively
+_registry_lock = threading.Lock()                           # (a weak set must not grow while it is walked)
 
 
 def cache_size(kind):
@@ -65,8 +66,10 @@ def set_cache_size(kind, n):
     Returns the previous cap. ('jit_dispatch': jaxlib fixes a dispatcher cache's capacity when it is
     made, so the new cap applies to functions jitted from now on.)"""
     _check(kind, n, "set_cache_size")
-    old, _sizes[kind] = _sizes[kind], n
-    for cache in list(_caches[kind]):
+    with _registry_lock:
+        old, _sizes[kind] = _sizes[kind], n
+        live = list(_caches[kind])
+    for cache in live:
         cache.resize(n)
     for hook in _hooks[kind]:
         hook(n)
@@ -89,14 +92,15 @@ class LRUCache(OrderedDict):
 
     def __init__(self, maxsize=None, kind=None):
         super().__init__()
-        if kind is not None:
-            _check(kind, 1, "LRUCache")
-            maxsize = _sizes[kind] if maxsize is None else maxsize
-        self.maxsize = _check(kind, maxsize, "LRUCache")
         self.kind = kind
         self.evictions = 0
         self._lock = threading.Lock()
-        if kind is not None:
+        if kind is None:
+            self.maxsize = _check(None, maxsize, "LRUCache")
+            return
+        _check(kind, 1, "LRUCache")
+        with _registry_lock:   # (reads the cap and joins the live caches at once: no resize slips between)
+            self.maxsize = _check(kind, _sizes[kind] if maxsize is None else maxsize, "LRUCache")
             _caches[kind].add(self)
 
     def __hash__(self):   # (weak sets need a hash; identity is what a cache is)
