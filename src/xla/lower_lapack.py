@@ -17,6 +17,7 @@ from transforms.primitives import lapack as LP
 
 from . import _jaxlib
 from ._jaxlib import hlo, ir
+from .host import host_kernels
 from .lowering import constant, lowering_rules, tensor_type, ttype
 
 _PREFIX = {"float32": "s", "float64": "d", "complex64": "c", "complex128": "z"}
@@ -300,3 +301,159 @@ def _triangular_solve(c, a, b, *, left_side, lower, transpose_a, conjugate_a, un
 
 
 lowering_rules[LP.triangular_solve_p] = _triangular_solve
+
+
+# ============================================================== host kernels (eager on the CPU)
+# numpy.linalg runs the same LAPACK drivers the lowerings call (potrf, syevd/heevd, gesdd, geqrf+orgqr,
+# geev), single precision staying single. Where one matrix of a batch fails (LinAlgError: not positive
+# definite, no convergence), that matrix's outputs are NaN, as the lowering's info check makes them.
+# NumPy has no getrf or trsm: lu is a blocked right-looking LU with LAPACK's partial pivoting (first
+# largest |re| + |im| in the column), and triangular_solve solves the masked triangle with
+# numpy.linalg.solve; both decline (NotImplemented: the XLA executable runs) on non-finite input,
+# whose NaN placement is the LAPACK kernel's own, and triangular_solve on a singular triangle.
+
+def _per_matrix(fn, a, spec):
+    """fn(a) -> list of arrays, batched; where NumPy refuses the batch, one matrix at a time with NaN
+    outputs for those it refuses. spec: per output, (trailing shape, dtype)."""
+    try:
+        return list(fn(a))
+    except np.linalg.LinAlgError:
+        pass
+    batch = a.shape[:-2]
+    outs = [np.full(batch + shp, np.nan, dt) for shp, dt in spec]
+    for idx in np.ndindex(*batch):
+        try:
+            res = fn(a[idx])
+        except np.linalg.LinAlgError:
+            continue
+        for o, r in zip(outs, res):
+            o[idx] = r
+    return outs
+
+
+def _h_cholesky(a):
+    return _per_matrix(lambda x: [np.linalg.cholesky(x)], a, [(a.shape[-2:], a.dtype)])[0]
+
+
+def _h_eigh(a, *, lower):
+    rdt = np.dtype(LP.real_dtype(a.dtype))
+    return _per_matrix(lambda x: np.linalg.eigh(x, UPLO="L" if lower else "U"), a,
+                       [(a.shape[-1:], rdt), (a.shape[-2:], a.dtype)])
+
+
+def _batch_eye(batch, m, n, dt):
+    return np.broadcast_to(np.eye(m, n, dtype=dt), batch + (m, n)).copy()
+
+
+def _h_svd(a, *, full_matrices, compute_uv):
+    batch, (m, n) = a.shape[:-2], a.shape[-2:]
+    k = min(m, n)
+    rdt = np.dtype(LP.real_dtype(a.dtype))
+    full = full_matrices and compute_uv
+    uc, vr = (m, n) if full else (k, k)
+    if k == 0:
+        outs = [np.zeros(batch + (0,), rdt)]
+        return outs + ([_batch_eye(batch, m, uc, a.dtype), _batch_eye(batch, vr, n, a.dtype)] if compute_uv else [])
+    # u and v computed even when dropped: gesdd's values-only path rounds differently from the lowering's
+    u, s, vh = _per_matrix(lambda x: np.linalg.svd(x, full_matrices=full), a,
+                           [((m, uc), a.dtype), ((k,), rdt), ((vr, n), a.dtype)])
+    return [s, u, vh] if compute_uv else [s]
+
+
+def _h_qr(a, *, full_matrices):
+    batch, (m, n) = a.shape[:-2], a.shape[-2:]
+    kq = m if full_matrices else min(m, n)
+    if min(m, n) == 0:
+        return [_batch_eye(batch, m, kq, a.dtype), np.zeros(batch + (kq, n), a.dtype)]
+    q, r = np.linalg.qr(a, mode="complete" if full_matrices else "reduced")
+    return [q, r]
+
+
+def _h_eig(a):
+    cdt = np.dtype(LP.complex_dtype(a.dtype))
+    n = a.shape[-1]
+    w, v = _per_matrix(np.linalg.eig, a, [((n,), cdt), ((n, n), cdt)])
+    return [w.astype(cdt, copy=False), v.astype(cdt, copy=False)]
+
+
+def _h_lu(a):
+    if not np.isfinite(a).all():
+        return NotImplemented
+    batch, (m, n) = a.shape[:-2], a.shape[-2:]
+    k = min(m, n)
+    x = a.reshape((int(np.prod(batch, dtype=np.int64)), m, n)).copy()
+    piv = np.zeros((x.shape[0], k), np.int32)
+    _lu_inplace(x, piv)
+    perm = np.broadcast_to(np.arange(m, dtype=np.int32), (x.shape[0], m)).copy()
+    rows = np.arange(x.shape[0])
+    for j in range(k):     # the row swaps j <-> piv[j], in order, applied to the identity permutation
+        p = piv[:, j]
+        pj = perm[:, j].copy()
+        perm[:, j] = perm[rows, p]
+        perm[rows, p] = pj
+    return [x.reshape(a.shape), piv.reshape(batch + (k,)), perm.reshape(batch + (m,))]
+
+
+_LU_BLOCK = 32
+
+
+def _lu_inplace(x, piv):
+    """Overwrite x[b] (m, n) with its LU factors (unit L below the diagonal), piv[b] the 0-based pivots."""
+    nb_, m, n = x.shape
+    k = min(m, n)
+    rows = np.arange(nb_)
+    cplx = x.dtype.kind == "c"
+    for j0 in range(0, k, _LU_BLOCK):
+        j1 = min(j0 + _LU_BLOCK, k)
+        for j in range(j0, j1):                       # panel: columns j0..j1-1, rows j..m-1
+            col = x[:, j:, j]
+            mag = np.abs(col.real) + np.abs(col.imag) if cplx else np.abs(col)
+            p = np.argmax(mag, axis=1) + j            # the first largest, as i?amax
+            piv[:, j] = p
+            swap = p != j
+            if swap.any():
+                b = rows[swap]
+                top = x[b, j, :].copy()
+                x[b, j, :] = x[b, p[swap], :]
+                x[b, p[swap], :] = top
+            if j + 1 < m:
+                d = x[:, j, j]
+                d = np.where(d == 0, np.ones((), x.dtype), d)   # a zero pivot: its column is zero, left alone
+                x[:, j + 1:, j] /= d[:, None]
+                if j + 1 < j1:
+                    x[:, j + 1:, j + 1:j1] -= x[:, j + 1:, j:j + 1] * x[:, j:j + 1, j + 1:j1]
+        if j1 < n:                                    # U12 = L11^-1 A12, then A22 -= L21 U12
+            l11 = np.tril(x[:, j0:j1, j0:j1], -1)
+            idx = np.arange(j1 - j0)
+            l11[:, idx, idx] = 1
+            x[:, j0:j1, j1:] = np.linalg.solve(l11, x[:, j0:j1, j1:])
+            if j1 < m:
+                x[:, j1:, j1:] -= x[:, j1:, j0:j1] @ x[:, j0:j1, j1:]
+
+
+def _h_triangular_solve(a, b, *, left_side, lower, transpose_a, conjugate_a, unit_diagonal):
+    if not (np.isfinite(a).all() and np.isfinite(b).all()):
+        return NotImplemented
+    t = np.tril(a) if lower else np.triu(a)
+    if unit_diagonal:
+        idx = np.arange(a.shape[-1])
+        t[..., idx, idx] = 1
+    if conjugate_a and t.dtype.kind == "c":
+        t = np.conj(t)
+    if transpose_a:
+        t = np.swapaxes(t, -1, -2)
+    try:
+        if left_side:
+            return np.linalg.solve(t, b)
+        return np.swapaxes(np.linalg.solve(np.swapaxes(t, -1, -2), np.swapaxes(b, -1, -2)), -1, -2)
+    except np.linalg.LinAlgError:   # a zero on the diagonal: the lowering's inf/NaN pattern is XLA's own
+        return NotImplemented
+
+
+host_kernels[LP.cholesky_p] = _h_cholesky
+host_kernels[LP.eigh_p] = _h_eigh
+host_kernels[LP.svd_p] = _h_svd
+host_kernels[LP.qr_p] = _h_qr
+host_kernels[LP.eig_p] = _h_eig
+host_kernels[LP.lu_p] = _h_lu
+host_kernels[LP.triangular_solve_p] = _h_triangular_solve
