@@ -85,7 +85,7 @@ def test_derivative_at_the_selected_limit_is_finite_and_exact(name):
 @pytest.mark.parametrize("name", list(LIMITS))
 def test_second_derivative_at_the_selected_limit(name):
     # the derivative rule selects a constant at the limit point; the second derivative must still be
-    # the function's (K''(0) = 9 pi / 128, spence''(1) = 1/2, ...), not the constant's zero
+    # the function's (K''(0) = 9 pi / 64, E''(0) = -3 pi / 64, spence''(1) = 1/2), not the constant's zero
     x = np.array(LIMITS[name])
     np.testing.assert_allclose(_second(name, x, np.ones_like(x)), _second_fd(UNARY[name][0], x), rtol=1e-4,
                                atol=1e-6, err_msg=f"{name}: second derivative at {x}")
