@@ -96,7 +96,15 @@ def _call(body, *raw, **static):
 
 
 def is_key(x):
-    """True when x is a single PRNG key (a uint32 Array of shape (2,))."""
+    """Whether x is a single PRNG key (a uint32 Array of shape (2,)).
+
+    Parameters: x (any): the value to test.
+    Returns: bool: True for a uint32 Array of shape (2,), else False (a batch of keys is not a key).
+    Raises: nothing.
+
+    >>> random.is_key(random.key(0)), random.is_key(random.split(random.key(0), 3)), random.is_key(3)
+    (True, False, False)
+    """
     if not _is_array(x):
         return False
     a = _aval(x)
@@ -210,8 +218,13 @@ def _sized(x, axis, fname, what):
 def key(seed):
     """A PRNG key from an integer seed: a uint32 Array of shape (2,) = (seed >> 32, seed & 0xffffffff).
 
-    seed: a Python int (taken modulo 2**64) or a 0-d integer Array (may be traced, e.g.
-    under vmap over an array of seeds).
+    Parameters: seed (int or 0-d integer Array): a Python int (taken modulo 2**64) or an integer Array
+        (may be traced, e.g. under vmap over an array of seeds).
+    Returns: Array: the key, uint32 of shape (2,).
+    Raises: TypeError: if seed is not an integer.
+
+    >>> random.key(42)
+    Array([ 0, 42], dtype=uint32)
     """
     if _is_int(seed):
         s = int(seed) % 2 ** 64
@@ -220,7 +233,17 @@ def key(seed):
 
 
 def split(key, num=2):
-    """`num` new keys derived from `key`, as a uint32 Array of shape (num, 2)."""
+    """`num` new keys derived from `key`, as a uint32 Array of shape (num, 2).
+
+    Parameters: key (Array): a PRNG key. num (int): how many keys (default 2).
+    Returns: Array: uint32 of shape (num, 2); row i is threefry(key, (1, i)).
+    Raises: TypeError: if key is not a key or num is not a non-negative int.
+
+    >>> random.split(random.key(0), 3)
+    Array([[1351547692, 3235790642],
+           [2473972575,  935721516],
+           [1390163619, 3131650755]], dtype=uint32)
+    """
     k = _key_raw(key, "split")
     if isinstance(num, bool) or not isinstance(num, (int, np.integer)) or num < 0:
         raise TypeError(f"split: num must be a non-negative int, got {num!r}")
@@ -230,14 +253,30 @@ def split(key, num=2):
 
 
 def fold_in(key, data):
-    """A new key from `key` and an integer `data` (Python int or 0-d integer Array, taken mod 2**64)."""
+    """A new key from `key` and an integer `data` (taken modulo 2**64).
+
+    Parameters: key (Array): a PRNG key. data (int or 0-d integer Array): what to fold in (may be traced).
+    Returns: Array: a new key, uint32 of shape (2,).
+    Raises: TypeError: if key is not a key or data is not an integer.
+
+    >>> random.fold_in(random.key(0), 1)
+    Array([2993808388, 1990433514], dtype=uint32)
+    """
     k = _key_raw(key, "fold_in")
     return _call(_fold_body, k, _int_raw(data, "fold_in", "data"))
 
 
 def threefry2x32(key, counter):
-    """The raw Threefry-2x32 (20 rounds) block function: counter is uint32 of shape (2, ...)
-    holding the two counter words; returns the two output words in the same layout."""
+    """The raw Threefry-2x32 (20 rounds) block function of `key` on a block of counters.
+
+    Parameters: key (Array): a PRNG key. counter (Array): uint32 of shape (2, ...), the two counter words.
+    Returns: Array: the two output words, uint32 in the same layout as counter.
+    Raises: TypeError: if key is not a key or counter is not uint32 of shape (2, ...).
+
+    >>> random.threefry2x32(random.key(0), xp.asarray([[0, 1], [0, 0]], dtype=xp.uint32))
+    Array([[1797259609, 1351547692],
+           [2579123966, 3235790642]], dtype=uint32)
+    """
     k = _key_raw(key, "threefry2x32")
     a = _aval(counter) if _is_array(counter) else None
     if a is None or a.dtype != U32 or len(a.shape) < 1 or a.shape[0] != 2:
@@ -248,7 +287,16 @@ def threefry2x32(key, counter):
 # ------------------------------------------------------------------------- distributions
 
 def bits(key, shape=(), dtype=np.uint32):
-    """Uniformly random bits: an Array of `shape` and dtype uint32 or uint64."""
+    """Uniformly random bits: an Array of `shape` and dtype uint32 or uint64.
+
+    Parameters: key (Array): a PRNG key. shape (int or tuple of ints): the result's shape.
+        dtype: xp.uint32 (default) or xp.uint64.
+    Returns: Array: random words of that shape and dtype.
+    Raises: TypeError: for a non-key, a bad shape, or another dtype.
+
+    >>> random.bits(random.key(0), (3,))
+    Array([1797259609, 2579123966,  928981903], dtype=uint32)
+    """
     k = _key_raw(key, "bits")
     shape = _shape(shape, "bits")
     dt = np.dtype(dtype)
@@ -258,7 +306,17 @@ def bits(key, shape=(), dtype=np.uint32):
 
 
 def uniform(key, shape=(), dtype=np.float64, minval=0.0, maxval=1.0):
-    """Uniform floats in [minval, maxval) (minval/maxval: scalars or arrays broadcasting to shape)."""
+    """Uniform floats in [minval, maxval).
+
+    Parameters: key (Array): a PRNG key. shape (int or tuple of ints): the result's shape.
+        dtype: xp.float64 (default) or xp.float32. minval, maxval (float or Array): bounds broadcasting to shape.
+    Returns: Array: samples of that shape and dtype (on the grid 2**-52, or 2**-23 for float32, scaled).
+    Raises: TypeError: for a non-key, a bad shape or a non-float dtype; ValueError if the bounds do not
+        broadcast to shape.
+
+    >>> random.uniform(random.key(0), (3,))
+    Array([0.41845711, 0.21629545, 0.96532146])
+    """
     k = _key_raw(key, "uniform")
     shape = _shape(shape, "uniform")
     dt = _float_dtype(dtype, "uniform")
@@ -268,20 +326,48 @@ def uniform(key, shape=(), dtype=np.float64, minval=0.0, maxval=1.0):
 
 
 def normal(key, shape=(), dtype=np.float64):
-    """Standard normal samples (Box-Muller on uniforms of the dtype's precision)."""
+    """Standard normal samples (Box-Muller on uniforms of the dtype's precision).
+
+    Parameters: key (Array): a PRNG key. shape (int or tuple of ints): the result's shape.
+        dtype: xp.float64 (default) or xp.float32.
+    Returns: Array: samples of that shape and dtype.
+    Raises: TypeError: for a non-key, a bad shape or a non-float dtype.
+
+    >>> x = random.normal(random.key(0), (1000,))
+    >>> x.shape, x.dtype, abs(float(xp.mean(x))) < 0.1, abs(float(xp.std(x)) - 1.0) < 0.1
+    ((1000,), array_namespace.float64, True, True)
+    """
     k = _key_raw(key, "normal")
     return _call(_normal_body, k, shape=_shape(shape, "normal"), dtype=_float_dtype(dtype, "normal"))
 
 
 def gumbel(key, shape=(), dtype=np.float64):
-    """Standard Gumbel samples: -log(-log(u))."""
+    """Standard Gumbel samples: -log(-log(u)) for uniform u.
+
+    Parameters: key (Array): a PRNG key. shape (int or tuple of ints): the result's shape.
+        dtype: xp.float64 (default) or xp.float32.
+    Returns: Array: samples of that shape and dtype.
+    Raises: TypeError: for a non-key, a bad shape or a non-float dtype.
+
+    >>> g = random.gumbel(random.key(0), (2000,))
+    >>> g.shape, abs(float(xp.mean(g)) - 0.5772) < 0.1    # the mean is Euler's constant
+    ((2000,), True)
+    """
     k = _key_raw(key, "gumbel")
     return _call(_gumbel_body, k, shape=_shape(shape, "gumbel"), dtype=_float_dtype(dtype, "gumbel"))
 
 
 def bernoulli(key, p=0.5, shape=None):
-    """Booleans that are True with probability p (p: scalar or array broadcasting to shape;
-    shape=None means p's shape)."""
+    """Booleans that are True with probability p.
+
+    Parameters: key (Array): a PRNG key. p (float or float Array): the probability, broadcasting to shape.
+        shape (tuple of ints or None): the result's shape; None means p's shape.
+    Returns: Array: bool of that shape.
+    Raises: TypeError: for a non-key or a non-float p; ValueError if p does not broadcast to shape.
+
+    >>> random.bernoulli(random.key(0), 0.5, (5,))
+    Array([ True,  True, False, False, False])
+    """
     k = _key_raw(key, "bernoulli")
     if _is_array(p):
         a = _aval(p)
@@ -300,11 +386,18 @@ def bernoulli(key, p=0.5, shape=None):
 def randint(key, shape=(), minval=0, maxval=None, dtype=np.int64):
     """Uniform integers in [minval, maxval) of an integer dtype.
 
-    minval/maxval: Python ints (clipped to the dtype's range; maxval may be one past its
-    max) or integer Arrays broadcasting to shape. Where maxval <= minval the result is
-    minval. Sampling reduces a 64-bit random word modulo the span, so the bias is at
-    most span / 2**64 (negligible below spans of ~2**40). randint(key, shape, n) means
+    minval/maxval: Python ints (clipped to the dtype's range; maxval may be one past its max) or integer
+    Arrays broadcasting to shape. Where maxval <= minval the result is minval. Sampling reduces a 64-bit
+    random word modulo the span, so the bias is at most span / 2**64. randint(key, shape, n) means
     randint(key, shape, 0, n).
+
+    Parameters: key (Array): a PRNG key. shape (int or tuple of ints): the result's shape.
+        minval, maxval (int or integer Array): the bounds. dtype: an integer dtype (default xp.int64).
+    Returns: Array: integers of that shape and dtype.
+    Raises: TypeError: for a non-key, a bad shape, a non-integer dtype or non-integer bounds.
+
+    >>> random.randint(random.key(0), (5,), 0, 10)
+    Array([0, 7, 9, 6, 0])
     """
     k = _key_raw(key, "randint")
     shape = _shape(shape, "randint")
@@ -332,8 +425,17 @@ def randint(key, shape=(), minval=0, maxval=None, dtype=np.int64):
 def permutation(key, x, axis=0):
     """A random permutation: of arange(x) for an int x, else of x's entries along `axis`.
 
-    Implemented as a stable argsort of 64-bit random sort keys (ties, which would favour
-    the original order, have probability ~ n**2 / 2**65).
+    Implemented as a stable argsort of 64-bit random sort keys (ties, which would favour the original
+    order, have probability ~ n**2 / 2**65).
+
+    Parameters: key (Array): a PRNG key. x (int or Array): n (permute arange(n)) or the array to shuffle.
+        axis (int): the axis of x to shuffle along (default 0).
+    Returns: Array: the permuted values (int64 for an int x; x's dtype and shape otherwise).
+    Raises: TypeError: for a non-key or an x that is neither an int nor an array; ValueError for a 0-d x
+        or an axis out of range.
+
+    >>> random.permutation(random.key(0), 5)
+    Array([1, 0, 4, 3, 2])
     """
     k = _key_raw(key, "permutation")
     n, arr, axis = _sized(x, axis, "permutation", "x")
@@ -343,9 +445,19 @@ def permutation(key, x, axis=0):
 def choice(key, a, shape=(), replace=True, p=None, axis=0):
     """Random samples from a (an int n means arange(n)) along `axis`.
 
-    replace=True draws independently (uniformly, or with probabilities p by inverse-CDF
-    search); replace=False draws distinct entries (a prefix of a random permutation, or
-    Gumbel top-k with p). The sampled axis of `a` is replaced by `shape` in the result.
+    replace=True draws independently (uniformly, or with probabilities p by inverse-CDF search);
+    replace=False draws distinct entries (a prefix of a random permutation, or Gumbel top-k with p).
+    The sampled axis of `a` is replaced by `shape` in the result.
+
+    Parameters: key (Array): a PRNG key. a (int or Array): the population. shape (tuple of ints): how many
+        samples. replace (bool): with replacement (default True). p (float Array of shape (n,) or None):
+        the probabilities. axis (int): the axis of a to sample along.
+    Returns: Array: the samples.
+    Raises: TypeError: for a non-key or a bad a; ValueError for an empty population, a bad p, or more
+        samples than entries without replacement.
+
+    >>> random.choice(random.key(0), 5, (3,), replace=False)
+    Array([1, 0, 4])
     """
     k = _key_raw(key, "choice")
     shape = _shape(shape, "choice")
@@ -365,8 +477,15 @@ def choice(key, a, shape=(), replace=True, p=None, axis=0):
 def categorical(key, logits, axis=-1, shape=None):
     """Category indices sampled with probabilities softmax(logits) along `axis` (Gumbel-max).
 
-    shape: the batch shape of the result; defaults to logits.shape without `axis`; a
-    given shape must broadcast-contain that batch shape (e.g. (n,) + batch).
+    Parameters: key (Array): a PRNG key. logits (float Array): unnormalised log-probabilities.
+        axis (int): the category axis (default -1). shape (tuple or None): the result's batch shape;
+        default logits.shape without axis; a given shape must broadcast-contain that batch shape.
+    Returns: Array: int64 indices of that shape.
+    Raises: TypeError: for a non-key or non-float logits; ValueError for an empty category axis or an
+        incompatible shape.
+
+    >>> random.categorical(random.key(0), xp.asarray([0.0, 10.0, 0.0]), shape=(4,))
+    Array([1, 1, 1, 1])
     """
     k = _key_raw(key, "categorical")
     a = _aval(logits) if _is_array(logits) else None

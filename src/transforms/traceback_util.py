@@ -40,6 +40,8 @@ def filtering_enabled():
 
     Returns:
         bool: True unless switched off (by the environment variable or `set_filtering`).
+    Raises:
+        nothing.
 
     >>> from transforms import traceback_util
     >>> traceback_util.filtering_enabled() in (True, False)
@@ -87,6 +89,8 @@ def filter_traceback(tb):
         tb (types.TracebackType or None): a traceback, e.g. `exc.__traceback__`.
     Returns:
         types.TracebackType or None: the user's entries of `tb`, in order.
+    Raises:
+        AttributeError: if tb is not a traceback.
 
     >>> from transforms.traceback_util import filter_traceback
     >>> try:
@@ -143,6 +147,8 @@ def api_boundary(fun):
         fun (callable): the entry point (a transform, or the function a transform returns).
     Returns:
         callable: `fun` with the same signature, name and docstring (`functools.wraps`).
+    Raises:
+        whatever `fun` raises, unchanged but for the traceback.
 
     >>> from transforms.traceback_util import api_boundary
     >>> @api_boundary
