@@ -18,8 +18,8 @@ def astype(x, dtype, /, *, copy=True, device=None):
     if dtype == x.dtype:
         return wrap(x._v) if copy else x
     if x.dtype in D.COMPLEX and dtype not in D.COMPLEX:
-        raise TypeError(f"astype: casting complex {x.dtype.name} to {dtype.name} discards the imaginary part; "
-                        "use xp.real or xp.abs first")
+        raise TypeError(f"astype: casting x of complex dtype {x.dtype.name} to {dtype.name} discards the imaginary "
+                        "part; use xp.real or xp.abs first")
     return wrap(cast(x._v, dtype))
 
 
@@ -50,7 +50,7 @@ class iinfo_object:
 def finfo(type, /):
     dt = type.dtype if isinstance(type, Array) else D.check_dtype(type, "finfo", "type")
     if dt not in D.FLOATING:
-        raise TypeError(f"finfo: {dt.name} is not a floating-point dtype")
+        raise TypeError(f"finfo: type {dt.name} is not a floating-point dtype")
     fi = np.finfo(dt)
     real = D.real_dtype(dt)
     return finfo_object(int(fi.bits), float(fi.eps), float(fi.max), float(fi.min), float(fi.smallest_normal), real)
@@ -59,7 +59,7 @@ def finfo(type, /):
 def iinfo(type, /):
     dt = type.dtype if isinstance(type, Array) else D.check_dtype(type, "iinfo", "type")
     if dt not in D.INTEGER:
-        raise TypeError(f"iinfo: {dt.name} is not an integer dtype")
+        raise TypeError(f"iinfo: type {dt.name} is not an integer dtype")
     ii = np.iinfo(dt)
     return iinfo_object(int(ii.bits), int(ii.max), int(ii.min), dt)
 

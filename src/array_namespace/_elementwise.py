@@ -13,7 +13,7 @@ from transforms.primitives import elementwise as P
 from . import _complex_special as CS
 from . import _dtypes as D
 from ._array import Array
-from ._helpers import as_array, binary, cast, check_kind, py_number, weak_scalar, wrap
+from ._helpers import as_array, binary, cast, check_broadcast, check_kind, py_number, weak_scalar, wrap
 
 _BOOL, _INT, _NUM, _REALNUM = frozenset([D.bool_]), frozenset(D.INTEGER), frozenset(D.NUMERIC), frozenset(D.REAL_NUMERIC)
 _FLOAT, _REALFLOAT, _ALL = frozenset(D.FLOATING), frozenset(D.REAL_FLOAT), frozenset(D.ALL)
@@ -433,6 +433,8 @@ def clip(x, /, min=None, max=None):
             bv = weak_scalar(bound, x.dtype)
         else:
             bound = as_array(bound, "clip", name)
+            if bound.shape != x.shape:
+                check_broadcast("clip", x.shape, bound.shape, ("x", name))
             if bound.dtype != x.dtype:
                 D.promote(x.dtype, bound.dtype, "clip")
                 if bound.dtype.kind != x.dtype.kind:

@@ -195,8 +195,8 @@ def _axes_s(fname, x, s, axes, last_default=None):
                 raise ValueError(f"{fname}: s has {len(s)} entries but x has only {x.ndim} dimensions")
             axes = tuple(range(x.ndim - len(s), x.ndim))
     else:
-        axes = (axes,) if is_int_like(axes) else tuple(axes)
-        axes = tuple(normalize_axis(a, x.ndim, fname) for a in axes)
+        axes = (axes,) if is_int_like(axes) or not isinstance(axes, (tuple, list)) else tuple(axes)
+        axes = tuple(normalize_axis(a, x.ndim, fname, "axes") for a in axes)
     if len(set(axes)) != len(axes):
         raise ValueError(f"{fname}: repeated axes in {axes}")
     if s is None:
@@ -241,7 +241,7 @@ def rfftn(x, /, *, s=None, axes=None, norm="backward"):
     x, v = _real_input("rfftn", x)
     axes, s = _axes_s("rfftn", x, s, axes)
     if not axes:
-        raise ValueError("rfftn: at least one axis must be transformed")
+        raise ValueError(f"rfftn: at least one axis must be transformed, got x of shape {x.shape} and axes {axes}")
     for a, n in zip(axes, s):
         v = _resize(v, a, n)
     v = _apply(v, [axes[-1]], "RFFT", (s[-1],))
@@ -255,7 +255,7 @@ def irfftn(x, /, *, s=None, axes=None, norm="backward"):
     x, v = _complex_input("irfftn", x)
     axes, s = _axes_s("irfftn", x, s, axes, last_default=lambda m: 2 * (m - 1))
     if not axes:
-        raise ValueError("irfftn: at least one axis must be transformed")
+        raise ValueError(f"irfftn: at least one axis must be transformed, got x of shape {x.shape} and axes {axes}")
     for a, n in zip(axes[:-1], s[:-1]):
         v = _resize(v, a, n)
     v = _resize(v, axes[-1], s[-1] // 2 + 1)
@@ -308,8 +308,8 @@ def _shift(fname, x, axes, sign):
     if axes is None:
         axes = tuple(range(x.ndim))
     else:
-        axes = (axes,) if is_int_like(axes) else tuple(axes)
-        axes = tuple(normalize_axis(a, x.ndim, fname) for a in axes)
+        axes = (axes,) if is_int_like(axes) or not isinstance(axes, (tuple, list)) else tuple(axes)
+        axes = tuple(normalize_axis(a, x.ndim, fname, "axes") for a in axes)
     if not axes:
         return x
     shifts = tuple(sign * (x.shape[a] // 2) for a in axes)

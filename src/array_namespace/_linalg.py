@@ -27,7 +27,7 @@ from transforms.pytree import tree_flatten, tree_unflatten
 
 from . import _dtypes as D
 from ._array import Array
-from ._helpers import as_array, as_int, cast, check_kind, normalize_axes, py_number, wrap
+from ._helpers import as_array, as_int, axis_error, cast, check_broadcast, check_kind, normalize_axes, py_number, wrap
 from ._linear_algebra import matmul, matrix_transpose, tensordot, vecdot
 
 __all__ = ["cholesky", "cross", "det", "diagonal", "eig", "eigh", "eigvals", "eigvalsh", "inv", "matmul",
@@ -253,7 +253,7 @@ def solve(x1, x2, /):
     x1 = as_array(x1, "solve", "x1")
     x2 = as_array(x2, "solve", "x2")
     dt = D.promote(x1.dtype, x2.dtype, "solve")
-    check_kind("solve", dt, D.FLOATING, "floating-point")
+    check_kind("solve", dt, D.FLOATING, "floating-point", "x1 and x2")
     if x1.ndim < 2 or x1.shape[-1] != x1.shape[-2]:
         raise ValueError(f"solve: x1 must be a stack of square matrices (..., M, M), got shape {x1.shape}")
     m = x1.shape[-1]
@@ -480,10 +480,14 @@ def matrix_norm(x, /, *, keepdims=False, ord="fro"):
 # ------------------------------------------------------------------------ other functions
 
 def diagonal(x, /, *, offset=0):
-    x = as_array(x, "diagonal")
+    return _diagonal(x, offset, "diagonal")
+
+
+def _diagonal(x, offset, fname):
+    x = as_array(x, fname)
     if x.ndim < 2:
-        raise ValueError(f"diagonal: x must have at least 2 dimensions, got shape {x.shape}")
-    offset = as_int(offset, "diagonal", "offset")
+        raise ValueError(f"{fname}: x must have at least 2 dimensions, got shape {x.shape}")
+    offset = as_int(offset, fname, "offset")
     m, n = x.shape[-2:]
     lead = x.shape[:-2]
     if offset >= 0:
@@ -503,14 +507,14 @@ def trace(x, /, *, offset=0, dtype=None):
     x = as_array(x, "trace")
     check_kind("trace", x.dtype, D.NUMERIC, "a numeric")
     from ._statistical import sum as _sum
-    return _sum(diagonal(x, offset=offset), axis=-1, dtype=dtype)
+    return _sum(_diagonal(x, offset, "trace"), axis=-1, dtype=dtype)
 
 
 @compiled
 def outer(x1, x2, /):
     x1, x2 = as_array(x1, "outer", "x1"), as_array(x2, "outer", "x2")
     dt = D.promote(x1.dtype, x2.dtype, "outer")
-    check_kind("outer", dt, D.NUMERIC, "a numeric")
+    check_kind("outer", dt, D.NUMERIC, "a numeric", "x1 and x2")
     if x1.ndim != 1 or x2.ndim != 1:
         raise ValueError(f"outer: x1 and x2 must be 1-D, got shapes {x1.shape} and {x2.shape}")
     shape = (x1.shape[0], x2.shape[0])
@@ -523,19 +527,20 @@ def outer(x1, x2, /):
 def cross(x1, x2, /, *, axis=-1):
     x1, x2 = as_array(x1, "cross", "x1"), as_array(x2, "cross", "x2")
     dt = D.promote(x1.dtype, x2.dtype, "cross")
-    check_kind("cross", dt, D.NUMERIC, "a numeric")
+    check_kind("cross", dt, D.NUMERIC, "a numeric", "x1 and x2")
     if x1.ndim == 0 or x2.ndim == 0:
         raise ValueError("cross: x1 and x2 must have at least one dimension")
     axis = as_int(axis, "cross", "axis")
     nmin = min(x1.ndim, x2.ndim)
     if not -nmin <= axis < 0:
+        if not -nmin <= axis < nmin:
+            raise axis_error("cross", axis, nmin)   # an IndexError and a ValueError, as NumPy's
         raise ValueError(f"cross: axis must be in [-{nmin}, -1] (a dimension of both inputs), got {axis}")
     if x1.shape[axis] != 3 or x2.shape[axis] != 3:
-        raise ValueError(f"cross: the size along axis {axis} must be 3, got shapes {x1.shape} and {x2.shape}")
-    try:
-        shape = P.broadcast_shapes(x1.shape, x2.shape)
-    except ValueError:
-        raise ValueError(f"cross: shapes {x1.shape} and {x2.shape} do not broadcast") from None
+        raise ValueError(f"cross: the size of x1 and x2 along axis {axis} must be 3, got shapes {x1.shape} and "
+                         f"{x2.shape}")
+    check_broadcast("cross", x1.shape, x2.shape)
+    shape = P.broadcast_shapes(x1.shape, x2.shape)
     ax = len(shape) + axis
     a = S.broadcast_to_shape(cast(x1._v, dt), shape)
     b = S.broadcast_to_shape(cast(x2._v, dt), shape)

@@ -222,6 +222,9 @@ def _fftn(name, kinds, x=None):
 
 
 ROWS = [unary(n, k) for n, k in _UNARY.items()] + [binary(n, k) for n, k in _BINARY.items()] + [
+    Row("clip", (X23,), {"min": 1.0, "max": 2.0}, kinds={"x": "r"}, extra=[
+        ("non_array", "min_str", {"min": "a"}, TypeError, "min"),
+        ("shape", "max_shape", {"max": A((4,))}, ValueError, "max")]),
     # creation
     Row("arange", (0, 5), no_jit=True, extra=[
         ("shape", "step_zero", {"step": 0}, ValueError, "step"), ("non_array", "start_str", {"start": "a"}, TypeError,
@@ -273,7 +276,8 @@ ROWS = [unary(n, k) for n, k in _UNARY.items()] + [binary(n, k) for n, k in _BIN
         ("dtype", "kind_type", {"kind": 5}, TypeError, "kind"), ("dtype", "dtype_string", {"dtype": "int8"}, TypeError,
                                                                  "dtype")]),
     Row("result_type", (xp.int8, xp.int16), no_jit=True, extra=[
-        ("dtype", "no_promotion", {"*1": xp.float32, "*0": xp.bool}, TypeError, "arrays_and_dtypes"),
+        ("dtype", "no_promotion", {"*1": xp.float32, "*0": xp.bool}, TypeError,
+         ("arrays_and_dtypes", "dtypes")),
         ("non_array", "string", {"*0": "int8"}, TypeError, "arrays_and_dtypes")]),
     # linear algebra (top level)
     Row("matmul", (X33, X33), kinds={"x1": "n", "x2": "n"}, min_ndim={"x1": 1, "x2": 1}, extra=[

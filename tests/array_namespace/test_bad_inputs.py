@@ -1,0 +1,77 @@
+"""Every namespace function x every bad-input category (bad_input_table.py): the standard's exception type,
+a message naming the function the user called and the argument, and the same refusal under jit.
+
+A new function is covered by adding its row to bad_input_table.ROWS; test_every_function_has_a_row fails
+until it has one.
+"""
+import pytest
+
+import array_namespace as xp
+from bad_input_table import CATEGORIES, ROWS, all_cases, call, classify, names_argument, names_function, row_of
+from test_completeness import FFT, LINALG, MAIN
+
+CASES = all_cases()
+NOT_FUNCTIONS = set("__array_api_version__ e inf nan newaxis pi bool int8 int16 int32 int64 uint8 uint16 uint32 "
+                    "uint64 float32 float64 complex64 complex128 linalg fft".split())
+
+
+def test_every_function_has_a_row():
+    names = {r.fn for r in ROWS}
+    want = ({n for n in MAIN if n not in NOT_FUNCTIONS} | {f"linalg.{n}" for n in LINALG}
+            | {f"fft.{n}" for n in FFT})
+    assert not want - names, f"functions without a bad-input row: {sorted(want - names)}"
+    assert not names - want, f"rows for names that are not functions of the standard: {sorted(names - want)}"
+    assert len(names) == len(ROWS), "a function has two rows"
+
+
+def test_every_row_has_cases_and_every_category_is_filled():
+    no_case = [r.fn for r in ROWS if not r.cases()]
+    assert not no_case, f"rows without a bad input: {no_case}"
+    counts = {c: sum(1 for k in CASES if k.category == c) for c in CATEGORIES}
+    assert all(counts.values()), f"empty categories: {counts}"
+    assert not {k.category for k in CASES} - set(CATEGORIES)
+
+
+@pytest.mark.parametrize("row", ROWS, ids=[r.fn for r in ROWS])
+def test_the_valid_call_of_each_row_succeeds(row):
+    """The bad calls differ from a call that works in one argument: without this, a case could pass
+    by failing for another reason."""
+    call(row.func, row.args, row.kwargs)
+
+
+@pytest.mark.parametrize("case", CASES, ids=[c.id for c in CASES])
+def test_bad_input(case):
+    outcome, exc = classify(case)
+    assert outcome == "typed-clear", (
+        f"{case.fn}({case.what}): want {case.expected.__name__} naming {case.fn!r} and one of {case.arg}; "
+        f"got {outcome}: {type(exc).__name__}: {exc}")
+    if row_of(case.fn).no_jit:
+        return
+    j_outcome, j_exc = classify(case, under_jit=True)
+    assert type(j_exc) is type(exc), f"under jit: {type(j_exc).__name__}: {j_exc} (eagerly {type(exc).__name__})"
+    assert j_outcome == "typed-clear", f"under jit: {j_outcome}: {j_exc}"
+
+
+def test_axis_error_is_both_index_and_value_error():
+    """An axis out of range is NumPy's AxisError: `except IndexError` and `except ValueError` both catch it."""
+    for f in (lambda: xp.sum(xp.ones((2, 3)), axis=2), lambda: xp.linalg.cross(xp.ones(3), xp.ones(3), axis=-3)):
+        with pytest.raises(IndexError) as e:
+            f()
+        assert isinstance(e.value, ValueError)
+
+
+def test_the_classifier_tells_outcomes_apart():
+    """The message checks reject what they should (a test of the test)."""
+    assert names_function("std: axis 3 is out of bounds", "std") and not names_function("var: axis 3", "std")
+    assert names_function("linalg: inv: x must be square", "linalg.inv")
+    assert not names_function("invert: x", "linalg.inv")
+    assert names_argument("sum: axis must be an int", ("axis",)) and not names_argument("sum: axes", ("axis",))
+    from bad_input_table import Case
+    ok = Case("sum", "axis_type", (xp.ones(3),), {"axis": 1.5}, TypeError, ("axis",), "t")
+    assert classify(ok)[0] == "typed-clear"
+    wrong = Case("sum", "axis_type", (xp.ones(3),), {"axis": 1.5}, ValueError, ("axis",), "t")
+    assert classify(wrong)[0] == "wrong-type"
+    unclear = Case("sum", "axis_type", (xp.ones(3),), {"axis": 1.5}, TypeError, ("keepdims",), "t")
+    assert classify(unclear)[0] == "unclear"
+    accepted = Case("sum", "axis_type", (xp.ones(3),), {"axis": 0}, TypeError, ("axis",), "t")
+    assert classify(accepted)[0] == "accepted"
