@@ -162,10 +162,11 @@ ellipk_p, ellipkm1_p, ellipe_p = _special("ellipk"), _special("ellipkm1"), _spec
 
 
 def _ellipk_deriv(k, e, m):
-    # K'(m) = (E - (1 - m) K) / (2 m (1 - m)), which tends to pi/8 at m = 0
+    # K'(m) = (E - (1 - m) K) / (2 m (1 - m)), which tends to pi/8 at m = 0. There the limit branch is
+    # K's Taylor line pi/8 + 9 pi/64 m, so the derivative of this rule (K'') is right at m = 0 too.
     one_m = sub(_c(m, 1), m)
     d = div(sub(e, mul(one_m, k)), mul(_c(m, 2), mul(where(eq(m, 0), _c(m, 1), m), one_m)))
-    return where(eq(m, 0), _c(m, np.pi / 8), d)
+    return where(eq(m, 0), add(_c(m, np.pi / 8), mul(_c(m, 9 * np.pi / 64), m)), d)
 
 
 _defjvp_unary(ellipk_p, lambda ans, m: _ellipk_deriv(ans, bind(ellipe_p, m), m))
@@ -177,13 +178,14 @@ def _ellipkm1_deriv(ans, p):
 
 
 _defjvp_unary(ellipkm1_p, _ellipkm1_deriv)
-# E'(m) = (E - K) / (2 m), which tends to -pi/8 at m = 0
-_defjvp_unary(ellipe_p, lambda ans, m: where(eq(m, 0), _c(m, -np.pi / 8),
+# E'(m) = (E - K) / (2 m), which tends to -pi/8 at m = 0 (branch: the Taylor line, so E''(0) = -3 pi/64)
+_defjvp_unary(ellipe_p, lambda ans, m: where(eq(m, 0), sub(_c(m, -np.pi / 8), mul(_c(m, 3 * np.pi / 64), m)),
                                               div(sub(ans, bind(ellipk_p, m)), mul(_c(m, 2), _nonzero(m)))))
 
 # ------------------------------------------------------------------------- dilogarithm
 spence_p = _special("spence")     # scipy's convention: spence(x) = int_1^x log(t)/(1-t) dt
-_defjvp_unary(spence_p, lambda ans, x: where(eq(x, 1), _c(x, -1),
+# spence'(x) = log(x) / (1 - x), -1 at x = 1 (branch: the Taylor line -1 + (x - 1)/2, so spence''(1) = 1/2)
+_defjvp_unary(spence_p, lambda ans, x: where(eq(x, 1), add(_c(x, -1.5), mul(_c(x, 0.5), x)),
                                              div(log(x), sub(_c(x, 1), where(eq(x, 1), _c(x, 0), x)))))
 
 SPECIAL_UNARY = [erfc_p, erfinv_p, erfcx_p, ndtr_p, ndtri_p, log_ndtr_p, i0_p, i0e_p, i1_p, i1e_p,

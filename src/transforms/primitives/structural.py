@@ -308,11 +308,9 @@ def _pad_batch(axis_size, vals, dims, *, padding_config):
     dx, dpv = dims
     if dpv is not None:
         # batched padding value: pad with zero, then select the padding positions per lane
-        mask = pad(full(shape_of(x)[1:] if dx is not None else shape_of(x), True, np.bool_),
-                   False, padding_config)
-        xb = x if dx is not None else broadcast_in_dim(x, (axis_size,) + tuple(shape_of(x)),
-                                                       tuple(range(1, len(shape_of(x)) + 1)))
-        xb = moveaxis(xb, dx if dx is not None else 0, 0)
+        xb = moveaxis(x, dx, 0) if dx is not None else broadcast_in_dim(
+            x, (axis_size,) + tuple(shape_of(x)), tuple(range(1, len(shape_of(x)) + 1)))
+        mask = pad(full(shape_of(xb)[1:], True, np.bool_), False, padding_config)
         padded = pad(xb, _scalar(0, dtype_of(xb)), ((0, 0, 0),) + tuple(padding_config))
         pvb = moveaxis(pv, dpv, 0)
         pvb = reshape(pvb, (axis_size,) + (1,) * len(shape_of(mask)))
