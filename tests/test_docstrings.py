@@ -14,7 +14,15 @@ import transforms
 from transforms import profiler, random, traceback_util
 
 # api label -> (module, the public names)
+# transforms.__all__ names whose docstrings are not written yet (their modules were being changed by
+# others at the time); test_pending_is_current keeps this list honest -- drop a name once it passes.
+TRANSFORMS_PENDING = {"block_until_ready", "psum", "pmean", "pmax", "pmin", "all_gather", "psum_scatter",
+                      "all_to_all", "ppermute", "axis_index", "devices", "local_devices", "device_count",
+                      "local_device_count", "process_index", "process_count", "set_cpu_device_count", "pmap",
+                      "Mesh", "NamedSharding", "P", "PartitionSpec", "device_put", "make_mesh", "shard_map"}
+
 COMPLETE = {
+    "transforms": (transforms, [n for n in transforms.__all__ if n not in TRANSFORMS_PENDING]),
     "transforms.random": (random, random.__all__),
     "transforms.profiler": (profiler, profiler.__all__),
     "transforms.traceback_util": (traceback_util, traceback_util.__all__),
@@ -43,6 +51,22 @@ def _needs_parameters(obj):
     except (TypeError, ValueError):
         return True
     return any(p.name not in ("self", "cls") for p in sig.parameters.values())
+
+
+def _problems(obj):
+    doc = inspect.getdoc(obj) or ""
+    if not doc:
+        return "no docstring"
+    missing = [s for s in SECTIONS if f"{s}:" not in doc and not (s == "Parameters" and not _needs_parameters(obj))]
+    if missing:
+        return f"the docstring lacks {missing}"
+    return None if ">>>" in doc else "no example"
+
+
+@pytest.mark.parametrize("name", sorted(TRANSFORMS_PENDING))
+def test_pending_is_current(name):
+    if name in transforms.__all__:
+        assert _problems(getattr(transforms, name)), f"transforms.{name} is documented now: drop it from PENDING"
 
 
 @pytest.mark.parametrize("api,mod,name", list(_cases()))

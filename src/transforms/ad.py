@@ -197,7 +197,18 @@ def _check_diff_input(x, fname, i):
 
 @api_boundary
 def jvp(fun, primals, tangents, has_aux=False):
-    """(primals_out, tangents_out) of fun at primals along tangents (pytrees matching)."""
+    """(primals_out, tangents_out) of fun at primals along tangents (pytrees matching).
+
+    Parameters: fun (callable): a function of arrays (pytrees allowed). primals (tuple): its arguments.
+        tangents (tuple): one tangent per primal, same structure and shapes. has_aux (bool): fun returns
+        (out, aux); aux is passed through.
+    Returns: tuple: (fun(*primals), the directional derivative), plus aux with has_aux.
+    Raises: ValueError: if primals and tangents differ in structure or shape; TypeError: for non-array
+        leaves, or has_aux with fun not returning a pair.
+
+    >>> jvp(lambda x: x ** 2, (xp.asarray([1.0, 2.0]),), (xp.ones(2),))
+    (Array([1., 4.]), Array([2., 4.]))
+    """
     p_leaves, tree = tree_flatten(tuple(primals))
     t_leaves, t_tree = tree_flatten(tuple(tangents))
     if tree != t_tree:
@@ -240,7 +251,17 @@ def _unaux(out_tree, out_p, out_t, has_aux):
 
 @api_boundary
 def linearize(fun, *primals):
-    """(out, f_jvp) where f_jvp(*tangents) evaluates the linearized function."""
+    """(out, f_jvp) where f_jvp(*tangents) evaluates the linearized function.
+
+    Parameters: fun (callable): a function of arrays. primals: its arguments.
+    Returns: tuple: (fun(*primals), f_jvp) with f_jvp(*tangents) the linear map at primals (evaluated
+        without re-running fun).
+    Raises: TypeError: for non-array arguments; ValueError: if f_jvp gets tangents of another structure.
+
+    >>> y, f_jvp = linearize(xp.sin, xp.asarray(0.0))
+    >>> y, f_jvp(xp.asarray(2.0))
+    (Array(0.), Array(2.))
+    """
     leaves, tree = tree_flatten(primals)
     ps = [to_raw(x, "linearize primal") for x in leaves]
     store = Store()
@@ -271,7 +292,19 @@ def _leaf_labels(tree, labels):
 
 @api_boundary
 def vjp(fun, *primals, has_aux=False, _labels=None):
-    """(out, f_vjp) or (out, f_vjp, aux); f_vjp(ct) returns a tuple of cotangents per primal."""
+    """(out, f_vjp) or (out, f_vjp, aux); f_vjp(ct) returns a tuple of cotangents per primal.
+
+    Parameters: fun (callable): a function of arrays. primals: its (floating-point) arguments.
+        has_aux (bool): fun returns (out, aux).
+    Returns: tuple: (out, f_vjp) or (out, f_vjp, aux); f_vjp(cotangent shaped like out) returns a tuple
+        with one cotangent per primal.
+    Raises: TypeError: for integer or boolean primals; ValueError: if f_vjp gets a cotangent of another
+        structure or shape.
+
+    >>> y, f_vjp = vjp(lambda x: x * 3.0, xp.asarray([1.0, 2.0]))
+    >>> y, f_vjp(xp.ones(2))
+    (Array([3., 6.]), (Array([3., 3.]),))
+    """
     leaves, tree = tree_flatten(primals)
     ps = [to_raw(x, "vjp primal") for x in leaves]
     for i, p in enumerate(ps):
@@ -320,7 +353,18 @@ def _match(ct, primal):
 
 @api_boundary
 def value_and_grad(fun, argnums=0, has_aux=False):
-    """f -> (value, gradient) for scalar-output f; gradient w.r.t. argnums (int or tuple)."""
+    """f -> (value, gradient) for scalar-output f; gradient w.r.t. argnums (int or tuple).
+
+    Parameters: fun (callable): returns a real float scalar. argnums (int or tuple of ints): which
+        arguments to differentiate (default 0). has_aux (bool): fun returns (value, aux).
+    Returns: callable: (*args) -> (value, gradient) (((value, aux), gradient) with has_aux); the gradient
+        has the argument's structure (a tuple for a tuple argnums).
+    Raises: TypeError: when called, if fun's output is not a real scalar float or a differentiated
+        argument is not floating-point.
+
+    >>> value_and_grad(lambda x: xp.sum(x ** 2))(xp.asarray([1.0, 2.0]))
+    (Array(5.), Array([2., 4.]))
+    """
     @api_boundary
     def vg(*args, **kwargs):
         nums, single = argnums_tuple(argnums, len(args), "grad")
@@ -373,7 +417,17 @@ def _with_fixed_handles(fun, args, nums, kwargs, fixed, has_aux):
 
 @api_boundary
 def grad(fun, argnums=0, has_aux=False):
-    """Gradient of a scalar-valued function w.r.t. argnums."""
+    """Gradient of a scalar-valued function w.r.t. argnums.
+
+    Parameters: fun (callable): returns a real float scalar. argnums (int or tuple of ints): which
+        arguments to differentiate (default 0). has_aux (bool): fun returns (value, aux).
+    Returns: callable: (*args) -> the gradient (with has_aux: (gradient, aux)).
+    Raises: TypeError: when called, if fun's output is not a real scalar float or a differentiated
+        argument is not floating-point.
+
+    >>> grad(lambda x: xp.sum(x ** 2))(xp.asarray([1.0, 2.0]))
+    Array([2., 4.])
+    """
     vg = value_and_grad(fun, argnums, has_aux)
 
     @api_boundary
@@ -388,7 +442,17 @@ def grad(fun, argnums=0, has_aux=False):
 
 @api_boundary
 def linear_transpose(fun, *primals):
-    """The transpose of a linear function: ct (shaped like fun's output) -> cotangents of the inputs."""
+    """The transpose of a linear function: ct (shaped like fun's output) -> cotangents of the inputs.
+
+    Parameters: fun (callable): a linear function of arrays. primals: example arguments (their
+        shapes and dtypes are used).
+    Returns: callable: ct -> a tuple with one cotangent per primal.
+    Raises: ValueError: if the cotangent's structure or shapes differ from fun's output; an error from
+        the transpose rules if fun is not linear.
+
+    >>> linear_transpose(lambda v: 2.0 * v, xp.asarray([1.0, 2.0]))(xp.ones(2))
+    (Array([2., 2.]),)
+    """
     from .jaxpr_transforms import stage
     leaves, tree = tree_flatten(primals)
     ps = [to_raw(x, "linear_transpose primal") for x in leaves]

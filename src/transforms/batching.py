@@ -232,7 +232,19 @@ def vmap(fun, in_axes=0, out_axes=0, axis_size=None, axis_name=None):
     """Vectorise fun over a leading (or in_axes-given) axis of its arguments.
 
     axis_name (hashable): names the mapped axis, so collectives (psum, all_gather, ...) inside `fun`
-    can compute across it -- the single-device reference semantics of pmap."""
+    can compute across it -- the single-device reference semantics of pmap.
+
+    Parameters: fun (callable): a function of arrays. in_axes (int, None or pytree): the mapped axis
+        of each argument (None: not mapped). out_axes (int, None or pytree): where the mapped axis goes in
+        the outputs. axis_size (int): the size when no argument is mapped. axis_name (hashable): a name
+        for collectives (psum, ...) inside fun.
+    Returns: callable: the vectorised function.
+    Raises: ValueError: when called, if mapped sizes disagree or an axis is out of range; TypeError: for
+        an in_axes that does not match the arguments' structure.
+
+    >>> vmap(lambda r: xp.sum(r))(xp.reshape(xp.arange(6.0), (2, 3)))
+    Array([ 3., 12.])
+    """
     if not callable(fun):
         raise TypeError(f"vmap expects a callable, got {type(fun).__name__}")
     if axis_name is not None:

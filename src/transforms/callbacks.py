@@ -34,7 +34,15 @@ VMAP_METHODS = (None, "sequential", "expand_dims", "broadcast_all")
 
 
 class ShapeDtypeStruct:
-    """A shape and a dtype, standing for an array that does not exist yet (callback results)."""
+    """A shape and a dtype, standing for an array that does not exist yet (callback results).
+
+    Parameters: shape (sequence of ints): the shape. dtype: a dtype (xp.float64, a NumPy dtype, ...).
+    Returns: the struct (attributes shape, dtype, ndim, size).
+    Raises: TypeError: for something that is not a dtype.
+
+    >>> ShapeDtypeStruct((2,), xp.float64)
+    ShapeDtypeStruct(shape=(2,), dtype=float64)
+    """
     __slots__ = ("shape", "dtype")
 
     def __init__(self, shape, dtype):
@@ -274,6 +282,16 @@ def pure_callback(callback, result_shape_dtypes, *args, vmap_method=None, **kwar
     arrays and must be pure: it may be skipped when its results are unused, or called more than
     once. It has no derivative (wrap it in custom_jvp/custom_vjp); under vmap, `vmap_method`
     ("sequential", "expand_dims", "broadcast_all") says how to call it.
+
+    Parameters: callback (callable): NumPy in, NumPy out, no side effects. result_shape_dtypes: a
+        pytree of ShapeDtypeStructs (or arrays) describing the outputs. args, kwargs: arrays and values
+        passed to callback. vmap_method (str or None): how vmap calls it ("sequential",
+        "expand_dims", "broadcast_all"; None: vmap raises).
+    Returns: the callback's outputs, as arrays.
+    Raises: TypeError/ValueError: if the callback's outputs do not match result_shape_dtypes.
+
+    >>> jit(lambda a: pure_callback(np.cumsum, ShapeDtypeStruct((2,), xp.float64), a))(xp.asarray([1.0, 2.0]))
+    Array([1., 3.])
     """
     raw, cb, avals, out_tree = _prepare("pure_callback", callback, result_shape_dtypes, args, kwargs)
     if vmap_method not in VMAP_METHODS:
@@ -330,6 +348,17 @@ def io_callback(callback, result_shape_dtypes, *args, ordered=False, **kwargs):
     of one program run in program order. Results must match `result_shape_dtypes` (a pytree of
     objects with .shape and .dtype, or None for no results). No derivative; under vmap an
     unordered io_callback runs once per batch element in order, an ordered one raises.
+
+    Parameters: callback (callable): called for its effects. result_shape_dtypes: a pytree of
+        ShapeDtypeStructs, or None for no results. args, kwargs: passed to callback. ordered (bool): run
+        in program order with other ordered callbacks.
+    Returns: the callback's outputs, as arrays (None for none).
+    Raises: TypeError/ValueError: if the callback's outputs do not match result_shape_dtypes.
+
+    >>> seen = []
+    >>> io_callback(lambda a: seen.append(float(a[0])), None, xp.asarray([1.0, 2.0]))
+    >>> seen
+    [1.0]
     """
     raw, cb, avals, out_tree = _prepare("io_callback", callback, result_shape_dtypes, args, kwargs)
     outs = bind(io_callback_p, *raw, callback=cb, result_avals=avals, ordered=bool(ordered))
@@ -407,6 +436,14 @@ def debug_print(fmt, *args, ordered=False, **kwargs):
     batch order, each line showing that element's values. Never removed as dead code. Returns None.
     Within one compiled program, unordered prints (the default) may run in any order relative to
     other callbacks; `ordered=True` keeps program order among ordered prints and io_callbacks.
+
+    Parameters: fmt (str): a str.format string. args, kwargs: arrays (printed with their values) and
+        other values. ordered (bool): keep program order with other ordered effects.
+    Returns: None.
+    Raises: nothing at trace time; a bad format string raises when it prints.
+
+    >>> jit(lambda a: debug_print("a = {}", a))(xp.asarray([1.0, 2.0]))
+    a = [1. 2.]
     """
     if not isinstance(fmt, str):
         raise TypeError(f"debug_print: fmt must be a str, got {type(fmt).__name__}")

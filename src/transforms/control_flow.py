@@ -41,6 +41,14 @@ def fori_loop(lower, upper, body_fun, init_val):
 
     With Python/NumPy int bounds the trip count is static and the loop is a scan, so it
     is reverse-differentiable; with traced bounds it is a while_loop (forward mode only).
+
+    Parameters: lower, upper (int or integer scalar Array): the range. body_fun (callable):
+        (i, val) -> val. init_val: the initial value (a pytree of arrays).
+    Returns: the final val.
+    Raises: TypeError: for non-integer bounds or a body_fun changing val's types.
+
+    >>> fori_loop(0, 5, lambda i, c: c + i, xp.asarray(0))
+    Array(10)
     """
     if not callable(body_fun):
         raise TypeError(f"fori_loop: body_fun must be callable, got {type(body_fun).__name__}")

@@ -238,6 +238,15 @@ def cond(pred, true_fun, false_fun, *operands):
 
     Both branches are traced; they must return the same pytree of identical types.
     Under vmap with a batched predicate both branches run and the results are selected.
+
+    Parameters: pred (bool or numeric scalar Array): which branch. true_fun, false_fun (callable):
+        the branches, each taking *operands. operands: the branches' arguments (pytrees).
+    Returns: the chosen branch's output.
+    Raises: TypeError: for a non-scalar or non-numeric pred, or branches returning different types.
+
+    >>> x = xp.asarray([1.0, 2.0])
+    >>> cond(x[0] > 0, lambda v: v + 1, lambda v: v - 1, x)
+    Array([2., 3.])
     """
     p = to_raw(pred, "cond predicate")
     a = get_aval(p)
@@ -254,7 +263,17 @@ def cond(pred, true_fun, false_fun, *operands):
 
 @api_boundary
 def switch(index, branches, *operands):
-    """branches[index](*operands); the index is clamped to [0, len(branches) - 1]."""
+    """branches[index](*operands); the index is clamped to [0, len(branches) - 1].
+
+    Parameters: index (int or integer scalar Array): which branch. branches (sequence of callables):
+        each takes *operands. operands: the branches' arguments.
+    Returns: the chosen branch's output.
+    Raises: ValueError: for no branches; TypeError: for a non-integer index, or branches returning
+        different types.
+
+    >>> switch(1, [lambda v: v, lambda v: v * 10], xp.asarray([1.0, 2.0]))
+    Array([10., 20.])
+    """
     branches = tuple(branches)
     if not branches:
         raise ValueError("switch needs at least one branch")

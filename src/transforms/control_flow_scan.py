@@ -242,6 +242,16 @@ def scan(f, init, xs, length=None, reverse=False):
 
     xs (a pytree, or None with `length`) is sliced along axis 0; `reverse=True` walks it
     from the end (ys keep xs' order). Differentiable in forward and reverse mode.
+
+    Parameters: f (callable): (carry, x) -> (carry, y). init: the initial carry (a pytree).
+        xs: a pytree of arrays sliced along axis 0 (or None with length). length (int): the trip count
+        when xs is None. reverse (bool): walk xs from the end.
+    Returns: tuple: (final carry, ys stacked along a new leading axis).
+    Raises: TypeError: if f is not callable or changes the carry's types; ValueError: if xs' leading
+        sizes disagree or neither xs nor length gives the trip count.
+
+    >>> scan(lambda c, v: (c + v, c), xp.asarray(0.0), xp.arange(4.0))
+    (Array(6.), Array([0., 0., 1., 3.]))
     """
     if not callable(f):
         raise TypeError(f"scan: f must be callable, got {type(f).__name__}")
@@ -300,5 +310,13 @@ def scan(f, init, xs, length=None, reverse=False):
 
 @api_boundary
 def map(f, xs):  # noqa: A001  (the JAX name)
-    """[f(x) for x in xs] along the leading axis, stacked; one scan."""
+    """[f(x) for x in xs] along the leading axis, stacked; one scan.
+
+    Parameters: f (callable): applied to each slice. xs: a pytree of arrays mapped along axis 0.
+    Returns: the stacked results.
+    Raises: as scan.
+
+    >>> transforms.map(lambda v: v ** 2, xp.arange(3.0))
+    Array([0., 1., 4.])
+    """
     return scan(lambda c, x: (c, f(x)), (), xs)[1]

@@ -209,6 +209,15 @@ def while_loop(cond_fun, body_fun, init_val):
 
     The carry (a pytree) must keep its structure, shapes and dtypes. Differentiable in
     forward mode only; for reverse mode use fori_loop with Python-int bounds, or scan.
+
+    Parameters: cond_fun (callable): carry -> bool scalar. body_fun (callable): carry -> carry.
+        init_val: the initial carry (a pytree of arrays).
+    Returns: the final carry.
+    Raises: TypeError: for non-callables, a non-boolean-scalar cond_fun, or a body_fun changing the
+        carry's types.
+
+    >>> while_loop(lambda c: c < 10, lambda c: c * 2, xp.asarray(1))
+    Array(16)
     """
     for fn, nm in ((cond_fun, "cond_fun"), (body_fun, "body_fun")):
         if not callable(fn):

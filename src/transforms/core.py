@@ -297,6 +297,21 @@ class ConcretizationTypeError(TypeError):
     """A Python-level decision (bool/int/float/index) needs a value that is only abstract here.
 
     The message is built when printed, so raising and catching it stays cheap.
+
+    Raised by bool(), int(), float(), an index or a shape given a traced value, e.g. a Python `if`
+    on an argument under jit. The message names the argument the value depends on and the line that asked.
+
+    Parameters: tracer (Tracer): the abstract value. why (str): what asked for a concrete value.
+    Returns: the exception.
+    Raises: nothing.
+
+    >>> def f(x):
+    ...     return x if x > 0 else -x
+    >>> try:
+    ...     jit(f)(xp.asarray(1.0))
+    ... except ConcretizationTypeError as e:
+    ...     print("argument 'x'" in str(e))
+    True
     """
 
     def __init__(self, tracer, why):
@@ -358,7 +373,20 @@ _OUR_DIRS = tuple(os.path.join(_SRC, p) + os.sep for p in ("transforms", "array_
 
 
 class UnexpectedTracerError(RuntimeError):
-    """A tracer was used after its transform finished (it escaped, e.g. via a global)."""
+    """A tracer was used after its transform finished (it escaped, e.g. via a global).
+
+    Parameters: message (str).
+    Returns: the exception.
+    Raises: nothing.
+
+    >>> leaked = []
+    >>> _ = jit(lambda a: leaked.append(a) or a)(xp.ones(2))
+    >>> try:
+    ...     leaked[0] + 1
+    ... except UnexpectedTracerError as e:
+    ...     print(str(e).startswith("a traced value"))
+    True
+    """
 
 
 # ------------------------------------------------------------------ boxing into Arrays

@@ -53,7 +53,15 @@ batch_rules[stop_gradient_p] = lambda axis_size, vals, dims: (bind(stop_gradient
 
 
 def stop_gradient(x):
-    """x, but treated as a constant by differentiation (pytrees accepted)."""
+    """x, but treated as a constant by differentiation (pytrees accepted).
+
+    Parameters: x: an array or a pytree of arrays.
+    Returns: the same values, with zero derivative.
+    Raises: TypeError: for non-array leaves.
+
+    >>> grad(lambda v: xp.sum(v * stop_gradient(v)))(xp.asarray([1.0, 2.0]))
+    Array([1., 2.])
+    """
     leaves, tree = tree_flatten(x)
     return tree_unflatten(tree, [box(bind(stop_gradient_p, to_raw(v, "stop_gradient"))) for v in leaves])
 
@@ -99,7 +107,18 @@ batch_rules[custom_jvp_call_p] = _custom_jvp_batch
 
 
 class custom_jvp:
-    """Decorate f, then give its derivative with @f.defjvp: jvp(primals, tangents) -> (out, t_out)."""
+    """Decorate f, then give its derivative with @f.defjvp: jvp(primals, tangents) -> (out, t_out).
+
+    Parameters: fun (callable): the function. nondiff_argnums (tuple of ints): arguments passed to the
+        rule unchanged (first) and not differentiated.
+    Returns: a callable wrapper; its defjvp(rule) sets the rule and returns it.
+    Raises: TypeError: when called without a rule, or when the rule's output does not match fun's.
+
+    >>> f = custom_jvp(lambda v: xp.sin(v))
+    >>> _ = f.defjvp(lambda p, t: (xp.sin(p[0]), 2.0 * t[0]))   # a made-up derivative, to see it used
+    >>> grad(f)(xp.asarray(0.0))
+    Array(2.)
+    """
 
     def __init__(self, fun, nondiff_argnums=()):
         self.fun = fun
@@ -217,7 +236,18 @@ batch_rules[custom_vjp_call_p] = _custom_vjp_batch
 
 
 class custom_vjp:
-    """Decorate f, then f.defvjp(fwd, bwd): fwd(*args) -> (out, residuals); bwd(residuals, ct) -> cts tuple."""
+    """Decorate f, then f.defvjp(fwd, bwd): fwd(*args) -> (out, residuals); bwd(residuals, ct) -> cts tuple.
+
+    Parameters: fun (callable): the function. nondiff_argnums (tuple of ints): arguments passed to
+        fwd and bwd unchanged and not differentiated.
+    Returns: a callable wrapper; defvjp(fwd, bwd) sets the rule.
+    Raises: TypeError: when called without a rule, or when fwd/bwd return the wrong structure.
+
+    >>> f = custom_vjp(lambda v: v * 3.0)
+    >>> f.defvjp(lambda v: (v * 3.0, None), lambda res, g: (g * 100.0,))
+    >>> grad(f)(xp.asarray(1.0))
+    Array(100.)
+    """
 
     def __init__(self, fun, nondiff_argnums=()):
         self.fun = fun

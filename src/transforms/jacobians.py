@@ -48,7 +48,16 @@ def _std_basis(x):
 
 @api_boundary
 def jacfwd(fun, argnums=0):
-    """Jacobian by forward mode: one jvp per input element, vectorised with vmap."""
+    """Jacobian by forward mode: one jvp per input element, vectorised with vmap.
+
+    Parameters: fun (callable): a function of arrays. argnums (int or tuple of ints): which arguments.
+    Returns: callable: (*args) -> the Jacobian, of shape out.shape + arg.shape (tuples for tuple argnums).
+    Raises: TypeError: when called, for non-floating-point differentiated arguments.
+
+    >>> jacfwd(lambda v: v ** 2)(xp.asarray([1.0, 2.0]))
+    Array([[2., 0.],
+           [0., 4.]])
+    """
     @api_boundary
     def jac(*args):
         nums, single = argnums_tuple(argnums, len(args), "jacfwd")
@@ -72,7 +81,16 @@ def jacfwd(fun, argnums=0):
 
 @api_boundary
 def jacrev(fun, argnums=0):
-    """Jacobian by reverse mode: one vjp per output element, vectorised with vmap."""
+    """Jacobian by reverse mode: one vjp per output element, vectorised with vmap.
+
+    Parameters: fun (callable): a function of arrays. argnums (int or tuple of ints): which arguments.
+    Returns: callable: (*args) -> the Jacobian, of shape out.shape + arg.shape (tuples for tuple argnums).
+    Raises: TypeError: when called, for non-floating-point differentiated arguments.
+
+    >>> jacrev(lambda v: v ** 2)(xp.asarray([1.0, 2.0]))
+    Array([[2., 0.],
+           [0., 4.]])
+    """
     @api_boundary
     def jac(*args):
         nums, single = argnums_tuple(argnums, len(args), "jacrev")
@@ -92,5 +110,14 @@ def jacrev(fun, argnums=0):
 
 @api_boundary
 def hessian(fun, argnums=0):
-    """Hessian as jacfwd(jacrev(f)): forward-over-reverse."""
+    """Hessian as jacfwd(jacrev(f)): forward-over-reverse.
+
+    Parameters: fun (callable): returns a real scalar. argnums (int or tuple of ints): which arguments.
+    Returns: callable: (*args) -> the Hessian, of shape arg.shape + arg.shape.
+    Raises: TypeError: when called, if fun's output is not a real scalar or an argument is not floating-point.
+
+    >>> hessian(lambda v: xp.sum(v ** 3))(xp.asarray([1.0, 2.0]))
+    Array([[ 6.,  0.],
+           [ 0., 12.]])
+    """
     return jacfwd(jacrev(fun, argnums), argnums)

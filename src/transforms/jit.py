@@ -249,6 +249,18 @@ def jit(fun=None, *, static_argnums=(), static_argnames=(), donate_argnums=()):
     Without static arguments the result is the backend's native dispatcher where it has one (XLA:
     jaxlib's C++ dispatcher, no Python frame per call); with them, a Python wrapper that validates
     them first and then uses the dispatcher.
+
+    Parameters: fun (callable): a function of arrays. static_argnums (int or tuple): positions of
+        arguments that are Python values deciding the program (hashable; one compile per value).
+        static_argnames (str or tuple): the same by name. donate_argnums (int or tuple): arguments whose
+        buffers the computation may reuse (they must not be used afterwards).
+    Returns: callable: the compiled function, with .lower(*args).as_text() (StableHLO), .trace(*args)
+        and trace_count.
+    Raises: TypeError: if fun is not callable, or, when called, for a non-hashable static argument.
+
+    >>> f = jit(lambda a: a * 2 + 1)
+    >>> f(xp.asarray([1.0, 2.0]))
+    Array([3., 5.])
     """
     if fun is None:
         return lambda f: jit(f, static_argnums=static_argnums, static_argnames=static_argnames,
@@ -265,7 +277,20 @@ def jit(fun=None, *, static_argnums=(), static_argnames=(), donate_argnums=()):
 
 @api_boundary
 def make_jaxpr(fun, static_argnums=()):
-    """make_jaxpr(f)(*args) -> the ClosedJaxpr f stages to (prints in JAX's text format)."""
+    """make_jaxpr(f)(*args) -> the ClosedJaxpr f stages to (prints in JAX's text format).
+
+    Parameters: fun (callable): a function of arrays. static_argnums (int or tuple): arguments
+        passed as Python values instead of traced.
+    Returns: callable: (*args) -> the ClosedJaxpr; arguments may be arrays or ShapeDtypeStructs (only
+        shapes and dtypes are used; nothing runs).
+    Raises: TypeError: when called, for an argument that is neither an array nor a shape-and-dtype.
+
+    >>> print(make_jaxpr(lambda a: xp.sin(a) * 2.0)(xp.asarray([1.0, 2.0])))
+    { lambda ; a:f64[2]. let
+        b:f64[2] = sin a
+        c:f64[2] = mul b 2.0
+      in (c,) }
+    """
     static = (static_argnums,) if isinstance(static_argnums, int) else tuple(static_argnums)
 
     @api_boundary
