@@ -11,6 +11,7 @@ from __future__ import annotations
 _HOOKS = ("device_put", "to_numpy", "default_device", "devices", "compile_jaxpr", "lower_text", "impl_for",
           "to_dlpack", "jit_fast_call", "jit_public", "profiler")
 _HOOKS += ("local_devices", "process_index", "process_count", "set_cpu_device_count")   # transforms/devices.py
+_HOOKS += ("eager_by_op",)   # eager_by_op(closed) -> seconds: a staged call eagerly op by op (jaxpr_transforms)
 _HOOKS += ("pmap_call",)   # pmap_call(args, params) -> outputs: run a pmap equation (transforms/pmap.py)
 _HOOKS += ("sharding_of", "shards_of")   # where an eager value lies over devices (transforms/devices.py)
 
@@ -36,6 +37,8 @@ class Backend:
     lower_text(closed, name, donate) -> str        impl_for(prim) -> eager impl (or raises)
     jit_fast_call(jitted) -> callable | None       the native dispatcher for a Python-wrapped jit
     jit_public(jitted) -> callable | None          the object `jit(f)` returns, when the backend has one
+    eager_by_op(closed) -> float                   seconds a staged call may run eagerly op by op (bound
+                                                   primitives) before it is compiled; 0: compile at once
     profiler() -> its profiler (memory profile, live values, stats, traces; see transforms/profiler.py)
     """
     name = None
@@ -45,6 +48,7 @@ class Backend:
             setattr(self, h, _missing(h))
         self.jit_fast_call = lambda jitted: None     # no native fast path: jit dispatches in Python
         self.jit_public = lambda jitted: None
+        self.eager_by_op = lambda closed: 0.0        # staged calls run eagerly as one compiled executable
 
     def register(self, name, **hooks):
         unknown = set(hooks) - set(_HOOKS)

@@ -10,12 +10,13 @@ evaluation and transposition of a staged call stay staged as one unit.
 from __future__ import annotations
 
 import functools
+import time
 
 from .ad import backward_pass, jvp_flat
 from .batching import move_to, rule_axis_name, vmap_flat
 from .backend import backend
 from .core import EVAL, Primitive, abstract_eval_rules, bind, boxing, current_trace, get_aval, set_trace
-from .jaxpr import ClosedJaxpr, eval_jaxpr
+from .jaxpr import ClosedJaxpr, Literal, eval_jaxpr
 from .primitives.structural import zeros_of_aval
 from .rules import UndefPrimal, Zero, batch_rules, is_undefined, jvp_rules, partial_eval_rules, transpose_rules
 from .staging import StagingTrace, StagingTracer, convert_constvars, dce_jaxpr
@@ -46,10 +47,33 @@ def run_jaxpr(closed):
     return lambda *a: eval_jaxpr(closed.jaxpr, closed.consts, *a)
 
 
+def eval_inline(jaxpr, consts, args):
+    """eval_jaxpr at the current trace, with nested jit_p equations evaluated in place (not bound)."""
+    env = {}
+    read = lambda a: a.val if type(a) is Literal else env[a]
+    env.update(zip(jaxpr.constvars, consts))
+    env.update(zip(jaxpr.invars, args))
+    for eqn in jaxpr.eqns:
+        ins = map(read, eqn.invars)
+        if eqn.prim is jit_p:
+            inner = eqn.params["jaxpr"]
+            out = eval_inline(inner.jaxpr, inner.consts, list(ins))
+        else:
+            out = bind(eqn.prim, *ins, **eqn.params)
+        if eqn.prim.multiple_results:
+            env.update(zip(eqn.outvars, out))
+        else:
+            env[eqn.outvars[0]] = out
+    return [read(v) for v in jaxpr.outvars]
+
+
 class _Staged:
-    """One staged body at one signature: its constant-free jaxpr, the constants, and (made on the
-    first eager call) the executable an eager call runs directly, with no bind."""
-    __slots__ = ("closed", "consts", "exe", "const_bufs")
+    """One staged body at one signature: its constant-free jaxpr, the constants, and how an eager
+    call runs. Op by op first where the backend allows it (`backend.eager_by_op`: e.g. host kernels
+    on the CPU, where a compile per new shape costs more than many whole calls), until the time spent
+    so reaches the backend's budget (about one compile: a call made that often pays for its
+    executable); then, or at once, the executable compiled on first need, run directly with no bind."""
+    __slots__ = ("closed", "consts", "exe", "const_bufs", "by_op")
 
     def __init__(self, closed):
         if closed.consts:
@@ -58,13 +82,22 @@ class _Staged:
         else:
             consts = []
         self.closed, self.consts, self.exe, self.const_bufs = closed, list(consts), None, None
+        self.by_op = None   # seconds of op-by-op running left before compiling (<= 0: compiled)
 
     def eager(self, raw, name):
-        """The outputs, run eagerly on the backend's buffers; None where the bind path must run
-        (no backend, or a value that is not a device buffer, e.g. a Python scalar)."""
+        """The outputs, run eagerly; None where the bind path must run (no backend, or a value that
+        is not a device buffer, e.g. a Python scalar, on the compiled path)."""
         buf, conv = boxing.buffer_type, boxing.as_buffer
         if buf is None or self.exe is False:
             return None
+        by_op = self.by_op
+        if by_op is None:
+            by_op = self.by_op = float(backend.eager_by_op(self.closed))
+        if by_op > 0:
+            t0 = time.perf_counter()
+            outs = eval_inline(self.closed.jaxpr, self.consts, raw)
+            self.by_op = by_op - (time.perf_counter() - t0)
+            return outs
         args = [v if type(v) is buf else conv(v) for v in raw]
         for a in args:
             if type(a) is not buf:

@@ -11,7 +11,7 @@ from . import lower_collectives  # noqa: F401  (psum, all_gather, ... over a pma
 from . import pmap_runtime  # noqa: E402  (pmap's programs over several devices)
 from transforms.backend import backend
 
-from . import _jaxlib, jit_dispatch, runtime
+from . import _jaxlib, host_eager, jit_dispatch, runtime
 from .lowering import lower_jaxpr
 from .runtime import compile_jaxpr, default_device, device_put, devices, to_numpy
 
@@ -34,6 +34,7 @@ def _register_backend():
                      compile_jaxpr=runtime.compile_jaxpr, lower_text=_lower_text, impl_for=runtime.late_impl,
                      to_dlpack=_jaxlib.to_dlpack, jit_fast_call=jit_dispatch.fast_call,
                      jit_public=jit_dispatch.public, profiler=_profiler)
+    backend.register("xla", eager_by_op=host_eager.eager_by_op)   # staged calls op by op on host kernels
     c = _jaxlib.client
     backend.register("xla", local_devices=lambda: c().local_devices(), process_index=lambda: c().process_index(),
                      process_count=lambda: len({d.process_index for d in c().devices()}),

@@ -1,0 +1,83 @@
+"""Whether a staged call runs eagerly op by op on host kernels instead of as one compiled executable.
+
+Why: composites (xp.linalg, xp.fft, the complex special cases, random samplers) are staged once per
+signature and, eagerly, used to run as one XLA executable -- a compile (tens to hundreds of ms) for
+every new shape, which library code on ever-changing shapes pays again and again. On the CPU, where
+every primitive of the staged jaxpr has a host kernel (xla/host.py), running its equations one by one
+costs microseconds each and compiles nothing: `eager_by_op` (the engine's backend hook, used by
+`jaxpr_transforms.staged_call`) allows that for up to BY_OP_BUDGET_S of running per signature -- about
+what a compile costs, so a call repeated often enough (a hot loop on one shape) still gets its fused
+executable, and pays at most twice the better of the two choices. Elsewhere -- an accelerator, a
+primitive without a host kernel (a while loop), an elementwise kernel that declines the dtype (complex
+transcendentals: they would compile one by one, and differ from the fused body in the last bit), or
+large operands where XLA's fusion outweighs one compile -- the executable is compiled at once.
+"""
+from __future__ import annotations
+
+import math
+
+import numpy as np
+
+from transforms.custom_derivatives import custom_jvp_call_p, custom_vjp_call_p
+from transforms.jaxpr_transforms import jit_p
+from transforms.primitives import elementwise as E
+
+from . import host, runtime
+from .host import host_kernels
+
+# Above this many input elements a staged call compiles: one fused executable then beats NumPy's
+# temporaries op by op by more than a compile costs.
+BY_OP_MAX_ELEMENTS = 1 << 20
+BY_OP_BUDGET_S = 0.05
+
+_CALLS = (custom_jvp_call_p, custom_vjp_call_p)   # eager impl: eval_jaxpr of their call_jaxpr
+
+
+_covers: dict = {}   # (elementwise prim, input dtypes, params) -> whether its host kernel takes them
+
+
+def _kernel_covers(eqn):
+    """An elementwise kernel's declines depend on dtypes only: ask it once on 0-d zeros."""
+    p = eqn.prim
+    if getattr(E, p.name + "_p", None) is not p:
+        return True          # (other families decline only for values: those then run on XLA singly)
+    dts = tuple(v.aval.dtype for v in eqn.invars)
+    try:
+        key = (p, dts, tuple(eqn.params.items()))
+        hit = _covers.get(key)
+    except TypeError:        # an unhashable parameter
+        key, hit = None, None
+    if hit is None:
+        try:
+            hit = host.run_quiet(host_kernels[p], [np.zeros((), d) for d in dts], eqn.params) is not NotImplemented
+        except Exception:    # (a kernel that cannot take the probe: let XLA run the body)
+            hit = False
+        if key is not None:
+            _covers[key] = hit
+    return hit
+
+
+def _all_host(jaxpr, inline_jit):
+    for eqn in jaxpr.eqns:
+        p = eqn.prim
+        if p in host_kernels:
+            if not _kernel_covers(eqn):
+                return False
+            continue
+        if p is jit_p and inline_jit:             # staged_call evaluates nested jit_p in place
+            if not _all_host(eqn.params["jaxpr"].jaxpr, True):
+                return False
+        elif p in _CALLS:                          # their impl binds the inner equations (jit_p would compile)
+            if not _all_host(eqn.params["call_jaxpr"].jaxpr, False):
+                return False
+        else:
+            return False
+    return True
+
+
+def eager_by_op(closed):
+    """Seconds `closed` may run eagerly equation by equation before it is compiled (0: compile now)."""
+    if not runtime._kernels_on():
+        return 0.0
+    size = sum(math.prod(a.shape) for a in closed.in_avals)
+    return BY_OP_BUDGET_S if size <= BY_OP_MAX_ELEMENTS and _all_host(closed.jaxpr, True) else 0.0

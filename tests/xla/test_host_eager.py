@@ -1,0 +1,92 @@
+"""xla/host_eager.py: which staged calls run eagerly op by op on host kernels, and what that gives.
+
+Oracles: NumPy for values; jit of the same function for eager == compiled; the runtime's compile
+counter for "no compile"; the staged entry's budget for the switch to a compiled executable.
+"""
+import numpy as np
+import pytest
+
+import array_namespace as xp
+from transforms import jit, make_jaxpr
+from transforms import jaxpr_transforms as JT
+from transforms.core import get_aval
+from transforms.primitives import elementwise as E
+from xla import host, host_eager, runtime
+
+pytestmark = pytest.mark.skipif(host.MODE == "xla", reason="host kernels switched off (ARRAY_NAMESPACE_EAGER=xla)")
+
+
+def _closed(f, *args):
+    return make_jaxpr(f)(*args)
+
+
+def test_budget_for_host_bodies_and_zero_otherwise():
+    x = xp.asarray(np.arange(6.0).reshape(2, 3))
+    assert host_eager.eager_by_op(_closed(lambda a: xp.sum(xp.sin(a) * a), x)) == host_eager.BY_OP_BUDGET_S
+    # a primitive without a host kernel (erf) -> compile at once
+    from array_namespace import special
+    assert host_eager.eager_by_op(_closed(lambda a: special.erf(a), x)) == 0.0
+    # an elementwise kernel that declines the dtype (complex log) -> compile at once
+    z = xp.asarray(np.array([1 + 2j, 3 - 1j]))
+    assert host_eager.eager_by_op(_closed(lambda a: xp.log(a) * 2, z)) == 0.0
+    assert host_eager.eager_by_op(_closed(lambda a: a * a + 1, z)) == host_eager.BY_OP_BUDGET_S
+    # too large: XLA's fusion wins
+    big = xp.zeros((host_eager.BY_OP_MAX_ELEMENTS + 1,))
+    assert host_eager.eager_by_op(_closed(lambda a: a * 2, big)) == 0.0
+    # nested jit is looked into
+    inner = jit(lambda a: xp.cos(a) + 1)
+    assert host_eager.eager_by_op(_closed(lambda a: inner(a) * 3, x)) == host_eager.BY_OP_BUDGET_S
+    inner_erf = jit(lambda a: special.erf(a))
+    assert host_eager.eager_by_op(_closed(lambda a: inner_erf(a) * 3, x)) == 0.0
+
+
+def test_linalg_and_fft_on_new_shapes_compile_nothing_and_match_numpy_and_jit():
+    rng = np.random.default_rng(0)
+    before = runtime.compile_calls[0]
+    got = []
+    for n in (4, 7):
+        a = rng.standard_normal((n, n)) + n * np.eye(n)
+        b = rng.standard_normal((n, 2))
+        xa, xb = xp.asarray(a), xp.asarray(b)
+        got.append((a, b, xp.linalg.solve(xa, xb), xp.linalg.det(xa), xp.linalg.vector_norm(xa, axis=0),
+                    xp.fft.rfft(xa, axis=0), xp.fft.ifft(xp.fft.fft(xa)), xp.linalg.eigvalsh(xa + xa.mT)))
+    assert runtime.compile_calls[0] == before
+    for a, b, solve, det, norm, rfft, back, w in got:
+        np.testing.assert_allclose(np.asarray(solve), np.linalg.solve(a, b), rtol=1e-12)
+        np.testing.assert_allclose(np.asarray(det), np.linalg.det(a), rtol=1e-12)
+        np.testing.assert_allclose(np.asarray(norm), np.linalg.norm(a, axis=0), rtol=1e-14)
+        np.testing.assert_allclose(np.asarray(rfft), np.fft.rfft(a, axis=0), rtol=1e-12, atol=1e-12)
+        np.testing.assert_allclose(np.asarray(back).real, a, rtol=1e-12, atol=1e-12)
+        np.testing.assert_allclose(np.asarray(w), np.linalg.eigvalsh(a + a.T), rtol=1e-12, atol=1e-12)
+    # eager (op by op) == jit (one executable), to rounding
+    a, b = got[-1][0], got[-1][1]
+    for f in (lambda u, v: xp.linalg.solve(u, v), lambda u, v: xp.linalg.pinv(u) @ v,
+              lambda u, v: xp.fft.irfft(xp.fft.rfft(u, axis=0), n=u.shape[0], axis=0) + xp.linalg.slogdet(u)[1]):
+        e, j = f(xp.asarray(a), xp.asarray(b)), jit(f)(xp.asarray(a), xp.asarray(b))
+        np.testing.assert_allclose(np.asarray(e), np.asarray(j), rtol=1e-11, atol=1e-12)
+
+
+def test_float32_stays_float32():
+    a = np.random.default_rng(1).standard_normal((5, 5)).astype(np.float32) + 5 * np.eye(5, dtype=np.float32)
+    for f in (xp.linalg.inv, xp.linalg.det, xp.linalg.svdvals, lambda u: xp.real(xp.fft.fft(u))):
+        assert f(xp.asarray(a)).dtype == xp.float32
+
+
+def _raw_body(a):
+    return [JT.bind(E.sin_p, a)]
+
+
+def test_a_hot_signature_gets_compiled_after_its_budget():
+    """The op-by-op budget is spent per signature; then the one executable runs (and agrees)."""
+    raw = xp.asarray(np.linspace(0.5, 2.0, 12).reshape(3, 4))._v
+    before = runtime.compile_calls[0]
+    (first,) = JT.staged_call(_raw_body, [raw], "hot")
+    ent = JT._staged_jaxpr(_raw_body, (get_aval(raw),), ())      # (the cached entry of that call)
+    assert 0 < ent.by_op < host_eager.BY_OP_BUDGET_S and runtime.compile_calls[0] == before
+    ent.by_op = 1e-12                                             # (as if nearly all of it were spent)
+    JT.staged_call(_raw_body, [raw], "hot")
+    assert ent.by_op <= 0 and runtime.compile_calls[0] == before
+    (again,) = JT.staged_call(_raw_body, [raw], "hot")             # now compiled, once
+    assert runtime.compile_calls[0] == before + 1 and ent.exe
+    np.testing.assert_allclose(np.asarray(again), np.asarray(first), rtol=1e-15)
+    np.testing.assert_allclose(np.asarray(first), np.sin(np.linspace(0.5, 2.0, 12).reshape(3, 4)), rtol=1e-15)

@@ -1,0 +1,227 @@
+"""Host kernels of the LAPACK family (xla/lower_lapack.py): eager on the host == the lowering run by XLA.
+
+Oracle: the primitive's own single-op XLA executable (jaxlib's LAPACK custom calls), per primitive,
+per dtype (float32/64, complex64/128), on batched, square, tall and wide, singular, indefinite and
+empty inputs. Eigen- and singular vectors are compared as LAPACK returns them (both sides run the
+same drivers), but their sign/phase is the build's own: float32 eigenvectors from NumPy's LAPACK and
+from jaxlib's differ in sign now and then (float64 ones agree), so vectors are compared after aligning
+each one's phase to XLA's, and u and vh of an svd must take opposite phases (u diag(s) vh is the same).
+"""
+import numpy as np
+import pytest
+
+import array_namespace as xp
+from transforms.core import ShapedArray, impl_rules
+from transforms.primitives import lapack as LP
+from xla import host, runtime
+from xla.host import HostValue, host_kernels
+
+pytestmark = pytest.mark.skipif(host.MODE == "xla", reason="host kernels switched off (ARRAY_NAMESPACE_EAGER=xla)")
+
+DTYPES = [np.dtype(d) for d in ("float32", "float64", "complex64", "complex128")]
+
+
+def _rand(rng, shape, dt):
+    a = rng.standard_normal(shape)
+    if dt.kind == "c":
+        a = a + 1j * rng.standard_normal(shape)
+    return a.astype(dt)
+
+
+def _spd(rng, batch, n, dt):
+    a = _rand(rng, batch + (n, n), dt)
+    return (a @ np.conj(np.swapaxes(a, -1, -2)) + n * np.eye(n)).astype(dt)
+
+
+def _xla(prim, args, params):
+    out = runtime._make_impl(prim)(*[runtime.device_buffer(a) for a in args], **params)
+    return [np.asarray(o) for o in out] if prim.multiple_results else [np.asarray(out)]
+
+
+def _host(prim, args, params):
+    """The host kernel's outputs through the eager impl (HostValues), or None where it declines."""
+    if host.run_quiet(host_kernels[prim], list(args), params) is NotImplemented:
+        return None
+    vals = [HostValue(a, ShapedArray(a.shape, a.dtype)) for a in args]
+    out = impl_rules[prim](*vals, **params)
+    outs = out if prim.multiple_results else [out]
+    assert all(type(o) is HostValue for o in outs), prim
+    return [o.np for o in outs]
+
+
+def _close(got, want, scale, n, what):
+    assert got.dtype == want.dtype and got.shape == want.shape, (what, got.dtype, want.dtype, got.shape, want.shape)
+    if got.dtype.kind in "iu":
+        assert np.array_equal(got, want), (what, got, want)
+        return
+    assert np.array_equal(np.isnan(got), np.isnan(want)), (what, "NaN placement differs")
+    eps = float(np.finfo(got.dtype).eps)
+    fin = ~np.isnan(want)
+    err = np.abs(got[fin] - want[fin]).max(initial=0.0)
+    tol = 20 * eps * n * max(scale, np.abs(want[fin]).max(initial=0.0), 1.0)   # backward-stable: ~ n eps |A|
+    assert err <= tol, (what, err, tol)
+
+
+def _align(g, w, axis):
+    """g with each vector along `axis` (-2: columns, -1: rows) turned by the unit phase that best maps it
+    onto w's; also returns the phases."""
+    c = np.sum(np.conj(g) * w, axis=axis, keepdims=True)
+    ph = np.where(np.abs(c) > 0, c / np.where(np.abs(c) > 0, np.abs(c), 1), 1).astype(g.dtype)
+    return g * ph, ph
+
+
+# per primitive: {output index: vector axis} for the outputs that are eigen/singular vectors
+VECTORS = {LP.eigh_p: {1: -2}, LP.eig_p: {1: -2}, LP.svd_p: {1: -2, 2: -1}}
+
+
+def check(prim, args, params, declines=False):
+    got, want = _host(prim, args, params), _xla(prim, args, params)
+    if declines:
+        assert got is None, (prim.name, params, "was expected to decline")
+        return
+    assert got is not None, (prim.name, params, "declined")
+    scale = float(max(np.abs(a).max(initial=0.0) for a in args))
+    phases = {}
+    for i, axis in VECTORS.get(prim, {}).items():
+        if i < len(got):
+            got[i], phases[i] = _align(got[i], want[i], axis)
+    if 1 in phases and 2 in phases:    # svd: u's column j and vh's row j turned oppositely
+        k = min(args[0].shape[-2:])
+        pu, pv = phases[1][..., 0, :k], phases[2][..., :k, 0]
+        assert np.allclose(pu * pv, 1, atol=1e-3), ("svd: u and vh phases disagree", pu, pv)
+    for i, (g, w) in enumerate(zip(got, want)):
+        _close(g, w, scale, max(args[0].shape[-2:] + (4,)), f"{prim.name} {params} out {i}")
+    assert len(got) == len(want)
+
+
+@pytest.mark.parametrize("dt", DTYPES, ids=str)
+def test_cholesky(dt):
+    rng = np.random.default_rng(0)
+    check(LP.cholesky_p, [_spd(rng, (), 5, dt)], {})
+    check(LP.cholesky_p, [_spd(rng, (2, 3), 4, dt)], {})
+    # not positive definite in one matrix of the batch: that one NaN, the others factorised
+    a = _spd(rng, (3,), 4, dt)
+    a[1] = -a[1]
+    got = _host(LP.cholesky_p, [a], {})[0]
+    assert np.isnan(got[1]).all() and not np.isnan(got[[0, 2]]).any()
+    check(LP.cholesky_p, [a], {})
+    # only the lower triangle is read
+    b = _spd(rng, (), 4, dt)
+    b[np.triu_indices(4, 1)] = 7
+    check(LP.cholesky_p, [b], {})
+    check(LP.cholesky_p, [np.zeros((2, 0, 0), dt)], {})
+
+
+@pytest.mark.parametrize("dt", DTYPES, ids=str)
+@pytest.mark.parametrize("lower", [True, False])
+def test_eigh(dt, lower):
+    rng = np.random.default_rng(1)
+    a = _rand(rng, (2, 6, 6), dt)
+    check(LP.eigh_p, [(a + np.conj(np.swapaxes(a, -1, -2))).astype(dt)], dict(lower=lower))
+    check(LP.eigh_p, [a], dict(lower=lower))            # not Hermitian: only the named triangle is read
+    check(LP.eigh_p, [np.zeros((0, 3, 3), dt)], dict(lower=lower))
+
+
+@pytest.mark.parametrize("dt", DTYPES, ids=str)
+def test_svd(dt):
+    rng = np.random.default_rng(2)
+    for shape in [(2, 7, 4), (3, 4, 7)]:
+        for full_matrices, compute_uv in [(True, True), (False, True), (False, False), (True, False)]:
+            check(LP.svd_p, [_rand(rng, shape, dt)], dict(full_matrices=full_matrices, compute_uv=compute_uv))
+    for shape in [(5, 5), (3, 0), (0, 4, 4)]:
+        check(LP.svd_p, [_rand(rng, shape, dt)], dict(full_matrices=True, compute_uv=True))
+    check(LP.svd_p, [_rand(rng, (0, 3), dt)], dict(full_matrices=False, compute_uv=True))
+
+
+def test_svd_rank_deficient():
+    a = np.outer(np.arange(1.0, 6.0), np.arange(1.0, 5.0))
+    check(LP.svd_p, [a], dict(full_matrices=True, compute_uv=True))
+
+
+@pytest.mark.parametrize("dt", DTYPES, ids=str)
+def test_qr(dt):
+    rng = np.random.default_rng(3)
+    for shape in [(2, 7, 4), (3, 4, 7)]:
+        for full_matrices in (True, False):
+            check(LP.qr_p, [_rand(rng, shape, dt)], dict(full_matrices=full_matrices))
+    for shape in [(5, 5), (4, 0), (0, 3)]:
+        check(LP.qr_p, [_rand(rng, shape, dt)], dict(full_matrices=True))
+
+
+@pytest.mark.parametrize("dt", DTYPES, ids=str)
+def test_eig(dt):
+    rng = np.random.default_rng(4)
+    check(LP.eig_p, [_rand(rng, (3, 5, 5), dt)], {})
+    check(LP.eig_p, [np.array([[0.0, -1.0], [1.0, 0.0]], dt)], {})   # complex pair from a real matrix
+    check(LP.eig_p, [np.diag(np.arange(1.0, 5.0)).astype(dt)], {})
+
+
+@pytest.mark.parametrize("dt", DTYPES, ids=str)
+def test_lu(dt):
+    rng = np.random.default_rng(5)
+    for shape in [(2, 7, 4), (3, 4, 7), (1, 70, 70), (70, 40), (3, 0)]:   # (70: more than one block)
+        check(LP.lu_p, [_rand(rng, shape, dt)], {})
+
+
+def test_lu_singular_and_ties():
+    check(LP.lu_p, [np.zeros((4, 4))], {})
+    check(LP.lu_p, [np.array([[1.0, 2.0, 3.0], [2.0, 4.0, 6.0], [1.0, 1.0, 1.0]])], {})
+    check(LP.lu_p, [np.array([[1.0, 2.0], [-1.0, 5.0], [1.0, 0.0]])], {})     # |pivot| ties: the first row
+    check(LP.lu_p, [np.array([[1.0, 2.0], [1.0 - 1.0j, 1.0], [1.0 + 1.0j, 0.0]], np.complex128)], {})  # |re|+|im|
+    a = np.eye(40)
+    a[:, 5] = 0          # an exactly zero column in the middle of a block
+    check(LP.lu_p, [a[::-1].copy()], {})
+
+
+def test_lu_declines_non_finite():
+    check(LP.lu_p, [np.array([[1.0, np.nan], [2.0, 3.0]])], {}, declines=True)
+
+
+TS = [dict(left_side=ls, lower=lo, transpose_a=tr, conjugate_a=cj, unit_diagonal=ud)
+      for ls in (True, False) for lo in (True, False) for tr, cj in ((False, False), (True, False), (True, True),
+                                                                      (False, True)) for ud in (False, True)]
+
+
+@pytest.mark.parametrize("dt", DTYPES, ids=str)
+def test_triangular_solve(dt):
+    rng = np.random.default_rng(6)
+    a = _rand(rng, (2, 5, 5), dt) + (4 * np.eye(5)).astype(dt)
+    for p in TS:
+        if dt.kind != "c" and p["conjugate_a"] or dt in (np.float32, np.complex64) and (p["unit_diagonal"] or not p["lower"]):
+            continue   # (conjugation is the identity on reals; single precision: the main flags only)
+        b = _rand(rng, (2, 5, 3) if p["left_side"] else (2, 3, 5), dt)
+        check(LP.triangular_solve_p, [a, b], p)
+
+
+def test_triangular_solve_declines_singular_and_non_finite():
+    a = np.tril(np.ones((3, 3)))
+    a[1, 1] = 0
+    p = TS[0]
+    check(LP.triangular_solve_p, [a, np.ones((3, 2))], p, declines=True)
+    check(LP.triangular_solve_p, [np.eye(3), np.array([[np.inf], [1.0], [2.0]])], p, declines=True)
+    # a zero where the solve does not read (unit diagonal, other triangle) is fine
+    check(LP.triangular_solve_p, [a, np.ones((3, 2))], dict(p, unit_diagonal=True))
+
+
+LAPACK_PRIMS = {v for v in vars(LP).values() if type(v) is type(LP.lu_p)}
+TESTED = {LP.cholesky_p: test_cholesky, LP.eigh_p: test_eigh, LP.svd_p: test_svd, LP.qr_p: test_qr,
+          LP.eig_p: test_eig, LP.lu_p: test_lu, LP.triangular_solve_p: test_triangular_solve}
+
+
+def test_every_lapack_primitive_has_a_host_kernel_tested_here():
+    assert LAPACK_PRIMS <= set(host_kernels), sorted(p.name for p in LAPACK_PRIMS - set(host_kernels))
+    assert set(TESTED) == LAPACK_PRIMS, sorted(p.name for p in LAPACK_PRIMS ^ set(TESTED))
+
+
+def test_eager_linalg_on_new_shapes_compiles_nothing():
+    rng = np.random.default_rng(7)
+    before = runtime.compile_calls[0]
+    for n in (3, 6, 11):
+        a = xp.asarray(_spd(rng, (), n, np.dtype(np.float64)))
+        b = xp.asarray(rng.standard_normal((n, 2)))
+        outs = [xp.linalg.cholesky(a), xp.linalg.eigh(a).eigenvectors, xp.linalg.svd(a).U, xp.linalg.qr(a).Q,
+                xp.linalg.solve(a, b), xp.linalg.inv(a), xp.linalg.det(a), xp.linalg.slogdet(a).logabsdet,
+                xp.linalg.pinv(a), xp.linalg.matrix_rank(a), xp.linalg.eigvals(a), xp.linalg.vector_norm(a)]
+        for o, want in zip(outs[4:6], (np.linalg.solve(np.asarray(a), np.asarray(b)), np.linalg.inv(np.asarray(a)))):
+            np.testing.assert_allclose(np.asarray(o), want, rtol=1e-10, atol=1e-12)
+    assert runtime.compile_calls[0] == before
