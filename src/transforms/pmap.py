@@ -46,7 +46,7 @@ def _global(aval, ax, n):
     return aval if ax is None else aval.update(shape=(n,) + tuple(aval.shape))
 
 
-def _pmap_abstract(*avals, jaxpr, name, axis_name, axis_size, in_axes, out_axes, devices):
+def _pmap_abstract(*avals, jaxpr, name, axis_name, axis_size, in_axes, out_axes, devices, donated=()):
     for i, (a, ax, b) in enumerate(zip(avals, in_axes, jaxpr.in_avals)):
         want = _global(b, ax, axis_size)
         if tuple(a.shape) != tuple(want.shape) or a.dtype != want.dtype:
@@ -119,7 +119,7 @@ def _pmap_partial_eval(trace, args, params):
     u_in = (0,) * n_res + tuple(ax for ax, u in zip(in_axes, unknowns) if u)
     u_out = tuple(ax for ax, u in zip(out_axes, out_unknown) if u)
     u_outs = trace.stage_eqn(pmap_p, list(k_outs[n_known:]) + [a for a, u in zip(args, unknowns) if u],
-                             dict(params, jaxpr=unk, in_axes=u_in, out_axes=u_out))
+                             dict(params, jaxpr=unk, in_axes=u_in, out_axes=u_out, donated=()))
     ki, ui = iter(k_outs[:n_known]), iter(u_outs)
     return [next(ui) if u else next(ki) for u in out_unknown]
 
@@ -149,7 +149,7 @@ def _pmap_transpose(cts, *args, jaxpr, name, in_axes, out_axes, **params):
     n = params["axis_size"]
     cts = [S.zeros_of_aval(_global(a, ax, n).strip_weak()) if c is Zero else c
            for c, a, ax in zip(cts, jaxpr.out_avals, out_axes)]
-    tb = _transposed_body(jaxpr, linear, params["axis_name"], n, in_axes, out_axes)
+    tb = _transposed_body(jaxpr, linear, params["axis_name"], len(params["devices"]), in_axes, out_axes)
     res = [a for a in args if not is_undefined(a)]
     t_in = tuple(ax for ax, lin in zip(in_axes, linear) if not lin) + tuple(out_axes)
     t_out = tuple(ax for ax, lin in zip(in_axes, linear) if lin)
@@ -161,10 +161,14 @@ transpose_rules[pmap_p] = _pmap_transpose
 
 
 @functools.lru_cache(maxsize=256)
-def as_vmap_jaxpr(jaxpr, axis_name, axis_size, in_axes, out_axes):
+def as_vmap_jaxpr(jaxpr, axis_name, axis_size, in_axes, out_axes, devices=None):
     """The pmap's computation on one device: its body vmapped over the named axis (the reference
     semantics). What a pmap inside a single-device program computes."""
     from .batching import vmap_flat, move_to
+    if devices is not None and len(devices) != axis_size:
+        raise NotImplementedError(f"a pmap over {len(devices)} devices of several processes inside a larger "
+                                  "jitted program: jit the pmap alone (jit of a function that only calls pmaps "
+                                  "runs them as their multi-device programs), or call it outside jit")
     avals = [_global(a, ax, axis_size) for a, ax in zip(jaxpr.in_avals, in_axes)]
 
     def f(*args):
@@ -214,7 +218,7 @@ def pmap(fun, axis_name=None, *, in_axes=0, out_axes=0, static_broadcasted_argnu
     except TypeError:
         raise TypeError(f"pmap axis_name must be hashable, got {type(axis_name).__name__}") from None
     static = _as_tuple(static_broadcasted_argnums, "static_broadcasted_argnums")
-    _as_tuple(donate_argnums, "donate_argnums")   # accepted; buffers are not donated yet
+    donate = _as_tuple(donate_argnums, "donate_argnums")
     name = axis_name if axis_name is not None else _Anonymous()
     fname = getattr(fun, "__name__", "fun")
     cache = {}
@@ -245,19 +249,33 @@ def pmap(fun, axis_name=None, *, in_axes=0, out_axes=0, static_broadcasted_argnu
         moved = [v if a in (None, 0) else S.moveaxis(v, a, 0) for v, a in zip(raw, axes)]
         body_avals = tuple(get_aval(v) if a is None else get_aval(v).update(shape=get_aval(v).shape[1:])
                            for v, a in zip(moved, axes))
-        key = (tree, body_avals, tuple(args[i] for i in st), tuple(a is None for a in axes), n)
+        key = (tree, body_avals, tuple(args[i] for i in st), tuple(a is None for a in axes), n, len(devs))
         ent = cache.get(key)
-        if ent is None:
-            ent = _trace(tree, body_avals, st, nargs, args, n)
+        if ent is None:   # collectives see the whole axis: every process's members
+            ent = _trace(tree, body_avals, st, nargs, args, len(devs))
             if not any(isinstance(c, Tracer) for c in ent.consts):
                 cache[key] = ent
         ins = tuple(None if a is None else 0 for a in axes)
+        extra = {"donated": _donated(tree, dyn_idx, st, nargs, len(ent.consts))} if donate else {}
         outs = bind(pmap_p, *ent.consts, *moved, jaxpr=ent.closed, name=fname, axis_name=name, axis_size=n,
                     in_axes=(None,) * len(ent.consts) + ins, out_axes=tuple(None if a is None else 0
                                                                            for a in ent.out_axes),
-                    devices=devs)
+                    devices=devs, **extra)
         res = [box(o if a in (None, 0) else S.moveaxis(o, 0, a)) for o, a in zip(outs, ent.out_axes)]
         return tree_unflatten(ent.out_tree, res)
+
+    def _donated(tree, dyn_idx, st, nargs, n_consts):
+        """Per operand: whether its buffers may be reused for the results (deleted by the call); the pmap's
+        devices get fresh copies of host data, so only values already on them are consumed."""
+        for i in donate:
+            if -nargs <= i < nargs and i % nargs in st:
+                raise ValueError(f"pmap({fname}): argument {i % nargs} is both static and donated")
+        want = {i % nargs for i in donate if -nargs <= i < nargs}
+        pos_tree = tree.children[0]
+        mask = [False] * n_consts
+        for i, sub in zip(dyn_idx, pos_tree.children):
+            mask += [i in want] * sub.num_leaves
+        return tuple(mask + [False] * tree.children[1].num_leaves)
 
     def _axis_size(raw, axes):
         sizes = {}
@@ -278,10 +296,15 @@ def pmap(fun, axis_name=None, *, in_axes=0, out_axes=0, static_broadcasted_argnu
         return axis_size
 
     def _devices(n):
+        """The ids of the axis's devices, member order: this process's n and, in a run of several processes,
+        the others' (each process passes the members on its own devices: its slice of the axis)."""
         if devices is not None:
             devs = list(devices)
-            if len(devs) != n:
-                raise ValueError(f"pmap: the mapped axis has size {n} but devices= lists {len(devs)} devices")
+            me = backend.process_index()
+            mine = sum(1 for d in devs if getattr(d, "process_index", me) == me)
+            if mine != n:
+                raise ValueError(f"pmap: the mapped axis has size {n} but devices= lists {mine} devices"
+                                 f"{f' of this process ({len(devs)} in all)' if mine != len(devs) else ''}")
             return tuple(d.id for d in devs)
         avail = backend.local_devices()
         if n > len(avail):
@@ -289,7 +312,9 @@ def pmap(fun, axis_name=None, *, in_axes=0, out_axes=0, static_broadcasted_argnu
                              "available; ask for more CPU devices with transforms.set_cpu_device_count(n) before "
                              "first use, ARRAY_NAMESPACE_CPU_DEVICES=n, or XLA_FLAGS="
                              "--xla_force_host_platform_device_count=n")
-        return tuple(d.id for d in avail[:n])
+        if backend.process_count() == 1:
+            return tuple(d.id for d in avail[:n])
+        return _across_processes(n)
 
     def _trace(tree, body_avals, st, nargs, args, n):
         statics = {i: args[i] for i in st}
@@ -311,6 +336,17 @@ def pmap(fun, axis_name=None, *, in_axes=0, out_axes=0, static_broadcasted_argnu
     pmapped.__name__ = f"pmap_{fname}"
     pmapped.__wrapped__ = fun
     return pmapped
+
+
+def _across_processes(n):
+    """The first n devices of every process, in process order (each process must map the same n)."""
+    by_proc = {}
+    for d in backend.devices():
+        by_proc.setdefault(d.process_index, []).append(d)
+    short = {p: len(ds) for p, ds in by_proc.items() if len(ds) < n}
+    if short:
+        raise ValueError(f"pmap: the mapped axis has size {n} per process, more than processes {short} have")
+    return tuple(d.id for p in sorted(by_proc) for d in sorted(by_proc[p], key=lambda d: d.id)[:n])
 
 
 __all__ = ["pmap", "pmap_p"]

@@ -9,6 +9,7 @@ from . import lower_special_erf, lower_special_gamma  # noqa: F401
 from . import lower_callbacks  # noqa: F401  (host callbacks: pure_callback, io_callback, debug_print)
 from . import lower_collectives  # noqa: F401  (psum, all_gather, ... over a pmap's devices)
 from . import pmap_runtime  # noqa: E402  (pmap's programs over several devices)
+from . import distributed  # noqa: E402  (several processes: PJRT's distributed runtime)
 from transforms.backend import backend
 
 from . import _jaxlib, host_eager, jit_dispatch, runtime
@@ -40,7 +41,11 @@ def _register_backend():
                      process_count=lambda: len({d.process_index for d in c().devices()}),
                      set_cpu_device_count=_jaxlib.set_cpu_device_count)   # devices (transforms/devices.py)
     backend.register("xla", pmap_call=pmap_runtime.pmap_call, sharding_of=pmap_runtime.sharding_of,
+                     compile_jaxpr=pmap_runtime.compile_jaxpr,   # (jit of pmaps alone: their programs)
                      shards_of=pmap_runtime.shards_of)   # transforms/pmap.py, transforms/devices.py
+    backend.register("xla", distributed_initialize=distributed.initialize, distributed_shutdown=distributed.shutdown,
+                     distributed_barrier=distributed.barrier,
+                     distributed_is_initialized=distributed.is_initialized)   # transforms/distributed.py
 
 
 _register_backend()

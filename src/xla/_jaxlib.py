@@ -62,8 +62,22 @@ def client():
     if _client is None:
         with _init_lock:
             if _client is None:
-                _client = xc.make_cpu_client(num_devices=cpu_device_count())
+                _client = _client_factory() if _client_factory else xc.make_cpu_client(num_devices=cpu_device_count())
     return _client
+
+
+# Set by xla/distributed.py when the process joins a run of several: it makes the client over the distributed
+# runtime (with gloo collectives on the CPU) instead of the plain one. Only before the client exists.
+_client_factory = None
+
+
+def set_client_factory(make):
+    global _client_factory
+    _client_factory = make
+
+
+def client_exists():
+    return _client is not None
 
 
 # How many CPU devices the client gets (fixed when it is made): set_cpu_device_count(n) before first use,
@@ -117,6 +131,7 @@ def sharding_for(device):
         with _init_lock:
             s = _shardings.get(device)
             if s is None:
+                check_addressable((device,), "place an array on a device of another process")   # (once per device)
                 s = _shardings[device] = OneDevice(device)
     return s
 
@@ -247,12 +262,24 @@ def shards(arr):
 
 def gather(arr) -> np.ndarray:
     """The host value of an array over several devices (its shards assembled)."""
+    check_addressable(arr._sharding.devices, "read back an array with shards held by other processes",
+                      ": read its addressable_shards, or all_gather the values inside a pmap first")
     parts = shards(arr)
     shape = tuple(arr.aval.shape)
     if not arr._sharding.stacked:
         return _one_to_numpy(parts[0]).reshape(shape)
     block = (shape[0] // len(parts),) + shape[1:]
     return np.concatenate([_one_to_numpy(p).reshape(block) for p in parts], 0)
+
+
+def check_addressable(devices, what, hint=""):
+    """A clear error (not a crash, not a silently partial value) for data held by another process."""
+    me = client().process_index()
+    away = [d for d in devices if d.process_index != me]
+    if away:
+        raise RuntimeError(f"cannot {what}: {', '.join(f'{d} belongs to process {d.process_index}' for d in away[:4])}"
+                           f"{', ...' if len(away) > 4 else ''}; this is process {me}, which can only address "
+                           f"its local_devices(){hint}")
 
 
 def on_many_devices(x):
@@ -296,7 +323,7 @@ def many_result_handler(aval, sharding):
 def to_dlpack(arr):
     """A zero-copy (legacy, unversioned) DLPack capsule of a device buffer (or of a host value's buffer)."""
     if type(arr) is not ArrayImpl:
-        arr = arr.buffer(client().devices()[0])
+        arr = arr.buffer(client().local_devices()[0])
     return xc._xla.buffer_to_dlpack_managed_tensor(arr, stream=None)
 
 

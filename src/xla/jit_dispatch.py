@@ -92,6 +92,8 @@ def _fastpath(ent, raw, outs, result, leaves):
     buf = boxing.buffer_type
     if ent.exe is None or len(leaves) != len(raw):
         return None
+    if not hasattr(ent.exe, "exe"):
+        return None   # no single executable (jit of pmaps alone runs their programs: pmap_runtime.PmapSequence)
     if not all(type(c) is buf for c in ent.consts) or not all(type(o) is buf for o in outs):
         return None
     if any(_jaxlib.on_many_devices(r) for r in raw):

@@ -9,14 +9,27 @@ operands are copied to each device. A mapped result is one jaxlib array over the
 sharding), read back by gathering its shards (_jaxlib.gather); a replicated result (out_axes=None)
 is member 0's value, as an ordinary single-device value.
 
-Inside a single-device program (jit of pmap) a pmap equation is lowered as its body vmapped over the
-named axis (transforms.pmap.as_vmap_jaxpr): the same values, computed on the jit's device.
+jit of a function that only calls pmaps (its jaxpr is pmap equations alone, e.g. jit(pmap(f))) runs
+those pmaps' programs (`compile_jaxpr`, registered as the backend's compile hook). Inside any other
+single-device program a pmap equation is lowered as its body vmapped over the named axis
+(transforms.pmap.as_vmap_jaxpr): the same values, computed on the jit's device, one process only.
+
+Several processes (transforms/distributed.py): a pmap's `devices` then lists every process's devices
+(member k on devices[k]) while its operands and results hold this process's members only; the replica
+program is compiled over the global device ids and each process feeds its local replicas.
+
+Donation (pmap's donate_argnums, or jit's on a pmaps-only function): the operand is a buffer donor of the
+replica program; an operand already on the pmap's devices is consumed (deleted) by the call.
 """
 from __future__ import annotations
 
+import functools
+
 import numpy as np
 
-from transforms.jaxpr_transforms import run_jaxpr, stage
+from transforms.core import impl_rules
+from transforms.jaxpr import Literal
+from transforms.jaxpr_transforms import jit_p, run_jaxpr, stage
 from transforms.pmap import as_vmap_jaxpr, pmap_p
 from transforms.primitives import structural as S
 
@@ -42,17 +55,21 @@ def _global(aval, ax, n):
     return aval if ax is None else aval.update(shape=(n,) + tuple(aval.shape))
 
 
-def _program(jaxpr, name, axis_name, axis_size, in_axes, out_axes, devices):
-    key = (jaxpr, axis_name, axis_size, in_axes, out_axes, devices)
+def _program(jaxpr, name, axis_name, axis_size, in_axes, out_axes, devices, donated=()):
+    key = (jaxpr, axis_name, axis_size, in_axes, out_axes, devices, donated)
     prog = _programs.get(key)
     if prog is not None:
         return prog
     compile_count[0] += 1
-    by_id = {d.id: d for d in _jaxlib.client().devices()}
-    devs = [by_id[i] for i in devices]
-    with axis_env(axis_name, axis_size):
-        module = lower_jaxpr(_blocked(jaxpr, in_axes, out_axes), f"pmap_{name}")
+    c = _jaxlib.client()
+    by_id = {d.id: d for d in c.devices()}
+    devs = [by_id[i] for i in devices]   # every process's: replica k runs member k on devices[k]
+    with axis_env(axis_name, len(devs)):
+        module = lower_jaxpr(_blocked(jaxpr, in_axes, out_axes), f"pmap_{name}", donated)
     exe, order = _jaxlib.compile_replicas(module, devs)
+    mine = [d for d in devs if d.process_index == c.process_index()]
+    if [d.id for d in order] != [d.id for d in mine] or len(mine) != axis_size:
+        raise RuntimeError(f"pmap({name}): XLA runs this process's replicas on {list(order)}, expected {mine}")
     in_avals = [_global(a, ax, axis_size) for a, ax in zip(jaxpr.in_avals, in_axes)]
     in_sh = [_jaxlib.many_devices(order, len(a.shape), ax is not None) for a, ax in zip(in_avals, in_axes)]
     handlers = []
@@ -94,23 +111,85 @@ def pmap_call(args, params):
     """Run a pmap equation eagerly (the backend's `pmap_call` hook)."""
     jaxpr, n = params["jaxpr"], params["axis_size"]
     prog = _program(jaxpr, params["name"], params["axis_name"], n, params["in_axes"], params["out_axes"],
-                    params["devices"])
+                    params["devices"], params.get("donated", ()))
     bufs = []
     for x, aval, sh in zip(args, prog.in_avals, prog.in_shardings):
         if type(x) is _jaxlib.ArrayImpl and x._sharding is sh:
             bufs.append(x)   # already split over these devices this way
         else:
             bufs.append(_jaxlib.put_on_devices(_host(x, aval), aval, sh, prog.devices))
-    outs = prog.exe.execute_sharded(bufs).consume_with_handlers(prog.handlers)
+    try:
+        outs = prog.exe.execute_sharded(bufs).consume_with_handlers(prog.handlers)
+    except _jaxlib.XlaRuntimeError as e:
+        if len(params["devices"]) == n:
+            raise
+        raise RuntimeError(f"pmap({params['name']}) across processes failed in process "
+                           f"{_jaxlib.client().process_index()} (another process of the run may have died or "
+                           f"be running something else): {e}") from e
     return [runtime.device_put(_jaxlib.gather(o)) if rep else o for o, rep in zip(outs, prog.replicated_out)]
 
 
-def _lower_pmap_on_one_device(c, *args, jaxpr, name, axis_name, axis_size, in_axes, out_axes, devices):
-    vm = as_vmap_jaxpr(jaxpr, axis_name, axis_size, in_axes, out_axes)
+def _lower_pmap_on_one_device(c, *args, jaxpr, name, axis_name, axis_size, in_axes, out_axes, devices, donated=()):
+    # (donation is at a program's boundary: operands inside a larger program are its own intermediates)
+    vm = as_vmap_jaxpr(jaxpr, axis_name, axis_size, in_axes, out_axes, devices)
     return jaxpr_subcomp(vm.jaxpr, vm.consts, list(args))
 
 
 lowering_rules[pmap_p] = _lower_pmap_on_one_device
+
+
+# ---------------------------------------------------------------------------- jit of pmap
+# A jitted function that only calls pmaps (its jaxpr is pmap equations and nothing else, e.g. jit(pmap(f)))
+# runs each as its own program over the devices (what pmap_call runs), not as one single-device program
+# with the bodies vmapped; and so it spans processes. A jaxpr mixing pmaps with other work keeps the
+# single-device lowering above (the same values, on the jit's device; not across processes).
+@functools.lru_cache(maxsize=256)
+def pmaps_only(jaxpr):
+    return bool(jaxpr.eqns) and all(e.prim is pmap_p for e in jaxpr.eqns)
+
+
+class PmapSequence:
+    """What compile_jaxpr gives for a pmaps-only jaxpr: called like a compiled program (buffers in, raw
+    values out); the jit's donated operands are donated to the pmaps that take them. It has no single
+    executable, so the C++ jit fast path leaves it to Python."""
+    __slots__ = ("closed", "donate", "out_avals")
+
+    def __init__(self, closed, donate):
+        self.closed, self.out_avals = closed, [v.aval for v in closed.jaxpr.outvars]
+        self.donate = {v for v, d in zip(closed.jaxpr.invars, donate) if d}
+
+    def __call__(self, bufs):
+        jaxpr = self.closed.jaxpr
+        env = dict(zip(jaxpr.constvars, self.closed.consts))
+        env.update(zip(jaxpr.invars, bufs))
+        read = lambda v: v.val if type(v) is Literal else env[v]
+        for eqn in jaxpr.eqns:
+            params = eqn.params
+            if self.donate and any(v in self.donate for v in eqn.invars):
+                old = params.get("donated") or (False,) * len(eqn.invars)
+                params = dict(params, donated=tuple(d or v in self.donate for d, v in zip(old, eqn.invars)))
+            env.update(zip(eqn.outvars, pmap_call([read(v) for v in eqn.invars], params)))
+        return [read(v) for v in jaxpr.outvars]
+
+
+def compile_jaxpr(closed, donate=(), name="main", device=None):
+    """The backend's compile hook: pmaps-only jaxprs run as their pmaps' programs, the rest compile as usual."""
+    if device is None and pmaps_only(closed.jaxpr):
+        return PmapSequence(closed, tuple(donate) or (False,) * len(closed.jaxpr.invars))
+    return runtime.compile_jaxpr(closed, donate, name, device)
+
+
+_jit_impl = impl_rules[jit_p]
+
+
+def _jit_impl_or_pmaps(*args, jaxpr, **params):
+    """jit_p run eagerly (a jit reached under another transform, e.g. grad of jit of pmap)."""
+    if pmaps_only(jaxpr.jaxpr):
+        return PmapSequence(jaxpr, (False,) * len(jaxpr.jaxpr.invars))(list(args))
+    return _jit_impl(*args, jaxpr=jaxpr, **params)
+
+
+impl_rules[jit_p] = _jit_impl_or_pmaps
 
 
 def sharding_of(raw):

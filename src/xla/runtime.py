@@ -29,7 +29,7 @@ _default_device = None
 def default_device():
     global _default_device
     if _default_device is None:
-        _default_device = _jaxlib.client().devices()[0]   # client() is made once, under a lock
+        _default_device = _jaxlib.client().local_devices()[0]   # (made once, under a lock; this process's)
     return _default_device
 
 

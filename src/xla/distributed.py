@@ -1,0 +1,184 @@
+"""Several processes as one run: PJRT's distributed runtime and the collectives between processes.
+
+Process 0 serves the coordination service (task registry, heartbeats, key-value store, barriers);
+every process, 0 included, connects a runtime client to it. The PJRT client is then made over that
+runtime: on the CPU with gloo collectives over TCP (without them XLA refuses programs over several
+processes), on CUDA through the PJRT plugin, whose NCCL collectives use the same runtime client. So
+`initialize` must run before this process makes its client (its first array or device query); the
+client then sees every process's devices (`devices()`), of which `local_devices()` are its own.
+
+Failure: a process that dies stops sending heartbeats; the service then aborts the others with
+"Terminating process because the JAX distributed service detected fatal errors ... another task died"
+(XLA's own wording; a C++ abort, there is no Python exception to catch), and a collective already
+talking to it fails first with "Gloo ... Connection closed by peer" as an XlaRuntimeError. A process
+that cannot reach the coordinator within `initialization_timeout` is aborted the same way. Keep the
+heartbeat short where a hang matters more than a slow peer (tests use a few seconds).
+
+The CUDA path (`platform="cuda"`) follows shared/notes/jaxlib-runtime.md §7 and was written from
+jaxlib's and the plugin's source: it could not be run here (no GPU).
+"""
+from __future__ import annotations
+
+import atexit
+import importlib.util
+import pathlib
+
+from . import _jaxlib
+from ._jaxlib import _jax, xc
+
+
+class _State:
+    def __init__(self):
+        self.service = None        # the coordination service (process 0 only)
+        self.client = None         # this process's runtime client
+        self.address = None
+        self.process_id = None
+        self.num_processes = None
+        self.local_device_ids = None
+        self.platform = None
+        self.barriers = 0          # barrier ids are numbered: every process calls barrier() in the same order
+        self.shut = False
+
+
+_state = _State()
+
+
+def is_initialized():
+    return _state.client is not None and not _state.shut
+
+
+def initialize(coordinator_address, num_processes, process_id, local_device_ids=None, *, platform="cpu",
+               initialization_timeout=300, heartbeat_timeout=100, shutdown_timeout=300, bind_address=None):
+    """Join the run (the engine validated the arguments, transforms/distributed.py). Raises RuntimeError if
+    this process already joined one or already made its client."""
+    with _jaxlib._init_lock:
+        if _state.client is not None:
+            raise RuntimeError(f"distributed.initialize: this process already joined a run (process "
+                               f"{_state.process_id} of {_state.num_processes}, coordinator {_state.address}"
+                               f"{', since shut down' if _state.shut else ''}); initialize once per process")
+        if _jaxlib.client_exists():
+            raise RuntimeError("distributed.initialize: this process's client already exists (an array, a device "
+                               "query or a computation made it); call distributed.initialize first, before any "
+                               "other use of the backend")
+        if platform == "cuda":
+            _cuda_plugin()   # fail now, before joining, if the plugin is absent
+        elif platform != "cpu":
+            raise ValueError(f"distributed.initialize: platform must be 'cpu' or 'cuda', got {platform!r}")
+        service = None
+        if process_id == 0:
+            port = coordinator_address.rsplit(":", 1)[1]
+            service = _jax.get_distributed_runtime_service(bind_address or f"[::]:{port}", num_processes,
+                                                            heartbeat_timeout=heartbeat_timeout,
+                                                            shutdown_timeout=shutdown_timeout)
+        client = _jax.get_distributed_runtime_client(coordinator_address, process_id,
+                                                     init_timeout=initialization_timeout,
+                                                     heartbeat_timeout=heartbeat_timeout,
+                                                     shutdown_timeout=shutdown_timeout)
+        try:
+            client.connect()
+        except _jaxlib.XlaRuntimeError as e:
+            if service is not None:
+                service.shutdown()
+            raise RuntimeError(f"distributed.initialize: process {process_id} could not join the run at "
+                               f"{coordinator_address}: {e}") from e
+        _state.service, _state.client, _state.address = service, client, coordinator_address
+        _state.process_id, _state.num_processes, _state.platform = process_id, num_processes, platform
+        _state.local_device_ids = None if local_device_ids is None else tuple(local_device_ids)
+        _state.shut = False
+        _jaxlib.set_client_factory(_make_client)
+    atexit.register(_at_exit)
+
+
+def _make_client():
+    """The PJRT client over the runtime (called once, by _jaxlib.client(), under its lock)."""
+    s = _state
+    if s.platform == "cuda":
+        return _make_cuda_client()
+    # CPU devices are virtual: local_device_ids only says how many this process gets
+    n = len(s.local_device_ids) if s.local_device_ids is not None else _jaxlib.cpu_device_count()
+    collectives = _jax.make_gloo_tcp_collectives(distributed_client=s.client, hostname=_hostname(s.address))
+    return xc.make_cpu_client(distributed_client=s.client, node_id=s.process_id, num_nodes=s.num_processes,
+                              collectives=collectives, num_devices=n)
+
+
+def _hostname(address):
+    """The interface gloo listens on: loopback for a loopback coordinator, else this host's name."""
+    host = address.rsplit(":", 1)[0].strip("[]")
+    if host in ("127.0.0.1", "localhost", "::1"):
+        return host
+    return None   # gloo picks this host's address
+
+
+def _cuda_plugin():
+    """The CUDA PJRT plugin's shared object (package jax-cuda12-pjrt / jax-cuda13-pjrt), found without
+    executing the plugin package (its initialize() imports jax)."""
+    for name in ("jax_plugins.xla_cuda12", "jax_plugins.xla_cuda13"):
+        try:
+            spec = importlib.util.find_spec(name)
+        except ModuleNotFoundError:
+            spec = None
+        if spec is not None and spec.submodule_search_locations:
+            so = pathlib.Path(list(spec.submodule_search_locations)[0]) / "xla_cuda_plugin.so"
+            if so.exists():
+                return so
+    raise RuntimeError("distributed.initialize(platform='cuda'): the CUDA PJRT plugin is not installed; install "
+                       f"jax-cuda12-plugin[with-cuda]=={_jaxlib.JAXLIB_VERSION} (same version as jaxlib)")
+
+
+def _make_cuda_client():   # written from the notes (§7) and jaxlib's source; not run here (no GPU)
+    s = _state
+    if not xc.pjrt_plugin_loaded("cuda"):
+        xc.load_pjrt_plugin_dynamically("cuda", str(_cuda_plugin()))
+    if not xc.pjrt_plugin_initialized("cuda"):
+        xc.initialize_pjrt_plugin("cuda")
+    options = xc.generate_pjrt_gpu_plugin_options()
+    options["node_id"], options["num_nodes"] = s.process_id, s.num_processes
+    if s.local_device_ids is not None:
+        options["visible_devices"] = list(s.local_device_ids)
+    return xc.make_c_api_client("cuda", options, distributed_client=s.client)
+
+
+def barrier(name, timeout):
+    """Wait until every process reaches its barrier of the same number (name is for the error message)."""
+    s = _state
+    if not is_initialized():
+        raise RuntimeError("distributed.barrier: no distributed run (call distributed.initialize first)")
+    s.barriers += 1
+    ident = f"array_namespace:{s.barriers}:{name}"
+    try:
+        s.client.wait_at_barrier(ident, int(timeout * 1000))
+    except _jaxlib.XlaRuntimeError as e:
+        raise RuntimeError(f"distributed.barrier({name!r}) #{s.barriers} failed in process {s.process_id} of "
+                           f"{s.num_processes} (a process missing, dead, or at another barrier): {e}") from e
+
+
+def shutdown():
+    """Leave the run: every process waits for the others (the runtime's shutdown barrier), then the
+    coordinator stops its service. The client stays but can no longer run programs across processes,
+    and initialize cannot be called again in this process."""
+    s = _state
+    with _jaxlib._init_lock:
+        if s.client is None or s.shut:
+            return False
+        s.shut = True
+        try:
+            s.client.shutdown()
+        finally:
+            if s.service is not None:
+                s.service.shutdown()
+                s.service = None
+    return True
+
+
+def _at_exit():
+    try:
+        shutdown()
+    except Exception:   # noqa: BLE001  (at exit, a peer already gone must not turn into a traceback)
+        pass
+
+
+def process_info():
+    """(process_id, num_processes) of the run, or (0, 1) without one."""
+    if _state.client is None:
+        return 0, 1
+    return _state.process_id, _state.num_processes
