@@ -48,3 +48,7 @@ __all__ += ["psum", "pmean", "pmax", "pmin", "all_gather", "psum_scatter", "all_
 __all__ += ["devices", "local_devices", "device_count", "local_device_count", "process_index", "process_count",
             "set_cpu_device_count"]   # transforms/devices.py
 __all__ += ["pmap"]   # transforms/pmap.py
+from .sharding import Mesh, NamedSharding, P, PartitionSpec, device_put, make_mesh  # noqa: E402
+from .shard_map import shard_map  # noqa: E402
+__all__ += ["Mesh", "NamedSharding", "P", "PartitionSpec", "device_put", "make_mesh",
+            "shard_map"]   # meshes and SPMD: transforms/sharding.py, transforms/shard_map.py

@@ -14,6 +14,7 @@ _HOOKS += ("local_devices", "process_index", "process_count", "set_cpu_device_co
 _HOOKS += ("eager_by_op",)   # eager_by_op(closed) -> seconds: a staged call eagerly op by op (jaxpr_transforms)
 _HOOKS += ("pmap_call",)   # pmap_call(args, params) -> outputs: run a pmap equation (transforms/pmap.py)
 _HOOKS += ("sharding_of", "shards_of")   # where an eager value lies over devices (transforms/devices.py)
+_HOOKS += ("shard_map_call", "put_sharded", "compile_sharded")   # transforms/shard_map.py, sharding.py, jit.py
 _HOOKS += ("distributed_initialize", "distributed_shutdown", "distributed_barrier",
            "distributed_is_initialized")   # several processes as one run (transforms/distributed.py)
 

@@ -78,7 +78,10 @@ class Shard:
 
 def sharding_of(raw):
     """The Sharding of an eager raw value."""
-    devs, stacked = backend.sharding_of(raw)
+    got = backend.sharding_of(raw)
+    if not isinstance(got, tuple):   # laid out over a mesh: its NamedSharding (transforms/sharding.py)
+        return got
+    devs, stacked = got
     return Sharding(devs, stacked)
 
 

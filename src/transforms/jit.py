@@ -16,6 +16,7 @@ from .core import EVAL, Tracer, bind, boxing, current_trace, get_aval, set_trace
 from .jaxpr import ClosedJaxpr
 from .jaxpr_transforms import jit_p, stage
 from .pytree import tree_flatten, tree_unflatten
+from .sharding import flat_shardings
 from .staging import StagingTrace, convert_constvars
 from .traceback_util import api_boundary
 
@@ -23,9 +24,10 @@ from .traceback_util import api_boundary
 # ----------------------------------------------------------------------------- jit API
 
 class _Entry:
-    __slots__ = ("closed", "consts", "out_tree", "exe", "donate", "mutated")
+    __slots__ = ("closed", "consts", "out_tree", "exe", "donate", "mutated", "shardings")
 
     def __init__(self, closed, consts, out_tree, donate, mutated=()):
+        self.shardings = None   # (per flat input, per flat output) NamedSharding or None: a sharded jit
         self.closed, self.consts, self.out_tree, self.exe, self.donate = closed, consts, out_tree, None, donate
         self.mutated = mutated   # argument leaves the function writes into; their final values follow the outputs
 
@@ -44,7 +46,8 @@ class Lowered:
 class Jitted:
     """The callable `jit(f)` returns; caches one trace and executable per signature."""
 
-    def __init__(self, fun, static_argnums=(), static_argnames=(), donate_argnums=()):
+    def __init__(self, fun, static_argnums=(), static_argnames=(), donate_argnums=(), in_shardings=None,
+                 out_shardings=None):
         if not callable(fun):
             raise TypeError(f"jit expects a callable, got {type(fun).__name__}")
         self.fun = fun
@@ -71,6 +74,10 @@ class Jitted:
         self._fast = None     # the backend's native dispatcher for this wrapper (False: none)
         self._public = None   # the C++ dispatcher handed to the user, when jit returned that
         self.trace_count = 0
+        self.in_shardings, self.out_shardings = in_shardings, out_shardings
+        self._sharded = in_shardings is not None or out_shardings is not None
+        if self._sharded:
+            self._fast = False   # an SPMD program over a mesh (backend.compile_sharded), dispatched in Python
 
     def _arg_names(self, nargs):
         if self.signature is None:
@@ -145,7 +152,11 @@ class Jitted:
         closed = stage(flat, list(avals), names)
         jaxpr, consts = convert_constvars(closed)
         donate = self._donate_mask(tree, dyn_idx, len(consts))
-        return _Entry(ClosedJaxpr(jaxpr, []), consts, store.val, donate, store.mutated)
+        ent = _Entry(ClosedJaxpr(jaxpr, []), consts, store.val, donate, store.mutated)
+        if self._sharded:
+            ent.shardings = flat_shardings(self.in_shardings, self.out_shardings, tree, len(consts), store.val,
+                                           len(store.mutated), self.__name__)
+        return ent
 
     def _leaf_names(self, tree, dyn_idx, nargs):
         base = self._arg_names(nargs)
@@ -173,7 +184,8 @@ class Jitted:
             raw, ent.consts = _buffers(raw), _buffers(ent.consts)
         if trace_state.trace is EVAL and all(type(r) is boxing.buffer_type for r in raw):
             if ent.exe is None:
-                ent.exe = backend.compile_jaxpr(ent.closed, ent.donate, self.__name__)
+                ent.exe = backend.compile_jaxpr(ent.closed, ent.donate, self.__name__) if ent.shardings is None \
+                    else backend.compile_sharded(ent.closed, ent.donate, self.__name__, *ent.shardings)
             outs = ent.exe(list(ent.consts) + raw)
         else:
             outs = bind(jit_p, *ent.consts, *raw, name=self.__name__, jaxpr=ent.closed)
@@ -243,7 +255,8 @@ def _buffers(vals):
 
 
 @api_boundary
-def jit(fun=None, *, static_argnums=(), static_argnames=(), donate_argnums=()):
+def jit(fun=None, *, static_argnums=(), static_argnames=(), donate_argnums=(), in_shardings=None,
+        out_shardings=None):
     """Compile `fun` with XLA; usable as @jit or @jit(static_argnums=...).
 
     Without static arguments the result is the backend's native dispatcher where it has one (XLA:
@@ -264,9 +277,9 @@ def jit(fun=None, *, static_argnums=(), static_argnames=(), donate_argnums=()):
     """
     if fun is None:
         return lambda f: jit(f, static_argnums=static_argnums, static_argnames=static_argnames,
-                             donate_argnums=donate_argnums)
-    jitted = Jitted(fun, static_argnums, static_argnames, donate_argnums)
-    if jitted.static_argnums or jitted.static_argnames:
+                             donate_argnums=donate_argnums, in_shardings=in_shardings, out_shardings=out_shardings)
+    jitted = Jitted(fun, static_argnums, static_argnames, donate_argnums, in_shardings, out_shardings)
+    if jitted.static_argnums or jitted.static_argnames or jitted._sharded:
         return jitted
     public = backend.jit_public(jitted)
     if public is None:

@@ -9,6 +9,7 @@ from . import lower_special_erf, lower_special_gamma  # noqa: F401
 from . import lower_callbacks  # noqa: F401  (host callbacks: pure_callback, io_callback, debug_print)
 from . import lower_collectives  # noqa: F401  (psum, all_gather, ... over a pmap's devices)
 from . import pmap_runtime  # noqa: E402  (pmap's programs over several devices)
+from . import lower_shard_map, spmd  # noqa: E402,F401  (shard_map, sharded jit: SPMD programs over a mesh)
 from . import distributed  # noqa: E402  (several processes: PJRT's distributed runtime)
 from transforms.backend import backend
 
@@ -43,6 +44,10 @@ def _register_backend():
     backend.register("xla", pmap_call=pmap_runtime.pmap_call, sharding_of=pmap_runtime.sharding_of,
                      compile_jaxpr=pmap_runtime.compile_jaxpr,   # (jit of pmaps alone: their programs)
                      shards_of=pmap_runtime.shards_of)   # transforms/pmap.py, transforms/devices.py
+    backend.register("xla", shard_map_call=spmd.shard_map_call, put_sharded=spmd.put_sharded,
+                     compile_sharded=spmd.compile_sharded,   # shard_map, device_put, jit(in_shardings=...)
+                     sharding_of=lambda r: spmd.sharding_of(r, pmap_runtime.sharding_of),
+                     shards_of=lambda r: spmd.shards_of(r, pmap_runtime.shards_of))   # arrays over a mesh
     backend.register("xla", distributed_initialize=distributed.initialize, distributed_shutdown=distributed.shutdown,
                      distributed_barrier=distributed.barrier,
                      distributed_is_initialized=distributed.is_initialized)   # transforms/distributed.py

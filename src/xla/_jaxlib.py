@@ -266,6 +266,9 @@ def gather(arr) -> np.ndarray:
                       ": read its addressable_shards, or all_gather the values inside a pmap first")
     parts = shards(arr)
     shape = tuple(arr.aval.shape)
+    if getattr(arr._sharding, "tiled", False):   # laid out over a mesh (shard_map, sharded jit)
+        return assemble([_one_to_numpy(p) for p in parts], tile_indices(arr._sharding, shape), shape,
+                        arr.aval.dtype)
     if not arr._sharding.stacked:
         return _one_to_numpy(parts[0]).reshape(shape)
     block = (shape[0] // len(parts),) + shape[1:]
@@ -291,6 +294,10 @@ def shard_arrays(arr):
     """The per-device blocks of an array over several devices as ordinary single-device arrays (no copy)."""
     sh = arr._sharding
     shape = tuple(arr.aval.shape)
+    if getattr(sh, "tiled", False):
+        return [a._rewrap_with_aval_and_sharding(arr.aval.update(shape=tuple(s.stop - s.start for s in ix)),
+                                                 sharding_for(d))
+                for a, d, ix in zip(shards(arr), sh.devices, tile_indices(sh, shape))]
     block = arr.aval.update(shape=((shape[0] // len(sh.devices),) + shape[1:]) if sh.stacked else shape)
     return [a._rewrap_with_aval_and_sharding(block, sharding_for(d)) for a, d in zip(shards(arr), sh.devices)]
 
@@ -314,6 +321,75 @@ def compile_replicas(module, devices):
     opts.device_assignment = xc.DeviceAssignment.create(np.array([[d.id] for d in devices]))
     exe = client().compile_and_load(module, xc.DeviceList(tuple(devices)), opts)
     return exe, tuple(exe.local_devices())
+
+
+# ------------------------------------------ arrays over a mesh of devices (shard_map, sharded jit)
+def mesh_sharding(devices, hlo, tag=None):
+    """A ManyDevices sharding laid out as `hlo` (an HloSharding, or its text) says over `devices`, whose
+    positions are the sharding's device numbers (the SPMD partitions); one object per (devices, text, tag)."""
+    text = hlo if isinstance(hlo, str) else str(hlo)
+    key = ("mesh", tuple(d.id for d in devices), text, tag)
+    s = _shardings.get(key)
+    if s is None:
+        hs = xc.HloSharding.from_string(text) if isinstance(hlo, str) else hlo
+        s = ManyDevices(xc.DeviceList(tuple(devices)), hs)
+        s.stacked, s.devices, s.tiled, s.text = False, tuple(devices), not hs.is_replicated(), text
+        _shardings[key] = s
+    return s
+
+
+def tile_indices(sharding, shape):
+    """Per device of a mesh sharding (in its device order): the slices of an array of `shape` it holds
+    (the last tiles of an unevenly split dimension are short; XLA pads their buffers)."""
+    hs, n = sharding._hlo_sharding, len(sharding.devices)
+    whole = tuple(slice(0, s) for s in shape)
+    if hs.is_replicated():
+        return [whole] * n
+    dims = list(hs.tile_assignment_dimensions())
+    tiles = np.array(hs.tile_assignment_devices(), dtype=np.int64).reshape(dims)
+    out = [whole] * n
+    for pos in np.ndindex(*dims):
+        idx = []
+        for k, size in enumerate(shape):
+            b = -(-size // dims[k])
+            idx.append(slice(min(pos[k] * b, size), min((pos[k] + 1) * b, size)))
+        out[int(tiles[pos])] = tuple(idx)
+    return out
+
+
+def assemble(parts, indices, shape, dtype):
+    out = np.empty(shape, dtype)
+    for p, ix in zip(parts, indices):
+        out[ix] = p[tuple(slice(0, s.stop - s.start) for s in ix)].reshape(out[ix].shape)
+    return out
+
+
+def put_tiles(x: np.ndarray, aval, sharding):
+    """Host data laid out over a mesh sharding's devices, each getting its tile (a copy)."""
+    parts = [np.ascontiguousarray(x[ix]) for ix in tile_indices(sharding, tuple(x.shape))]
+    bufs = [device_put(p, aval.update(shape=p.shape), d) for p, d in zip(parts, sharding.devices)]
+    # (batched_device_put fails on partially replicated shardings: the array is made from its shards)
+    return xc.ArrayImpl(aval, sharding, bufs, committed=True, _skip_checks=True)
+
+
+def compile_spmd(module, devices):
+    """One SPMD program partitioned over len(devices) partitions, partition i on devices[i]; returns
+    (executable, device order: the partitions' devices as the executable takes and gives buffers)."""
+    opts = xc.CompileOptions()
+    opts.num_replicas, opts.num_partitions = 1, len(devices)
+    opts.executable_build_options.use_spmd_partitioning = True
+    opts.device_assignment = xc.DeviceAssignment.create(np.array([[d.id for d in devices]]))
+    exe = client().compile_and_load(module, xc.DeviceList(tuple(devices)), opts)
+    order = tuple(exe.local_devices())
+    if [d.id for d in order] != [d.id for d in devices]:
+        raise RuntimeError(f"SPMD program: XLA placed the partitions on {order}, not on {tuple(devices)}")
+    return exe, order
+
+
+def output_hlo_shardings(exe, n):
+    """The HloShardings XLA chose for an SPMD executable's n outputs."""
+    got = exe.get_output_shardings()   # (None for a program of one partition)
+    return [xc.HloSharding.replicate()] * n if got is None else [xc.HloSharding.from_proto(o) for o in got]
 
 
 def many_result_handler(aval, sharding):

@@ -22,6 +22,8 @@ from .lowering import fill_region, lowering_rules, tensor_type, ttype
 class _Env(threading.local):
     def __init__(self):
         self.axes = []   # [(name, size)] of the pmaps whose bodies are being lowered, innermost last
+        self.mesh = None   # (axis names, sizes) of the shard_map whose body is lowered as SPMD partitions
+        self.channel = 0
 
 
 _env = _Env()
@@ -38,6 +40,46 @@ class axis_env:
 
     def __exit__(self, *exc):
         _env.axes.pop()
+
+
+class mesh_env:
+    """Context manager: lowering a shard_map body as the manual partitions of an SPMD program over a mesh
+    (xla/spmd.py); a collective over mesh axes runs within the groups of partitions that differ only along
+    them (partition ids row-major over the mesh), with a channel and global device ids."""
+
+    def __init__(self, names, sizes):
+        self.mesh = (tuple(names), tuple(int(s) for s in sizes))
+
+    def __enter__(self):
+        self.prev, _env.mesh = _env.mesh, self.mesh
+
+    def __exit__(self, *exc):
+        _env.mesh = self.prev
+
+
+def _mesh_groups(axes, what):
+    names, sizes = _env.mesh
+    for a in axes:
+        if a not in names:
+            raise NotImplementedError(f"{what}: cannot lower a collective over axis {a!r}: the mesh being lowered "
+                                      f"has axes {list(names)}")
+    pos = [names.index(a) for a in axes]
+    rest = [k for k in range(len(names)) if k not in pos]
+    ids = np.arange(int(np.prod(sizes)), dtype=np.int64).reshape(sizes)
+    return np.ascontiguousarray(ids.transpose(rest + pos).reshape(-1, int(np.prod([sizes[k] for k in pos]))))
+
+
+def _comm(axes, what, global_ids=True):
+    """(members per group, replica_groups attribute, the op's SPMD keyword arguments)."""
+    if _env.mesh is None or not all(a in _env.mesh[0] for a in axes):
+        n = _size(axes, what)
+        return n, _groups(n), {}
+    g = _mesh_groups(axes, what)
+    _env.channel += 1
+    kw = {"channel_handle": hlo.ChannelHandle.get(_env.channel, 1)}
+    if global_ids:
+        kw["use_global_device_ids"] = True
+    return g.shape[1], ir.DenseIntElementsAttr.get(g), kw
 
 
 def _size(axes, what):
@@ -57,9 +99,9 @@ def _groups(n):
 
 def _all_reduce(op):
     def rule(c, x, *, axes):
-        n = _size(axes, "all_reduce")
+        n, groups, kw = _comm(axes, "all_reduce")
         aval = c.avals_in[0]
-        ar = hlo.AllReduceOp([ttype(aval)], [x], _groups(n))
+        ar = hlo.AllReduceOp([ttype(aval)], [x], groups, **kw)
         scalar = tensor_type((), aval.dtype)
         fill_region(ar.computation, [scalar, scalar], lambda a, b: [op(a, b)])
         return ar.results[0]
@@ -76,24 +118,24 @@ def _reshape(x, shape, dtype):
 
 
 def _all_gather(c, x, *, axes, axis, tiled, axis_size):
-    n = _size(axes, "all_gather")
+    n, groups, kw = _comm(axes, "all_gather")
     a = c.avals_in[0]
     if not tiled:   # gather size-1 blocks along a new axis
         shape = list(a.shape)
         shape.insert(axis, 1)
         x = _reshape(x, shape, a.dtype)
-    return hlo.AllGatherOp([ttype(c.avals_out[0])], [x], axis, _groups(n)).results[0]
+    return hlo.AllGatherOp([ttype(c.avals_out[0])], [x], axis, groups, **kw).results[0]
 
 
 lowering_rules[all_gather_p] = _all_gather
 
 
 def _psum_scatter(c, x, *, axes, scatter_dimension, tiled, axis_size):
-    n = _size(axes, "psum_scatter")
+    n, groups, kw = _comm(axes, "psum_scatter")
     a, out = c.avals_in[0], c.avals_out[0]
     shape = list(a.shape)
     shape[scatter_dimension] //= n
-    rs = hlo.ReduceScatterOp(tensor_type(shape, a.dtype), x, scatter_dimension, _groups(n))
+    rs = hlo.ReduceScatterOp(tensor_type(shape, a.dtype), x, scatter_dimension, groups, **kw)
     scalar = tensor_type((), a.dtype)
     fill_region(rs.computation, [scalar, scalar], lambda p, q: [hlo.add(p, q)])
     y = rs.result
@@ -104,17 +146,17 @@ lowering_rules[psum_scatter_p] = _psum_scatter
 
 
 def _all_to_all(c, x, *, axes, split_axis, concat_axis, tiled, axis_size):
-    n = _size(axes, "all_to_all")
+    n, groups, kw = _comm(axes, "all_to_all", global_ids=False)
     a, out = c.avals_in[0], c.avals_out[0]
     if tiled:
-        return hlo.AllToAllOp([x], split_axis, concat_axis, n, _groups(n)).results[0]
+        return hlo.AllToAllOp([x], split_axis, concat_axis, n, groups, **kw).results[0]
     # untiled: a size-1 axis where the sources stack, a tiled exchange into it, then drop the split axis
     p = concat_axis if concat_axis <= split_axis else concat_axis + 1
     shape = list(a.shape)
     shape.insert(p, 1)
     x = _reshape(x, shape, a.dtype)
     sa = split_axis + (p <= split_axis)
-    y = hlo.AllToAllOp([x], sa, p, n, _groups(n)).results[0]
+    y = hlo.AllToAllOp([x], sa, p, n, groups, **kw).results[0]
     return _reshape(y, out.shape, a.dtype)
 
 
@@ -122,6 +164,12 @@ lowering_rules[all_to_all_p] = _all_to_all
 
 
 def _ppermute(c, x, *, axes, perm):
+    if _env.mesh is not None and all(a in _env.mesh[0] for a in axes):   # pairs of partition ids, per group
+        g = _mesh_groups(axes, "ppermute")
+        _env.channel += 1
+        pairs = ir.DenseIntElementsAttr.get(np.array([(row[s], row[d]) for row in g for s, d in perm],
+                                                     dtype=np.int64).reshape(-1, 2))
+        return hlo.CollectivePermuteOp(x, pairs, channel_handle=hlo.ChannelHandle.get(_env.channel, 1)).result
     _size(axes, "ppermute")
     pairs = ir.DenseIntElementsAttr.get(np.array(perm, dtype=np.int64).reshape(-1, 2))
     return hlo.CollectivePermuteOp(x, pairs).result
@@ -131,6 +179,15 @@ lowering_rules[ppermute_p] = _ppermute
 
 
 def _axis_index(c, *, axes):
+    if _env.mesh is not None and all(a in _env.mesh[0] for a in axes):   # from the partition id, row-major
+        names, sizes = _env.mesh
+        k = names.index(axes[0])
+        i32 = tensor_type((), np.int32)
+        pid = hlo.ConvertOp(i32, hlo.PartitionIdOp().result).result
+        stride = int(np.prod(sizes[k + 1:]))
+        q = hlo.DivOp(pid, hlo.ConstantOp(ir.DenseElementsAttr.get(np.array(stride, np.int32), type=i32)).result)
+        return hlo.RemOp(q.result, hlo.ConstantOp(ir.DenseElementsAttr.get(np.array(sizes[k], np.int32),
+                                                                            type=i32)).result).result
     _size(axes, "axis_index")
     rid = hlo.ReplicaIdOp().result
     return hlo.ConvertOp(tensor_type((), np.int32), rid).result

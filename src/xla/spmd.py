@@ -1,0 +1,232 @@
+"""SPMD programs over a mesh: sharded jit, eager shard_map, and arrays laid out over a mesh.
+
+One program is compiled per (jaxpr, shardings) with XLA's SPMD partitioner (num_partitions = the
+mesh's size, partition k on the mesh's k-th device in row-major order): the entry computation's
+parameters and results carry `mhlo.sharding` annotations from their NamedShardings and XLA
+partitions the global program automatically (sharded `jit(in_shardings=, out_shardings=)`); a
+shard_map equation inside is a manual region (xla/lower_shard_map.py). An eager shard_map runs as
+such a program holding just its equation. Inputs are laid out per their shardings (an array already
+laid out that way passes as it is); each output is one jaxlib array over the devices (a `ManyDevices`
+mesh sharding, `tiled`), read back by assembling its tiles (_jaxlib.gather). A one-device mesh needs
+no partitioner: its shard_map runs the reference (the body vmapped over the mesh axes).
+"""
+from __future__ import annotations
+
+import itertools
+
+import numpy as np
+
+from transforms.jaxpr_transforms import stage
+from transforms.core import bind
+from transforms.sharding import NamedSharding, P
+from transforms.shard_map import reference_jaxpr, shard_map_p
+
+from . import _jaxlib, runtime
+from ._jaxlib import ir
+from .lower_shard_map import hlo_sharding_text, program_devices
+from .lowering import lower_jaxpr
+
+compile_count = [0]
+_programs: dict = {}
+_PROGRAMS_MAX = 256
+
+
+def _devices_of(ids):
+    by_id = {d.id: d for d in _jaxlib.client().devices()}
+    return [by_id[i] for i in ids]
+
+
+def mesh_sharding(named, ndim, ids=None):
+    """The jaxlib sharding of an array of `ndim` dimensions laid out as `named` says."""
+    ids = tuple(named.mesh.device_ids if ids is None else ids)
+    sh = _jaxlib.mesh_sharding(_devices_of(ids), hlo_sharding_text(named, ndim, ids), named)
+    sh.named = named
+    return sh
+
+
+def _host(x, aval, what):
+    if type(x) is _jaxlib.ArrayImpl or type(x) is runtime.HostValue:
+        out = runtime.to_numpy(x)
+    else:
+        out = np.asarray(x)
+    if out.dtype != aval.dtype:
+        out = out.astype(aval.dtype)
+    if tuple(out.shape) != tuple(aval.shape):
+        raise ValueError(f"{what}: an operand of shape {out.shape} where {aval.str_short()} was expected")
+    return out
+
+
+def place(x, aval, sharding, what="sharded program"):
+    """A raw value laid out as `sharding` (a mesh sharding) says; as it is if it already lies that way."""
+    if type(x) is _jaxlib.ArrayImpl and x._sharding is sharding:
+        return x
+    return _jaxlib.put_tiles(_host(x, aval, what), aval, sharding)
+
+
+class ShardedProgram:
+    """A compiled SPMD program: takes raw values (laid out as its inputs' shardings say) and returns
+    arrays over its devices."""
+    __slots__ = ("exe", "in_avals", "in_shardings", "handlers", "name")
+
+    def __init__(self, exe, in_avals, in_shardings, handlers, name):
+        self.exe, self.in_avals, self.in_shardings, self.handlers = exe, in_avals, in_shardings, handlers
+        self.name = name
+
+    def __call__(self, args):
+        bufs = [place(x, a, s, self.name) for x, a, s in zip(args, self.in_avals, self.in_shardings)]
+        return self.exe.execute_sharded(bufs).consume_with_handlers(self.handlers)
+
+
+def _mesh_of(shardings, what):
+    meshes = [s.mesh for s in shardings if s is not None]
+    if not meshes:
+        raise ValueError(f"{what}: no NamedSharding among in_shardings/out_shardings")
+    ids = meshes[0].device_ids
+    for m in meshes[1:]:
+        if sorted(m.device_ids) != sorted(ids):
+            raise ValueError(f"{what}: shardings over different devices ({meshes[0]!r} and {m!r})")
+    return meshes[0]
+
+
+def _annotate(module, in_texts, out_texts):
+    """mhlo.sharding on @main's parameters and results, and the partition count on the module."""
+    n = None
+    with module.context:
+        for op in module.body.operations:
+            if ir.StringAttr(op.attributes["sym_name"]).value != "main":
+                continue
+            olds = list(op.arg_attrs) if "arg_attrs" in op.attributes else [None] * len(in_texts)
+            new = []
+            for old, t in zip(olds, in_texts):
+                d = {} if old is None else {a.name: a.attr for a in ir.DictAttr(old)}
+                if t is not None:
+                    d["mhlo.sharding"] = ir.StringAttr.get(t)
+                new.append(ir.DictAttr.get(d))
+            op.arg_attrs = ir.ArrayAttr.get(new)
+            op.res_attrs = ir.ArrayAttr.get([ir.DictAttr.get({} if t is None else {
+                "mhlo.sharding": ir.StringAttr.get(t)}) for t in out_texts])
+            n = True
+        assert n, "no @main in the lowered module"
+    return module
+
+
+def compile_sharded(closed, donate=(), name="main", in_shardings=(), out_shardings=()):
+    """An SPMD program for a closed jaxpr whose inputs/outputs are laid out as the NamedShardings say
+    (None: an input replicated, an output as XLA's partitioner chooses)."""
+    key = (closed, tuple(donate), tuple(in_shardings), tuple(out_shardings))
+    prog = _programs.get(key)
+    if prog is not None:
+        return prog
+    mesh = _mesh_of(list(in_shardings) + list(out_shardings), f"jit({name})")
+    ids = mesh.device_ids
+    in_avals = list(closed.in_avals)
+    out_avals = [a.strip_weak() for a in closed.out_avals]
+    for i, (s, a) in enumerate(zip(in_shardings, in_avals)):
+        if s is not None:
+            s.shard_shape(a.shape, f"jit({name}) in_shardings entry {i}")
+    for i, (s, a) in enumerate(zip(out_shardings, out_avals)):
+        if s is not None:
+            s.shard_shape(a.shape, f"jit({name}) out_shardings entry {i}")
+    in_sh = [s if s is not None else NamedSharding(mesh, P()) for s in in_shardings]
+    in_texts = [hlo_sharding_text(s, len(a.shape), ids) for s, a in zip(in_sh, in_avals)]
+    out_texts = [None if s is None else hlo_sharding_text(s, len(a.shape), ids)
+                 for s, a in zip(out_shardings, out_avals)]
+    with program_devices(ids):
+        module = lower_jaxpr(closed, name, donate)
+    with module.context:
+        module.operation.attributes["mhlo.num_partitions"] = ir.IntegerAttr.get(ir.IntegerType.get_signless(32),
+                                                                               len(ids))
+        module.operation.attributes["mhlo.num_replicas"] = ir.IntegerAttr.get(ir.IntegerType.get_signless(32), 1)
+    _annotate(module, in_texts, out_texts)
+    compile_count[0] += 1
+    exe, order = _jaxlib.compile_spmd(module, _devices_of(ids))
+    in_shardings_j = [mesh_sharding(s, len(a.shape), ids) for s, a in zip(in_sh, in_avals)]
+    chosen = _jaxlib.output_hlo_shardings(exe, len(out_avals)) if any(s is None for s in out_shardings) else None
+    handlers = []
+    for k, (s, a) in enumerate(zip(out_shardings, out_avals)):
+        if s is None:   # as the partitioner chose: named on the mesh where some spec says the same
+            sh = _jaxlib.mesh_sharding(order, chosen[k])
+            if getattr(sh, "named", None) is None:
+                sh.named = _named_matching(mesh, len(a.shape), sh.text, ids)
+        else:
+            sh = mesh_sharding(s, len(a.shape), ids)
+        handlers.append(_jaxlib.many_result_handler(a, sh))
+    prog = ShardedProgram(exe, in_avals, in_shardings_j, handlers, f"jit({name})")
+    if len(_programs) >= _PROGRAMS_MAX:
+        _programs.clear()
+    _programs[key] = prog
+    return prog
+
+
+def _named_matching(mesh, ndim, text, ids):
+    """A NamedSharding on `mesh` laid out as the sharding text says (None if no spec says so)."""
+    names = mesh.axis_names
+    if len(names) > 4:
+        return None
+    if text == "{replicated}":
+        return NamedSharding(mesh, P())
+    for dims in itertools.product(range(-1, ndim), repeat=len(names)):
+        groups = [[a for a, d in zip(names, dims) if d == k] for k in range(ndim)]
+        for perms in itertools.product(*(itertools.permutations(g) for g in groups)):
+            cand = NamedSharding(mesh, P(*[tuple(p) if p else None for p in perms]))
+            if hlo_sharding_text(cand, ndim, ids) == text:
+                return cand
+    return None
+
+
+def shard_map_call(args, params):
+    """Run a shard_map equation eagerly (the backend's `shard_map_call` hook): one SPMD program holding it."""
+    mesh, jaxpr = params["mesh"], params["jaxpr"]
+    in_specs, out_specs = params["in_specs"], params["out_specs"]
+    if mesh.size == 1:   # one device: the reference semantics, compiled on it
+        key = ("one", jaxpr, mesh, in_specs, out_specs)
+        exe = _programs.get(key)
+        if exe is None:
+            exe = runtime.compile_jaxpr(reference_jaxpr(jaxpr, mesh, in_specs, out_specs),
+                                        name=f"shard_map_{params['name']}", device=_devices_of(mesh.device_ids)[0])
+            _programs[key] = exe
+        return exe([runtime.device_buffer(_host(a, av, "shard_map")) if type(a) is not _jaxlib.ArrayImpl else a
+                    for a, av in zip(args, _in_avals(params))])
+    key = ("eqn", jaxpr, mesh, in_specs, out_specs)
+    closed = _programs.get(key)
+    if closed is None:
+        closed = _programs[key] = stage(lambda *a: bind(shard_map_p, *a, **params), _in_avals(params))
+    prog = compile_sharded(closed, (), f"shard_map_{params['name']}",
+                           tuple(NamedSharding(mesh, s) for s in in_specs),
+                           tuple(NamedSharding(mesh, s) for s in out_specs))
+    return prog(args)
+
+
+def _in_avals(params):
+    from transforms.sharding import global_shape
+    mesh = params["mesh"]
+    return [a.update(shape=global_shape(mesh, s, a.shape)) for a, s in zip(params["jaxpr"].in_avals,
+                                                                          params["in_specs"])]
+
+
+def put_sharded(raw, where):
+    """device_put: a raw value laid out over a mesh (a NamedSharding), or whole on one device."""
+    from transforms.core import get_aval
+    aval = get_aval(raw).strip_weak() if isinstance(where, NamedSharding) else get_aval(raw)
+    if isinstance(where, NamedSharding):
+        return place(raw, aval, mesh_sharding(where, len(aval.shape)), "device_put")
+    return runtime.device_buffer(_host(raw, aval, "device_put"), aval, where)
+
+
+def sharding_of(raw, fallback):
+    """A mesh-laid-out array's NamedSharding; anything else as `fallback` (pmap's hook) says."""
+    if type(raw) is _jaxlib.ArrayImpl:
+        named = getattr(raw._sharding, "named", None)
+        if named is not None:
+            return named
+    return fallback(raw)
+
+
+def shards_of(raw, fallback):
+    """[(device, the slices of the value it holds, its tile as a single-device value)] of a mesh array."""
+    if type(raw) is _jaxlib.ArrayImpl and (getattr(raw._sharding, "tiled", False) or
+                                           getattr(raw._sharding, "named", None) is not None):
+        sh = raw._sharding
+        idx = _jaxlib.tile_indices(sh, tuple(raw.aval.shape))
+        return [(d, ix, a) for d, ix, a in zip(sh.devices, idx, _jaxlib.shard_arrays(raw))]
+    return fallback(raw)
