@@ -89,7 +89,21 @@ def _from_host(arr, dtype, fname):
 
 
 def asarray(obj, /, *, dtype=None, device=None, copy=None):
-    """Convert obj (Array, Python scalar/sequence, NumPy array, buffer or DLPack producer) to an Array."""
+    """Convert obj (Array, Python scalar or nested sequence, NumPy array, buffer or DLPack producer) to an Array.
+
+    Parameters: obj: the data. dtype (dtype or None): the result's dtype (None: obj's, or the standard's default for
+        Python data: bool, int64, float64, complex128). device (Device or None): None or the one device. copy (bool or
+        None): True always copies, False never does (host data and dtype changes then raise), None copies only when
+        needed.
+    Returns: Array: obj's values, of shape obj's nesting.
+    Raises: TypeError: if obj (or one of its elements) cannot be converted or a value does not fit the dtype's kind.
+        ValueError: for a ragged sequence, an unknown device, or copy=False where a copy is needed. OverflowError: for
+        an int out of the dtype's range.
+
+    >>> xp.asarray([[1, 2], [3, 4]], dtype=xp.float32)
+    Array([[1., 2.],
+           [3., 4.]], dtype=float32)
+    """
     _check_device(device, "asarray")
     if dtype is not None:
         dtype = D.check_dtype(dtype, "asarray")
@@ -143,6 +157,17 @@ def asarray(obj, /, *, dtype=None, device=None, copy=None):
 
 
 def from_dlpack(x, /, *, device=None, copy=None):
+    """An Array from an object that implements the DLPack protocol (its data is copied to the device).
+
+    Parameters: x: the producer (it has __dlpack__). device (Device or None): None or the one device. copy (bool or
+        None): accepted for the standard's signature.
+    Returns: Array: x's values, dtype and shape.
+    Raises: TypeError: if x has no __dlpack__ or its dtype is not one of the namespace's. ValueError: for an unknown
+        device.
+
+    >>> xp.from_dlpack(np.arange(3))
+    Array([0, 1, 2])
+    """
     _check_device(device, "from_dlpack")
     if not hasattr(x, "__dlpack__"):
         raise TypeError(f"from_dlpack: x of type {type(x).__name__} does not implement __dlpack__")
@@ -177,6 +202,19 @@ def _eager_small(shape):
 
 
 def full(shape, fill_value, *, dtype=None, device=None):
+    """An array of the given shape, every element fill_value.
+
+    Parameters: shape (int or tuple of int): the shape. fill_value (Python scalar or 0-d Array): the value. dtype
+        (dtype or None): None takes fill_value's (the default dtype of a Python scalar's kind). device (Device or
+        None): None or the one device.
+    Returns: Array: of that shape and dtype.
+    Raises: TypeError: for a non-integer shape, an unknown dtype, or a fill value the dtype cannot hold (complex in a
+        real dtype, a fractional float in an integer one). ValueError: for a negative dimension or an unknown device.
+
+    >>> xp.full((2, 2), 7)
+    Array([[7, 7],
+           [7, 7]])
+    """
     return _full(shape, fill_value, dtype, device, "full")
 
 
@@ -200,14 +238,47 @@ def _full(shape, fill_value, dtype, device, fname):
 
 
 def zeros(shape, *, dtype=None, device=None):
+    """An array of zeros.
+
+    Parameters: shape (int or tuple of int): the shape. dtype (dtype or None): None is float64. device (Device or
+        None): None or the one device.
+    Returns: Array: zeros of that shape and dtype.
+    Raises: TypeError: for a non-integer shape or an unknown dtype. ValueError: for a negative dimension or an unknown
+        device.
+
+    >>> xp.zeros(3)
+    Array([0., 0., 0.])
+    """
     return _full(shape, 0, dtype or D.DEFAULT_FLOAT, device, "zeros")
 
 
 def ones(shape, *, dtype=None, device=None):
+    """An array of ones.
+
+    Parameters: shape (int or tuple of int): the shape. dtype (dtype or None): None is float64. device (Device or
+        None): None or the one device.
+    Returns: Array: ones of that shape and dtype.
+    Raises: TypeError: for a non-integer shape or an unknown dtype. ValueError: for a negative dimension or an unknown
+        device.
+
+    >>> xp.ones((2,), dtype=xp.int32)
+    Array([1, 1], dtype=int32)
+    """
     return _full(shape, 1, dtype or D.DEFAULT_FLOAT, device, "ones")
 
 
 def empty(shape, *, dtype=None, device=None):
+    """An array whose values are not to be relied on (here: zeros).
+
+    Parameters: shape (int or tuple of int): the shape. dtype (dtype or None): None is float64. device (Device or
+        None): None or the one device.
+    Returns: Array: of that shape and dtype.
+    Raises: TypeError: for a non-integer shape or an unknown dtype. ValueError: for a negative dimension or an unknown
+        device.
+
+    >>> xp.empty((2, 3)).shape
+    (2, 3)
+    """
     return _full(shape, 0, dtype or D.DEFAULT_FLOAT, device, "empty")
 
 
@@ -218,21 +289,62 @@ def _like(fname, x, dtype, device):
 
 
 def full_like(x, /, fill_value, *, dtype=None, device=None):
+    """An array of x's shape (and dtype, unless given), every element fill_value.
+
+    Parameters: x (Array): the model. fill_value (Python scalar or 0-d Array): the value. dtype (dtype or None): None
+        is x's. device (Device or None): None or the one device.
+    Returns: Array: of x's shape.
+    Raises: TypeError: if x is not an array, for an unknown dtype or a fill value the dtype cannot hold. ValueError:
+        for an unknown device.
+
+    >>> xp.full_like(xp.asarray([1, 2]), 9)
+    Array([9, 9])
+    """
     x, dt = _like("full_like", x, dtype, device)
     return _full(x.shape, fill_value, dt, None, "full_like")
 
 
 def zeros_like(x, /, *, dtype=None, device=None):
+    """Zeros of x's shape (and dtype, unless given).
+
+    Parameters: x (Array): the model. dtype (dtype or None): None is x's. device (Device or None): None or the one
+        device.
+    Returns: Array: zeros (False for bool) of x's shape.
+    Raises: TypeError: if x is not an array or for an unknown dtype. ValueError: for an unknown device.
+
+    >>> xp.zeros_like(xp.asarray([[1.5, 2.5]]))
+    Array([[0., 0.]])
+    """
     x, dt = _like("zeros_like", x, dtype, device)
     return _full(x.shape, False if dt == D.bool_ else 0, dt, None, "zeros_like")
 
 
 def ones_like(x, /, *, dtype=None, device=None):
+    """Ones of x's shape (and dtype, unless given).
+
+    Parameters: x (Array): the model. dtype (dtype or None): None is x's. device (Device or None): None or the one
+        device.
+    Returns: Array: ones (True for bool) of x's shape.
+    Raises: TypeError: if x is not an array or for an unknown dtype. ValueError: for an unknown device.
+
+    >>> xp.ones_like(xp.asarray([True, False]))
+    Array([ True,  True])
+    """
     x, dt = _like("ones_like", x, dtype, device)
     return _full(x.shape, True if dt == D.bool_ else 1, dt, None, "ones_like")
 
 
 def empty_like(x, /, *, dtype=None, device=None):
+    """An array of x's shape (and dtype, unless given) whose values are not to be relied on (here: zeros).
+
+    Parameters: x (Array): the model. dtype (dtype or None): None is x's. device (Device or None): None or the one
+        device.
+    Returns: Array: of x's shape.
+    Raises: TypeError: if x is not an array or for an unknown dtype. ValueError: for an unknown device.
+
+    >>> xp.empty_like(xp.asarray([1, 2])).shape
+    (2,)
+    """
     x, dt = _like("empty_like", x, dtype, device)
     return _full(x.shape, False if dt == D.bool_ else 0, dt, None, "empty_like")
 
@@ -260,6 +372,18 @@ def _real_arg(v, fname, name):
 
 
 def arange(start, /, stop=None, step=1, *, dtype=None, device=None):
+    """Evenly spaced values in the half-open interval [start, stop), step apart.
+
+    Parameters: start (int or float): the first value (the stop when stop is None, starting from 0). stop (int, float
+        or None): the end, excluded. step (int or float): the spacing, not 0. dtype (dtype or None): None is int64
+        when all three are ints, else float64. device (Device or None): None or the one device.
+    Returns: Array: 1-D, ceil((stop - start) / step) values (none if that is negative).
+    Raises: TypeError: for a bool, complex or non-numeric argument or a bool dtype. ValueError: for step 0, a
+        non-finite bound or an unknown device. OverflowError: for values outside an integer dtype's range.
+
+    >>> xp.arange(1.0, 2.0, 0.25)
+    Array([1.  , 1.25, 1.5 , 1.75])
+    """
     _check_device(device, "arange")
     if stop is None:
         start, stop = 0, start
@@ -292,6 +416,18 @@ def arange(start, /, stop=None, step=1, *, dtype=None, device=None):
 
 
 def linspace(start, stop, /, num, *, dtype=None, device=None, endpoint=True):
+    """num evenly spaced values from start to stop.
+
+    Parameters: start, stop (int, float or complex): the interval. num (int): how many values, >= 0. dtype (dtype or
+        None): None is float64 (complex128 for complex bounds). device (Device or None): None or the one device.
+        endpoint (bool): whether stop is the last value (default True).
+    Returns: Array: 1-D, num values (for an integer dtype the float values rounded toward -inf).
+    Raises: TypeError: for a non-numeric bound, a non-integer num, or complex bounds with a real dtype. ValueError:
+        for a negative num or an unknown device.
+
+    >>> xp.linspace(0, 1, 5)
+    Array([0.  , 0.25, 0.5 , 0.75, 1.  ])
+    """
     _check_device(device, "linspace")
     num = as_int(num, "linspace", "num")
     if num < 0:
@@ -321,6 +457,19 @@ def linspace(start, stop, /, num, *, dtype=None, device=None, endpoint=True):
 
 
 def eye(n_rows, n_cols=None, /, *, k=0, dtype=None, device=None):
+    """A 2-D array with ones on the k-th diagonal and zeros elsewhere.
+
+    Parameters: n_rows (int): rows. n_cols (int or None): columns (None: n_rows). k (int): the diagonal (0 the main
+        one, > 0 above it, < 0 below). dtype (dtype or None): None is float64. device (Device or None): None or the
+        one device.
+    Returns: Array: of shape (n_rows, n_cols).
+    Raises: TypeError: for a non-integer size or k, or an unknown dtype. ValueError: for a negative size or an unknown
+        device.
+
+    >>> xp.eye(2, 3, k=1)
+    Array([[0., 1., 0.],
+           [0., 0., 1.]])
+    """
     _check_device(device, "eye")
     n_cols = n_rows if n_cols is None else n_cols
     shape = (_shape_arg(n_rows, "eye", "n_rows")[0], _shape_arg(n_cols, "eye", "n_cols")[0])
@@ -349,14 +498,53 @@ def _tri(fname, x, k, lower):
 
 
 def tril(x, /, *, k=0):
+    """The lower triangle of each matrix of x (the last two axes): elements above the k-th diagonal set to 0.
+
+    Parameters: x (Array): at least 2-D. k (int): the diagonal kept up to (0 the main one, > 0 above it).
+    Returns: Array: of x's shape and dtype.
+    Raises: TypeError: if x is not an array or k not an int. ValueError: if x has fewer than 2 dimensions.
+
+    >>> xp.tril(xp.ones((3, 3)))
+    Array([[1., 0., 0.],
+           [1., 1., 0.],
+           [1., 1., 1.]])
+    """
     return _tri("tril", x, k, True)
 
 
 def triu(x, /, *, k=0):
+    """The upper triangle of each matrix of x (the last two axes): elements below the k-th diagonal set to 0.
+
+    Parameters: x (Array): at least 2-D. k (int): the diagonal kept from (0 the main one, > 0 above it).
+    Returns: Array: of x's shape and dtype.
+    Raises: TypeError: if x is not an array or k not an int. ValueError: if x has fewer than 2 dimensions.
+
+    >>> xp.triu(xp.ones((2, 3)), k=1)
+    Array([[0., 1., 1.],
+           [0., 0., 1.]])
+    """
     return _tri("triu", x, k, False)
 
 
 def meshgrid(*arrays, indexing="xy"):
+    """Coordinate grids from 1-D coordinate vectors.
+
+    Parameters: *arrays (Array): 1-D, all of one dtype. indexing (str): 'xy' (default: the first two output axes
+        swapped, as for plotting) or 'ij' (matrix indexing).
+    Returns: tuple of Array: one per input, each of the grid's shape.
+    Raises: TypeError: if an input is not an array or the dtypes differ. ValueError: if an input is not 1-D or
+        indexing is not 'xy' or 'ij'.
+
+    >>> X, Y = xp.meshgrid(xp.asarray([1, 2]), xp.asarray([3, 4, 5]))
+    >>> X
+    Array([[1, 2],
+           [1, 2],
+           [1, 2]])
+    >>> Y
+    Array([[3, 3],
+           [4, 4],
+           [5, 5]])
+    """
     if indexing not in ("xy", "ij"):
         raise ValueError(f"meshgrid: indexing must be 'xy' or 'ij', got {indexing!r}")
     arrays = [as_array(a, "meshgrid", "arrays entry") for a in arrays]
