@@ -20,6 +20,16 @@ def _operands(fname, x1, x2):
 
 
 def matmul(x1, x2, /):
+    """Matrix product of x1 and x2 (the @ operator): batched over leading axes, a 1-D operand is a vector.
+
+    Parameters: x1, x2 (Array): numeric, at least 1-D; the inner dimensions agree and the batch shapes broadcast.
+    Returns: Array: of the promoted dtype; shape (..., M, N) with the vector axes dropped.
+    Raises: TypeError: if an operand is not an array or the dtypes do not promote to a numeric dtype. ValueError: for
+        a 0-d operand, mismatched inner dimensions or batch shapes that do not broadcast.
+
+    >>> xp.matmul(xp.asarray([[1, 2], [3, 4]]), xp.asarray([1, 1]))
+    Array([3, 7])
+    """
     x1, x2, a, b = _operands("matmul", x1, x2)
     if x1.ndim == 0 or x2.ndim == 0:
         raise ValueError(f"matmul: x1 and x2 must have at least one dimension (use multiply for scalars), got "
@@ -44,6 +54,17 @@ def matmul(x1, x2, /):
 
 
 def matrix_transpose(x, /):
+    """x with its last two axes swapped (a view: writes through .at stay consistent).
+
+    Parameters: x (Array): at least 2-D.
+    Returns: Array: of shape (..., N, M) for x of shape (..., M, N).
+    Raises: TypeError: if x is not an array. ValueError: if x has fewer than 2 dimensions.
+
+    >>> xp.matrix_transpose(xp.asarray([[1, 2, 3]]))
+    Array([[1],
+           [2],
+           [3]])
+    """
     x = as_array(x, "matrix_transpose")
     if x.ndim < 2:
         raise ValueError(f"matrix_transpose: x must have at least 2 dimensions, got shape {x.shape}")
@@ -52,6 +73,18 @@ def matrix_transpose(x, /):
 
 
 def tensordot(x1, x2, /, *, axes=2):
+    """Tensor contraction of x1 and x2 over the given axes.
+
+    Parameters: x1, x2 (Array): numeric. axes (int or pair of sequences): N contracts the last N axes of x1 with the
+        first N of x2 (default 2; 0 is the outer product); a pair lists the axes of x1 and of x2.
+    Returns: Array: of the promoted dtype; x1's free axes then x2's.
+    Raises: TypeError: if an operand is not an array or the dtypes do not promote to a numeric dtype. ValueError: if
+        contracted sizes differ or axes is out of range or of unequal lengths.
+
+    >>> xp.tensordot(xp.asarray([1, 2]), xp.asarray([3, 4]), axes=0)
+    Array([[3, 4],
+           [6, 8]])
+    """
     x1, x2, a, b = _operands("tensordot", x1, x2)
     if is_int_like(axes):
         axes = as_int(axes, "tensordot", "axes")
@@ -74,6 +107,17 @@ def tensordot(x1, x2, /, *, axes=2):
 
 
 def vecdot(x1, x2, /, *, axis=-1):
+    """Dot product of vectors along axis: sum(conj(x1) * x2), batched over the other (broadcast) axes.
+
+    Parameters: x1, x2 (Array): numeric, at least 1-D, of equal size along axis. axis (int): the axis of the broadcast
+        shape (default -1), a dimension of both.
+    Returns: Array: of the promoted dtype; the broadcast shape without axis.
+    Raises: TypeError: if an operand is not an array or the dtypes do not promote to a numeric dtype. ValueError: for
+        a 0-d operand, shapes that do not broadcast, or sizes along axis that differ.
+
+    >>> xp.vecdot(xp.asarray([1j, 2.0]), xp.asarray([1j, 1.0]))
+    Array(3.+0.j, dtype=complex128)
+    """
     x1, x2, a, b = _operands("vecdot", x1, x2)
     if x1.ndim == 0 or x2.ndim == 0:
         raise ValueError(f"vecdot: x1 and x2 must have at least one dimension, got shapes {x1.shape} and {x2.shape}")

@@ -33,10 +33,33 @@ def _arg(fname, prim):
 
 argmax = _arg("argmax", R.argmax_p)
 argmin = _arg("argmin", R.argmin_p)
+_ARG_DOC = """The index of the {0} element along axis (the first one on ties; of the flattened x if axis is None).
+
+Parameters: x (Array): real-valued or boolean, not empty. axis (int or None): the axis (None: flattened).
+    keepdims (bool): keep the reduced axis (all axes for None) with size 1.
+Returns: Array: int64 indices, of x's shape without axis (0-d for axis None).
+Raises: TypeError: if x is not real-valued or boolean, or axis is not an int. ValueError: if x is empty.
+    AxisError (an IndexError and a ValueError): for an axis out of range.
+
+>>> xp.{1}(xp.asarray([[1, 5], [7, 2]]), axis=1)
+{2}
+"""
+argmax.__doc__ = _ARG_DOC.format("largest", "argmax", "Array([1, 0])")
+argmin.__doc__ = _ARG_DOC.format("smallest", "argmin", "Array([0, 1])")
 
 
 def where(condition, x1, x2, /):
-    """Elements of x1 where condition is true, else of x2 (all three broadcast)."""
+    """Elements of x1 where condition is true, else of x2 (all three broadcast).
+
+    Parameters: condition (Array): boolean. x1, x2 (Array or Python scalar): the values to choose from; their dtypes
+        promote.
+    Returns: Array: of the promoted dtype and the broadcast shape.
+    Raises: TypeError: if condition is not boolean, an operand is not an array or scalar, or x1 and x2 do not promote.
+        ValueError: if the shapes do not broadcast.
+
+    >>> xp.where(xp.asarray([True, False]), xp.asarray([1, 2]), 0)
+    Array([1, 0])
+    """
     c = as_array(condition, "where", "condition")
     if c.dtype != D.bool_:
         raise TypeError(f"where: condition must be a boolean array, got {c.dtype.name}")
@@ -54,6 +77,13 @@ def nonzero(x, /):
 
     The result's length depends on x's values: computed on the host, so eager only; under
     jit/vmap this raises DataDependentShapeError.
+
+    Parameters: x (Array): at least 1-D.
+    Returns: tuple of Array: x.ndim int64 index arrays of equal length.
+    Raises: TypeError: if x is not an array. ValueError: if x is 0-d. DataDependentShapeError: under jit or vmap.
+
+    >>> xp.nonzero(xp.asarray([[0, 1], [2, 0]]))
+    (Array([0, 1]), Array([1, 0]))
     """
     import numpy as np
 
@@ -67,6 +97,17 @@ def nonzero(x, /):
 
 
 def count_nonzero(x, /, *, axis=None, keepdims=False):
+    """The number of non-zero (for bool: True) elements along the given axes.
+
+    Parameters: x (Array): the input. axis (int, tuple of int or None): the axes counted over (None: all). keepdims
+        (bool): keep the counted axes with size 1.
+    Returns: Array: int64 counts, of x's shape less the counted axes.
+    Raises: TypeError: if x is not an array or an axis not an int. ValueError: for a repeated axis. AxisError (an
+        IndexError and a ValueError): for an axis out of range.
+
+    >>> xp.count_nonzero(xp.asarray([[0, 1], [2, 0]]), axis=0)
+    Array([1, 1])
+    """
     from ._helpers import normalize_axes
     x = as_array(x, "count_nonzero")
     axes = normalize_axes(axis, x.ndim, "count_nonzero")
@@ -85,6 +126,16 @@ def searchsorted(x1, x2, /, *, side="left", sorter=None):
 
     Computed with two sorts and a cumulative sum (O((n + m) log(n + m))), so it traces,
     compiles and vectorises.
+
+    Parameters: x1 (Array): 1-D, sorted ascending (or sorted by sorter). x2 (Array or Python scalar): the values to
+        place. side (str): 'left' (the first suitable index) or 'right' (the last). sorter (Array or None): integer
+        indices that sort x1.
+    Returns: Array: int64 indices, of x2's shape.
+    Raises: TypeError: if x1 is not an array, sorter is not integer, the dtypes do not promote or are complex.
+        ValueError: if x1 is not 1-D, sorter's shape differs from x1's, or side is neither 'left' nor 'right'.
+
+    >>> xp.searchsorted(xp.asarray([1.0, 2.0, 3.0]), xp.asarray([2.0, 2.5]))
+    Array([1, 2])
     """
     from transforms.primitives import sorting as T
     from ._array import Array

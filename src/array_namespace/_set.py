@@ -66,26 +66,82 @@ def _unique(x, fname):
 
 
 def unique_all(x, /):
+    """The unique values of x with their first indices, inverse indices and counts.
+
+    Eager only (the number of unique values depends on the data); the values carry gradients.
+
+    Parameters: x (Array): any shape (flattened).
+    Returns: UniqueAllResult: values (sorted, NaNs last, each NaN distinct), indices (int64: first occurrence in the
+        flattened x), inverse_indices (int64, x's shape: x == values[inverse_indices]) and counts (int64).
+    Raises: TypeError: if x is not an array. DataDependentShapeError: under jit or vmap.
+
+    >>> xp.unique_all(xp.asarray([3, 1, 3]))
+    UniqueAllResult(values=Array([1, 3]), indices=Array([1, 0]), inverse_indices=Array([1, 0, 1]),
+                    counts=Array([1, 2]))
+    """
     _, values, first, inv, counts = _unique(x, "unique_all")
     return UniqueAllResult(values, first, inv, counts)
 
 
 def unique_counts(x, /):
+    """The unique values of x and how often each occurs.
+
+    Eager only (the number of unique values depends on the data); the values carry gradients.
+
+    Parameters: x (Array): any shape (flattened).
+    Returns: UniqueCountsResult: values (sorted, NaNs last, each NaN distinct) and counts (int64).
+    Raises: TypeError: if x is not an array. DataDependentShapeError: under jit or vmap.
+
+    >>> xp.unique_counts(xp.asarray([3, 1, 3]))
+    UniqueCountsResult(values=Array([1, 3]), counts=Array([1, 2]))
+    """
     _, values, _, _, counts = _unique(x, "unique_counts")
     return UniqueCountsResult(values, counts)
 
 
 def unique_inverse(x, /):
+    """The unique values of x and, for each element of x, the index of its value among them.
+
+    Eager only (the number of unique values depends on the data); the values carry gradients.
+
+    Parameters: x (Array): any shape.
+    Returns: UniqueInverseResult: values (sorted, NaNs last, each NaN distinct) and inverse_indices (int64, of x's
+        shape: x == values[inverse_indices]).
+    Raises: TypeError: if x is not an array. DataDependentShapeError: under jit or vmap.
+
+    >>> xp.unique_inverse(xp.asarray([3, 1, 3]))
+    UniqueInverseResult(values=Array([1, 3]), inverse_indices=Array([1, 0, 1]))
+    """
     _, values, _, inv, _ = _unique(x, "unique_inverse")
     return UniqueInverseResult(values, inv)
 
 
 def unique_values(x, /):
+    """The unique values of x, sorted (NaNs last, each NaN distinct; -0.0 == 0.0).
+
+    Eager only (the number of unique values depends on the data); the values carry gradients.
+
+    Parameters: x (Array): any shape (flattened).
+    Returns: Array: 1-D, of x's dtype.
+    Raises: TypeError: if x is not an array. DataDependentShapeError: under jit or vmap.
+
+    >>> xp.unique_values(xp.asarray([3, 1, 3, 2]))
+    Array([1, 2, 3])
+    """
     return _unique(x, "unique_values")[1]
 
 
 def isin(x1, x2, /, *, invert=False):
-    """Elementwise: is x1's element equal to some element of x2 (NaN is in nothing)?"""
+    """Elementwise: is x1's element equal to some element of x2 (NaN is in nothing)?
+
+    Parameters: x1 (Array or Python scalar): the elements tested. x2 (Array or Python scalar): the set (any shape).
+        invert (bool): test "not in" instead. At least one of x1, x2 is an Array.
+    Returns: Array: bool, of x1's shape.
+    Raises: TypeError: if neither is an array, an operand is not an array or scalar, or the dtypes do not promote.
+
+    >>> xp.isin(xp.asarray([1, 2, 3]), xp.asarray([2, 4]))
+    Array([False,  True, False])
+    """
     if type(x1) is not Array and type(x2) is not Array:
         raise TypeError("isin: at least one of x1 and x2 must be an array")
     a, b, dt = binary("isin", x1, x2, broadcast=False)

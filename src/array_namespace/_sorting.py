@@ -38,6 +38,17 @@ def descending_key(v):
 
 
 def sort(x, /, *, axis=-1, descending=False, stable=True):
+    """x sorted along axis (stably; NaNs last, also when descending).
+
+    Parameters: x (Array): real-valued or boolean. axis (int): the axis (default -1). descending (bool): largest
+        first. stable (bool): accepted; the sort is always stable.
+    Returns: Array: of x's shape and dtype.
+    Raises: TypeError: if x is not an array, is complex, or axis is not an int. AxisError (an IndexError and a
+        ValueError): for an axis out of range.
+
+    >>> xp.sort(xp.asarray([3.0, xp.nan, 1.0]))
+    Array([ 1.,  3., nan])
+    """
     x, ax = _check("sort", x, axis)
     if x.ndim == 0 or x.shape[ax] <= 1:
         return wrap(x._v)
@@ -50,6 +61,17 @@ def sort(x, /, *, axis=-1, descending=False, stable=True):
 
 
 def argsort(x, /, *, axis=-1, descending=False, stable=True):
+    """The indices that sort x along axis (stably: equal elements keep their order; NaNs last).
+
+    Parameters: x (Array): real-valued or boolean. axis (int): the axis (default -1). descending (bool): largest
+        first. stable (bool): accepted; the sort is always stable.
+    Returns: Array: int64 indices, of x's shape.
+    Raises: TypeError: if x is not an array, is complex, or axis is not an int. AxisError (an IndexError and a
+        ValueError): for an axis out of range.
+
+    >>> xp.argsort(xp.asarray([3, 1, 2]), descending=True)
+    Array([0, 2, 1])
+    """
     x, ax = _check("argsort", x, axis)
     if x.ndim == 0:
         return wrap(P.convert_element_type(0, D.DEFAULT_INDEX))

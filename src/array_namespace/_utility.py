@@ -40,17 +40,50 @@ def _cumulative(fname, prim, identity, x, axis, dtype, include_initial):
 
 
 def cumulative_sum(x, /, *, axis=None, dtype=None, include_initial=False):
-    """Cumulative sum along axis (optionally starting with the empty sum 0)."""
+    """Cumulative sum along axis (optionally starting with the empty sum 0).
+
+    Parameters: x (Array): numeric or boolean, at least 1-D. axis (int or None): the axis (may be None only for 1-D
+        x). dtype (dtype or None): the accumulation dtype (None: x's; bool and narrower integers widen to int64/uint64
+        as in sum/prod). include_initial (bool): start with the identity (0), so the axis grows by one.
+    Returns: Array: the running sums.
+    Raises: TypeError: if x is not numeric/boolean or dtype is not allowed. ValueError: if x is 0-d, or axis is None
+        for x of more than one dimension. AxisError (an IndexError and a ValueError): for an axis out of range.
+
+    >>> xp.cumulative_sum(xp.asarray([1, 2, 3]), include_initial=True)
+    Array([0, 1, 3, 6])
+    """
     return _cumulative("cumulative_sum", T.cumsum_p, 0, x, axis, dtype, include_initial)
 
 
 def cumulative_prod(x, /, *, axis=None, dtype=None, include_initial=False):
-    """Cumulative product along axis (optionally starting with the empty product 1)."""
+    """Cumulative product along axis (optionally starting with the empty product 1).
+
+    Parameters: x (Array): numeric or boolean, at least 1-D. axis (int or None): the axis (may be None only for 1-D
+        x). dtype (dtype or None): the accumulation dtype (None: x's; bool and narrower integers widen to int64/uint64
+        as in sum/prod). include_initial (bool): start with the identity (1), so the axis grows by one.
+    Returns: Array: the running products.
+    Raises: TypeError: if x is not numeric/boolean or dtype is not allowed. ValueError: if x is 0-d, or axis is None
+        for x of more than one dimension. AxisError (an IndexError and a ValueError): for an axis out of range.
+
+    >>> xp.cumulative_prod(xp.asarray([1.0, 2.0, 3.0]))
+    Array([1., 2., 6.])
+    """
     return _cumulative("cumulative_prod", T.cumprod_p, 1, x, axis, dtype, include_initial)
 
 
 def diff(x, /, *, axis=-1, n=1, prepend=None, append=None):
-    """n-th discrete difference along axis; prepend/append are joined to x first."""
+    """n-th discrete difference along axis; prepend/append are joined to x first.
+
+    Parameters: x (Array): numeric or boolean, at least 1-D. axis (int): the axis (default -1). n (int): how many
+        times to difference (>= 0). prepend, append (Array, Python scalar or None): values joined before/after x along
+        axis (a scalar as one slice; an array of x's shape except along axis).
+    Returns: Array: of x's dtype (bool: "differs"), the axis n shorter.
+    Raises: TypeError: if x is not numeric/boolean or n not an int. ValueError: if x is 0-d, n < 0, or prepend/append
+        do not fit. AxisError (an IndexError and a ValueError): for an axis out of range.
+
+    >>> xp.diff(xp.asarray([1, 4, 9, 16]))
+    Array([3, 5, 7])
+    """
     from ._manipulation import concat
     x = as_array(x, "diff")
     if x.ndim == 0:
