@@ -16,7 +16,8 @@ from .core import EVAL, Tracer, bind, boxing, current_trace, get_aval, set_trace
 from .jaxpr import ClosedJaxpr
 from .jaxpr_transforms import jit_p, stage
 from .pytree import tree_flatten, tree_unflatten
-from .sharding import flat_shardings
+from .shard_map import mesh_of_jaxpr
+from .sharding import NamedSharding, P, flat_shardings
 from .staging import StagingTrace, convert_constvars
 from .traceback_util import api_boundary
 
@@ -156,6 +157,9 @@ class Jitted:
         if self._sharded:
             ent.shardings = flat_shardings(self.in_shardings, self.out_shardings, tree, len(consts), store.val,
                                            len(store.mutated), self.__name__)
+        elif (mesh := mesh_of_jaxpr(ent.closed)) is not None:   # shard_maps over several devices: SPMD there
+            ent.shardings = ((NamedSharding(mesh, P()),) * len(ent.closed.in_avals),
+                             (None,) * len(ent.closed.out_avals))
         return ent
 
     def _leaf_names(self, tree, dyn_idx, nargs):

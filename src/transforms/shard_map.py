@@ -269,6 +269,20 @@ def _take0(o, d):
     return S.reshape(S.slice_(o, start, limit), shape[:d] + shape[d + 1:])
 
 
+def mesh_of_jaxpr(closed):
+    """The mesh (of more than one device) of the first shard_map a jaxpr runs, looking into nested calls:
+    jit of such a function is compiled as an SPMD program over it (None if there is none)."""
+    for eqn in closed.jaxpr.eqns:
+        if eqn.prim is shard_map_p and eqn.params["mesh"].size > 1:
+            return eqn.params["mesh"]
+        inner = eqn.params.get("jaxpr")
+        if isinstance(inner, ClosedJaxpr):
+            m = mesh_of_jaxpr(inner)
+            if m is not None:
+                return m
+    return None
+
+
 # ======================================================================== shard_map API
 
 class _SpecLeaf:
@@ -352,4 +366,4 @@ def shard_map(f, mesh, in_specs, out_specs, check_rep=None, check_vma=None, auto
     return mapped
 
 
-__all__ = ["shard_map", "shard_map_p", "reference_jaxpr"]
+__all__ = ["shard_map", "shard_map_p", "reference_jaxpr", "mesh_of_jaxpr"]

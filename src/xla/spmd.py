@@ -66,15 +66,16 @@ def place(x, aval, sharding, what="sharded program"):
 class ShardedProgram:
     """A compiled SPMD program: takes raw values (laid out as its inputs' shardings say) and returns
     arrays over its devices."""
-    __slots__ = ("exe", "in_avals", "in_shardings", "handlers", "name")
+    __slots__ = ("program", "in_avals", "in_shardings", "handlers", "name")   # (no `exe`: jit's C++ fast path
+    # takes one-device executables only, xla/jit_dispatch.py)
 
-    def __init__(self, exe, in_avals, in_shardings, handlers, name):
-        self.exe, self.in_avals, self.in_shardings, self.handlers = exe, in_avals, in_shardings, handlers
+    def __init__(self, program, in_avals, in_shardings, handlers, name):
+        self.program, self.in_avals, self.in_shardings, self.handlers = program, in_avals, in_shardings, handlers
         self.name = name
 
     def __call__(self, args):
         bufs = [place(x, a, s, self.name) for x, a, s in zip(args, self.in_avals, self.in_shardings)]
-        return self.exe.execute_sharded(bufs).consume_with_handlers(self.handlers)
+        return self.program.execute_sharded(bufs).consume_with_handlers(self.handlers)
 
 
 def _mesh_of(shardings, what):

@@ -207,3 +207,15 @@ def test_bad_input():
         jit(lambda a: a[:5], out_shardings=NamedSharding(mesh, P("j")))(xp.ones(8))
     with pytest.raises(NameError, match="unbound axis name 'k'"):
         shard_map(lambda a: psum(a, "k"), mesh, P("i"), P("i"))(xp.ones((8,)))
+
+
+def test_jit_of_shard_map_runs_over_the_mesh():
+    mesh = _mesh((2, 4), ("i", "j"))
+    x = RNG.standard_normal((4, 8))
+    f = shard_map(lambda a: psum(a, "j") * 2.0, mesh, P("i", "j"), P("i"))
+    jf = jit(lambda a: f(a) + 1.0)
+    y = jf(xp.asarray(x))
+    np.testing.assert_allclose(np.asarray(y), x.reshape(2, 2, 4, 2).sum(2).reshape(4, 2) * 2 + 1, rtol=1e-12)
+    assert _devices_of(y) == list(range(N))   # one SPMD program over the mesh, not the one-device reference
+    np.testing.assert_allclose(np.asarray(jf(xp.asarray(x))), np.asarray(y), rtol=1e-12)   # the cached program
+    assert jf.trace_count == 1
