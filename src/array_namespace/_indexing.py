@@ -354,7 +354,18 @@ def _update_scatter(x, ents, v, mode):
 # ----------------------------------------------------------------- indexing functions
 
 def take(x, indices, /, *, axis=None):
-    """Elements of x at `indices` (1-D integer array) along axis: x[(:,)*axis + (indices,)]."""
+    """Elements of x at `indices` (1-D integer array) along axis: x[(:,)*axis + (indices,)].
+
+    Parameters: x (Array): at least 1-D. indices (integer Array, list or tuple): positions (negative ones count from
+        the end). axis (int or None): the axis (may be None only for 1-D x).
+    Returns: Array: of x's dtype; the axis replaced by indices' length.
+    Raises: TypeError: if indices is not integer. ValueError: if x is 0-d or axis is None for x of more than one
+        dimension. IndexError: for an index out of range (eager). AxisError (an IndexError and a ValueError): for an
+        axis out of range.
+
+    >>> xp.take(xp.asarray([10, 20, 30]), xp.asarray([2, 0]))
+    Array([30, 10])
+    """
     x = as_array(x, "take")
     if type(indices) is not Array:
         if isinstance(indices, (list, tuple, np.ndarray)):
@@ -375,7 +386,19 @@ def take(x, indices, /, *, axis=None):
 
 
 def take_along_axis(x, indices, /, *, axis=-1):
-    """out[..., i, ...] = x[..., indices[..., i, ...], ...] along axis (other dims broadcast)."""
+    """out[..., i, ...] = x[..., indices[..., i, ...], ...] along axis (other dims broadcast).
+
+    Parameters: x (Array): the input. indices (Array): integer, of x's ndim; outside axis its shape broadcasts with
+        x's. axis (int): the axis (default -1).
+    Returns: Array: of x's dtype, the broadcast shape with indices' size along axis.
+    Raises: TypeError: if indices is not an integer array. ValueError: for another ndim or shapes that do not
+        broadcast. IndexError: for an index out of range (eager) or an empty axis. AxisError (an IndexError and a
+        ValueError): for an axis out of range.
+
+    >>> xp.take_along_axis(xp.asarray([[3, 1], [2, 4]]), xp.asarray([[1], [0]]), axis=1)
+    Array([[1],
+           [2]])
+    """
     from ._helpers import normalize_axis
     x = as_array(x, "take_along_axis")
     if type(indices) is not Array or indices.dtype not in D.INTEGER:

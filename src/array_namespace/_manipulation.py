@@ -26,6 +26,19 @@ def _ints(v, fname, arg):
 
 
 def reshape(x, /, shape, *, copy=None):
+    """x's elements (row-major order) in a new shape.
+
+    Parameters: x (Array): the input. shape (int or tuple of int): the new shape; one entry may be -1 (inferred). copy
+        (bool or None): True copies; otherwise the result is a view (in-place updates through .at reach x).
+    Returns: Array: of x's dtype and the new shape.
+    Raises: TypeError: if x is not an array or shape not ints. ValueError: if the sizes differ, or for more than one
+        -1 or an entry below -1.
+
+    >>> xp.reshape(xp.asarray([[1, 2, 3], [4, 5, 6]]), (3, -1))
+    Array([[1, 2],
+           [3, 4],
+           [5, 6]])
+    """
     x = as_array(x, "reshape")
     shape = _ints(shape, "reshape", "shape")
     if sum(1 for d in shape if d == -1) > 1:
@@ -46,6 +59,19 @@ def reshape(x, /, shape, *, copy=None):
 
 
 def permute_dims(x, /, axes):
+    """x with its axes reordered: axis i of the result is axis axes[i] of x (a view of x).
+
+    Parameters: x (Array): the input. axes (tuple of int): a permutation of range(x.ndim) (negative axes count from
+        the end).
+    Returns: Array: of x's dtype, shape tuple(x.shape[a] for a in axes).
+    Raises: TypeError: if x is not an array or axes not ints. ValueError: if axes is not a permutation of x's axes.
+        AxisError (an IndexError and a ValueError): for an axis out of range.
+
+    >>> xp.permute_dims(xp.asarray([[1, 2, 3], [4, 5, 6]]), (1, 0))
+    Array([[1, 4],
+           [2, 5],
+           [3, 6]])
+    """
     x = as_array(x, "permute_dims")
     axes = _ints(axes, "permute_dims", "axes")
     if len(axes) != x.ndim:
@@ -63,6 +89,16 @@ def _transposed(x, perm):
 
 
 def expand_dims(x, /, axis=0):
+    """x with new axes of size 1 inserted at the given positions of the result (a view of x).
+
+    Parameters: x (Array): the input. axis (int or tuple of int): positions in the result (default 0).
+    Returns: Array: of x's dtype, ndim x.ndim + len(axis).
+    Raises: TypeError: if x is not an array or axis not ints. IndexError: for a position out of the result's range.
+        ValueError: for a repeated position.
+
+    >>> xp.expand_dims(xp.asarray([1, 2]), axis=0)
+    Array([[1, 2]])
+    """
     x = as_array(x, "expand_dims")
     axes = _ints(axis, "expand_dims", "axis")
     nd = x.ndim + len(axes)
@@ -79,6 +115,16 @@ def expand_dims(x, /, axis=0):
 
 
 def squeeze(x, /, axis):
+    """x without the given axes of size 1 (a view of x).
+
+    Parameters: x (Array): the input. axis (int or tuple of int): axes of size 1 to remove.
+    Returns: Array: of x's dtype, those axes removed.
+    Raises: TypeError: if x is not an array or axis not ints. ValueError: if an axis does not have size 1, or is
+        repeated. AxisError (an IndexError and a ValueError): for an axis out of range.
+
+    >>> xp.squeeze(xp.asarray([[1], [2]]), axis=1)
+    Array([1, 2])
+    """
     x = as_array(x, "squeeze")
     axes = normalize_axes(axis, x.ndim, "squeeze")
     for a in axes:
@@ -89,6 +135,16 @@ def squeeze(x, /, axis):
 
 
 def broadcast_shapes(*shapes):
+    """The shape that arrays of the given shapes broadcast to.
+
+    Parameters: *shapes (tuple of int): the shapes.
+    Returns: tuple of int: the broadcast shape (() for no shapes).
+    Raises: TypeError: for a shape that is not ints. ValueError: for a negative dimension or shapes that do not
+        broadcast.
+
+    >>> xp.broadcast_shapes((2, 1), (3,))
+    (2, 3)
+    """
     return _broadcast_shapes([_ints(s, "broadcast_shapes", "shapes entry") for s in shapes], "broadcast_shapes",
                              "shapes")
 
@@ -106,6 +162,17 @@ def _broadcast_shapes(shapes, fname, arg):
 
 
 def broadcast_to(x, /, shape):
+    """x broadcast to the given shape.
+
+    Parameters: x (Array): the input. shape (tuple of int): a shape x broadcasts to.
+    Returns: Array: of x's dtype and that shape.
+    Raises: TypeError: if x is not an array or shape not ints. ValueError: if x does not broadcast to shape or shape
+        has a negative dimension.
+
+    >>> xp.broadcast_to(xp.asarray([1, 2]), (2, 2))
+    Array([[1, 2],
+           [1, 2]])
+    """
     x = as_array(x, "broadcast_to")
     shape = _ints(shape, "broadcast_to", "shape")
     if any(d < 0 for d in shape):
@@ -117,6 +184,17 @@ def broadcast_to(x, /, shape):
 
 
 def broadcast_arrays(*arrays):
+    """The arrays broadcast to their common shape.
+
+    Parameters: *arrays (Array): the inputs.
+    Returns: tuple of Array: each input broadcast to the common shape (dtypes unchanged).
+    Raises: TypeError: for an entry that is not an array. ValueError: if the shapes do not broadcast.
+
+    >>> a, b = xp.broadcast_arrays(xp.asarray([1, 2]), xp.asarray([[3], [4]]))
+    >>> b
+    Array([[3, 3],
+           [4, 4]])
+    """
     arrays = [as_array(a, "broadcast_arrays", "arrays entry") for a in arrays]
     shape = _broadcast_shapes([a.shape for a in arrays], "broadcast_arrays", "arrays")
     return tuple(broadcast_to(a, shape) for a in arrays)
@@ -135,6 +213,18 @@ def _common(arrays, fname):
 
 
 def concat(arrays, /, *, axis=0):
+    """The arrays joined along an existing axis.
+
+    Parameters: arrays (tuple or list of Array): of one ndim (>= 1) and equal shapes outside axis. axis (int or None):
+        the axis (default 0); None flattens them first.
+    Returns: Array: of the promoted dtype.
+    Raises: TypeError: if arrays is not a tuple/list of arrays or the dtypes do not promote. ValueError: for no
+        arrays, 0-d arrays, differing ndims or shapes outside axis. AxisError (an IndexError and a ValueError): for an
+        axis out of range.
+
+    >>> xp.concat([xp.asarray([1, 2]), xp.asarray([3])])
+    Array([1, 2, 3])
+    """
     arrays, dt = _common(arrays, "concat")
     if axis is None:
         arrays = [reshape(a, (-1,)) for a in arrays]
@@ -154,6 +244,18 @@ def concat(arrays, /, *, axis=0):
 
 
 def stack(arrays, /, *, axis=0):
+    """The arrays joined along a new axis.
+
+    Parameters: arrays (tuple or list of Array): of equal shapes. axis (int): the new axis's position in the result
+        (default 0).
+    Returns: Array: of the promoted dtype, ndim one more than the inputs'.
+    Raises: TypeError: if arrays is not a tuple/list of arrays or the dtypes do not promote. ValueError: for no arrays
+        or differing shapes. AxisError (an IndexError and a ValueError): for an axis out of range.
+
+    >>> xp.stack([xp.asarray([1, 2]), xp.asarray([3, 4])], axis=1)
+    Array([[1, 3],
+           [2, 4]])
+    """
     arrays, dt = _common(arrays, "stack")
     shape = arrays[0].shape
     if any(a.shape != shape for a in arrays):
@@ -165,6 +267,16 @@ def stack(arrays, /, *, axis=0):
 
 
 def unstack(x, /, *, axis=0):
+    """x split along axis into a tuple of arrays (each a view of x).
+
+    Parameters: x (Array): at least 1-D. axis (int): the axis removed (default 0).
+    Returns: tuple of Array: x.shape[axis] arrays of x's dtype.
+    Raises: TypeError: if x is not an array. ValueError: if x is 0-d. AxisError (an IndexError and a ValueError): for
+        an axis out of range.
+
+    >>> xp.unstack(xp.asarray([[1, 2], [3, 4]]))
+    (Array([1, 2]), Array([3, 4]))
+    """
     x = as_array(x, "unstack")
     if x.ndim == 0:
         raise ValueError("unstack: x must have at least one dimension")
@@ -174,12 +286,33 @@ def unstack(x, /, *, axis=0):
 
 
 def flip(x, /, *, axis=None):
+    """x with the order of elements reversed along the given axes (a view of x).
+
+    Parameters: x (Array): the input. axis (int, tuple of int or None): the axes (None: all).
+    Returns: Array: of x's shape and dtype.
+    Raises: TypeError: if x is not an array or axis not ints. ValueError: for a repeated axis. AxisError (an
+        IndexError and a ValueError): for an axis out of range.
+
+    >>> xp.flip(xp.asarray([[1, 2, 3], [4, 5, 6]]), axis=1)
+    Array([[3, 2, 1],
+           [6, 5, 4]])
+    """
     x = as_array(x, "flip")
     axes = normalize_axes(axis, x.ndim, "flip")
     return view_of(wrap(S.rev(x._v, axes)), x, lambda v: S.rev(v, axes))
 
 
 def moveaxis(x, source, destination, /):
+    """x with the source axes moved to the destination positions, the others in their order (a view).
+
+    Parameters: x (Array): the input. source, destination (int or tuple of int): the axes, as many of each.
+    Returns: Array: of x's dtype, its axes reordered.
+    Raises: TypeError: if x is not an array or an axis not an int. ValueError: for unequal numbers of axes or a
+        repeated axis. AxisError (an IndexError and a ValueError): for an axis out of range.
+
+    >>> xp.moveaxis(xp.zeros((2, 3, 4)), 0, -1).shape
+    (3, 4, 2)
+    """
     x = as_array(x, "moveaxis")
     src = _ints(source, "moveaxis", "source")
     dst = _ints(destination, "moveaxis", "destination")
@@ -196,6 +329,17 @@ def moveaxis(x, source, destination, /):
 
 
 def roll(x, /, shift, *, axis=None):
+    """x's elements shifted along the given axes, wrapping around.
+
+    Parameters: x (Array): the input. shift (int or tuple of int): the shift per axis (one shift applies to all). axis
+        (int, tuple of int or None): the axes (None: the flattened x, shape restored).
+    Returns: Array: of x's shape and dtype.
+    Raises: TypeError: if x is not an array or shift/axis not ints. ValueError: if shift and axis differ in length.
+        AxisError (an IndexError and a ValueError): for an axis out of range.
+
+    >>> xp.roll(xp.asarray([1, 2, 3, 4]), 1)
+    Array([4, 1, 2, 3])
+    """
     x = as_array(x, "roll")
     if axis is None:
         flat = reshape(x, (-1,))
@@ -253,6 +397,16 @@ def repeat(x, repeats, /, *, axis=None):
     Per-element counts are read on the host (the output length depends on them): the source
     index of every output position is computed there and the result is one gather, whose
     derivative with respect to x is the sum over each element's copies (a segment sum).
+
+    Parameters: x (Array): the input. repeats (int or 1-D integer Array): one count, or one per element along axis.
+        axis (int or None): the axis (None: the flattened x).
+    Returns: Array: of x's dtype; the axis has sum(repeats) elements.
+    Raises: TypeError: if x is not an array or repeats not an int or integer array. ValueError: for a negative count
+        or a count array of the wrong shape. DataDependentShapeError: for traced counts (under jit or vmap). AxisError
+        (an IndexError and a ValueError): for an axis out of range.
+
+    >>> xp.repeat(xp.asarray([1, 2]), xp.asarray([1, 3]))
+    Array([1, 2, 2, 2])
     """
     x = as_array(x, "repeat")
     if axis is None:
@@ -288,6 +442,16 @@ def repeat(x, repeats, /, *, axis=None):
 
 
 def tile(x, repetitions, /):
+    """x repeated `repetitions` times along each axis (leading 1s pad the shorter of the two).
+
+    Parameters: x (Array): the input. repetitions (tuple of int): non-negative repeats per axis.
+    Returns: Array: of x's dtype, ndim max(x.ndim, len(repetitions)).
+    Raises: TypeError: if x is not an array or repetitions not ints. ValueError: for a negative repetition.
+
+    >>> xp.tile(xp.asarray([1, 2]), (2, 1))
+    Array([[1, 2],
+           [1, 2]])
+    """
     x = as_array(x, "tile")
     reps = _ints(repetitions, "tile", "repetitions")
     if any(r < 0 for r in reps):

@@ -41,6 +41,18 @@ def _acc_dtype(fname, x, dtype):
 
 
 def sum(x, /, *, axis=None, dtype=None, keepdims=False):
+    """The sum of x's elements over the given axes.
+
+    Parameters: x (Array): numeric or boolean. dtype (dtype or None): the accumulation and result dtype (None: x's,
+        except that bool and signed integers accumulate in int64 and unsigned ones in uint64). axis (int, tuple of int
+        or None): the axes reduced (None: all). keepdims (bool): keep them with size 1.
+    Returns: Array: the sums (0 over an empty axis), of x's shape less the reduced axes.
+    Raises: TypeError: if x is not numeric/boolean, or a complex x is given a real dtype. AxisError (an IndexError and
+        a ValueError): for an axis out of range. ValueError: for a repeated axis.
+
+    >>> xp.sum(xp.asarray([[1.0, 2.0], [3.0, 4.0]]), axis=0)
+    Array([4., 6.])
+    """
     x = as_array(x, "sum")
     check_kind("sum", x.dtype, D.NUMERIC_OR_BOOL, "a numeric")
     axes = normalize_axes(axis, x.ndim, "sum")
@@ -49,6 +61,18 @@ def sum(x, /, *, axis=None, dtype=None, keepdims=False):
 
 
 def prod(x, /, *, axis=None, dtype=None, keepdims=False):
+    """The product of x's elements over the given axes.
+
+    Parameters: x (Array): numeric or boolean. dtype (dtype or None): the accumulation and result dtype (None: x's,
+        except that bool and signed integers accumulate in int64 and unsigned ones in uint64). axis (int, tuple of int
+        or None): the axes reduced (None: all). keepdims (bool): keep them with size 1.
+    Returns: Array: the products (1 over an empty axis), of x's shape less the reduced axes.
+    Raises: TypeError: if x is not numeric/boolean, or a complex x is given a real dtype. AxisError (an IndexError and
+        a ValueError): for an axis out of range. ValueError: for a repeated axis.
+
+    >>> xp.prod(xp.asarray([[1.0, 2.0], [3.0, 4.0]]), axis=1)
+    Array([ 2., 12.])
+    """
     x = as_array(x, "prod")
     check_kind("prod", x.dtype, D.NUMERIC_OR_BOOL, "a numeric")
     axes = normalize_axes(axis, x.ndim, "prod")
@@ -74,9 +98,33 @@ def _extreme(fname, prim):
 
 max = _extreme("max", R.reduce_max_p)
 min = _extreme("min", R.reduce_min_p)
+_EXTREME_DOC = """The {0} element of x over the given axes (NaN if one of them is NaN).
+
+Parameters: x (Array): real-valued or boolean. axis (int, tuple of int or None): the axes reduced (None: all).
+    keepdims (bool): keep them with size 1.
+Returns: Array: of x's dtype, of x's shape less the reduced axes.
+Raises: TypeError: if x is not real-valued or boolean. ValueError: for a reduction over an empty axis (no
+    identity) or a repeated axis. AxisError (an IndexError and a ValueError): for an axis out of range.
+
+>>> xp.{1}(xp.asarray([[1.0, 2.0], [3.0, 4.0]]), axis=1)
+{2}
+"""
+max.__doc__ = _EXTREME_DOC.format("largest", "max", "Array([2., 4.])")
+min.__doc__ = _EXTREME_DOC.format("smallest", "min", "Array([1., 3.])")
 
 
 def mean(x, /, *, axis=None, keepdims=False):
+    """The arithmetic mean of x's elements over the given axes.
+
+    Parameters: x (Array): floating-point (real or complex). axis (int, tuple of int or None): the axes reduced (None:
+        all). keepdims (bool): keep them with size 1.
+    Returns: Array: of x's dtype (NaN over an empty axis), of x's shape less the reduced axes.
+    Raises: TypeError: if x is not floating-point. AxisError (an IndexError and a ValueError): for an axis out of
+        range. ValueError: for a repeated axis.
+
+    >>> xp.mean(xp.asarray([[1.0, 2.0], [3.0, 4.0]]), axis=0)
+    Array([2., 3.])
+    """
     x = as_array(x, "mean")
     check_kind("mean", x.dtype, D.FLOATING, "a floating-point")
     axes = normalize_axes(axis, x.ndim, "mean")
@@ -86,6 +134,18 @@ def mean(x, /, *, axis=None, keepdims=False):
 
 
 def var(x, /, *, axis=None, correction=0.0, keepdims=False):
+    """The variance of x's elements over the given axes: sum((x - mean)**2) / (N - correction).
+
+    Parameters: x (Array): real floating-point. axis (int, tuple of int or None): the axes reduced (None: all).
+        correction (int or float): subtracted from the count N (0: the population variance, 1: the sample variance).
+        keepdims (bool): keep them with size 1.
+    Returns: Array: of x's dtype (NaN where N - correction <= 0), of x's shape less the reduced axes.
+    Raises: TypeError: if x is not real floating-point or correction not a real number. AxisError (an IndexError and a
+        ValueError): for an axis out of range. ValueError: for a repeated axis.
+
+    >>> xp.var(xp.asarray([[1.0, 2.0], [3.0, 4.0]]), axis=1, correction=1)
+    Array([0.5, 0.5])
+    """
     return _var(x, axis, correction, keepdims, "var")
 
 
@@ -108,11 +168,34 @@ def _var(x, axis, correction, keepdims, fname):
 
 
 def std(x, /, *, axis=None, correction=0.0, keepdims=False):
+    """The standard deviation of x's elements over the given axes: the square root of var.
+
+    Parameters: x (Array): real floating-point. axis (int, tuple of int or None): the axes reduced (None: all).
+        correction (int or float): subtracted from the count N (0: population, 1: sample). keepdims (bool): keep them
+        with size 1.
+    Returns: Array: of x's dtype (NaN where N - correction <= 0), of x's shape less the reduced axes.
+    Raises: TypeError: if x is not real floating-point or correction not a real number. AxisError (an IndexError and a
+        ValueError): for an axis out of range. ValueError: for a repeated axis.
+
+    >>> xp.std(xp.asarray([1.0, 3.0]))
+    Array(1.)
+    """
     v = _var(x, axis, correction, keepdims, "std")
     return wrap(bind(P.sqrt_p, v._v))
 
 
 def all(x, /, *, axis=None, keepdims=False):
+    """Whether every element of x over the given axes is true (non-zero).
+
+    Parameters: x (Array): any dtype. axis (int, tuple of int or None): the axes reduced (None: all). keepdims (bool):
+        keep them with size 1.
+    Returns: Array: bool (True over an empty axis), of x's shape less the reduced axes.
+    Raises: TypeError: if x is not an array or an axis not an int. AxisError (an IndexError and a ValueError): for an
+        axis out of range. ValueError: for a repeated axis.
+
+    >>> xp.all(xp.asarray([[True, False], [True, True]]), axis=1)
+    Array([False,  True])
+    """
     x = as_array(x, "all")
     axes = normalize_axes(axis, x.ndim, "all")
     b = cast(x._v, D.bool_)
@@ -120,6 +203,17 @@ def all(x, /, *, axis=None, keepdims=False):
 
 
 def any(x, /, *, axis=None, keepdims=False):
+    """Whether some element of x over the given axes is true (non-zero).
+
+    Parameters: x (Array): any dtype. axis (int, tuple of int or None): the axes reduced (None: all). keepdims (bool):
+        keep them with size 1.
+    Returns: Array: bool (False over an empty axis), of x's shape less the reduced axes.
+    Raises: TypeError: if x is not an array or an axis not an int. AxisError (an IndexError and a ValueError): for an
+        axis out of range. ValueError: for a repeated axis.
+
+    >>> xp.any(xp.asarray([0, 0, 2]))
+    Array(True)
+    """
     x = as_array(x, "any")
     axes = normalize_axes(axis, x.ndim, "any")
     b = cast(x._v, D.bool_)
