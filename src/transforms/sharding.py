@@ -16,7 +16,7 @@ import numpy as np
 
 from .api_util import box, to_raw
 from .backend import backend
-from .core import get_aval
+from .core import Tracer, get_aval
 from .pytree import broadcast_prefix, tree_unflatten
 
 
@@ -259,6 +259,10 @@ def device_put(x, device_or_sharding=None):
     """x as an array over `device_or_sharding`: a NamedSharding lays it out over its mesh (each device
     holding its block); a device (or None, the default device) puts it whole on that device."""
     raw = to_raw(x, "device_put argument")
+    if isinstance(raw, Tracer):   # under a transform: the value as it is (layouts are the program's business)
+        if isinstance(device_or_sharding, NamedSharding):
+            device_or_sharding.shard_shape(get_aval(raw).shape, "device_put")
+        return x
     if isinstance(device_or_sharding, NamedSharding):
         device_or_sharding.shard_shape(get_aval(raw).shape, "device_put")
         return box(backend.put_sharded(raw, device_or_sharding))

@@ -219,3 +219,29 @@ def test_jit_of_shard_map_runs_over_the_mesh():
     assert _devices_of(y) == list(range(N))   # one SPMD program over the mesh, not the one-device reference
     np.testing.assert_allclose(np.asarray(jf(xp.asarray(x))), np.asarray(y), rtol=1e-12)   # the cached program
     assert jf.trace_count == 1
+
+
+def test_mesh_on_some_devices_in_any_order_closures_and_pytrees():
+    devs = transforms.devices()
+    mesh = Mesh(np.array([devs[7], devs[5], devs[6], devs[4]]).reshape(2, 2), ("a", "b"))
+    x = RNG.standard_normal((4, 6))
+    c = xp.asarray(RNG.standard_normal(3))               # a closure constant: replicated on every device
+
+    def f(d):
+        k = xp.astype(axis_index("a") * 2 + axis_index("b"), d["x"].dtype)
+        return {"y": d["x"] * c + k, "s": psum(d["x"], "b")}
+    out = shard_map(f, mesh, ({"x": P("a", "b")},), {"y": P("a", "b"), "s": P("a")})({"x": xp.asarray(x)})
+    ids = np.array([[0.0, 1.0], [2.0, 3.0]]).repeat(2, 0).repeat(3, 1)
+    np.testing.assert_allclose(np.asarray(out["y"]), x * np.tile(np.asarray(c), 2) + ids, rtol=1e-12)
+    np.testing.assert_allclose(np.asarray(out["s"]), x[:, :3] + x[:, 3:], rtol=1e-12)
+    assert _devices_of(out["y"]) == [4, 5, 6, 7]
+    # device 5 sits at mesh position (0, 1): it holds rows 0:2, columns 3:6
+    idx = {s.device.id: s.index for s in out["y"].addressable_shards}
+    assert idx[5] == (slice(0, 2), slice(3, 6)) and idx[4] == (slice(2, 4), slice(3, 6))
+
+
+def test_device_put_inside_jit_keeps_the_value():
+    mesh = _mesh((2, 4), ("i", "j"))
+    x = RNG.standard_normal((4, 8))
+    f = jit(lambda a: device_put(a * 2.0, NamedSharding(mesh, P("i", "j"))) + 1.0)
+    np.testing.assert_allclose(np.asarray(f(xp.asarray(x))), 2 * x + 1, rtol=1e-12)
