@@ -11,7 +11,10 @@ inputs psummed, so gradients through replicated values count each value once. Th
 
 Inside the primitive every mapped operand and result carries the mapped axis first (the wrapper
 moves in_axes/out_axes there and back); `in_axes`/`out_axes` params are 0 (mapped) or None
-(replicated: the same value on every member).
+(replicated: the same value on every member). `devices` lists the ids of the axis's devices in
+member order; with several processes it holds every process's, while `axis_size` (the operands' and
+results' leading size) counts this process's members only, so the bound axis size is len(devices).
+An optional `donated` (per operand) marks operands whose buffers the program may reuse.
 """
 from __future__ import annotations
 
@@ -210,7 +213,13 @@ def pmap(fun, axis_name=None, *, in_axes=0, out_axes=0, static_broadcasted_argnu
     """Run `fun` on several devices at once: member k of the mapped axis (axis `in_axes` of each
     argument; None: the same value for every member) on device k. Collectives inside name the axis
     `axis_name`. Returns the members' results stacked along `out_axes` (None: a result the same on
-    every member, returned once)."""
+    every member, returned once).
+
+    donate_argnums: positional arguments whose buffers the call may reuse for its results; one already
+    on the pmap's devices (e.g. an earlier pmap's result) is consumed: using it again raises.
+    In a run of several processes (transforms.distributed) the axis spans the first n devices of every
+    process: each process passes and gets back the n members on its own devices, while collectives see
+    all n * process_count members."""
     if not callable(fun):
         raise TypeError(f"pmap expects a callable, got {type(fun).__name__}")
     try:

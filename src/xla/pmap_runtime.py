@@ -115,6 +115,9 @@ def pmap_call(args, params):
     bufs = []
     for x, aval, sh in zip(args, prog.in_avals, prog.in_shardings):
         if type(x) is _jaxlib.ArrayImpl and x._sharding is sh:
+            if x.is_deleted():   # (jaxlib crashes executing a replica program on a deleted buffer)
+                raise RuntimeError(f"pmap({params['name']}): operand {len(bufs)} was deleted or donated to an "
+                                   "earlier call; it cannot be used again")
             bufs.append(x)   # already split over these devices this way
         else:
             bufs.append(_jaxlib.put_on_devices(_host(x, aval), aval, sh, prog.devices))

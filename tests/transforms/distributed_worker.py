@@ -52,7 +52,7 @@ MINE = slice(PID * L, (PID + 1) * L)   # this process's members of the global ax
 
 def check(name, got, want):
     got = np.asarray(got)
-    if got.shape != want.shape or not np.array_equal(got, want):
+    if got.shape != want.shape or not np.allclose(got, want, rtol=1e-6, atol=0):
         raise AssertionError(f"process {PID}: {name}: got {got.shape} {got.ravel()[:6]}..., want {want.shape} "
                              f"{want.ravel()[:6]}...")
     print(f"process {PID}: {name} ok", flush=True)
@@ -77,6 +77,11 @@ def collectives():
     # a pmap result fed to the next pmap stays on the devices
     f = pmap(lambda a: ppermute(a, "i", perm), "i")
     check("ppermute twice", f(f(local)), np.roll(x, 2, 0)[MINE])
+    # grad around a pmap across processes: each process seeds its own members' cotangents, the transposed
+    # psum adds every member's, so each gets its slice of the gradient of the total loss over all processes
+    g = transforms.grad(lambda v: xp.sum(pmap(lambda a: a * psum(a, "i"), "i")(v) ** 2))(local)
+    S = x.sum(0)
+    check("grad", np.asarray(g), (2 * x * S ** 2 + 2 * S * (x ** 2).sum(0))[MINE])
     # explicit devices= over every process (reversed): member k on devices[k]
     rev = transforms.devices()[::-1]
     got = pmap(lambda a: a + xp.astype(axis_index("i"), a.dtype), "i", devices=rev)(xp.asarray(x[MINE][::-1]))

@@ -4,7 +4,7 @@ import pytest
 
 import array_namespace as xp
 import transforms
-from transforms import jit, pmap, psum
+from transforms import jit, make_jaxpr, pmap, psum
 from xla import _jaxlib, pmap_runtime
 
 N = 4
@@ -70,3 +70,65 @@ def test_sharding_and_addressable_shards():
     plain = xp.asarray(x)
     assert plain.sharding == Sharding(devs[:1], False) and len(plain.addressable_shards) == 1
     assert "split along axis 0" in repr(out.sharding)
+
+
+# ------------------------------------------------------------------------------- jit of pmap
+def test_jit_of_pmap_runs_the_pmap_program():
+    f = pmap(lambda a: a * 2.0 + psum(a, "i"), "i")
+    x = np.arange(12.0).reshape(N, 3)
+    want = 2 * x + x.sum(0)
+    jf = jit(f)
+    before = pmap_runtime.compile_count[0]
+    out = jf(xp.asarray(x))
+    assert pmap_runtime.compile_count[0] == before + 1   # the pmap's replica program, not a one-device one
+    assert len(out._v._sharding.devices) == N            # its result lies over the 4 devices
+    np.testing.assert_allclose(np.asarray(out), want)
+    for _ in range(2):                                    # repeat calls: no new program, same values
+        np.testing.assert_allclose(np.asarray(jf(xp.asarray(x))), want)
+    assert pmap_runtime.compile_count[0] == before + 1
+    # two pmaps at the top level, the second taking the first's result on the devices
+    g = jit(lambda v: f(f(v)))
+    np.testing.assert_allclose(np.asarray(g(xp.asarray(x))), 2 * want + want.sum(0))
+    assert pmap_runtime.pmaps_only(make_jaxpr(lambda v: f(f(v)))(xp.asarray(x)).jaxpr)
+    # a mixed program keeps the single-device lowering (the body vmapped): same values, one device
+    h = jit(lambda v: f(v) * 3.0)
+    assert not pmap_runtime.pmaps_only(make_jaxpr(lambda v: f(v) * 3.0)(xp.asarray(x)).jaxpr)
+    out = h(xp.asarray(x))
+    np.testing.assert_allclose(np.asarray(out), 3 * want)
+    assert not _jaxlib.on_many_devices(out._v)
+    # under grad the jit is bound as jit_p and run eagerly: still the pmap's program for the pmaps-only part
+    gr = transforms.grad(lambda v: xp.sum(jf(v) ** 2))(xp.asarray(x))
+    np.testing.assert_allclose(np.asarray(gr), 2 * (2 * want) + 2 * want.sum(0), rtol=1e-12)
+
+
+def test_jit_of_pmap_with_jit_donation():
+    f = pmap(lambda a: a + 1.0)
+    x = f(xp.asarray(np.zeros((N, 3))))            # on the devices already
+    out = jit(f, donate_argnums=0)(x)
+    np.testing.assert_array_equal(np.asarray(out), np.full((N, 3), 2.0))
+    assert x._v.is_deleted()                       # consumed by the pmap's program
+
+
+# ------------------------------------------------------------------------------- donation
+def test_pmap_donation():
+    f = pmap(lambda a, b: a * 2.0 + b, donate_argnums=0)
+    base = pmap(lambda a: a)(xp.asarray(np.arange(8.0).reshape(N, 2)))   # a value already on the devices
+    b = xp.asarray(np.ones((N, 2)))
+    out = f(base, b)
+    np.testing.assert_array_equal(np.asarray(out), 2 * np.arange(8.0).reshape(N, 2) + 1)
+    assert base._v.is_deleted() and not out._v.is_deleted()
+    with pytest.raises(Exception, match="deleted or donated"):
+        np.asarray(f(base, b))
+    # host data: the program gets fresh copies, the caller's array stays usable
+    h = xp.asarray(np.arange(8.0).reshape(N, 2))
+    np.testing.assert_array_equal(np.asarray(f(h, b)), 2 * np.arange(8.0).reshape(N, 2) + 1)
+    np.testing.assert_array_equal(np.asarray(h), np.arange(8.0).reshape(N, 2))
+    # the program marks the donated parameter (and only it)
+    before = pmap_runtime.compile_count[0]
+    g = pmap(lambda a, b: a - b, donate_argnums=(1,))
+    np.testing.assert_array_equal(np.asarray(g(b, b)), np.zeros((N, 2)))
+    assert pmap_runtime.compile_count[0] == before + 1
+    progs = [p for k, p in pmap_runtime._programs.items() if k[-1] == (False, True)]
+    assert progs, "no program compiled with the second operand donated"
+    with pytest.raises(ValueError, match="both static and donated"):
+        pmap(lambda a, n: a * n, static_broadcasted_argnums=1, donate_argnums=1)(xp.ones((N, 2)), 3)
