@@ -22,7 +22,15 @@ _DTYPE_OF = D._BY_NP
 
 
 class Device:
-    """A device of this namespace (wraps a runtime device); compared by identity of the runtime device."""
+    """A device of this namespace (wraps a runtime device); compared by identity of the runtime device.
+
+    Parameters: d: the runtime device (the namespace makes Devices: x.device, the inspection API's devices()).
+    Returns: the class; an instance equals (and hashes as) any Device wrapping the same runtime device.
+    Raises: none.
+
+    >>> xp.asarray([1.0]).device == xp.__array_namespace_info__().default_device()
+    True
+    """
     __slots__ = ("_d",)
 
     def __init__(self, d):
@@ -103,13 +111,27 @@ class Array:
     @property
     def sharding(self):
         """Where the value lies over devices (transforms.devices.Sharding): a pmap result is split along axis 0
-        over the pmap's devices; an ordinary array lies whole on one device. (Extension.)"""
+        over the pmap's devices; an ordinary array lies whole on one device. (Extension.)
+
+        Returns: Sharding: its devices and how the value is split over them.
+        Raises: none.
+
+        >>> xp.asarray([1.0, 2.0]).sharding
+        Sharding(on ...)
+        """
         return _sharding_of(self._v)
 
     @property
     def addressable_shards(self):
         """Each device's block of the value (transforms.devices.Shard: device, index along axis 0, data as an
-        array on that device alone), without copying. (Extension.)"""
+        array on that device alone), without copying. (Extension.)
+
+        Returns: list of Shard: one per device holding part of the value (one for an ordinary array).
+        Raises: none.
+
+        >>> [s.data for s in xp.asarray([1.0, 2.0]).addressable_shards]
+        [Array([1., 2.])]
+        """
         return _shards_of(self._v, boxing.box)
 
     @property
@@ -201,11 +223,26 @@ class Array:
         return memoryview(self._host("reading an array through the buffer protocol (memoryview)"))
 
     def tolist(self):
-        """The value as nested Python lists (a host conversion: raises on a traced value)."""
+        """The value as nested Python lists (a host conversion: raises on a traced value).
+
+        Returns: list (nested x.ndim deep) of Python scalars; a Python scalar for a 0-d array.
+        Raises: TracerArrayConversionError (a TypeError): for a traced value (under jit or vmap).
+
+        >>> xp.asarray([[1, 2], [3, 4]]).tolist()
+        [[1, 2], [3, 4]]
+        """
         return self._host("x.tolist()").tolist()
 
     def item(self):
-        """The single element as a Python scalar (a host conversion: raises on a traced value)."""
+        """The single element as a Python scalar (a host conversion: raises on a traced value).
+
+        Returns: bool, int, float or complex: the element.
+        Raises: ValueError: if x does not have exactly one element. TracerArrayConversionError (a TypeError): for a
+            traced value.
+
+        >>> xp.asarray([[2.5]]).item()
+        2.5
+        """
         if self.size != 1:
             raise ValueError(f"x.item(): needs an array with exactly one element, got shape {self.shape}")
         return self._host("x.item()").item()
@@ -289,7 +326,16 @@ class Array:
         return (1, 0)   # kDLCPU, device 0
 
     def __dlpack__(self, *, stream=None, max_version=None, dl_device=None, copy=None):
-        """Export through DLPack without copying (read-only-flagged for DLPack >= 1.0 consumers)."""
+        """Export through DLPack without copying (read-only-flagged for DLPack >= 1.0 consumers).
+
+        Parameters: stream: ignored (CPU data). max_version (tuple or None): the consumer's highest DLPack version.
+            dl_device (tuple or None): must be None or (1, 0), the CPU. copy (bool or None): True exports a copy.
+        Returns: a DLPack capsule of x's data.
+        Raises: BufferError: for another device. TracerArrayConversionError (a TypeError): for a traced value.
+
+        >>> np.from_dlpack(xp.asarray([1.0, 2.0]))
+        array([1., 2.])
+        """
         if dl_device is not None and tuple(dl_device) != (1, 0):
             raise BufferError(f"__dlpack__: cannot export to device {dl_device}; the data lives on the CPU (1, 0)")
         versioned = max_version is not None and tuple(max_version)[0] >= 1
@@ -489,3 +535,8 @@ boxing.box = H.wrap
 from ._hints import install_array_hints  # noqa: E402
 
 install_array_hints(Array)   # x.mean(), x.reshape(...): AttributeError naming the function to call (_hints.py)
+
+
+# The docstrings of Array and of its attributes and runtime methods live in a table (the line budget).
+from ._array_docs import document as _document  # noqa: E402
+_document(Array)
