@@ -16,6 +16,7 @@ from jaxlib import xla_client as xc  # noqa: E402
 from jaxlib.mlir import ir  # noqa: E402
 from jaxlib.mlir._mlir_libs import _jax_mlir_ext  # noqa: E402
 from jaxlib.mlir.dialects import chlo, func, stablehlo as hlo  # noqa: E402,F401  (func: used by lowering)
+from jaxlib.mlir.dialects import sdy  # noqa: E402  (Shardy: meshes, shardings, manual computations; xla/spmd.py)
 
 JAXLIB_VERSION = "0.10.2"
 if _version.__version__ != JAXLIB_VERSION or xc._version != 467:
@@ -37,6 +38,7 @@ def new_context():
     ctx.load_all_available_dialects()
     hlo.register_dialect(ctx)
     chlo.register_dialect(ctx)
+    sdy.register_dialect(ctx)
     return ctx
 
 
@@ -378,6 +380,7 @@ def compile_spmd(module, devices):
     opts = xc.CompileOptions()
     opts.num_replicas, opts.num_partitions = 1, len(devices)
     opts.executable_build_options.use_spmd_partitioning = True
+    opts.executable_build_options.use_shardy_partitioner = True
     opts.device_assignment = xc.DeviceAssignment.create(np.array([[d.id for d in devices]]))
     exe = client().compile_and_load(module, xc.DeviceList(tuple(devices)), opts)
     order = tuple(exe.local_devices())

@@ -22,7 +22,7 @@ from .lowering import fill_region, lowering_rules, tensor_type, ttype
 class _Env(threading.local):
     def __init__(self):
         self.axes = []   # [(name, size)] of the pmaps whose bodies are being lowered, innermost last
-        self.mesh = None   # (axis names, sizes) of the shard_map whose body is lowered as SPMD partitions
+        self.mesh = None   # (axis names, sizes, partitions) of the shard_map whose body is lowered as SPMD partitions
         self.channel = 0
 
 
@@ -45,10 +45,14 @@ class axis_env:
 class mesh_env:
     """Context manager: lowering a shard_map body as the manual partitions of an SPMD program over a mesh
     (xla/spmd.py); a collective over mesh axes runs within the groups of partitions that differ only along
-    them (partition ids row-major over the mesh), with a channel and global device ids."""
+    them, with a channel and global device ids. `partitions`: the partition of each mesh position, row-major
+    (None: the positions themselves)."""
 
-    def __init__(self, names, sizes):
-        self.mesh = (tuple(names), tuple(int(s) for s in sizes))
+    def __init__(self, names, sizes, partitions=None):
+        sizes = tuple(int(s) for s in sizes)
+        if partitions is not None and list(partitions) == list(range(len(partitions))):
+            partitions = None
+        self.mesh = (tuple(names), sizes, None if partitions is None else np.array(partitions, np.int64))
 
     def __enter__(self):
         self.prev, _env.mesh = _env.mesh, self.mesh
@@ -58,14 +62,14 @@ class mesh_env:
 
 
 def _mesh_groups(axes, what):
-    names, sizes = _env.mesh
+    names, sizes, parts = _env.mesh
     for a in axes:
         if a not in names:
             raise NotImplementedError(f"{what}: cannot lower a collective over axis {a!r}: the mesh being lowered "
                                       f"has axes {list(names)}")
     pos = [names.index(a) for a in axes]
     rest = [k for k in range(len(names)) if k not in pos]
-    ids = np.arange(int(np.prod(sizes)), dtype=np.int64).reshape(sizes)
+    ids = (np.arange(int(np.prod(sizes)), dtype=np.int64) if parts is None else parts).reshape(sizes)
     return np.ascontiguousarray(ids.transpose(rest + pos).reshape(-1, int(np.prod([sizes[k] for k in pos]))))
 
 
@@ -180,10 +184,16 @@ lowering_rules[ppermute_p] = _ppermute
 
 def _axis_index(c, *, axes):
     if _env.mesh is not None and all(a in _env.mesh[0] for a in axes):   # from the partition id, row-major
-        names, sizes = _env.mesh
+        names, sizes, parts = _env.mesh
         k = names.index(axes[0])
         i32 = tensor_type((), np.int32)
         pid = hlo.ConvertOp(i32, hlo.PartitionIdOp().result).result
+        if parts is not None:   # partitions not in mesh order: look the coordinate up by partition id
+            coord = np.zeros(len(parts), np.int32)
+            coord[parts] = np.unravel_index(np.arange(len(parts)), sizes)[k]
+            table = hlo.ConstantOp(ir.DenseElementsAttr.get(coord, type=tensor_type((len(parts),), np.int32))).result
+            one = hlo.DynamicSliceOp(table, [pid], [1]).result
+            return hlo.ReshapeOp(i32, one).result
         stride = int(np.prod(sizes[k + 1:]))
         q = hlo.DivOp(pid, hlo.ConstantOp(ir.DenseElementsAttr.get(np.array(stride, np.int32), type=i32)).result)
         return hlo.RemOp(q.result, hlo.ConstantOp(ir.DenseElementsAttr.get(np.array(sizes[k], np.int32),

@@ -1,13 +1,15 @@
 """Lowering of shard_map (transforms/shard_map.py) and of named shardings to XLA's sharding annotations.
 
 Inside an SPMD program over the mesh's devices (xla/spmd.py sets `program_devices` while it lowers
-one), a shard_map equation becomes a manual region: each operand is annotated with its sharding and
-cut into this partition's shard (`@Sharding` then `@SPMDFullToShardShape`, manual), the body runs on
-shard shapes with the mesh bound for the collectives (lower_collectives.mesh_env: groups of
-partitions), and each result is annotated manual and reassembled (`@SPMDShardToFullShape`) as its
-out spec says. XLA's partitioner does the rest. Anywhere else (a single-device program: jit of a
-shard_map) the equation lowers as its one-device meaning, the body vmapped over the mesh axes
-(transforms.shard_map.reference_jaxpr).
+one), a shard_map equation becomes Shardy's manual computation (`sdy.manual_computation` over every
+mesh axis, its operands and results annotated with their shardings on an `sdy.mesh` the module
+declares): the body runs on shard shapes with the mesh bound for the collectives
+(lower_collectives.mesh_env: groups of partitions, by each mesh position's partition in the
+program). XLA's Shardy partitioner does the rest (jaxlib-runtime.md §4 variant 2; the GSPMD custom
+calls of variant 1 work too but XLA warns they are deprecated). Anywhere else (a single-device
+program) the equation lowers as its one-device meaning, the body vmapped over the mesh axes
+(transforms.shard_map.reference_jaxpr). `hlo_sharding_text` gives the runtime's view of a
+NamedSharding (XLA's HloSharding text, for the arrays over the devices).
 """
 from __future__ import annotations
 
@@ -19,14 +21,15 @@ import numpy as np
 from transforms.shard_map import reference_jaxpr, shard_map_p
 from transforms.sharding import NamedSharding
 
-from ._jaxlib import hlo, ir
+from ._jaxlib import ir, sdy
 from .lower_collectives import mesh_env
 from .lowering import jaxpr_subcomp, lowering_rules, ttype
 
 
 class _Program(threading.local):
     def __init__(self):
-        self.ids = None   # device ids of the SPMD program being lowered, in partition order
+        self.ids = None      # device ids of the SPMD program being lowered, in partition order
+        self.meshes = None   # {Mesh: its symbol} the program's shardings name (declared by declare_meshes)
 
 
 _program = _Program()
@@ -35,11 +38,37 @@ _program = _Program()
 @contextlib.contextmanager
 def program_devices(ids):
     """While lowering an SPMD program whose partition k runs on the device with id ids[k]."""
-    prev, _program.ids = _program.ids, tuple(ids)
+    prev = _program.ids, _program.meshes
+    _program.ids, _program.meshes = tuple(ids), {}
     try:
         yield
     finally:
-        _program.ids = prev
+        _program.ids, _program.meshes = prev
+
+
+def _axis(name):
+    return str(name)
+
+
+def sdy_sharding(named, ndim):
+    """Shardy's sharding attribute for an array of `ndim` dimensions laid out as `named` says (inside
+    program_devices: its mesh gets a symbol, declared in the module by declare_meshes)."""
+    mesh = named.mesh
+    sym = _program.meshes.setdefault(mesh, f"mesh{len(_program.meshes)}")
+    dims = [sdy.DimensionShardingAttr.get([sdy.AxisRefAttr.get(_axis(a)) for a in named.spec.axes_of(d)], True)
+            for d in range(ndim)]
+    return sdy.TensorShardingAttr.get(sym, dims)
+
+
+def declare_meshes(module):
+    """An `sdy.mesh` per mesh the program's shardings named, first in the module; devices numbered by
+    their partition in the program."""
+    pos = {d: k for k, d in enumerate(_program.ids)}
+    with module.context, ir.Location.unknown(), ir.InsertionPoint.at_block_begin(module.body):
+        for mesh, sym in _program.meshes.items():
+            ids = [pos[d] for d in mesh.device_ids]
+            axes = [sdy.MeshAxisAttr.get(_axis(n), mesh.shape[n]) for n in mesh.axis_names]
+            sdy.MeshOp(sym, sdy.MeshAttr.get(axes, [] if ids == list(range(len(ids))) else ids))
 
 
 def hlo_sharding_text(named, ndim, ids):
@@ -68,29 +97,19 @@ def hlo_sharding_text(named, ndim, ids):
     return "{devices=[" + shape + "]" + text + (" last_tile_dim_replicate}" if rep > 1 else "}")
 
 
-def _custom(name, x, out_type, sharding):
-    op = hlo.CustomCallOp([out_type], [x], call_target_name=ir.StringAttr.get(name),
-                          has_side_effect=ir.BoolAttr.get(False), api_version=ir.IntegerAttr.get(
-                              ir.IntegerType.get_signless(32), 1))
-    op.attributes["mhlo.sharding"] = ir.StringAttr.get(sharding)
-    return op.results[0]
-
-
 def _manual_region(c, args, jaxpr, name, mesh, in_specs, out_specs):
-    ids = _program.ids
-    shards = []
-    for x, a, spec, b in zip(args, c.avals_in, in_specs, jaxpr.in_avals):
-        text = hlo_sharding_text(NamedSharding(mesh, spec), len(a.shape), ids)
-        y = _custom("Sharding", x, ttype(a), text)
-        shards.append(_custom("SPMDFullToShardShape", y, ttype(b), "{manual}"))
-    with mesh_env(mesh.axis_names, [mesh.shape[n] for n in mesh.axis_names]):
-        outs = jaxpr_subcomp(jaxpr.jaxpr, jaxpr.consts, shards)
-    res = []
-    for o, a, spec, b in zip(outs, c.avals_out, out_specs, jaxpr.out_avals):
-        text = hlo_sharding_text(NamedSharding(mesh, spec), len(a.shape), ids)
-        y = _custom("Sharding", o, ttype(b), "{manual}")
-        res.append(_custom("SPMDShardToFullShape", y, ttype(a), text))
-    return res
+    """An `sdy.manual_computation` over every mesh axis: the body on each partition's shards."""
+    per_value = sdy.TensorShardingPerValueAttr.get
+    ins = per_value([sdy_sharding(NamedSharding(mesh, s), len(a.shape)) for s, a in zip(in_specs, c.avals_in)])
+    outs = per_value([sdy_sharding(NamedSharding(mesh, s), len(a.shape)) for s, a in zip(out_specs, c.avals_out)])
+    manual = sdy.ManualAxesAttr.get([ir.StringAttr.get(_axis(n)) for n in mesh.axis_names])
+    op = sdy.ManualComputationOp([ttype(a) for a in c.avals_out], list(args), ins, outs, manual)
+    block = op.body.blocks.append(*[ttype(b) for b in jaxpr.in_avals])
+    pos = {d: k for k, d in enumerate(_program.ids)}
+    env = mesh_env(mesh.axis_names, [mesh.shape[n] for n in mesh.axis_names], [pos[d] for d in mesh.device_ids])
+    with ir.InsertionPoint(block), env:
+        sdy.ReturnOp(jaxpr_subcomp(jaxpr.jaxpr, jaxpr.consts, list(block.arguments)))
+    return list(op.results)
 
 
 def _lower_shard_map(c, *args, jaxpr, name, mesh, in_specs, out_specs):

@@ -1,10 +1,10 @@
 """SPMD programs over a mesh: sharded jit, eager shard_map, and arrays laid out over a mesh.
 
-One program is compiled per (jaxpr, shardings) with XLA's SPMD partitioner (num_partitions = the
-mesh's size, partition k on the mesh's k-th device in row-major order): the entry computation's
-parameters and results carry `mhlo.sharding` annotations from their NamedShardings and XLA
-partitions the global program automatically (sharded `jit(in_shardings=, out_shardings=)`); a
-shard_map equation inside is a manual region (xla/lower_shard_map.py). An eager shard_map runs as
+One program is compiled per (jaxpr, shardings) with XLA's SPMD partitioner, Shardy (num_partitions =
+the mesh's size, partition k on the mesh's k-th device in row-major order): the entry computation's
+parameters and results carry `sdy.sharding` annotations from their NamedShardings and XLA partitions
+the global program automatically (sharded `jit(in_shardings=, out_shardings=)`); a shard_map
+equation inside is a manual computation (xla/lower_shard_map.py). An eager shard_map runs as
 such a program holding just its equation. Inputs are laid out per their shardings (an array already
 laid out that way passes as it is); each output is one jaxlib array over the devices (a `ManyDevices`
 mesh sharding, `tiled`), read back by assembling its tiles (_jaxlib.gather). A one-device mesh needs
@@ -23,7 +23,7 @@ from transforms.shard_map import reference_jaxpr, shard_map_p
 
 from . import _jaxlib, runtime
 from ._jaxlib import ir
-from .lower_shard_map import hlo_sharding_text, program_devices
+from .lower_shard_map import declare_meshes, hlo_sharding_text, program_devices, sdy_sharding
 from .lowering import lower_jaxpr
 
 compile_count = [0]
@@ -89,23 +89,23 @@ def _mesh_of(shardings, what):
     return meshes[0]
 
 
-def _annotate(module, in_texts, out_texts):
-    """mhlo.sharding on @main's parameters and results, and the partition count on the module."""
+def _annotate(module, in_attrs, out_attrs):
+    """sdy.sharding on @main's parameters and results (None: none)."""
     n = None
     with module.context:
         for op in module.body.operations:
             if ir.StringAttr(op.attributes["sym_name"]).value != "main":
                 continue
-            olds = list(op.arg_attrs) if "arg_attrs" in op.attributes else [None] * len(in_texts)
+            olds = list(op.arg_attrs) if "arg_attrs" in op.attributes else [None] * len(in_attrs)
             new = []
-            for old, t in zip(olds, in_texts):
+            for old, t in zip(olds, in_attrs):
                 d = {} if old is None else {a.name: a.attr for a in ir.DictAttr(old)}
                 if t is not None:
-                    d["mhlo.sharding"] = ir.StringAttr.get(t)
+                    d["sdy.sharding"] = t
                 new.append(ir.DictAttr.get(d))
             op.arg_attrs = ir.ArrayAttr.get(new)
-            op.res_attrs = ir.ArrayAttr.get([ir.DictAttr.get({} if t is None else {
-                "mhlo.sharding": ir.StringAttr.get(t)}) for t in out_texts])
+            op.res_attrs = ir.ArrayAttr.get([ir.DictAttr.get({} if t is None else {"sdy.sharding": t})
+                                             for t in out_attrs])
             n = True
         assert n, "no @main in the lowered module"
     return module
@@ -129,16 +129,16 @@ def compile_sharded(closed, donate=(), name="main", in_shardings=(), out_shardin
         if s is not None:
             s.shard_shape(a.shape, f"jit({name}) out_shardings entry {i}")
     in_sh = [s if s is not None else NamedSharding(mesh, P()) for s in in_shardings]
-    in_texts = [hlo_sharding_text(s, len(a.shape), ids) for s, a in zip(in_sh, in_avals)]
-    out_texts = [None if s is None else hlo_sharding_text(s, len(a.shape), ids)
-                 for s, a in zip(out_shardings, out_avals)]
     with program_devices(ids):
         module = lower_jaxpr(closed, name, donate)
-    with module.context:
-        module.operation.attributes["mhlo.num_partitions"] = ir.IntegerAttr.get(ir.IntegerType.get_signless(32),
-                                                                               len(ids))
-        module.operation.attributes["mhlo.num_replicas"] = ir.IntegerAttr.get(ir.IntegerType.get_signless(32), 1)
-    _annotate(module, in_texts, out_texts)
+        with module.context, ir.Location.unknown():
+            in_attrs = [sdy_sharding(s, len(a.shape)) for s, a in zip(in_sh, in_avals)]
+            out_attrs = [None if s is None else sdy_sharding(s, len(a.shape)) for s, a in zip(out_shardings, out_avals)]
+            i32 = ir.IntegerType.get_signless(32)
+            module.operation.attributes["mhlo.num_partitions"] = ir.IntegerAttr.get(i32, len(ids))
+            module.operation.attributes["mhlo.num_replicas"] = ir.IntegerAttr.get(i32, 1)
+        _annotate(module, in_attrs, out_attrs)
+        declare_meshes(module)
     compile_count[0] += 1
     exe, order = _jaxlib.compile_spmd(module, _devices_of(ids))
     in_shardings_j = [mesh_sharding(s, len(a.shape), ids) for s, a in zip(in_sh, in_avals)]

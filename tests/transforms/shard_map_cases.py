@@ -245,3 +245,22 @@ def test_device_put_inside_jit_keeps_the_value():
     x = RNG.standard_normal((4, 8))
     f = jit(lambda a: device_put(a * 2.0, NamedSharding(mesh, P("i", "j"))) + 1.0)
     np.testing.assert_allclose(np.asarray(f(xp.asarray(x))), 2 * x + 1, rtol=1e-12)
+
+
+def test_shard_map_on_a_mesh_ordered_unlike_the_program():
+    # jit's shardings name mesh A; the shard_map inside runs on mesh B, the same devices in another order:
+    # its collectives and axis_index must follow B's positions, not the program's partition numbers
+    devs = transforms.devices()
+    mesh_a = _mesh((8,), ("d",))
+    mesh_b = Mesh(np.array([devs[k] for k in (5, 2, 7, 0, 3, 6, 1, 4)]).reshape(2, 4), ("i", "j"))
+    x = RNG.standard_normal((4, 8))
+
+    def body(a):
+        k = xp.astype(axis_index("i") * 4 + axis_index("j"), a.dtype)
+        return ppermute(a, "j", [(c, (c + 1) % 4) for c in range(4)]) * 100.0 + psum(a, "i") + k
+    f = shard_map(body, mesh_b, P("i", "j"), P("i", "j"))
+    jf = jit(lambda v: f(v) * 1.0, in_shardings=NamedSharding(mesh_a, P(None, "d")))
+    blocks = xp.asarray(x.reshape(2, 2, 4, 2).transpose(0, 2, 1, 3))
+    ref = np.asarray(vmap(vmap(body, axis_name="j"), axis_name="i")(blocks)).transpose(0, 2, 1, 3).reshape(4, 8)
+    np.testing.assert_allclose(np.asarray(jf(xp.asarray(x))), ref, rtol=1e-12)
+    np.testing.assert_allclose(np.asarray(f(xp.asarray(x))), ref, rtol=1e-12)

@@ -1,6 +1,6 @@
 """xla/lower_shard_map.py: NamedShardings as XLA sharding text (checked against NumPy slicing of the blocks
 XLA's own parse of the text assigns to each partition), and the shard_map equation's two lowerings: a manual
-SPMD region inside a program over the mesh's devices, the one-device reference anywhere else. (Running them
+SPMD region (Shardy's manual computation) inside a program over the mesh's devices, the one-device reference anywhere else. (Running them
 on 8 devices: tests/transforms/shard_map_cases.py.)"""
 import numpy as np
 import pytest
@@ -10,7 +10,7 @@ import transforms
 from transforms import Mesh, NamedSharding, P, make_jaxpr, psum, shard_map
 from transforms.jaxpr import ClosedJaxpr
 from xla import _jaxlib
-from xla.lower_shard_map import hlo_sharding_text, program_devices
+from xla.lower_shard_map import declare_meshes, hlo_sharding_text, program_devices
 from xla.lowering import lower_jaxpr
 
 
@@ -76,19 +76,24 @@ def _eqn_jaxpr(mesh):
 def test_manual_region_inside_a_program_over_the_mesh():
     mesh = _mesh((2, 4), ("i", "j"))
     closed = _eqn_jaxpr(mesh)
-    with program_devices(mesh.device_ids):
-        text = str(lower_jaxpr(ClosedJaxpr(closed.jaxpr, closed.consts), "f"))
-    assert "@SPMDFullToShardShape" in text and "@SPMDShardToFullShape" in text and '"{manual}"' in text
-    assert "tensor<2x2xf64>" in text   # the body sees one device's block
-    # psum over j: groups of the partitions sharing i, with a channel and global device ids
-    assert "[0, 1, 2, 3], [4, 5, 6, 7]" in text and "channel_handle" in text and "use_global_device_ids" in text
+    with program_devices(tuple(reversed(mesh.device_ids))):
+        module = lower_jaxpr(ClosedJaxpr(closed.jaxpr, closed.consts), "f")
+        declare_meshes(module)
+        text = str(module)
+    assert 'sdy.mesh @mesh0 = <["i"=2, "j"=4], device_ids=[7, 6, 5, 4, 3, 2, 1, 0]>' in text
+    assert "sdy.manual_computation" in text and 'manual_axes={"i", "j"}' in text
+    assert 'in_shardings=[<@mesh0, [{"i"}, {"j"}]>] out_shardings=[<@mesh0, [{"i"}, {}]>]' in text
+    assert "(%arg1: tensor<2x2xf64>)" in text   # the body sees one device's block
+    # psum over j: groups of the partitions sharing i (mesh position p runs as partition 7 - p here), with a
+    # channel and global device ids
+    assert "[7, 6, 5, 4], [3, 2, 1, 0]" in text and "channel_handle" in text and "use_global_device_ids" in text
 
 
 def test_one_device_program_lowers_the_reference():
     mesh = _mesh((2, 4), ("i", "j"))
     closed = _eqn_jaxpr(mesh)
     text = str(lower_jaxpr(ClosedJaxpr(closed.jaxpr, closed.consts), "f"))
-    assert "SPMD" not in text and "all_reduce" not in text and "reduce" in text
+    assert "sdy." not in text and "all_reduce" not in text and "reduce" in text
 
 
 def test_axis_index_and_ppermute_in_a_manual_region():
@@ -98,7 +103,9 @@ def test_axis_index_and_ppermute_in_a_manual_region():
                   P("i", "j"))
     closed = make_jaxpr(f)(xp.ones((4, 8)))
     with program_devices(mesh.device_ids):
-        text = str(lower_jaxpr(ClosedJaxpr(closed.jaxpr, closed.consts), "f"))
-    assert "partition_id" in text and "stablehlo.remainder" in text
+        module = lower_jaxpr(ClosedJaxpr(closed.jaxpr, closed.consts), "f")
+        declare_meshes(module)
+        text = str(module)
+    assert 'sdy.mesh @mesh0 = <["i"=2, "j"=4]>' in text and "partition_id" in text and "stablehlo.remainder" in text
     # member 0 -> 1 along i, for each j: partitions (j, 4 + j)
     assert "[0, 4], [1, 5], [2, 6], [3, 7]" in text
