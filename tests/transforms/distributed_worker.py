@@ -39,7 +39,8 @@ else:
                            shutdown_timeout=30)
 
 import transforms  # noqa: E402
-from transforms import all_gather, axis_index, jit, pmap, ppermute, psum, psum_scatter  # noqa: E402
+from transforms import (all_gather, all_to_all, axis_index, jit, pmap, pmax, ppermute, psum,  # noqa: E402
+                        psum_scatter)
 
 assert distributed.is_initialized()
 L = transforms.local_device_count()
@@ -62,6 +63,10 @@ def collectives():
     x = np.arange(G * 3 * 4, dtype=np.float32).reshape(G, 3, 4)   # integer-valued: sums are exact
     local = xp.asarray(x[MINE])
     check("psum", pmap(lambda a: psum(a, "i"), "i")(local), np.broadcast_to(x.sum(0), (L, 3, 4)))
+    check("pmax", pmap(lambda a: pmax(-a, "i"), "i")(local), np.broadcast_to((-x).max(0), (L, 3, 4)))
+    z = np.arange(G * G * 2, dtype=np.float32).reshape(G, G, 2)   # member k sends block j to member j
+    check("all_to_all", pmap(lambda a: all_to_all(a, "i", 0, 0), "i")(xp.asarray(z[MINE])),
+          np.swapaxes(z, 0, 1)[MINE])
     check("all_gather", pmap(lambda a: all_gather(a, "i"), "i")(local), np.broadcast_to(x, (L,) + x.shape))
     perm = [(k, (k + 1) % G) for k in range(G)]
     check("ppermute", pmap(lambda a: ppermute(a, "i", perm), "i")(local), np.roll(x, 1, 0)[MINE])
