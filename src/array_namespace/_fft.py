@@ -129,11 +129,37 @@ def _c2c(fname, x, n, axis, norm, inverse):
 
 @compiled
 def fft(x, /, *, n=None, axis=-1, norm="backward"):
+    """The one-dimensional discrete Fourier transform along axis.
+
+    Parameters: x (Array): floating-point (a real x is taken as complex of its precision). n (int or None): the length
+        transformed along axis (x is trimmed or zero-padded; None: its length). axis (int): the axis (default -1).
+        norm (str): 'backward' (default: no scaling forward, 1/n inverse), 'ortho' (1/sqrt(n) both ways) or 'forward'
+        (1/n forward, none inverse).
+    Returns: Array: complex, of x's precision; x's shape with n along axis.
+    Raises: TypeError: if x is not floating-point. ValueError: for 0-d x, n < 1 or an unknown norm. AxisError (an
+        IndexError and a ValueError): for an axis out of range.
+
+    >>> xp.fft.fft(xp.asarray([1.0, 2.0, 3.0, 4.0]))
+    Array([10.+0.j, -2.+2.j, -2.+0.j, -2.-2.j], dtype=complex128)
+    """
     return _c2c("fft", x, n, axis, norm, False)
 
 
 @compiled
 def ifft(x, /, *, n=None, axis=-1, norm="backward"):
+    """The one-dimensional inverse discrete Fourier transform along axis.
+
+    Parameters: x (Array): floating-point (a real x is taken as complex of its precision). n (int or None): the length
+        transformed along axis (x is trimmed or zero-padded; None: its length). axis (int): the axis (default -1).
+        norm (str): 'backward' (default: no scaling forward, 1/n inverse), 'ortho' (1/sqrt(n) both ways) or 'forward'
+        (1/n forward, none inverse).
+    Returns: Array: complex, of x's precision; x's shape with n along axis.
+    Raises: TypeError: if x is not floating-point. ValueError: for 0-d x, n < 1 or an unknown norm. AxisError (an
+        IndexError and a ValueError): for an axis out of range.
+
+    >>> xp.fft.ifft(xp.asarray([10.0, -2 + 2j, -2.0, -2 - 2j]))
+    Array([1.+0.j, 2.+0.j, 3.+0.j, 4.+0.j], dtype=complex128)
+    """
     return _c2c("ifft", x, n, axis, norm, True)
 
 
@@ -151,6 +177,18 @@ def _irfft_raw(fname, v, n, axis, norm):
 
 @compiled
 def rfft(x, /, *, n=None, axis=-1, norm="backward"):
+    """The one-dimensional discrete Fourier transform of a real signal: the n // 2 + 1 non-negative frequencies.
+
+    Parameters: x (Array): real floating-point. n (int or None): the length transformed along axis (x is trimmed or
+        zero-padded; None: its length). axis (int): the axis (default -1). norm (str): 'backward' (default: no scaling
+        forward, 1/n inverse), 'ortho' (1/sqrt(n) both ways) or 'forward' (1/n forward, none inverse).
+    Returns: Array: complex, of x's precision; x's shape with n // 2 + 1 along axis.
+    Raises: TypeError: if x is not real floating-point. ValueError: for 0-d x, n < 1 or an unknown norm. AxisError (an
+        IndexError and a ValueError): for an axis out of range.
+
+    >>> xp.fft.rfft(xp.asarray([1.0, 2.0, 3.0, 4.0]))
+    Array([10.+0.j, -2.+2.j, -2.+0.j], dtype=complex128)
+    """
     _check_norm("rfft", norm)
     x, v = _real_input("rfft", x)
     axis, n = _axis_n("rfft", x, n, axis)
@@ -159,6 +197,19 @@ def rfft(x, /, *, n=None, axis=-1, norm="backward"):
 
 @compiled
 def irfft(x, /, *, n=None, axis=-1, norm="backward"):
+    """The inverse of rfft: a real signal of length n from its non-negative frequencies.
+
+    Parameters: x (Array): floating-point, the n // 2 + 1 non-negative frequencies along axis. n (int or None): the
+        output length along axis (None: 2 * (m - 1) for m input points). axis (int): the axis (default -1). norm
+        (str): 'backward' (default: no scaling forward, 1/n inverse), 'ortho' (1/sqrt(n) both ways) or 'forward' (1/n
+        forward, none inverse).
+    Returns: Array: real, of x's precision; x's shape with n along axis.
+    Raises: TypeError: if x is not floating-point. ValueError: for 0-d x, n < 1 or an unknown norm. AxisError (an
+        IndexError and a ValueError): for an axis out of range.
+
+    >>> xp.fft.irfft(xp.asarray([10.0, -2 + 2j, -2.0]))
+    Array([1., 2., 3., 4.])
+    """
     _check_norm("irfft", norm)
     x, v = _complex_input("irfft", x)
     axis, n = _axis_n("irfft", x, n, axis, default=lambda m: 2 * (m - 1))
@@ -167,7 +218,19 @@ def irfft(x, /, *, n=None, axis=-1, norm="backward"):
 
 @compiled
 def hfft(x, /, *, n=None, axis=-1, norm="backward"):
-    """The FFT of a signal with Hermitian symmetry (given by its first half): a real spectrum."""
+    """The FFT of a signal with Hermitian symmetry (given by its first half): a real spectrum.
+
+    Parameters: x (Array): floating-point, the first half of the signal along axis. n (int or None): the output length
+        along axis (None: 2 * (m - 1) for m input points). axis (int): the axis (default -1). norm (str): 'backward'
+        (default: no scaling forward, 1/n inverse), 'ortho' (1/sqrt(n) both ways) or 'forward' (1/n forward, none
+        inverse).
+    Returns: Array: real, of x's precision; x's shape with n along axis.
+    Raises: TypeError: if x is not floating-point. ValueError: for 0-d x, n < 1 or an unknown norm. AxisError (an
+        IndexError and a ValueError): for an axis out of range.
+
+    >>> xp.fft.hfft(xp.asarray([1.0, 2.0, 3.0]))
+    Array([ 8., -2.,  0., -2.])
+    """
     _check_norm("hfft", norm)
     x, v = _complex_input("hfft", x)
     axis, n = _axis_n("hfft", x, n, axis, default=lambda m: 2 * (m - 1))
@@ -176,6 +239,18 @@ def hfft(x, /, *, n=None, axis=-1, norm="backward"):
 
 @compiled
 def ihfft(x, /, *, n=None, axis=-1, norm="backward"):
+    """The inverse of hfft: the first half (n // 2 + 1 points) of the Hermitian signal whose FFT is the real x.
+
+    Parameters: x (Array): real floating-point. n (int or None): the length transformed along axis (x is trimmed or
+        zero-padded; None: its length). axis (int): the axis (default -1). norm (str): 'backward' (default: no scaling
+        forward, 1/n inverse), 'ortho' (1/sqrt(n) both ways) or 'forward' (1/n forward, none inverse).
+    Returns: Array: complex, of x's precision; x's shape with n // 2 + 1 along axis.
+    Raises: TypeError: if x is not real floating-point. ValueError: for 0-d x, n < 1 or an unknown norm. AxisError (an
+        IndexError and a ValueError): for an axis out of range.
+
+    >>> xp.fft.ihfft(xp.asarray([1.0, 2.0, 3.0, 4.0]))[1]
+    Array(-0.5-0.5j, dtype=complex128)
+    """
     _check_norm("ihfft", norm)
     x, v = _real_input("ihfft", x)
     axis, n = _axis_n("ihfft", x, n, axis)
@@ -227,16 +302,59 @@ def _c2cn(fname, x, s, axes, norm, inverse):
 
 @compiled
 def fftn(x, /, *, s=None, axes=None, norm="backward"):
+    """The n-dimensional discrete Fourier transform over the given axes.
+
+    Parameters: x (Array): floating-point (a real x is taken as complex of its precision). s (sequence of int or
+        None): the lengths transformed (x trimmed or zero-padded; None: x's). axes (sequence of int or None): the axes
+        (None: the last len(s), or all). norm (str): 'backward' (default: no scaling forward, 1/n inverse), 'ortho'
+        (1/sqrt(n) both ways) or 'forward' (1/n forward, none inverse).
+    Returns: Array: complex, of x's precision; x's shape with s along axes.
+    Raises: TypeError: if x is not floating-point. ValueError: for s and axes of different lengths, repeated axes, an
+        s entry < 1 or an unknown norm. AxisError (an IndexError and a ValueError): for an axis out of range.
+
+    >>> xp.fft.fftn(xp.asarray([[1.0, 2.0], [3.0, 4.0]]))
+    Array([[10.+0.j, -2.+0.j],
+           [-4.+0.j,  0.+0.j]], dtype=complex128)
+    """
     return _c2cn("fftn", x, s, axes, norm, False)
 
 
 @compiled
 def ifftn(x, /, *, s=None, axes=None, norm="backward"):
+    """The n-dimensional inverse discrete Fourier transform over the given axes.
+
+    Parameters: x (Array): floating-point (a real x is taken as complex of its precision). s (sequence of int or
+        None): the lengths transformed (x trimmed or zero-padded; None: x's). axes (sequence of int or None): the axes
+        (None: the last len(s), or all). norm (str): 'backward' (default: no scaling forward, 1/n inverse), 'ortho'
+        (1/sqrt(n) both ways) or 'forward' (1/n forward, none inverse).
+    Returns: Array: complex, of x's precision; x's shape with s along axes.
+    Raises: TypeError: if x is not floating-point. ValueError: for s and axes of different lengths, repeated axes, an
+        s entry < 1 or an unknown norm. AxisError (an IndexError and a ValueError): for an axis out of range.
+
+    >>> xp.fft.ifftn(xp.asarray([[10.0, -2.0], [-4.0, 0.0]]))
+    Array([[1.+0.j, 2.+0.j],
+           [3.+0.j, 4.+0.j]], dtype=complex128)
+    """
     return _c2cn("ifftn", x, s, axes, norm, True)
 
 
 @compiled
 def rfftn(x, /, *, s=None, axes=None, norm="backward"):
+    """The n-dimensional discrete Fourier transform of a real x: the last axis keeps s[-1] // 2 + 1 frequencies.
+
+    Parameters: x (Array): real floating-point. s (sequence of int or None): the lengths transformed (x trimmed or
+        zero-padded; None: x's). axes (sequence of int or None): the axes (None: the last len(s), or all). norm (str):
+        'backward' (default: no scaling forward, 1/n inverse), 'ortho' (1/sqrt(n) both ways) or 'forward' (1/n
+        forward, none inverse).
+    Returns: Array: complex, of x's precision; x's shape with s along axes, s[-1] // 2 + 1 along the last.
+    Raises: TypeError: if x is not real floating-point. ValueError: for s and axes of different lengths, repeated
+        axes, an s entry < 1 or an unknown norm. AxisError (an IndexError and a ValueError): for an axis out of range.
+        ValueError: also if no axis is transformed.
+
+    >>> xp.fft.rfftn(xp.asarray([[1.0, 2.0], [3.0, 4.0]]))
+    Array([[10.+0.j, -2.+0.j],
+           [-4.+0.j,  0.+0.j]], dtype=complex128)
+    """
     _check_norm("rfftn", norm)
     x, v = _real_input("rfftn", x)
     axes, s = _axes_s("rfftn", x, s, axes)
@@ -251,6 +369,21 @@ def rfftn(x, /, *, s=None, axes=None, norm="backward"):
 
 @compiled
 def irfftn(x, /, *, s=None, axes=None, norm="backward"):
+    """The inverse of rfftn: a real x of shape s over axes from its half spectrum.
+
+    Parameters: x (Array): floating-point. s (sequence of int or None): the output lengths over axes (None: x's, the
+        last 2 * (m - 1)). axes (sequence of int or None): the axes (None: the last len(s), or all). norm (str):
+        'backward' (default: no scaling forward, 1/n inverse), 'ortho' (1/sqrt(n) both ways) or 'forward' (1/n
+        forward, none inverse).
+    Returns: Array: real, of x's precision; x's shape with s along axes.
+    Raises: TypeError: if x is not floating-point. ValueError: for s and axes of different lengths, repeated axes, an
+        s entry < 1 or an unknown norm. AxisError (an IndexError and a ValueError): for an axis out of range.
+        ValueError: also if no axis is transformed.
+
+    >>> xp.fft.irfftn(xp.asarray([[10.0, -2.0], [-4.0, 0.0]]), s=(2, 2))
+    Array([[1., 2.],
+           [3., 4.]])
+    """
     _check_norm("irfftn", norm)
     x, v = _complex_input("irfftn", x)
     axes, s = _axes_s("irfftn", x, s, axes, last_default=lambda m: 2 * (m - 1))
@@ -284,6 +417,17 @@ def _freq_d(fname, d):
 
 
 def fftfreq(n, /, *, d=1.0, dtype=None, device=None):
+    """The sample frequencies of fft for a window of length n: [0, 1, ..., -(n // 2), ..., -1] / (d * n).
+
+    Parameters: n (int): the window length (>= 1). d (float): the sample spacing (default 1.0, nonzero). dtype (dtype
+        or None): a real floating dtype (None: float64). device (Device or None): None or the one device.
+    Returns: Array: 1-D, n frequencies.
+    Raises: TypeError: for a non-int n, a d that is not an int or float, or a non-real-floating dtype.
+        ValueError: for n < 1, d == 0 or an unknown device.
+
+    >>> xp.fft.fftfreq(4)
+    Array([ 0.  ,  0.25, -0.5 , -0.25])
+    """
     n = _check_n("fftfreq", n)
     dt = _freq_dtype("fftfreq", dtype, device)
     d = _freq_d("fftfreq", d)
@@ -296,6 +440,17 @@ def fftfreq(n, /, *, d=1.0, dtype=None, device=None):
 
 
 def rfftfreq(n, /, *, d=1.0, dtype=None, device=None):
+    """The sample frequencies of rfft for a window of length n: [0, 1, ..., n // 2] / (d * n).
+
+    Parameters: n (int): the window length (>= 1). d (float): the sample spacing (default 1.0, nonzero). dtype (dtype
+        or None): a real floating dtype (None: float64). device (Device or None): None or the one device.
+    Returns: Array: 1-D, n // 2 + 1 frequencies.
+    Raises: TypeError: for a non-int n, a d that is not an int or float, or a non-real-floating dtype.
+        ValueError: for n < 1, d == 0 or an unknown device.
+
+    >>> xp.fft.rfftfreq(4)
+    Array([0.  , 0.25, 0.5 ])
+    """
     n = _check_n("rfftfreq", n)
     dt = _freq_dtype("rfftfreq", dtype, device)
     d = _freq_d("rfftfreq", d)
@@ -318,9 +473,29 @@ def _shift(fname, x, axes, sign):
 
 @compiled
 def fftshift(x, /, *, axes=None):
+    """x with the zero-frequency term moved to the centre: each axis rolled by half its length.
+
+    Parameters: x (Array): the input. axes (int, sequence of int or None): the axes (None: all).
+    Returns: Array: of x's shape and dtype.
+    Raises: TypeError: if x is not an array or an axis not an int. AxisError (an IndexError and a ValueError): for an
+        axis out of range.
+
+    >>> xp.fft.fftshift(xp.fft.fftfreq(4))
+    Array([-0.5 , -0.25,  0.  ,  0.25])
+    """
     return _shift("fftshift", x, axes, 1)
 
 
 @compiled
 def ifftshift(x, /, *, axes=None):
+    """The inverse of fftshift: each axis rolled back by half its length.
+
+    Parameters: x (Array): the input. axes (int, sequence of int or None): the axes (None: all).
+    Returns: Array: of x's shape and dtype.
+    Raises: TypeError: if x is not an array or an axis not an int. AxisError (an IndexError and a ValueError): for an
+        axis out of range.
+
+    >>> xp.fft.ifftshift(xp.asarray([-2.0, -1.0, 0.0, 1.0]))
+    Array([ 0.,  1., -2., -1.])
+    """
     return _shift("ifftshift", x, axes, -1)
