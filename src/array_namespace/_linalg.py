@@ -118,7 +118,7 @@ def compiled(fn):
         if body is None:
             body = signatures[key] = _Signature(fn, args, kwargs, pos, kws)
         raw = [args[i]._v for i in pos] + [kwargs[k]._v for k in kws]
-        outs = staged_call(body, raw, fn.__name__)
+        outs = staged_call(body, raw, fn.__name__, by_op=True)   # (on the CPU: host kernels, no compile)
         tree = body.tree if body.tree is not None else body.out_trees[tuple(get_aval(x) for x in raw)]
         return tree_unflatten(tree, [wrap(o) for o in outs])
     return wrapper

@@ -84,7 +84,7 @@ class _Staged:
         self.closed, self.consts, self.exe, self.const_bufs = closed, list(consts), None, None
         self.by_op = None   # seconds of op-by-op running left before compiling (<= 0: compiled)
 
-    def eager(self, raw, name):
+    def eager(self, raw, name, allow_by_op=False):
         """The outputs, run eagerly; None where the bind path must run (no backend, or a value that
         is not a device buffer, e.g. a Python scalar, on the compiled path)."""
         buf, conv = boxing.buffer_type, boxing.as_buffer
@@ -92,7 +92,7 @@ class _Staged:
             return None
         by_op = self.by_op
         if by_op is None:
-            by_op = self.by_op = float(backend.eager_by_op(self.closed))
+            by_op = self.by_op = float(backend.eager_by_op(self.closed)) if allow_by_op else 0.0
         if by_op > 0:
             t0 = time.perf_counter()
             outs = eval_inline(self.closed.jaxpr, self.consts, raw)
@@ -120,15 +120,17 @@ def _staged_jaxpr(body, avals, static):
     return _Staged(stage(flat, list(avals)))
 
 
-def staged_call(body, raw, name, **static):
+def staged_call(body, raw, name, by_op=False, **static):
     """Run a raw-value `body(*raw, **static)` as one staged call (a jit_p equation), staged once
     per input signature and static params: eagerly one cached executable instead of many
     single-op dispatches, under transforms an ordinary jit_p. `body` and the static values key
     the cache, so they must be hashable (a module-level function, not a fresh lambda).
+    by_op=True: eagerly, the body may run op by op where the backend allows (see `_Staged`), for
+    bodies whose eager results need not equal the compiled ones bit for bit (XLA may fuse a*b + c).
     Returns the list of outputs."""
     ent = _staged_jaxpr(body, tuple(map(get_aval, raw)), tuple(sorted(static.items())) if static else ())
     if current_trace() is EVAL:
-        outs = ent.eager(raw, name)
+        outs = ent.eager(raw, name, by_op)
         if outs is not None:
             return outs
     return bind(jit_p, *ent.consts, *raw, name=name, jaxpr=ent.closed)

@@ -80,13 +80,27 @@ def test_a_hot_signature_gets_compiled_after_its_budget():
     """The op-by-op budget is spent per signature; then the one executable runs (and agrees)."""
     raw = xp.asarray(np.linspace(0.5, 2.0, 12).reshape(3, 4))._v
     before = runtime.compile_calls[0]
-    (first,) = JT.staged_call(_raw_body, [raw], "hot")
+    (first,) = JT.staged_call(_raw_body, [raw], "hot", by_op=True)
     ent = JT._staged_jaxpr(_raw_body, (get_aval(raw),), ())      # (the cached entry of that call)
     assert 0 < ent.by_op < host_eager.BY_OP_BUDGET_S and runtime.compile_calls[0] == before
     ent.by_op = 1e-12                                             # (as if nearly all of it were spent)
-    JT.staged_call(_raw_body, [raw], "hot")
+    JT.staged_call(_raw_body, [raw], "hot", by_op=True)
     assert ent.by_op <= 0 and runtime.compile_calls[0] == before
-    (again,) = JT.staged_call(_raw_body, [raw], "hot")             # now compiled, once
+    (again,) = JT.staged_call(_raw_body, [raw], "hot", by_op=True)   # now compiled, once
     assert runtime.compile_calls[0] == before + 1 and ent.exe
     np.testing.assert_allclose(np.asarray(again), np.asarray(first), rtol=1e-15)
     np.testing.assert_allclose(np.asarray(first), np.sin(np.linspace(0.5, 2.0, 12).reshape(3, 4)), rtol=1e-15)
+
+
+def _raw_body2(a):
+    return [JT.bind(E.cos_p, a)]
+
+
+def test_staged_calls_compile_unless_they_opt_in():
+    """Only by_op=True bodies run op by op (random samplers and the complex special cases keep
+    eager == vmap/jit bit for bit by compiling)."""
+    raw = xp.asarray(np.linspace(0.5, 2.0, 10))._v
+    before = runtime.compile_calls[0]
+    JT.staged_call(_raw_body2, [raw], "cold")
+    ent = JT._staged_jaxpr(_raw_body2, (get_aval(raw),), ())
+    assert ent.by_op == 0.0 and runtime.compile_calls[0] == before + 1
