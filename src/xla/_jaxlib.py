@@ -368,15 +368,17 @@ def assemble(parts, indices, shape, dtype):
 
 def put_tiles(x: np.ndarray, aval, sharding):
     """Host data laid out over a mesh sharding's devices, each getting its tile (a copy)."""
-    parts = [np.ascontiguousarray(x[ix]) for ix in tile_indices(sharding, tuple(x.shape))]
-    bufs = [device_put(p, aval.update(shape=p.shape), d) for p, d in zip(parts, sharding.devices)]
+    me = client().process_index()
+    bufs = [device_put(np.array(x[ix], order="C"), aval.update(shape=tuple(s.stop - s.start for s in ix)), d)
+            for ix, d in zip(tile_indices(sharding, tuple(x.shape)), sharding.devices)
+            if d.process_index == me]   # (in a run of several processes, each feeds its own devices' tiles)
     # (batched_device_put fails on partially replicated shardings: the array is made from its shards)
     return xc.ArrayImpl(aval, sharding, bufs, committed=True, _skip_checks=True)
 
 
 def compile_spmd(module, devices):
     """One SPMD program partitioned over len(devices) partitions, partition i on devices[i]; returns
-    (executable, device order: the partitions' devices as the executable takes and gives buffers)."""
+    (executable, this process's devices in the order the executable takes and gives their buffers)."""
     opts = xc.CompileOptions()
     opts.num_replicas, opts.num_partitions = 1, len(devices)
     opts.executable_build_options.use_spmd_partitioning = True
@@ -384,7 +386,8 @@ def compile_spmd(module, devices):
     opts.device_assignment = xc.DeviceAssignment.create(np.array([[d.id for d in devices]]))
     exe = client().compile_and_load(module, xc.DeviceList(tuple(devices)), opts)
     order = tuple(exe.local_devices())
-    if [d.id for d in order] != [d.id for d in devices]:
+    me = client().process_index()
+    if [d.id for d in order] != [d.id for d in devices if d.process_index == me]:
         raise RuntimeError(f"SPMD program: XLA placed the partitions on {order}, not on {tuple(devices)}")
     return exe, order
 

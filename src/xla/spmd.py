@@ -140,13 +140,13 @@ def compile_sharded(closed, donate=(), name="main", in_shardings=(), out_shardin
         _annotate(module, in_attrs, out_attrs)
         declare_meshes(module)
     compile_count[0] += 1
-    exe, order = _jaxlib.compile_spmd(module, _devices_of(ids))
+    exe, _ = _jaxlib.compile_spmd(module, _devices_of(ids))
     in_shardings_j = [mesh_sharding(s, len(a.shape), ids) for s, a in zip(in_sh, in_avals)]
     chosen = _jaxlib.output_hlo_shardings(exe, len(out_avals)) if any(s is None for s in out_shardings) else None
     handlers = []
     for k, (s, a) in enumerate(zip(out_shardings, out_avals)):
         if s is None:   # as the partitioner chose: named on the mesh where some spec says the same
-            sh = _jaxlib.mesh_sharding(order, chosen[k])
+            sh = _jaxlib.mesh_sharding(_devices_of(ids), chosen[k])
             if getattr(sh, "named", None) is None:
                 sh.named = _named_matching(mesh, len(a.shape), sh.text, ids)
         else:

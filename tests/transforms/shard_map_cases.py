@@ -264,3 +264,13 @@ def test_shard_map_on_a_mesh_ordered_unlike_the_program():
     ref = np.asarray(vmap(vmap(body, axis_name="j"), axis_name="i")(blocks)).transpose(0, 2, 1, 3).reshape(4, 8)
     np.testing.assert_allclose(np.asarray(jf(xp.asarray(x))), ref, rtol=1e-12)
     np.testing.assert_allclose(np.asarray(f(xp.asarray(x))), ref, rtol=1e-12)
+
+
+def test_scalars_over_a_mesh():
+    mesh = _mesh((2, 4), ("i", "j"))
+    x = RNG.standard_normal(8)
+    f = jit(lambda a, s: a * s, in_shardings=(NamedSharding(mesh, P("j")), NamedSharding(mesh, P())))
+    np.testing.assert_allclose(np.asarray(f(xp.asarray(x), xp.asarray(3.0))), 3 * x, rtol=1e-12)
+    tot = shard_map(lambda a: psum(xp.sum(a), ("i", "j")), mesh, P(("i", "j")), P())(xp.asarray(x))
+    assert tot.shape == ()
+    np.testing.assert_allclose(float(tot), x.sum(), rtol=1e-12)
