@@ -29,6 +29,7 @@ INFO_METHODS = ["capabilities", "default_device", "devices", "default_dtypes", "
 
 COMPLETE = {
     "array_namespace": (xp, xp.__all__),
+    "array_namespace.linalg": (xp.linalg, xp.linalg.__all__),
     "array_namespace.fft": (xp.fft, xp.fft.__all__),
     "array_namespace.Array": (xp.Array, ARRAY_MEMBERS),
     "array_namespace.__array_namespace_info__()": (xp.__array_namespace_info__(), INFO_METHODS),

@@ -10,3 +10,10 @@ __all__ = [
     "matrix_norm", "matrix_power", "matrix_rank", "matrix_transpose", "outer", "pinv", "qr", "slogdet",
     "solve", "svd", "svdvals", "tensordot", "trace", "vecdot", "vector_norm",
 ]
+
+# The docstrings of the functions above that _linalg.py defines live in a table (_linalg.py is near the line
+# budget); the four shared with the main namespace are documented where they are defined.
+from ._linalg_docs import DOCS as _DOCS  # noqa: E402
+for _name, _doc in _DOCS.items():
+    globals()[_name].__doc__ = _doc
+del _name, _doc
