@@ -12,7 +12,7 @@ import time
 import numpy as np
 
 SCENARIO, PID, NPROC, PORT = sys.argv[1], int(sys.argv[2]), int(sys.argv[3]), int(sys.argv[4])
-HB = int(os.environ.get("WORKER_HEARTBEAT", "5"))
+HB = int(os.environ.get("WORKER_HEARTBEAT", "10"))   # seconds; short (3) where a test kills a peer
 
 from transforms import distributed  # noqa: E402  (the engine alone: no client yet)
 
