@@ -174,6 +174,14 @@ def _h_not(x):
     return np.invert(x) if x.dtype.kind in _INT else NotImplemented
 
 
+def _h_abs(x):
+    if x.dtype.kind != "c":
+        return np.abs(x) if x.dtype.kind in "iuf" else NotImplemented
+    out = np.abs(x)   # hypot, except that XLA's |inf + nan j| is NaN (C99's is inf)
+    return np.where(np.isnan(x.real) | np.isnan(x.imag), out.dtype.type(np.nan), out)
+
+
+host_kernels[E.abs_p] = _h_abs
 host_kernels[E.rsqrt_p] = _h_rsqrt
 host_kernels[E.logistic_p] = _h_logistic
 host_kernels[E.sign_p] = _h_sign
