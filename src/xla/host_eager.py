@@ -21,16 +21,22 @@ import numpy as np
 from transforms.custom_derivatives import custom_jvp_call_p, custom_vjp_call_p
 from transforms.jaxpr_transforms import jit_p
 from transforms.primitives import elementwise as E
+from transforms.primitives import fft as F
+from transforms.primitives import lapack as LP
 
 from . import host, runtime
 from .host import host_kernels
 
-# Above this many input elements a staged call compiles: one fused executable then beats NumPy's
-# temporaries op by op by more than a compile costs.
-BY_OP_MAX_ELEMENTS = 1 << 20
+# Above this many input elements a staged call compiles at once: one fused executable then beats
+# NumPy's temporaries op by op by more than a compile costs -- soon for elementwise/reduction bodies
+# (vector_norm of 800x800: 2 ms op by op, 0.2 ms fused), late where a decomposition or an FFT (the
+# same LAPACK/pocketfft-class work either way) dominates.
+BY_OP_MAX_ELEMENTS = 1 << 20          # bodies with a LAPACK or FFT primitive
+BY_OP_MAX_ELEMENTS_LIGHT = 1 << 15    # the others
 BY_OP_BUDGET_S = 0.05
 
 _CALLS = (custom_jvp_call_p, custom_vjp_call_p)   # eager impl: eval_jaxpr of their call_jaxpr
+_HEAVY = {F.fft_p, LP.cholesky_p, LP.eigh_p, LP.svd_p, LP.qr_p, LP.lu_p, LP.eig_p, LP.triangular_solve_p}
 
 
 _covers: dict = {}   # (elementwise prim, input dtypes, params) -> whether its host kernel takes them
@@ -57,18 +63,21 @@ def _kernel_covers(eqn):
     return hit
 
 
-def _all_host(jaxpr, inline_jit):
+def _all_host(jaxpr, inline_jit, heavy):
+    """Whether every equation runs on a host kernel; adds the heavy primitives met to `heavy`."""
     for eqn in jaxpr.eqns:
         p = eqn.prim
         if p in host_kernels:
             if not _kernel_covers(eqn):
                 return False
+            if p in _HEAVY:
+                heavy.add(p)
             continue
         if p is jit_p and inline_jit:             # staged_call evaluates nested jit_p in place
-            if not _all_host(eqn.params["jaxpr"].jaxpr, True):
+            if not _all_host(eqn.params["jaxpr"].jaxpr, True, heavy):
                 return False
         elif p in _CALLS:                          # their impl binds the inner equations (jit_p would compile)
-            if not _all_host(eqn.params["call_jaxpr"].jaxpr, False):
+            if not _all_host(eqn.params["call_jaxpr"].jaxpr, False, heavy):
                 return False
         else:
             return False
@@ -80,4 +89,7 @@ def eager_by_op(closed):
     if not runtime._kernels_on():
         return 0.0
     size = sum(math.prod(a.shape) for a in closed.in_avals)
-    return BY_OP_BUDGET_S if size <= BY_OP_MAX_ELEMENTS and _all_host(closed.jaxpr, True) else 0.0
+    heavy = set()
+    if size > BY_OP_MAX_ELEMENTS or not _all_host(closed.jaxpr, True, heavy):
+        return 0.0
+    return BY_OP_BUDGET_S if heavy or size <= BY_OP_MAX_ELEMENTS_LIGHT else 0.0
