@@ -264,8 +264,9 @@ def shards(arr):
 
 def gather(arr) -> np.ndarray:
     """The host value of an array over several devices (its shards assembled)."""
-    check_addressable(arr._sharding.devices, "read back an array with shards held by other processes",
-                      ": read its addressable_shards, or all_gather the values inside a pmap first")
+    if arr._sharding.stacked or getattr(arr._sharding, "tiled", False):   # (a replicated value: any shard is all)
+        check_addressable(arr._sharding.devices, "read back an array with shards held by other processes",
+                          ": read its addressable_shards, or all_gather the values inside a pmap first")
     parts = shards(arr)
     shape = tuple(arr.aval.shape)
     if getattr(arr._sharding, "tiled", False):   # laid out over a mesh (shard_map, sharded jit)

@@ -114,6 +114,12 @@ def bad_input():
                 in str(e), e
         else:
             raise AssertionError("no error reading shards of another process")
+    # a replicated value over every process's devices reads back from a local copy
+    one = np.array([1.5, -2.0], np.float32)
+    reps = [_jaxlib.device_put(one, get_aval(one), d) for d in transforms.local_devices()]
+    rep = _jaxlib.ArrayImpl(get_aval(one), _jaxlib.many_devices(transforms.devices(), 1, False), reps, committed=True,
+                            _skip_checks=True)
+    np.testing.assert_array_equal(_jaxlib.gather(rep), one)
     try:
         xp.asarray(np.ones(3), device=other[0])
     except ValueError as e:
