@@ -96,6 +96,25 @@ def collectives():
     check(f"devices=reversed {order}", got, want)
 
 
+def shard_maps():
+    """shard_map over a mesh of every process's devices: each process passes the global value and puts the
+    tiles of its own devices; a replicated result reads back anywhere, a split one only through its shards."""
+    from transforms import Mesh, P, shard_map
+    mesh = Mesh(transforms.devices(), ("x",))
+    x = np.arange(G * 3, dtype=np.float32).reshape(G, 3)
+    check("shard_map psum", shard_map(lambda a: psum(a, "x"), mesh, P("x"), P())(xp.asarray(x)), x.sum(0)[None])
+    check("shard_map all_gather", shard_map(lambda a: all_gather(a, "x", tiled=True), mesh, P("x"), P())(
+        xp.asarray(x)), x)
+    split = shard_map(lambda a: a * 2.0, mesh, P("x"), P("x"))(xp.asarray(x))
+    try:
+        np.asarray(split)
+    except RuntimeError as e:
+        assert "shards held by other processes" in str(e), e
+    else:
+        raise AssertionError("read back a value split over other processes' devices")
+    print(f"process {PID}: shard_map split readback refused ok", flush=True)
+
+
 def bad_input():
     from transforms.core import get_aval
     from xla import _jaxlib, runtime
@@ -199,6 +218,7 @@ def die(early):
 
 if SCENARIO in ("collectives", "env"):
     collectives()
+    shard_maps()
     bad_input()
 elif SCENARIO == "big":
     big_psum_scatter()
