@@ -384,23 +384,44 @@ def _h_lu(a):
     x = a.reshape((int(np.prod(batch, dtype=np.int64)), m, n)).copy()
     piv = np.zeros((x.shape[0], k), np.int32)
     _lu_inplace(x, piv)
-    perm = np.broadcast_to(np.arange(m, dtype=np.int32), (x.shape[0], m)).copy()
-    rows = np.arange(x.shape[0])
-    for j in range(k):     # the row swaps j <-> piv[j], in order, applied to the identity permutation
-        p = piv[:, j]
-        pj = perm[:, j].copy()
-        perm[:, j] = perm[rows, p]
-        perm[rows, p] = pj
+    perm = np.empty((x.shape[0], m), np.int32)
+    for b, pv in enumerate(piv.tolist()):   # the row swaps j <-> piv[j], in order, on the identity
+        pm = list(range(m))
+        for j, p in enumerate(pv):
+            pm[j], pm[p] = pm[p], pm[j]
+        perm[b] = pm
     return [x.reshape(a.shape), piv.reshape(batch + (k,)), perm.reshape(batch + (m,))]
 
 
 _LU_BLOCK = 32
 
 
+def _lu_one(x, piv):
+    """_lu_inplace for one small matrix x (m, n): unblocked, a few NumPy calls per column."""
+    m, n = x.shape
+    cplx = x.dtype.kind == "c"
+    for j in range(min(m, n)):
+        col = x[j:, j]
+        p = j + int(np.argmax(np.abs(col.real) + np.abs(col.imag) if cplx else np.abs(col)))
+        piv[j] = p
+        if p != j:
+            top = x[j].copy()
+            x[j] = x[p]
+            x[p] = top
+        if j + 1 < m:
+            d = x[j, j]
+            if d != 0:
+                x[j + 1:, j] /= d
+            if j + 1 < n:
+                x[j + 1:, j + 1:] -= x[j + 1:, j, None] * x[j, j + 1:]
+
+
 def _lu_inplace(x, piv):
     """Overwrite x[b] (m, n) with its LU factors (unit L below the diagonal), piv[b] the 0-based pivots."""
     nb_, m, n = x.shape
     k = min(m, n)
+    if nb_ == 1 and k <= 2 * _LU_BLOCK:
+        return _lu_one(x[0], piv[0])
     rows = np.arange(nb_)
     cplx = x.dtype.kind == "c"
     for j0 in range(0, k, _LU_BLOCK):

@@ -170,7 +170,12 @@ def test_lu_singular_and_ties():
     check(LP.lu_p, [np.array([[1.0, 2.0], [1.0 - 1.0j, 1.0], [1.0 + 1.0j, 0.0]], np.complex128)], {})  # |re|+|im|
     a = np.eye(40)
     a[:, 5] = 0          # an exactly zero column in the middle of a block
-    check(LP.lu_p, [a[::-1].copy()], {})
+    check(LP.lu_p, [a[::-1].copy()], {})                    # (one small matrix: the unblocked path)
+    check(LP.lu_p, [np.stack([a[::-1], a])], {})             # (a batch: the blocked path)
+    b = np.eye(70)[::-1].copy()
+    b[:, 40] = 0
+    b[3, :] = 1.0        # |pivot| ties in every column
+    check(LP.lu_p, [b], {})                                   # (one large matrix: blocked)
 
 
 def test_lu_declines_non_finite():
