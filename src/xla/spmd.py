@@ -75,6 +75,12 @@ class ShardedProgram:
 
     def __call__(self, args):
         bufs = [place(x, a, s, self.name) for x, a, s in zip(args, self.in_avals, self.in_shardings)]
+        for b in bufs:
+            # XLA:CPU runs each partition on a pool thread and a collective waits for all of them: a program
+            # queued on a previous one's pending outputs can take the threads that one still needs (a
+            # deadlock XLA aborts the process for after 40 s; jax's pmap does the same on this 2-core box).
+            # Waiting for the inputs first keeps at most one collective program in flight per chain.
+            b.block_until_ready()
         return self.program.execute_sharded(bufs).consume_with_handlers(self.handlers)
 
 

@@ -274,3 +274,16 @@ def test_scalars_over_a_mesh():
     tot = shard_map(lambda a: psum(xp.sum(a), ("i", "j")), mesh, P(("i", "j")), P())(xp.asarray(x))
     assert tot.shape == ()
     np.testing.assert_allclose(float(tot), x.sum(), rtol=1e-12)
+
+
+def test_chained_calls_do_not_deadlock():
+    # each call takes the previous one's pending outputs: without waiting for them, XLA:CPU's pool threads
+    # fill with partitions blocked in the next call's psum and the process is aborted
+    mesh = _mesh((N,), ("i",))
+    f = shard_map(lambda a: psum(a, "i") / 8.0, mesh, P("i"), P("i"))
+    g = jit(lambda a: a - xp.mean(a, axis=0) + 1.0, in_shardings=NamedSharding(mesh, P("i")),
+            out_shardings=NamedSharding(mesh, P("i")))
+    y = xp.asarray(np.ones((N, 4)))
+    for _ in range(100):
+        y = g(f(y))
+    np.testing.assert_allclose(np.asarray(y), np.ones((N, 4)))
