@@ -341,6 +341,11 @@ def mesh_sharding(devices, hlo, tag=None):
     return s
 
 
+def same_layout(text_a, text_b):
+    """Whether two HloSharding texts describe one layout (e.g. an iota tile list and its explicit form)."""
+    return text_a == text_b or xc.HloSharding.from_string(text_a) == xc.HloSharding.from_string(text_b)
+
+
 def tile_indices(sharding, shape):
     """Per device of a mesh sharding (in its device order): the slices of an array of `shape` it holds
     (the last tiles of an unevenly split dimension are short; XLA pads their buffers)."""

@@ -170,13 +170,13 @@ def _named_matching(mesh, ndim, text, ids):
     names = mesh.axis_names
     if len(names) > 4:
         return None
-    if text == "{replicated}":
+    if _jaxlib.same_layout(text, "{replicated}"):
         return NamedSharding(mesh, P())
     for dims in itertools.product(range(-1, ndim), repeat=len(names)):
         groups = [[a for a, d in zip(names, dims) if d == k] for k in range(ndim)]
         for perms in itertools.product(*(itertools.permutations(g) for g in groups)):
             cand = NamedSharding(mesh, P(*[tuple(p) if p else None for p in perms]))
-            if hlo_sharding_text(cand, ndim, ids) == text:
+            if _jaxlib.same_layout(hlo_sharding_text(cand, ndim, ids), text):
                 return cand
     return None
 

@@ -287,3 +287,16 @@ def test_chained_calls_do_not_deadlock():
     for _ in range(100):
         y = g(f(y))
     np.testing.assert_allclose(np.asarray(y), np.ones((N, 4)))
+
+
+def test_grad_with_jit_around_and_inside():
+    mesh = _mesh((2, 4), ("i", "j"))
+    x = RNG.standard_normal((4, 8))
+    f = shard_map(lambda a: psum(a * a, "j"), mesh, P("i", "j"), P("i"))
+    loss = lambda v: xp.sum(f(v) ** 2)
+    s = (x.reshape(4, 4, 2) ** 2).sum(1)
+    ref = 4 * np.repeat(s[:, None, :], 4, 1).reshape(4, 8) * x     # d/dx sum_rc (sum_j x^2)^2
+    np.testing.assert_allclose(np.asarray(grad(jit(loss))(xp.asarray(x))), ref, rtol=1e-12)
+    g = jit(grad(loss))(xp.asarray(x))                                # one SPMD program over the mesh
+    np.testing.assert_allclose(np.asarray(g), ref, rtol=1e-12)
+    assert isinstance(g.sharding, NamedSharding) and _devices_of(g) == list(range(N))

@@ -48,3 +48,20 @@ def test_put_on_a_device_and_over_a_mesh():
     m = device_put(xp.asarray(np.arange(4.0)), NamedSharding(make_mesh((1,), ("i",)), P("i")))
     assert [s.index for s in m.addressable_shards] == [(slice(0, 4),)] and m.sharding.spec == P("i")
     np.testing.assert_array_equal(np.asarray(m), np.arange(4.0))
+
+
+class _Dev:
+    def __init__(self, i):
+        self.id = i
+
+
+def test_partitioner_layouts_are_named_whatever_their_text_form():
+    from transforms import Mesh
+    mesh = Mesh(np.array([_Dev(i) for i in range(8)], dtype=object).reshape(2, 4), ("i", "j"))
+    ids = mesh.device_ids
+    assert spmd._named_matching(mesh, 2, "{devices=[2,4]<=[8]}", ids) == NamedSharding(mesh, P("i", "j"))
+    assert spmd._named_matching(mesh, 2, "{devices=[4,2]<=[2,4]T(1,0)}", ids) == NamedSharding(mesh, P("j", "i"))
+    assert spmd._named_matching(mesh, 1, "{devices=[8]<=[8]}", ids) == NamedSharding(mesh, P(("i", "j")))
+    assert spmd._named_matching(mesh, 2, "{devices=[1,4,2]<=[2,4]T(1,0) last_tile_dim_replicate}", ids) == \
+        NamedSharding(mesh, P(None, "j"))
+    assert spmd._named_matching(mesh, 1, "{devices=[8]7,6,5,4,3,2,1,0}", ids) is None   # no spec says that
