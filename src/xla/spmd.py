@@ -58,8 +58,11 @@ def _host(x, aval, what):
 
 def place(x, aval, sharding, what="sharded program"):
     """A raw value laid out as `sharding` (a mesh sharding) says; as it is if it already lies that way."""
-    if type(x) is _jaxlib.ArrayImpl and x._sharding is sharding:
-        return x
+    if type(x) is _jaxlib.ArrayImpl:
+        have = x._sharding
+        if have is sharding or (isinstance(have, _jaxlib.ManyDevices) and have.devices == sharding.devices
+                                and have._hlo_sharding == sharding._hlo_sharding):   # e.g. a pmap's result
+            return x
     return _jaxlib.put_tiles(_host(x, aval, what), aval, sharding)
 
 

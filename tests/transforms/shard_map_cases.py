@@ -300,3 +300,21 @@ def test_grad_with_jit_around_and_inside():
     g = jit(grad(loss))(xp.asarray(x))                                # one SPMD program over the mesh
     np.testing.assert_allclose(np.asarray(g), ref, rtol=1e-12)
     assert isinstance(g.sharding, NamedSharding) and _devices_of(g) == list(range(N))
+
+
+def test_arrays_already_laid_out_pass_as_they_are(monkeypatch):
+    from xla import _jaxlib
+    puts = []
+    real = _jaxlib.put_tiles
+    monkeypatch.setattr(_jaxlib, "put_tiles", lambda *a: puts.append(a) or real(*a))
+    mesh = _mesh((N,), ("i",))
+    x = RNG.standard_normal((N, 3))
+    stacked = pmap(lambda a: a * 2.0)(xp.asarray(x))              # split along axis 0 over the 8 devices
+    f = shard_map(lambda a: a + 1.0, mesh, P("i"), P("i"))
+    out = f(stacked)
+    auto = jit(lambda a: a * 1.0, in_shardings=NamedSharding(mesh, P("i")))(out)   # the partitioner's layout
+    again = f(auto)
+    np.testing.assert_allclose(np.asarray(again), 2 * x + 2, rtol=1e-12)
+    assert len(puts) == 0   # no host round trip: every input already lay on the devices as asked
+    f(xp.asarray(x))
+    assert len(puts) == 1
