@@ -236,7 +236,26 @@ axis_rules[ppermute_p] = _ppermute_named
 axis_index_p = _collective("axis_index", lambda *, axes: ShapedArray((), np.int32))
 zero_jvp(axis_index_p)
 batch_gaps[axis_index_p] = "it has no operands: only the trace binding its axis maps it (axis_rules)"
-axis_rules[axis_index_p] = lambda n, vals, dims, *, axis_name, axes: (S.iota(np.int32, (n,), 0), 0)
+
+
+def _axis_index_named(n, vals, dims, *, axis_name, axes):
+    # over several axes: the row-major position over them, this axis's index times its stride plus the
+    # others' (each bound by the trace that maps it)
+    sizes = [n if a == axis_name else axis_size_of(a, "axis_index") for a in axes]
+    strides = [int(np.prod(sizes[k + 1:])) for k in range(len(axes))]
+    out = S.iota(np.int32, (n,), 0)
+    for a, st in zip(axes, strides):
+        if a == axis_name:
+            out = out if st == 1 else E.mul(out, E.full_like_scalar(out, st))
+    for a, st in zip(axes, strides):
+        if a != axis_name:
+            other = bind(axis_index_p, axes=(a,))
+            other = other if st == 1 else E.mul(other, E.full_like_scalar(other, st))
+            out = E.add(out, S.broadcast_in_dim(other, (n,), ()))
+    return out, 0
+
+
+axis_rules[axis_index_p] = _axis_index_named
 
 
 # ============================================================================ public API
@@ -366,8 +385,8 @@ def ppermute(x, axis_name, perm):
 
 
 def axis_index(axis_name):
-    """This member's index along the named axis (int32)."""
-    axes, _ = _names(axis_name, "axis_index", single=True)
+    """This member's index along the named axis (int32); over several axes, its row-major position over them."""
+    axes, _ = _names(axis_name, "axis_index")
     return box(bind(axis_index_p, axes=axes))
 
 

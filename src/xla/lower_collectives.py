@@ -16,7 +16,7 @@ from transforms.collectives import (all_gather_p, all_to_all_p, axis_index_p, pm
                                     psum_p, psum_scatter_p)
 
 from ._jaxlib import hlo, ir
-from .lowering import fill_region, lowering_rules, tensor_type, ttype
+from .lowering import constant, fill_region, lowering_rules, tensor_type, ttype
 
 
 class _Env(threading.local):
@@ -182,22 +182,29 @@ def _ppermute(c, x, *, axes, perm):
 lowering_rules[ppermute_p] = _ppermute
 
 
+def _mesh_coord(names, sizes, parts, k, pid):
+    """The coordinate along mesh axis k of the partition `pid` (int32 scalar Values)."""
+    i32 = tensor_type((), np.int32)
+    if parts is not None:   # partitions not in mesh order: look the coordinate up by partition id
+        coord = np.zeros(len(parts), np.int32)
+        coord[parts] = np.unravel_index(np.arange(len(parts)), sizes)[k]
+        table = hlo.ConstantOp(ir.DenseElementsAttr.get(coord, type=tensor_type((len(parts),), np.int32))).result
+        return hlo.ReshapeOp(i32, hlo.DynamicSliceOp(table, [pid], [1]).result).result
+    stride = int(np.prod(sizes[k + 1:]))
+    q = hlo.DivOp(pid, constant(stride, np.int32)).result
+    return hlo.RemOp(q, constant(sizes[k], np.int32)).result
+
+
 def _axis_index(c, *, axes):
-    if _env.mesh is not None and all(a in _env.mesh[0] for a in axes):   # from the partition id, row-major
+    if _env.mesh is not None and all(a in _env.mesh[0] for a in axes):   # from the partition id
         names, sizes, parts = _env.mesh
-        k = names.index(axes[0])
-        i32 = tensor_type((), np.int32)
-        pid = hlo.ConvertOp(i32, hlo.PartitionIdOp().result).result
-        if parts is not None:   # partitions not in mesh order: look the coordinate up by partition id
-            coord = np.zeros(len(parts), np.int32)
-            coord[parts] = np.unravel_index(np.arange(len(parts)), sizes)[k]
-            table = hlo.ConstantOp(ir.DenseElementsAttr.get(coord, type=tensor_type((len(parts),), np.int32))).result
-            one = hlo.DynamicSliceOp(table, [pid], [1]).result
-            return hlo.ReshapeOp(i32, one).result
-        stride = int(np.prod(sizes[k + 1:]))
-        q = hlo.DivOp(pid, hlo.ConstantOp(ir.DenseElementsAttr.get(np.array(stride, np.int32), type=i32)).result)
-        return hlo.RemOp(q.result, hlo.ConstantOp(ir.DenseElementsAttr.get(np.array(sizes[k], np.int32),
-                                                                            type=i32)).result).result
+        pid = hlo.ConvertOp(tensor_type((), np.int32), hlo.PartitionIdOp().result).result
+        out = None
+        for a in axes:   # row-major over the named axes
+            k = names.index(a)
+            co = _mesh_coord(names, sizes, parts, k, pid)
+            out = co if out is None else hlo.AddOp(hlo.MulOp(out, constant(sizes[k], np.int32)).result, co).result
+        return out
     _size(axes, "axis_index")
     rid = hlo.ReplicaIdOp().result
     return hlo.ConvertOp(tensor_type((), np.int32), rid).result

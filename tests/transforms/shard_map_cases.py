@@ -318,3 +318,23 @@ def test_arrays_already_laid_out_pass_as_they_are(monkeypatch):
     assert len(puts) == 0   # no host round trip: every input already lay on the devices as asked
     f(xp.asarray(x))
     assert len(puts) == 1
+
+
+def test_axis_index_over_several_axes_vs_vmap_and_numpy():
+    devs = transforms.devices()
+    for order in (range(8), (5, 2, 7, 0, 3, 6, 1, 4)):
+        mesh = Mesh(np.array([devs[k] for k in order]).reshape(2, 4), ("i", "j"))
+
+        def body(a):
+            return a + xp.astype(axis_index(("i", "j")) * 100 + axis_index(("j", "i")), a.dtype)
+        f = shard_map(body, mesh, P("i", "j"), P("i", "j"))
+        x = np.zeros((2, 8))
+        ij = np.arange(8).reshape(2, 4)                                    # row-major over (i, j)
+        ji = np.arange(8).reshape(4, 2).T                                  # row-major over (j, i)
+        ref = (ij * 100 + ji).repeat(2, 1)
+        np.testing.assert_array_equal(np.asarray(f(xp.asarray(x))), ref)
+        np.testing.assert_array_equal(np.asarray(jit(lambda v: f(v) * 1.0,
+                                                     in_shardings=NamedSharding(_mesh((8,), ("d",)), P()))(
+            xp.asarray(x))), ref)
+        nested = vmap(vmap(body, axis_name="j"), axis_name="i")(xp.asarray(np.zeros((2, 4, 1, 2))))
+        np.testing.assert_array_equal(np.asarray(nested).transpose(0, 2, 1, 3).reshape(2, 8), ref)

@@ -113,6 +113,17 @@ def _collective_examples():
 
 EXAMPLES.update(_collective_examples())   # (transforms/collectives.py)
 
+
+def _shard_map_examples():
+    import transforms
+    from transforms import Mesh, P, psum, shard_map
+    mesh = Mesh(np.array(transforms.devices()[:1]).reshape(1, 1), ("i", "j"))   # any device count
+    f = shard_map(lambda v, w: xp.sin(v) * w + psum(v, ("i", "j")), mesh, (P("i"), P()), P("i"))
+    return {"shard_map": ("vjp", f, [((2, 3), "float64"), ((3,), "float64")])}
+
+
+EXAMPLES.update(_shard_map_examples())   # (transforms/shard_map.py)
+
 def _examples():
     from op_table import ALL_OPS
     rng = np.random.default_rng(1)
