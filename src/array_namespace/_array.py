@@ -106,7 +106,20 @@ class Array:
 
     @property
     def device(self):
-        return default_device()
+        from ._sharded import device_of
+        return device_of(self)
+
+    def devices(self):
+        """The devices holding x's value or a part of it (one for an ordinary array). (Extension, as JAX's.)
+
+        Returns: set of Device.
+        Raises: none.
+
+        >>> xp.asarray([1.0]).devices() == {xp.asarray([1.0]).device}
+        True
+        """
+        from ._sharded import devices_of
+        return devices_of(self)
 
     @property
     def sharding(self):
@@ -318,9 +331,8 @@ class Array:
     def to_device(self, device, /, *, stream=None):
         if stream is not None:
             raise ValueError("to_device: streams are not supported on this device")
-        if device != self.device:
-            raise ValueError(f"to_device: unknown device {device!r}; available: {self.device!r}")
-        return self
+        from ._sharded import to_device
+        return to_device(self, device)
 
     def __dlpack_device__(self):
         return (1, 0)   # kDLCPU, device 0

@@ -63,7 +63,9 @@ Raises: none.
 """,
     "device": """The device holding the array.
 
-Returns: Device: the namespace's one device.
+Returns: Device: the device x lies on; for an array over several devices (a pmap's result, an array laid
+    out over a mesh) its sharding (transforms.devices.Sharding or transforms.NamedSharding), as JAX does:
+    to_device and asarray(device=) accept either, and x.devices() lists the devices.
 Raises: none.
 
 >>> xp.asarray([1.0]).device == xp.asarray([2]).device
@@ -107,11 +109,13 @@ Raises: IndexError, TypeError: for a bad key or value (when a method is called).
 >>> x
 Array([1., 2., 3.])
 """,
-    "to_device": """x on the given device (the namespace has one device, so x itself).
+    "to_device": """x on the given device: x itself when it already lies there.
 
-Parameters: device (Device): the target. stream: must be None.
-Returns: Array: x.
-Raises: ValueError: for an unknown device or a stream.
+Parameters: device (Device or sharding): a Device puts the whole value on it (an array over several devices
+    is gathered); a sharding (another array's x.device, a NamedSharding) lays x out as it says. stream: must be
+    None.
+Returns: Array: x, or x's value placed as asked.
+Raises: ValueError: for a device of another process, an unknown device object, or a stream.
 
 >>> x = xp.asarray([1.0])
 >>> x.to_device(x.device) is x

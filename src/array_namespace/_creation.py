@@ -104,7 +104,9 @@ def asarray(obj, /, *, dtype=None, device=None, copy=None):
     Array([[1., 2.],
            [3., 4.]], dtype=float32)
     """
-    _check_device(device, "asarray")
+    if device is not None and device != default_device():   # another device, or a layout over several
+        from ._sharded import to_device
+        return to_device(asarray(obj, dtype=dtype, copy=copy), device, "asarray")
     if dtype is not None:
         dtype = D.check_dtype(dtype, "asarray")
     if type(obj) is Array:

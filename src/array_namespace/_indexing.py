@@ -41,6 +41,7 @@ from ._datadep import host_value
 from ._helpers import as_array, binary, wrap
 from ._indexing_key import _IDX, _Ent, _expand, _idx_value, _wrap_negative
 from ._indexing_mask import has_mask, masked_update
+from ._sharded import shard_row
 
 # --------------------------------------------------------------------------------- read
 
@@ -116,6 +117,10 @@ def getitem(x, key):
     x = as_array(x, "__getitem__")
     if x.ndim == 0 and (_is_empty_key(key) or key is Ellipsis):
         return x
+    if (type(key) is int or type(key) is tuple and key and type(key[0]) is int) and trace_state.trace is EVAL:
+        row = shard_row(x, key)   # an array split over devices: read the one shard holding row key[0]
+        if row is not None:
+            return row
     x, ents = _expand(x, key, "__getitem__")
     shape, v = x.shape, x._v
     out_shape = _result_shape(ents)
