@@ -121,6 +121,11 @@ def pmap_call(args, params):
             bufs.append(x)   # already split over these devices this way
         else:
             bufs.append(_jaxlib.put_on_devices(_host(x, aval), aval, sh, prog.devices))
+    for b in bufs:
+        # XLA:CPU runs each replica on a pool thread and a collective waits for all of them: a program queued
+        # on a previous one's pending outputs can take threads that one still needs (a deadlock XLA aborts the
+        # process for after 40 s on a 2-core box). Waiting for the inputs keeps one program in flight per chain.
+        b.block_until_ready()
     try:
         outs = prog.exe.execute_sharded(bufs).consume_with_handlers(prog.handlers)
     except _jaxlib.XlaRuntimeError as e:

@@ -199,3 +199,13 @@ def test_batched_sub_jaxpr_cache_keys_on_the_axis_name():
     x3, x2 = np.ones((2, 3, 4)), np.arange(12.0).reshape(3, 4)
     np.testing.assert_allclose(np.asarray(vmap(vmap(f), axis_name="i")(x3)), np.full((2, 3, 4), 2.0))
     np.testing.assert_allclose(np.asarray(vmap(f, axis_name="i")(x2)), np.broadcast_to(x2.sum(0), (3, 4)))
+
+
+def test_chained_collective_calls_do_not_deadlock():
+    """y = f(y) with a psum, many times: each program waits for its inputs before it is queued (XLA:CPU
+    aborted the process on a rendezvous timeout when programs queued on pending outputs)."""
+    f = pmap(lambda a: psum(a, "i") * (1.0 / N) + 1.0, axis_name="i")
+    y = xp.ones((N, 1000))
+    for _ in range(100):
+        y = f(y)
+    np.testing.assert_array_equal(np.asarray(y), np.full((N, 1000), 101.0))
