@@ -26,6 +26,7 @@ from .pytree import (register_pytree_node, tree_flatten, tree_leaves, tree_map, 
 
 from . import random  # noqa: E402,F401  (explicit-key Threefry PRNG: transforms.random)
 from . import profiler  # noqa: E402,F401  (memory profiles, live arrays, traces: transforms.profiler)
+from . import distributed  # noqa: E402,F401  (multi-process runs: transforms.distributed.initialize)
 
 
 def block_until_ready(tree):
