@@ -16,8 +16,7 @@ from transforms import profiler, random, traceback_util
 # api label -> (module, the public names)
 # transforms.__all__ names whose docstrings are not written yet (their modules were being changed by
 # others at the time); test_pending_is_current keeps this list honest -- drop a name once it passes.
-TRANSFORMS_PENDING = {"block_until_ready", "psum", "pmean", "pmax", "pmin", "all_gather", "psum_scatter",
-                      "all_to_all", "ppermute", "axis_index", "devices", "local_devices", "device_count",
+TRANSFORMS_PENDING = {"block_until_ready", "devices", "local_devices", "device_count",
                       "local_device_count", "process_index", "process_count", "set_cpu_device_count", "pmap",
                       "Mesh", "NamedSharding", "P", "PartitionSpec", "device_put", "make_mesh", "shard_map"}
 

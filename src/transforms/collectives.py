@@ -289,7 +289,18 @@ def _ndim_axis(ax, ndim, fname, what):
 
 
 def psum(x, axis_name):
-    """Sum of x over the members of the named axis (or axes), on every member; bool counts as int32."""
+    """Sum of x over the members of the named axis (or axes), on every member; bool counts as int32.
+    Under vmap the members are the batch entries (the single-device meaning pmap reproduces).
+
+    Parameters: x (Array or pytree of Arrays): this member's value. axis_name (hashable, or a tuple of them): the axis (axes) bound by
+        vmap(axis_name=), pmap(axis_name=) or a shard_map's mesh.
+    Returns: the same pytree: the sum over the members, alike on each (bool leaves as int32).
+    Raises: NameError: if no enclosing transform binds axis_name. ValueError: if axis_name names no axis.
+        TypeError: if an axis name is unhashable or a leaf is not an array.
+
+    >>> vmap(lambda v: psum(v, "i"), axis_name="i")(xp.asarray([1., 2., 3.]))
+    Array([6., 6., 6.])
+    """
     axes, _ = _names(axis_name, "psum")
 
     def one(v):
@@ -300,7 +311,18 @@ def psum(x, axis_name):
 
 
 def pmean(x, axis_name):
-    """Mean of x over the members of the named axis (or axes); integers average as float64."""
+    """Mean of x over the members of the named axis (or axes), on every member; integers and bool average
+    as float64.
+
+    Parameters: x (Array or pytree of Arrays): this member's value. axis_name (hashable, or a tuple of them): the axis (axes) bound by
+        vmap(axis_name=), pmap(axis_name=) or a shard_map's mesh.
+    Returns: the same pytree: the mean over the members, alike on each.
+    Raises: NameError: if no enclosing transform binds axis_name. ValueError: if axis_name names no axis.
+        TypeError: if an axis name is unhashable or a leaf is not an array.
+
+    >>> vmap(lambda v: pmean(v, "i"), axis_name="i")(xp.asarray([1, 2, 6]))
+    Array([3., 3., 3.])
+    """
     axes, n = _names(axis_name, "pmean")
 
     def one(v):
@@ -312,19 +334,56 @@ def pmean(x, axis_name):
 
 
 def pmax(x, axis_name):
-    """Elementwise maximum of x over the members of the named axis (or axes)."""
+    """Elementwise maximum of x over the members of the named axis (or axes), on every member. Its
+    derivative is that of the member(s) attaining it (averaged over ties).
+
+    Parameters: x (Array or pytree of Arrays): this member's value. axis_name (hashable, or a tuple of them): the axis (axes) bound by
+        vmap(axis_name=), pmap(axis_name=) or a shard_map's mesh.
+    Returns: the same pytree: the elementwise maximum over the members, alike on each.
+    Raises: NameError: if no enclosing transform binds axis_name. ValueError: if axis_name names no axis.
+        TypeError: if an axis name is unhashable or a leaf is not an array.
+
+    >>> vmap(lambda v: pmax(v, "i"), axis_name="i")(xp.asarray([[1., 5.], [4., 2.]]))
+    Array([[4., 5.],
+           [4., 5.]])
+    """
     axes, _ = _names(axis_name, "pmax")
     return _map("pmax", x, lambda v: bind(pmax_p, v, axes=axes))
 
 
 def pmin(x, axis_name):
-    """Elementwise minimum of x over the members of the named axis (or axes)."""
+    """Elementwise minimum of x over the members of the named axis (or axes), on every member. Its
+    derivative is that of the member(s) attaining it (averaged over ties).
+
+    Parameters: x (Array or pytree of Arrays): this member's value. axis_name (hashable, or a tuple of them): the axis (axes) bound by
+        vmap(axis_name=), pmap(axis_name=) or a shard_map's mesh.
+    Returns: the same pytree: the elementwise minimum over the members, alike on each.
+    Raises: NameError: if no enclosing transform binds axis_name. ValueError: if axis_name names no axis.
+        TypeError: if an axis name is unhashable or a leaf is not an array.
+
+    >>> vmap(lambda v: pmin(v, "i"), axis_name="i")(xp.asarray([[1., 5.], [4., 2.]]))
+    Array([[1., 2.],
+           [1., 2.]])
+    """
     axes, _ = _names(axis_name, "pmin")
     return _map("pmin", x, lambda v: bind(pmin_p, v, axes=axes))
 
 
 def all_gather(x, axis_name, *, axis=0, tiled=False):
-    """Every member's x, stacked along a new `axis` (tiled: concatenated along `axis`), on every member."""
+    """Every member's x, stacked along a new `axis` (tiled: concatenated along `axis`), on every member.
+
+    Parameters: x (Array or pytree of Arrays): this member's value. axis_name (hashable): one axis bound by
+        vmap(axis_name=), pmap(axis_name=) or a shard_map's mesh. axis (int, keyword): where the members'
+        axis goes in the result (default 0). tiled (bool, keyword): concatenate instead of stacking.
+    Returns: the same pytree: x's shape with the axis size n inserted at `axis` (tiled: shape[axis] * n).
+    Raises: NameError: if no enclosing transform binds axis_name. ValueError: if axis_name names no axis
+        or several, `axis` is out of range, or tiled=True with a 0-d x. TypeError: if `axis` is not an int.
+
+    >>> vmap(lambda v: all_gather(v, "i"), axis_name="i")(xp.asarray([1., 2., 3.]))
+    Array([[1., 2., 3.],
+           [1., 2., 3.],
+           [1., 2., 3.]])
+    """
     axes, n = _names(axis_name, "all_gather", single=True)
 
     def one(v):
@@ -338,7 +397,21 @@ def all_gather(x, axis_name, *, axis=0, tiled=False):
 
 def psum_scatter(x, axis_name, *, scatter_dimension=0, tiled=False):
     """psum of x, of which member j keeps only block j along scatter_dimension (whose size must be the
-    axis size, or with tiled=True a multiple of it)."""
+    axis size, or with tiled=True a multiple of it).
+
+    Parameters: x (Array or pytree of Arrays): this member's value. axis_name (hashable): one bound axis.
+        scatter_dimension (int, keyword): the dimension split into blocks (default 0). tiled (bool,
+        keyword): keep that dimension (each block of size shape/n) instead of dropping it.
+    Returns: the same pytree: block j of the sum on member j.
+    Raises: NameError: if no enclosing transform binds axis_name. ValueError: if axis_name names no axis
+        or several, scatter_dimension is out of range or its size does not fit the axis size.
+        TypeError: if scatter_dimension is not an int.
+
+    Two members, each with a length-2 x: the sum is [2., 4.]; member j keeps its element j.
+
+    >>> vmap(lambda v: psum_scatter(v, "i"), axis_name="i")(xp.asarray([[0., 1.], [2., 3.]]))
+    Array([2., 4.])
+    """
     axes, n = _names(axis_name, "psum_scatter", single=True)
 
     def one(v):
@@ -353,7 +426,24 @@ def psum_scatter(x, axis_name, *, scatter_dimension=0, tiled=False):
 
 def all_to_all(x, axis_name, split_axis, concat_axis, *, tiled=False):
     """Member k sends chunk j of x along split_axis to member j, which stacks (tiled: concatenates) the
-    chunks it receives along concat_axis in member order."""
+    chunks it receives along concat_axis in member order.
+
+    Parameters: x (Array or pytree of Arrays): this member's value. axis_name (hashable): one bound axis.
+        split_axis (int): the dimension cut into one chunk per member (its size must be the axis size n,
+        tiled: a multiple of it). concat_axis (int): where the received chunks go. tiled (bool, keyword):
+        cut and concatenate blocks instead of dropping and inserting a dimension of size n.
+    Returns: the same pytree: on member j, every member's chunk j in member order.
+    Raises: NameError: if no enclosing transform binds axis_name. ValueError: if axis_name names no axis
+        or several, an axis is out of range or split_axis's size does not fit the axis size.
+        TypeError: if split_axis or concat_axis is not an int.
+
+    Over a batch axis with split_axis = concat_axis = 0 it transposes the members' rows:
+
+    >>> vmap(lambda v: all_to_all(v, "i", 0, 0), axis_name="i")(xp.asarray([[0, 1, 2], [3, 4, 5], [6, 7, 8]]))
+    Array([[0, 3, 6],
+           [1, 4, 7],
+           [2, 5, 8]])
+    """
     axes, n = _names(axis_name, "all_to_all", single=True)
 
     def one(v):
@@ -369,7 +459,19 @@ def all_to_all(x, axis_name, split_axis, concat_axis, *, tiled=False):
 
 def ppermute(x, axis_name, perm):
     """Member `dst` receives x from member `src` for each (src, dst) in perm; members no pair sends to
-    receive zeros."""
+    receive zeros.
+
+    Parameters: x (Array or pytree of Arrays): this member's value. axis_name (hashable): one bound axis.
+        perm (sequence of (int, int)): (source, destination) member indices, each source and each
+        destination at most once.
+    Returns: the same pytree: on member dst, the x of its source (zeros if it has none).
+    Raises: NameError: if no enclosing transform binds axis_name. TypeError: if perm is not a sequence of
+        index pairs. ValueError: if an index is outside the axis or a source or destination repeats.
+
+    >>> shift = lambda v: ppermute(v, "i", [(0, 1), (1, 2)])
+    >>> vmap(shift, axis_name="i")(xp.asarray([1., 2., 3.]))
+    Array([0., 1., 2.])
+    """
     axes, n = _names(axis_name, "ppermute", single=True)
     try:
         pairs = tuple((int(s), int(d)) for s, d in perm)
@@ -385,7 +487,17 @@ def ppermute(x, axis_name, perm):
 
 
 def axis_index(axis_name):
-    """This member's index along the named axis (int32); over several axes, its row-major position over them."""
+    """This member's index along the named axis (int32); over several axes, its row-major position over them.
+
+    Parameters: axis_name (hashable, or a tuple of them): the axis (axes) bound by vmap(axis_name=),
+        pmap(axis_name=) or a shard_map's mesh.
+    Returns: Array: int32, 0-d (a derivative of zero).
+    Raises: NameError: if no enclosing transform binds axis_name. ValueError: if axis_name names no axis.
+        TypeError: if an axis name is unhashable.
+
+    >>> vmap(lambda v: v * axis_index("i"), axis_name="i")(xp.asarray([5, 5, 5]))
+    Array([ 0,  5, 10])
+    """
     axes, _ = _names(axis_name, "axis_index")
     return box(bind(axis_index_p, axes=axes))
 
