@@ -1,0 +1,368 @@
+"""Scaling benchmarks: pmap over 1, 2, 4, 8 CPU devices, pmap dispatch and psum against JAX, psum across processes.
+
+Run:   python benchmarks/bench_scale.py            # full sizes (a few minutes on 2 cores)
+       python benchmarks/bench_scale.py --quick    # smaller sizes, fewer repeats (well under a minute)
+
+(from the repository root, with the package installed or ``PYTHONPATH=src``.)
+
+What it measures, printed as two tables:
+
+* the seed's pmap random matrices -- ``keys = random.split(random.key(0), n);
+  pmap(lambda key: random.normal(key, (5000, 6000)))(keys)`` (--quick: 1000x1200) -- and the
+  data-parallel MLP step of examples/data_parallel.py (the seed MLP [784, 512, 512, 10], gradients
+  averaged by pmean; --quick: [256, 256, 256, 10]) on 1, 2, 4 and 8 CPU devices. Weak scaling keeps
+  the work per device fixed (one matrix, a batch of 128 per device; efficiency t1 / tn); strong
+  scaling keeps the total fixed (8 matrices, a global batch of 1024 split over the devices;
+  efficiency t1 / (n tn)). Each device count runs in a fresh child process (the CPU device count is
+  fixed when the client is made), ours and JAX's each in their own;
+* pmap dispatch overhead: a tiny pmap (``a + 1`` on 4 floats per device) called again and again on
+  its own previous result, ours vs ``jax.pmap``, per device count;
+* psum bandwidth from 4 KiB to 64 MiB per device (--quick: up to 4 MiB) over 2 and 8 devices in one
+  process (ours and JAX's) and across 2 processes of 1 CPU device each (ours: transforms.distributed,
+  gloo over 127.0.0.1). Bandwidth is bytes per device / time per psum.
+
+The CPU devices of one process share the machine's cores: with 2 cores, scaling tops out near 2x
+(efficiency ~ 2 / n at best for n > 2), whatever the device count. JAX runs with jax_enable_x64 and
+XLA_FLAGS=--xla_force_host_platform_device_count=n in its child processes.
+"""
+import argparse
+import importlib.util
+import json
+import os
+import socket
+import subprocess
+import sys
+import time
+
+import numpy as np
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+ROOT = os.path.dirname(HERE)
+DEVICE_COUNTS = (1, 2, 4, 8)
+KIB = 1024
+
+
+def sizes(quick):
+    return dict(mat=(1000, 1200) if quick else (5000, 6000), n_mats=8,
+                mlp=[256, 256, 256, 10] if quick else [784, 512, 512, 10], batch=64 if quick else 128,
+                global_batch=512 if quick else 1024, reps=2 if quick else 3,
+                psum=[4 * KIB, 64 * KIB, 1024 * KIB, 4096 * KIB] if quick else
+                [4 * KIB * 4 ** k for k in range(8)])   # 4 KiB .. 64 MiB
+
+
+def bench(fn, *, repeats=3, target=0.05, max_number=10_000):
+    """Best per-call time (seconds) of fn() (which must block on its result), after one warm-up call."""
+    fn()
+    t0 = time.perf_counter()
+    fn()
+    one = max(time.perf_counter() - t0, 1e-7)
+    number = int(min(max_number, max(1, target / one)))
+    best = float("inf")
+    for _ in range(repeats):
+        t0 = time.perf_counter()
+        for _ in range(number):
+            fn()
+        best = min(best, (time.perf_counter() - t0) / number)
+    return best
+
+
+def fixed_bench(fn, number, repeats=3):
+    """Best per-call time over `repeats` runs of exactly `number` calls: every process of a multi-process run
+    must make the same collective calls, so the count cannot adapt to the timings."""
+    fn()
+    best = float("inf")
+    for _ in range(repeats):
+        t0 = time.perf_counter()
+        for _ in range(number):
+            fn()
+        best = min(best, (time.perf_counter() - t0) / number)
+    return best
+
+
+def psum_calls(nbytes):
+    return int(max(2, min(200, 2 ** 24 // nbytes)))
+
+
+# --------------------------------------------------------------------------- ours (child, n devices)
+
+def ours_child(n, quick):
+    sys.path.insert(0, os.path.join(ROOT, "examples"))
+    import array_namespace as xp
+    import transforms as T
+    from transforms import pmap, psum, random, vmap
+    assert T.local_device_count() == n, (T.local_device_count(), n)
+    S = sizes(quick)
+    out, reps = {}, S["reps"]
+
+    # the seed's pmap random matrices: weak (one matrix per device), strong (8 matrices over the devices)
+    shape, m = S["mat"], S["n_mats"] // n
+    weak = pmap(lambda key: random.normal(key, shape))
+    keys = random.split(random.key(0), n)
+    out["random_weak"] = bench(lambda: weak(keys).block_until_ready(), repeats=reps, target=0.0)
+    strong = pmap(lambda key: vmap(lambda k: random.normal(k, shape))(random.split(key, m)))
+    out["random_strong"] = bench(lambda: strong(keys).block_until_ready(), repeats=reps, target=0.0)
+    if n == 8:   # the seed's own result, bit for bit what one device computes per key
+        mats = weak(keys)
+        np.testing.assert_array_equal(np.asarray(mats[3]), np.asarray(random.normal(keys[3], shape)))
+
+    # the data-parallel MLP step (examples/data_parallel.py) on the seed MLP
+    import data_parallel as dp
+    _, step = dp.make_steps(0.01)
+    rng = np.random.default_rng(0)
+    for kind, per_dev in (("weak", S["batch"]), ("strong", S["global_batch"] // n)):
+        b = per_dev * n
+        x = rng.standard_normal((b, S["mlp"][0]))
+        y = rng.standard_normal((b, S["mlp"][-1]))
+        put = pmap(lambda a: a)
+        xs, ys = put(dp.split(x, n)), put(dp.split(y, n))
+        state = [dp.replicate(dp.init_params(S["mlp"]), n)]
+
+        def run():
+            state[0], loss = step(state[0], xs, ys)
+            loss.block_until_ready()
+        out[f"mlp_{kind}"] = bench(run, repeats=reps, target=0.2)
+
+    # dispatch overhead: a tiny pmap on its own previous result (already on the devices)
+    tiny = pmap(lambda a: a + 1.0)
+    cur = [tiny(xp.zeros((n, 4)))]
+
+    def call():
+        cur[0] = tiny(cur[0])
+        cur[0].block_until_ready()
+    out["dispatch"] = bench(call, repeats=5, target=0.1)
+
+    if n in (2, 8):
+        f = pmap(lambda a: psum(a, "i"), "i")
+        ps = {}
+        for nb in S["psum"]:
+            a = pmap(lambda v: v)(xp.ones((n, nb // 4), dtype=xp.float32))
+            r = f(a)
+            assert float(r[0][0]) == n
+            ps[nb] = fixed_bench(lambda: f(a).block_until_ready(), psum_calls(nb))
+        out["psum"] = ps
+    return out
+
+
+# --------------------------------------------------------------------------- JAX (child, n devices)
+
+def jax_child(n, quick):
+    import jax
+    jax.config.update("jax_enable_x64", True)
+    import jax.numpy as jnp
+    assert jax.local_device_count() == n, (jax.local_device_count(), n)
+    S = sizes(quick)
+    out, reps = {}, S["reps"]
+    shape, m = S["mat"], S["n_mats"] // n
+    keys = jax.random.split(jax.random.key(0), n)
+    weak = jax.pmap(lambda key: jax.random.normal(key, shape))
+    out["random_weak"] = bench(lambda: weak(keys).block_until_ready(), repeats=reps, target=0.0)
+    strong = jax.pmap(lambda key: jax.vmap(lambda k: jax.random.normal(k, shape))(jax.random.split(key, m)))
+    out["random_strong"] = bench(lambda: strong(keys).block_until_ready(), repeats=reps, target=0.0)
+    tiny = jax.pmap(lambda a: a + 1.0)
+    cur = [tiny(jnp.zeros((n, 4)))]
+
+    def call():
+        cur[0] = tiny(cur[0])
+        cur[0].block_until_ready()
+    out["dispatch"] = bench(call, repeats=5, target=0.1)
+    if n in (2, 8):
+        f = jax.pmap(lambda a: jax.lax.psum(a, "i"), "i")
+        ps = {}
+        for nb in S["psum"]:
+            a = jax.pmap(lambda v: v)(jnp.ones((n, nb // 4), dtype=jnp.float32))
+            assert float(f(a)[0][0]) == n
+            ps[nb] = fixed_bench(lambda: f(a).block_until_ready(), psum_calls(nb))
+        out["psum"] = ps
+    return out
+
+
+# --------------------------------------------------------------------------- 2 processes (gloo)
+
+def dist_child(pid, port, quick):
+    from transforms import distributed
+    import array_namespace as xp
+    distributed.initialize(f"127.0.0.1:{port}", 2, pid, initialization_timeout=60, heartbeat_timeout=20,
+                           shutdown_timeout=30)
+    from transforms import pmap, psum
+    f = pmap(lambda a: psum(a, "i"), "i")
+    ps = {}
+    for nb in sizes(quick)["psum"]:
+        a = xp.full((1, nb // 4), float(pid + 1), dtype=xp.float32)
+        assert float(f(a)[0][0]) == 3.0   # 1 + 2: both processes' members summed
+        ps[nb] = fixed_bench(lambda: f(a).block_until_ready(), psum_calls(nb))
+    distributed.shutdown()
+    return {"psum": ps}
+
+
+def free_port():
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+def child_env(**extra):
+    env = {k: v for k, v in os.environ.items() if k not in ("ARRAY_NAMESPACE_CPU_DEVICES", "XLA_FLAGS")}
+    env["PYTHONPATH"] = os.pathsep.join([os.path.join(ROOT, "src")] + ([env["PYTHONPATH"]] if env.get("PYTHONPATH")
+                                                                      else []))
+    env.update(extra)
+    return env
+
+
+def run_child(args, env, problems, what, timeout=900):
+    t0 = time.perf_counter()
+    try:
+        proc = subprocess.run([sys.executable, os.path.abspath(__file__)] + args, capture_output=True, text=True,
+                              env=env, timeout=timeout)
+    except subprocess.TimeoutExpired:
+        problems.append(f"{what}: timed out after {timeout} s")
+        return None
+    line = next((ln for ln in proc.stdout.splitlines() if ln.startswith("RESULT ")), None)
+    print(f"  ... {what} done in {time.perf_counter() - t0:.1f} s", flush=True)
+    if line is None:
+        problems.append(f"{what} failed:\n{proc.stdout[-1500:]}{proc.stderr[-2500:]}")
+        return None
+    return json.loads(line[len("RESULT "):])
+
+
+def run_two_processes(quick, problems):
+    t0 = time.perf_counter()
+    port = free_port()
+    env = child_env(ARRAY_NAMESPACE_CPU_DEVICES="1")
+    procs = [subprocess.Popen([sys.executable, os.path.abspath(__file__), "--dist-child", str(pid), str(port)]
+                              + (["--quick"] if quick else []), stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
+                              text=True, env=env) for pid in (0, 1)]
+    outs = []
+    for p in procs:
+        try:
+            outs.append(p.communicate(timeout=600)[0])
+        except subprocess.TimeoutExpired:
+            for q in procs:
+                q.kill()
+            problems.append("2-process psum: timed out")
+            return None
+    print(f"  ... 2 processes x 1 device (psum over gloo) done in {time.perf_counter() - t0:.1f} s", flush=True)
+    line = next((ln for ln in outs[0].splitlines() if ln.startswith("RESULT ")), None)
+    if line is None or any(p.returncode for p in procs):
+        problems.append("2-process psum failed:\n" + "\n".join(o[-2000:] for o in outs))
+        return None
+    return json.loads(line[len("RESULT "):])
+
+
+# --------------------------------------------------------------------------- tables
+
+def fmt_time(t):
+    if t is None:
+        return "-"
+    if t < 1e-3:
+        return f"{t * 1e6:.1f} µs"
+    if t < 1.0:
+        return f"{t * 1e3:.2f} ms"
+    return f"{t:.2f} s"
+
+
+def ratio(a, b):
+    return f"{a / b:.2f}x" if a is not None and b else "-"
+
+
+def print_table(rows):
+    widths = [max(len(r[i]) for r in rows) for i in range(len(rows[0]))]
+    line = lambda r: "  ".join(c.ljust(w) if i == 0 else c.rjust(w) for i, (c, w) in enumerate(zip(r, widths)))  # noqa: E731
+    print(line(rows[0]))
+    print("  ".join("-" * w for w in widths))
+    for r in rows[1:]:
+        print(line(r))
+
+
+def scaling_rows(ours, jaxr, S):
+    h, w = S["mat"]
+    mlp = "x".join(map(str, S["mlp"]))
+    work = [("random_weak", f"pmap random.normal {h}x{w}, 1 per device (weak)", "weak"),
+            ("random_strong", f"pmap random.normal {h}x{w}, {S['n_mats']} in all (strong)", "strong"),
+            ("mlp_weak", f"data-parallel MLP {mlp} step, batch {S['batch']}/device (weak)", "weak"),
+            ("mlp_strong", f"data-parallel MLP {mlp} step, batch {S['global_batch']} in all (strong)", "strong"),
+            ("dispatch", "tiny pmap dispatch (a + 1, 4 floats/device)", None)]
+    rows = [("workload", "devices", "ours", "jax", "ours/jax", "efficiency (ours)", "efficiency (jax)")]
+    for key, label, kind in work:
+        base_o = (ours.get(1) or {}).get(key)
+        base_j = (jaxr.get(1) or {}).get(key)
+        for n in DEVICE_COUNTS:
+            o, j = (ours.get(n) or {}).get(key), (jaxr.get(n) or {}).get(key)
+
+            def eff(t, base):
+                if kind is None or t is None or base is None:
+                    return "-"
+                return f"{(base / t if kind == 'weak' else base / (n * t)) * 100:.0f}%"
+            rows.append((label if n == 1 else "", str(n), fmt_time(o), fmt_time(j), ratio(o, j), eff(o, base_o),
+                         eff(j, base_j)))
+    return rows
+
+
+def psum_rows(ours, jaxr, dist, S):
+    rows = [("psum, bytes per device", "setting", "ours", "ours GB/s", "jax", "jax GB/s", "ours/jax")]
+    gbs = lambda nb, t: f"{nb / t / 1e9:.3g}" if t else "-"  # noqa: E731
+    for nb in S["psum"]:
+        size = f"{nb // KIB} KiB" if nb < 1024 * KIB else f"{nb // (1024 * KIB)} MiB"
+        for i, (setting, o, j) in enumerate([
+                ("1 process, 2 devices", (ours.get(2) or {}).get("psum", {}).get(str(nb)),
+                 (jaxr.get(2) or {}).get("psum", {}).get(str(nb))),
+                ("1 process, 8 devices", (ours.get(8) or {}).get("psum", {}).get(str(nb)),
+                 (jaxr.get(8) or {}).get("psum", {}).get(str(nb))),
+                ("2 processes x 1 device (gloo)", (dist or {}).get("psum", {}).get(str(nb)), None)]):
+            rows.append((size if i == 0 else "", setting, fmt_time(o), gbs(nb, o), fmt_time(j), gbs(nb, j),
+                         ratio(o, j)))
+    return rows
+
+
+def main(argv=None):
+    ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    ap.add_argument("--quick", action="store_true", help="small sizes and few repeats")
+    ap.add_argument("--ours-child", type=int, metavar="N", help="internal: time ours on N devices, print JSON")
+    ap.add_argument("--jax-child", type=int, metavar="N", help="internal: time JAX on N devices, print JSON")
+    ap.add_argument("--dist-child", type=int, nargs=2, metavar=("PID", "PORT"), help="internal: one of 2 processes")
+    args = ap.parse_args(argv)
+    if args.ours_child:
+        print("RESULT " + json.dumps(ours_child(args.ours_child, args.quick)))
+        return 0
+    if args.jax_child:
+        print("RESULT " + json.dumps(jax_child(args.jax_child, args.quick)))
+        return 0
+    if args.dist_child:
+        res = dist_child(args.dist_child[0], args.dist_child[1], args.quick)
+        if args.dist_child[0] == 0:
+            print("RESULT " + json.dumps(res))
+        return 0
+
+    t_start = time.perf_counter()
+    have_jax = importlib.util.find_spec("jax") is not None
+    S = sizes(args.quick)
+    q = ["--quick"] if args.quick else []
+    problems, ours, jaxr = [], {}, {}
+    from importlib.metadata import version
+    print(f"numpy {np.__version__}; jax {version('jax') if have_jax else 'not installed'}; {os.cpu_count()} CPU "
+          f"core(s){'; --quick' if args.quick else ''}", flush=True)
+    for n in DEVICE_COUNTS:
+        ours[n] = run_child(["--ours-child", str(n)] + q, child_env(ARRAY_NAMESPACE_CPU_DEVICES=str(n)), problems,
+                            f"ours, {n} device(s)")
+        if have_jax:
+            jaxr[n] = run_child(["--jax-child", str(n)] + q, child_env(
+                XLA_FLAGS=f"--xla_force_host_platform_device_count={n}", JAX_PLATFORMS="cpu"), problems,
+                f"jax, {n} device(s)")
+    dist = run_two_processes(args.quick, problems)
+    print()
+    print_table(scaling_rows(ours, jaxr, S))
+    print()
+    print_table(psum_rows(ours, jaxr, dist, S))
+    cores = os.cpu_count()
+    print(f"\n(total {time.perf_counter() - t_start:.1f} s; best of repeats per call. This machine has {cores} CPU "
+          f"core(s) shared by all CPU devices of a process: scaling tops out near {cores}x, so weak-scaling "
+          f"efficiency falls towards {cores}/n and strong-scaling efficiency towards {cores}/n beyond {cores} "
+          "devices; the device counts still show what each device adds in overhead.)")
+    if problems:
+        print(f"\n{len(problems)} problem(s):")
+        for p in problems:
+            print("-", p.rstrip())
+    return 1 if problems else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
