@@ -11,13 +11,12 @@ import pytest
 
 import array_namespace as xp
 import transforms
-from transforms import profiler, random, traceback_util
+from transforms import distributed, profiler, random, traceback_util
 
 # api label -> (module, the public names)
 # transforms.__all__ names whose docstrings are not written yet (their modules were being changed by
 # others at the time); test_pending_is_current keeps this list honest -- drop a name once it passes.
-TRANSFORMS_PENDING = {"block_until_ready", "devices", "local_devices", "device_count",
-                      "local_device_count", "process_index", "process_count", "set_cpu_device_count", "pmap",
+TRANSFORMS_PENDING = {"pmap",
                       "Mesh", "NamedSharding", "P", "PartitionSpec", "device_put", "make_mesh", "shard_map"}
 
 # Array's public attributes and methods (its operators are described in the class docstring), and the
@@ -35,6 +34,7 @@ COMPLETE = {
     "transforms": (transforms, [n for n in transforms.__all__ if n not in TRANSFORMS_PENDING]),
     "transforms.random": (random, random.__all__),
     "transforms.profiler": (profiler, profiler.__all__),
+    "transforms.distributed": (distributed, distributed.__all__),
     "transforms.traceback_util": (traceback_util, traceback_util.__all__),
 }
 
@@ -42,7 +42,8 @@ SECTIONS = ("Parameters", "Returns", "Raises")
 
 
 def _globs():
-    g = {"xp": xp, "np": np, "transforms": transforms, "random": random, "profiler": profiler}
+    g = {"xp": xp, "np": np, "transforms": transforms, "random": random, "profiler": profiler,
+         "distributed": distributed}
     g.update({n: getattr(transforms, n) for n in transforms.__all__})
     return g
 

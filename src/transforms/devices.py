@@ -11,37 +11,100 @@ from .backend import backend
 
 
 def devices():
-    """Every device of the backend (all processes' devices in a multi-process run), in id order."""
+    """Every device of the backend (all processes' devices in a multi-process run), in id order.
+
+    Parameters: none.
+    Returns: list: the Device objects (each with an `id`), e.g. [CpuDevice(id=0), ...].
+    Raises: NoBackendError: if no backend is registered (import array_namespace first).
+
+    >>> ds = devices()
+    >>> len(ds) == device_count() and ds[0].id == 0
+    True
+    """
     return list(backend.devices())
 
 
 def local_devices():
-    """The devices this process can address."""
+    """The devices this process can address (all of them unless a distributed run joined several processes).
+
+    Parameters: none.
+    Returns: list: this process's Device objects, in id order.
+    Raises: NoBackendError: if no backend is registered (import array_namespace first).
+
+    >>> all(d in devices() for d in local_devices())
+    True
+    """
     return list(backend.local_devices())
 
 
 def device_count():
-    """How many devices there are in all."""
+    """How many devices there are in all (every process's, in a distributed run).
+
+    Parameters: none.
+    Returns: int: len(devices()); on the CPU fixed when the client is made (set_cpu_device_count).
+    Raises: NoBackendError: if no backend is registered (import array_namespace first).
+
+    >>> device_count() >= 1
+    True
+    """
     return len(backend.devices())
 
 
 def local_device_count():
+    """How many devices this process can address.
+
+    Parameters: none.
+    Returns: int: len(local_devices()); the most members a pmap over this process's devices can have.
+    Raises: NoBackendError: if no backend is registered (import array_namespace first).
+
+    >>> 1 <= local_device_count() <= device_count()
+    True
+    """
     return len(backend.local_devices())
 
 
 def process_index():
-    """This process's index among the processes of a run (0 in a single-process run)."""
+    """This process's index among the processes of a run (0 in a single-process run).
+
+    Parameters: none.
+    Returns: int: the process_id it joined with (transforms.distributed.initialize), else 0.
+    Raises: NoBackendError: if no backend is registered (import array_namespace first).
+
+    >>> process_index()
+    0
+    """
     return backend.process_index()
 
 
 def process_count():
-    """How many processes take part in the run (1 unless a distributed runtime joined several)."""
+    """How many processes take part in the run (1 unless a distributed runtime joined several).
+
+    Parameters: none.
+    Returns: int: num_processes of the run joined (transforms.distributed.initialize), else 1.
+    Raises: NoBackendError: if no backend is registered (import array_namespace first).
+
+    >>> process_count()
+    1
+    """
     return backend.process_count()
 
 
 def set_cpu_device_count(n):
     """Use n CPU devices in this process. Only before the backend's client exists (the first array or
-    device query makes it); afterwards a RuntimeError, unless n is the count it already has."""
+    device query makes it); afterwards a RuntimeError, unless n is the count it already has.
+
+    Parameters: n (int): how many CPU devices, at least 1.
+    Returns: None.
+    Raises: ValueError: if n is not a positive integer. RuntimeError: if the client already exists with
+        another count. NoBackendError: if no backend is registered.
+
+    Here the client already exists (device_count() made it), so only its own count is accepted:
+
+    >>> set_cpu_device_count(device_count())
+    >>> set_cpu_device_count(device_count() + 1)
+    Traceback (most recent call last):
+    RuntimeError: set_cpu_device_count(...): the CPU client already exists with ... device(s); ...
+    """
     backend.set_cpu_device_count(n)
 
 

@@ -87,10 +87,33 @@ def initialize(coordinator_address=None, num_processes=None, process_id=None, lo
     """Join a run of `num_processes` processes as process `process_id` (0 serves the coordinator at
     `coordinator_address`, 'host:port'). Before any other use of the backend in this process; once.
 
-    platform: 'cpu' (gloo collectives between processes) or 'cuda' (the CUDA PJRT plugin, NCCL).
-    Timeouts in seconds: how long to wait for every process to join, after how long without a
-    heartbeat a process counts as dead (the others are then terminated), how long shutdown waits.
-    RuntimeError if this process already joined a run or already made its client."""
+    Parameters: coordinator_address (str): 'host:port' of process 0's coordinator. num_processes (int):
+        how many processes join (>= 1). process_id (int): this one's index, below num_processes.
+        local_device_ids (int or sequence of ints): the devices this process uses (on the CPU, their count
+        is its number of CPU devices). Each left out (None) comes from its ARRAY_NAMESPACE_* environment
+        variable (module docstring). platform (str, keyword): 'cpu' (gloo collectives between processes)
+        or 'cuda' (the CUDA PJRT plugin, NCCL). initialization_timeout, heartbeat_timeout,
+        shutdown_timeout (int seconds, keyword): how long to wait for every process to join, after how
+        long without a heartbeat a process counts as dead (the others are then terminated), how long
+        shutdown waits.
+    Returns: None.
+    Raises: TypeError: if an argument has the wrong type. ValueError: if an argument (or its environment
+        variable) is missing or out of range. RuntimeError: if this process already joined a run or
+        already made its client, if a process does not join within initialization_timeout, or if
+        platform='cuda' and the CUDA plugin is not installed.
+
+    Two processes on one machine each run (shown, not run here: a real call serves or joins a
+    coordinator and waits for the other process):
+
+        distributed.initialize("localhost:12345", num_processes=2, process_id=0)   # in process 0
+        distributed.initialize("localhost:12345", num_processes=2, process_id=1)   # in process 1
+
+    Arguments are checked before anything starts:
+
+    >>> distributed.initialize("localhost", num_processes=2, process_id=0)
+    Traceback (most recent call last):
+    ValueError: distributed.initialize: coordinator_address must be 'host:port' ... got 'localhost' (argument)
+    """
     addr, src = _from_env(coordinator_address, ENV_ADDRESS, "coordinator_address")
     addr = _address(addr, src)
     n, src = _from_env(num_processes, ENV_NUM_PROCESSES, "num_processes")
@@ -115,7 +138,19 @@ def initialize(coordinator_address=None, num_processes=None, process_id=None, lo
 
 def shutdown():
     """Leave the run: waits for every process to reach its shutdown, then stops the coordinator (process 0).
-    Returns whether there was a run to leave. Programs across processes cannot run afterwards."""
+    Programs across processes cannot run afterwards, and initialize cannot be called again. Also run at
+    exit.
+
+    Parameters: none.
+    Returns: bool: whether there was a run to leave (False outside a run or when already left).
+    Raises: RuntimeError: the runtime's, if the processes' shutdown barrier fails (a process gone, or
+        shutdown_timeout passed).
+
+    Outside a run it does nothing:
+
+    >>> distributed.shutdown()
+    False
+    """
     try:
         return backend.distributed_shutdown()
     except NoBackendError:
@@ -124,14 +159,33 @@ def shutdown():
 
 def barrier(name="barrier", timeout=300):
     """Wait until every process of the run reaches its barrier (the k-th call in each process meets the
-    k-th in the others); RuntimeError after `timeout` seconds or if a process is gone."""
+    k-th in the others).
+
+    Parameters: name (str): a label for error messages (default 'barrier'). timeout (number): seconds to
+        wait (default 300).
+    Returns: None.
+    Raises: ValueError: if timeout is not a positive number. RuntimeError: outside a run, after
+        `timeout` seconds, or if a process is gone.
+
+    >>> distributed.barrier()      # this process joined no run
+    Traceback (most recent call last):
+    RuntimeError: distributed.barrier: no distributed run (call distributed.initialize first)
+    """
     if not isinstance(timeout, (int, float)) or isinstance(timeout, bool) or not timeout > 0:
         raise ValueError(f"distributed.barrier: timeout must be a positive number of seconds, got {timeout!r}")
     backend.distributed_barrier(str(name), float(timeout))
 
 
 def is_initialized():
-    """Whether this process has joined a run (and not yet shut it down)."""
+    """Whether this process has joined a run (and not yet shut it down).
+
+    Parameters: none.
+    Returns: bool: True between initialize and shutdown; False otherwise, also with no backend.
+    Raises: nothing.
+
+    >>> distributed.is_initialized()
+    False
+    """
     try:
         return backend.distributed_is_initialized()
     except NoBackendError:
