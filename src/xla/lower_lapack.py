@@ -307,9 +307,9 @@ lowering_rules[LP.triangular_solve_p] = _triangular_solve
 # numpy.linalg runs the same LAPACK drivers the lowerings call (potrf, syevd/heevd, gesdd, geqrf+orgqr,
 # geev), single precision staying single. Where one matrix of a batch fails (LinAlgError: not positive
 # definite, no convergence), that matrix's outputs are NaN, as the lowering's info check makes them.
-# NumPy has no getrf or trsm: lu is a blocked right-looking LU with LAPACK's partial pivoting (first
-# largest |re| + |im| in the column), and triangular_solve solves the masked triangle with
-# numpy.linalg.solve; both decline (NotImplemented: the XLA executable runs) on non-finite input,
+# NumPy exposes no getrf or trsm: lu calls the getrf of the LAPACK NumPy links (ctypes), or where that
+# library is not found, runs a blocked right-looking LU with LAPACK's partial pivoting (first largest
+# |re| + |im| in the column); triangular_solve solves the masked triangle with numpy.linalg.solve; both decline (NotImplemented: the XLA executable runs) on non-finite input,
 # whose NaN placement is the LAPACK kernel's own, and triangular_solve on a singular triangle.
 
 def _per_matrix(fn, a, spec):
@@ -383,7 +383,11 @@ def _h_lu(a):
     k = min(m, n)
     x = a.reshape((int(np.prod(batch, dtype=np.int64)), m, n)).copy()
     piv = np.zeros((x.shape[0], k), np.int32)
-    _lu_inplace(x, piv)
+    getrf = _GETRF.get(a.dtype.char) if _GETRF else None
+    if getrf is not None and k:
+        _lu_lapack(getrf, x, piv)
+    else:
+        _lu_inplace(x, piv)
     perm = np.empty((x.shape[0], m), np.int32)
     for b, pv in enumerate(piv.tolist()):   # the row swaps j <-> piv[j], in order, on the identity
         pm = list(range(m))
@@ -391,6 +395,46 @@ def _h_lu(a):
             pm[j], pm[p] = pm[p], pm[j]
         perm[b] = pm
     return [x.reshape(a.shape), piv.reshape(batch + (k,)), perm.reshape(batch + (m,))]
+
+
+def _load_getrf():
+    """?getrf of the LAPACK NumPy's own linalg links (the ILP64 scipy-openblas of NumPy's wheels), by
+    dtype char; {} where that library is not found (then lu runs the NumPy implementation below)."""
+    import ctypes
+    import glob
+    import os
+    libs = os.path.join(os.path.dirname(np.__file__), os.pardir, "numpy.libs")
+    i64 = ctypes.POINTER(ctypes.c_int64)
+    for path in sorted(glob.glob(os.path.join(libs, "libscipy_openblas64_*.so"))):
+        try:
+            lib = ctypes.CDLL(path)
+            fns = {c: getattr(lib, f"scipy_{t}getrf_64_") for c, t in zip("fdFD", "sdcz")}
+        except (OSError, AttributeError):
+            continue
+        for f in fns.values():   # getrf(m, n, a, lda, ipiv, info), Fortran: every argument by reference
+            f.restype = None
+            f.argtypes = [i64, i64, ctypes.c_void_p, i64, ctypes.c_void_p, i64]
+        return fns
+    return {}
+
+
+_GETRF = _load_getrf()
+
+
+def _lu_lapack(getrf, x, piv):
+    """_lu_inplace through LAPACK's getrf itself, one matrix at a time (column-major copies)."""
+    import ctypes
+    _, m, n = x.shape
+    k = min(m, n)
+    cm, cn, info = ctypes.c_int64(m), ctypes.c_int64(n), ctypes.c_int64(0)
+    ipiv = np.empty(k, np.int64)
+    for b in range(x.shape[0]):
+        f = np.asfortranarray(x[b])
+        getrf(cm, cn, f.ctypes.data, cm, ipiv.ctypes.data, info)   # (info > 0: U exactly singular, still valid)
+        if info.value < 0:
+            raise AssertionError(f"getrf: argument {-info.value} rejected")
+        x[b] = f
+        piv[b] = ipiv - 1
 
 
 _LU_BLOCK = 32

@@ -156,14 +156,24 @@ def test_eig(dt):
     check(LP.eig_p, [np.diag(np.arange(1.0, 5.0)).astype(dt)], {})
 
 
+@pytest.fixture(params=["getrf", "numpy"])
+def lu_path(request, monkeypatch):
+    """lu's two host paths: LAPACK's getrf through NumPy's own library, and the NumPy implementation
+    used where that library is not found."""
+    from xla import lower_lapack
+    if request.param == "numpy":
+        monkeypatch.setattr(lower_lapack, "_GETRF", {})
+    return request.param
+
+
 @pytest.mark.parametrize("dt", DTYPES, ids=str)
-def test_lu(dt):
+def test_lu(dt, lu_path):
     rng = np.random.default_rng(5)
     for shape in [(2, 7, 4), (3, 4, 7), (1, 70, 70), (70, 40), (3, 0)]:   # (70: more than one block)
         check(LP.lu_p, [_rand(rng, shape, dt)], {})
 
 
-def test_lu_singular_and_ties():
+def test_lu_singular_and_ties(lu_path):
     check(LP.lu_p, [np.zeros((4, 4))], {})
     check(LP.lu_p, [np.array([[1.0, 2.0, 3.0], [2.0, 4.0, 6.0], [1.0, 1.0, 1.0]])], {})
     check(LP.lu_p, [np.array([[1.0, 2.0], [-1.0, 5.0], [1.0, 0.0]])], {})     # |pivot| ties: the first row
