@@ -5,7 +5,7 @@ signature and, eagerly, used to run as one XLA executable -- a compile (tens to 
 every new shape, which library code on ever-changing shapes pays again and again. On the CPU, where
 every primitive of the staged jaxpr has a host kernel (xla/host.py), running its equations one by one
 costs microseconds each and compiles nothing: `eager_by_op` (the engine's backend hook, used by
-`jaxpr_transforms.staged_call`) allows that for up to BY_OP_BUDGET_S of running per signature -- about
+`jaxpr_transforms.staged_call`) allows that for a budget of running time per signature -- about
 what a compile costs, so a call repeated often enough (a hot loop on one shape) still gets its fused
 executable, and pays at most twice the better of the two choices. Elsewhere -- an accelerator, a
 primitive without a host kernel (a while loop), an elementwise kernel that declines the dtype (complex
@@ -33,7 +33,11 @@ from .host import host_kernels
 # same LAPACK/pocketfft-class work either way) dominates.
 BY_OP_MAX_ELEMENTS = 1 << 20          # bodies with a LAPACK or FFT primitive
 BY_OP_MAX_ELEMENTS_LIGHT = 1 << 15    # the others
+# The op-by-op time a signature may spend before it is compiled: about what its compile costs on a
+# small CPU (an elementwise body ~20-50 ms; one with a decomposition 0.2-1.3 s: lu's pivot loop, the
+# LAPACK custom calls), so a hot loop pays at most about twice the better choice.
 BY_OP_BUDGET_S = 0.05
+BY_OP_BUDGET_HEAVY_S = 0.5
 
 _CALLS = (custom_jvp_call_p, custom_vjp_call_p)   # eager impl: eval_jaxpr of their call_jaxpr
 _HEAVY = {F.fft_p, LP.cholesky_p, LP.eigh_p, LP.svd_p, LP.qr_p, LP.lu_p, LP.eig_p, LP.triangular_solve_p}
@@ -92,4 +96,6 @@ def eager_by_op(closed):
     heavy = set()
     if size > BY_OP_MAX_ELEMENTS or not _all_host(closed.jaxpr, True, heavy):
         return 0.0
-    return BY_OP_BUDGET_S if heavy or size <= BY_OP_MAX_ELEMENTS_LIGHT else 0.0
+    if heavy:
+        return BY_OP_BUDGET_HEAVY_S
+    return BY_OP_BUDGET_S if size <= BY_OP_MAX_ELEMENTS_LIGHT else 0.0

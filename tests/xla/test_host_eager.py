@@ -34,10 +34,10 @@ def test_budget_for_host_bodies_and_zero_otherwise():
     big = xp.zeros((host_eager.BY_OP_MAX_ELEMENTS + 1,))
     assert host_eager.eager_by_op(_closed(lambda a: xp.fft.fft(a), big)) == 0.0
     mid = xp.zeros((host_eager.BY_OP_MAX_ELEMENTS_LIGHT + 1,))
-    assert host_eager.eager_by_op(_closed(lambda a: xp.fft.fft(a), mid)) == host_eager.BY_OP_BUDGET_S
+    assert host_eager.eager_by_op(_closed(lambda a: xp.fft.fft(a), mid)) == host_eager.BY_OP_BUDGET_HEAVY_S
     assert host_eager.eager_by_op(_closed(lambda a: a * 2, mid)) == 0.0
     mat = xp.zeros((4, (host_eager.BY_OP_MAX_ELEMENTS_LIGHT + 1) // 4 + 1))
-    assert host_eager.eager_by_op(_closed(lambda a: xp.linalg.svdvals(a), mat)) == host_eager.BY_OP_BUDGET_S
+    assert host_eager.eager_by_op(_closed(lambda a: xp.linalg.svdvals(a), mat)) == host_eager.BY_OP_BUDGET_HEAVY_S
     # nested jit is looked into
     inner = jit(lambda a: xp.cos(a) + 1)
     assert host_eager.eager_by_op(_closed(lambda a: inner(a) * 3, x)) == host_eager.BY_OP_BUDGET_S
