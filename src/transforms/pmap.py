@@ -219,7 +219,27 @@ def pmap(fun, axis_name=None, *, in_axes=0, out_axes=0, static_broadcasted_argnu
     on the pmap's devices (e.g. an earlier pmap's result) is consumed: using it again raises.
     In a run of several processes (transforms.distributed) the axis spans the first n devices of every
     process: each process passes and gets back the n members on its own devices, while collectives see
-    all n * process_count members."""
+    all n * process_count members.
+
+    Parameters: fun (callable): the per-member function. axis_name (hashable): the name collectives use
+        (default: an anonymous axis). in_axes (int, None or a pytree prefix of the arguments, keyword):
+        the mapped axis of each argument (default 0). out_axes (keyword): likewise for the results.
+        static_broadcasted_argnums (int or tuple, keyword): positional arguments passed as Python values
+        (hashable; a new trace per value). devices (list of Device, keyword): the devices, member order
+        (default: the first n local devices). axis_size (int, keyword): n when no argument is mapped.
+        donate_argnums (int or tuple, keyword): see above.
+    Returns: callable: the pmapped function; its results lie over the devices (split along out_axes).
+    Raises: TypeError: if fun is not callable or axis_name / a static argument is unhashable.
+        ValueError (when called): if the mapped axes disagree in size, in_axes does not fit the
+        arguments, the axis has more members than the (given or local) devices, or an argument is both
+        static and donated. RuntimeError (when called): if a donated argument is used again.
+
+    One member per device: with one device the axis has size 1.
+
+    >>> f = pmap(lambda v: xp.sum(v) / psum(1., "i"), axis_name="i")   # a row's sum / the member count
+    >>> f(xp.asarray([[1., 2., 3.]]))
+    Array([6.])
+    """
     if not callable(fun):
         raise TypeError(f"pmap expects a callable, got {type(fun).__name__}")
     try:

@@ -319,7 +319,22 @@ def shard_map(f, mesh, in_specs, out_specs, check_rep=None, check_vma=None, auto
     """Run `f` on each device of `mesh` with that device's blocks of the arguments (split as `in_specs`
     say: a pytree prefix of the positional arguments), mesh axes bound by name for collectives; results
     assembled as `out_specs` (a pytree prefix of f's output) say. check_rep/check_vma are accepted and
-    not checked: an output whose spec leaves out a mesh axis is taken from member 0 along it."""
+    not checked: an output whose spec leaves out a mesh axis is taken from member 0 along it.
+
+    Parameters: f (callable): the per-shard function. mesh (Mesh): its axes are bound by name inside f.
+        in_specs, out_specs (PartitionSpec or pytree prefix of them): how arguments are split and results
+        assembled. check_rep, check_vma: accepted, ignored. auto: must be empty.
+    Returns: callable: the mapped function (its results laid out over the mesh).
+    Raises: TypeError: if f is not callable or mesh is not a Mesh. NotImplementedError: if auto is not
+        empty. ValueError (when called): if a spec names an axis the mesh lacks or does not fit its
+        argument's or result's shape.
+
+    On a one-device mesh, f sees the whole array; psum over the axis is its own block's sum:
+
+    >>> total = shard_map(lambda b: psum(xp.sum(b), "i"), make_mesh((1,), ("i",)), in_specs=P("i"), out_specs=P())
+    >>> total(xp.arange(4.))
+    Array(6.)
+    """
     if not callable(f):
         raise TypeError(f"shard_map expects a callable, got {type(f).__name__}")
     if not isinstance(mesh, Mesh):

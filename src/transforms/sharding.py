@@ -21,7 +21,19 @@ from .pytree import broadcast_prefix, tree_unflatten
 
 
 class Mesh:
-    """An n-d grid of devices with a name per axis: `Mesh(np.array(devices).reshape(2, 4), ('i', 'j'))`."""
+    """An n-d grid of devices with a name per axis: `Mesh(np.array(devices).reshape(2, 4), ('i', 'j'))`.
+    Attributes: devices (the object array), axis_names, shape ({name: size}), size, device_ids (row-major).
+
+    Parameters: devices (array-like of Device): one dimension per axis name, each device once.
+        axis_names (str or tuple of hashables): distinct names, one per dimension.
+    Returns: Mesh.
+    Raises: ValueError: if the dimensions and names disagree in number, a name or a device repeats, or
+        devices is a scalar or empty. TypeError: if a name is unhashable or an entry is not a device.
+
+    >>> m = Mesh(np.array(devices()[:1]).reshape(1, 1), ("data", "model"))
+    >>> m, m.size
+    (Mesh({'data': 1, 'model': 1}, device_ids=[0]), 1)
+    """
     __slots__ = ("devices", "axis_names", "shape", "_key")
 
     def __init__(self, devices, axis_names):
@@ -80,7 +92,16 @@ class Mesh:
 
 
 def make_mesh(axis_shapes, axis_names, devices=None):
-    """A Mesh of the first prod(axis_shapes) devices (default: the backend's local devices), row-major."""
+    """A Mesh of the first prod(axis_shapes) devices (default: the backend's local devices), row-major.
+
+    Parameters: axis_shapes (sequence of int): the mesh's shape. axis_names (str or tuple): one name per
+        axis. devices (sequence of Device): the devices to take them from (default: local_devices()).
+    Returns: Mesh.
+    Raises: ValueError: if the mesh needs more devices than there are, or as Mesh raises.
+
+    >>> make_mesh((1,), ("i",))
+    Mesh({'i': 1}, device_ids=[0])
+    """
     shape = tuple(int(s) for s in axis_shapes)
     n = math.prod(shape)
     devs = list(backend.local_devices() if devices is None else devices)
@@ -91,7 +112,17 @@ def make_mesh(axis_shapes, axis_names, devices=None):
 
 class PartitionSpec(tuple):
     """Per array dimension: None (not split), a mesh axis name, or a tuple of names (split over all of
-    them, the first major). Trailing dimensions not listed are not split."""
+    them, the first major). Trailing dimensions not listed are not split. `P` is the same class.
+
+    Parameters: *entries (None, a hashable name, or a tuple/list of names): one per leading dimension;
+        a one-name tuple is that name, an empty one None.
+    Returns: PartitionSpec (a tuple).
+    Raises: nothing here; a spec is checked against a mesh where it is used (NamedSharding, shard_map:
+        ValueError if it names an axis the mesh lacks, or one twice).
+
+    >>> P("i", None, ("j", "k")), P(["i"]) == P("i")
+    (P('i', None, ('j', 'k')), True)
+    """
 
     def __new__(cls, *entries):
         out = []
@@ -178,7 +209,20 @@ def shard_index(mesh, spec, shape, coords):
 
 
 class NamedSharding:
-    """An array laid out over `mesh` as `spec` says: `NamedSharding(mesh, P('i', None))`."""
+    """An array laid out over `mesh` as `spec` says: `NamedSharding(mesh, P('i', None))`. Mesh axes the
+    spec does not name replicate the array along them.
+
+    Parameters: mesh (Mesh): the devices. spec (PartitionSpec, tuple or None): which mesh axes split each
+        dimension (default P(): replicated on every device).
+    Returns: NamedSharding; shard_shape(shape) is one device's block shape, devices_indices_map(shape)
+        each device's slices.
+    Raises: TypeError: if mesh is not a Mesh or spec not a PartitionSpec. ValueError: if spec names an
+        axis the mesh lacks or one twice (and shard_shape, if a dimension does not divide).
+
+    >>> s = NamedSharding(make_mesh((1,), ("i",)), P("i"))
+    >>> s.spec, s.shard_shape((4, 2))
+    (P('i'), (4, 2))
+    """
     __slots__ = ("mesh", "spec")
 
     def __init__(self, mesh, spec=PartitionSpec()):
@@ -257,7 +301,19 @@ def flat_shardings(in_shardings, out_shardings, in_tree, n_consts, out_tree, n_e
 
 def device_put(x, device_or_sharding=None):
     """x as an array over `device_or_sharding`: a NamedSharding lays it out over its mesh (each device
-    holding its block); a device (or None, the default device) puts it whole on that device."""
+    holding its block); a device (or None, the default device) puts it whole on that device. Under a
+    transform it returns x as it is (after checking the sharding fits its shape).
+
+    Parameters: x (Array, NumPy array or Python scalar): the value. device_or_sharding (NamedSharding,
+        Device from transforms.devices(), or None).
+    Returns: Array: its `sharding` is the NamedSharding given.
+    Raises: ValueError: if x's shape does not fit the sharding (a dimension not divisible by its axes'
+        size, more spec entries than dimensions). TypeError: if x is not an array or scalar.
+
+    >>> y = device_put(xp.arange(4.), NamedSharding(make_mesh((1,), ("i",)), P("i")))
+    >>> y, y.sharding.spec
+    (Array([0., 1., 2., 3.]), P('i'))
+    """
     raw = to_raw(x, "device_put argument")
     if isinstance(raw, Tracer):   # under a transform: the value as it is (layouts are the program's business)
         if isinstance(device_or_sharding, NamedSharding):
