@@ -90,10 +90,12 @@ class _Signature:
 def compiled(fn):
     """Run a namespace function eagerly as one staged call per signature (`staged_call`).
 
-    Each of these functions is a composition of many primitives; executed op by op, every
-    new shape would compile each op separately. Called eagerly with Array arguments, the
-    whole function is staged and compiled once instead: Array arguments are traced, every other
-    argument is static (part of the cache key, with its type, so True and 1 stay apart).
+    Each of these functions is a composition of many primitives. Called eagerly with Array
+    arguments, the whole function is staged once per signature: Array arguments are traced, every
+    other argument is static (part of the cache key, with its type, so True and 1 stay apart).
+    On the CPU, where every primitive of the staged body has a host kernel, it then runs op by op
+    on them (no compile per new shape) until a hot signature has spent about a compile's time so;
+    otherwise, and then, as one compiled executable (`staged_call(by_op=True)`).
     Validation runs while staging, so errors are the same. Under a transform the function is
     traced inline.
     """
