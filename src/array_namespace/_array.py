@@ -36,11 +36,16 @@ class Device:
     def __init__(self, d):
         self._d = d
 
-    def __eq__(self, other):
-        return isinstance(other, Device) and self._d == other._d
+    def __eq__(self, other):   # equal to a Device wrapping the same runtime device, and to that device itself
+        return self._d == (other._d if isinstance(other, Device) else other)
 
     def __hash__(self):
         return hash(self._d)
+
+    @property
+    def runtime_device(self):
+        """The backend's device this wraps (what transforms.devices() lists); an extension."""
+        return self._d
 
     def __repr__(self):
         return f"Device({self._d.platform}:{self._d.id})"

@@ -299,6 +299,16 @@ def flat_shardings(in_shardings, out_shardings, in_tree, n_consts, out_tree, n_e
     return tuple(ins), tuple(outs)
 
 
+def _runtime_device(d):
+    """A device argument as the backend's device: one of devices(), or an object wrapping one (the
+    namespace's Device, an array's .device, exposes it as `runtime_device`)."""
+    d = getattr(d, "runtime_device", d)
+    if d not in backend.devices():
+        raise TypeError(f"device_put: device_or_sharding must be a NamedSharding, a device (one of "
+                        f"transforms.devices(), or an array's .device) or None, got {d!r}")
+    return d
+
+
 def device_put(x, device_or_sharding=None):
     """x as an array over `device_or_sharding`: a NamedSharding lays it out over its mesh (each device
     holding its block); a device (or None, the default device) puts it whole on that device. Under a
@@ -315,6 +325,8 @@ def device_put(x, device_or_sharding=None):
     (Array([0., 1., 2., 3.]), P('i'))
     """
     raw = to_raw(x, "device_put argument")
+    if device_or_sharding is not None and not isinstance(device_or_sharding, NamedSharding):
+        device_or_sharding = _runtime_device(device_or_sharding)
     if isinstance(raw, Tracer):   # under a transform: the value as it is (layouts are the program's business)
         if isinstance(device_or_sharding, NamedSharding):
             device_or_sharding.shard_shape(get_aval(raw).shape, "device_put")

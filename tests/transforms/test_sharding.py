@@ -113,3 +113,18 @@ def test_device_put_and_sharded_jit_on_one_device():
     with pytest.raises(ValueError, match=r"device_put: dimension 1 of an array of shape \(2, 3\) has size 3, not "
                                          r"divisible by the size 2 of mesh axis 'i' that P\(None, 'i'\)"):
         device_put(xp.asarray(x), NamedSharding(_mesh((2,), ("i",)), P(None, "i")))
+
+
+def test_device_put_takes_runtime_devices_and_namespace_devices_and_refuses_others():
+    import array_namespace as xp
+    import numpy as np
+    import pytest
+    from transforms import device_put, devices
+    x = xp.arange(3.0)
+    for d in (devices()[0], x.device, None):
+        y = device_put(x, d)
+        np.testing.assert_array_equal(np.asarray(y), [0.0, 1.0, 2.0])
+        assert y.device == devices()[0] and y.device == x.device
+    for bad in ("cpu", 0, object()):
+        with pytest.raises(TypeError, match="device_put: device_or_sharding must be a NamedSharding"):
+            device_put(x, bad)
