@@ -85,12 +85,14 @@ def _split_over(devices):
 
 def shard_row(x, key):
     """x[key] (key an int, or a tuple starting with one) read from the shard holding row key[0], for an eager
-    array split along axis 0 over several devices; None where x is not such an array (or the row lies in
-    another process, or the index is out of range): the ordinary path then answers."""
+    array split along axis 0 over several devices; None where x is not such an array (or the run has several
+    processes, or the index is out of range): the ordinary path then answers."""
     v = x._v
     got = backend.sharding_of(v)
     if type(got) is tuple and (len(got[0]) == 1 or not got[1]) or isinstance(v, Tracer) or not x.ndim:
         return None   # whole on one device (or replicated: reading it back reads one copy already)
+    if backend.process_count() > 1:
+        return None   # shards in other processes: the ordinary path reads local copies or refuses clearly
     n = x.shape[0]
     i = key if type(key) is int else key[0]
     if not -n <= i < n:
