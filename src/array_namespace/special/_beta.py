@@ -142,6 +142,16 @@ def _maxit(x):
     return 1000 if x.dtype == _xp().float64 else 300
 
 
+_CF_CAP = 100000   # no element runs more terms than this (budget: pq/(p+q) up to ~1.6e11)
+
+
+def _budget(p, q, x):
+    """Terms the fraction may take: near the mean x0 = p/(p+q) of a beta with both p, q large it needs
+    up to ~sqrt(m)/4 of them, m = pq/(p+q) (~2.5e4 at m = 1e10), far from it fewer."""
+    xp = _xp()
+    return _maxit(x) + 0.3 * xp.sqrt(p * q / (p + q))
+
+
 def _cf(p, q, x, derivs):
     """The continued fraction h of I_x(p, q) = x^p (1-x)^q / (p B(p, q)) * h (valid everywhere;
     fast for x < (p+1)/(p+q+2)), by modified Lentz; with `derivs` also d log h/dp and d log h/dq
@@ -162,8 +172,9 @@ def _cf(p, q, x, derivs):
     d = 1 / u
     dd = [-ad * d * d for ad in a1_d]
     g = [-ad / u for ad in a1_d]
+    budget = _budget(p, q, x)
     init = (xp.asarray(1, dtype=x.dtype), d, xp.ones_like(x), d, tuple(dd), tuple(zero for _ in dd),
-            tuple(g), xp.zeros(x.shape, dtype=xp.bool))
+            tuple(g), xp.zeros(x.shape, dtype=xp.bool), zero, zero, zero)
 
     def step(c, d, dc, dd, aa, aa_d):
         u = fix(1 + aa * d)
@@ -172,20 +183,22 @@ def _cf(p, q, x, derivs):
         ddn = [-dn * dn * (ad * d + aa * dv) for ad, dv in zip(aa_d, dd)]
         dcn = [ad / c - aa * dcv / (c * c) for ad, dcv in zip(aa_d, dc)]
         inc = [ddv / dn + dcv / cn for ddv, dcv in zip(ddn, dcn)]
-        return cn, dn, dcn, ddn, dn * cn, inc
+        # how much this step amplifies rounding (1 + aa d and 1 + aa/c cancelling)
+        amp = xp.abs(aa * d * dn) + xp.abs(aa / (c * cn))
+        return cn, dn, dcn, ddn, dn * cn, inc, amp
 
     def body(s):
-        m, h, c, d, dd, dc, g, done = s
+        m, h, c, d, dd, dc, g, done, last_m, last_err, last_amp = s
         m2 = 2 * m
         # even coefficient d_2m = m (q - m) x / ((p + 2m - 1)(p + 2m))
         den = (p + m2 - 1) * (p + m2)
         ae = m * (q - m) * x / den
         ae_d = [-ae * (1 / (p + m2 - 1) + 1 / (p + m2)), m * x / den][:nd]
-        c1, d1, dc1, dd1, del1, inc1 = step(c, d, dc, dd, ae, ae_d)
+        c1, d1, dc1, dd1, del1, inc1, amp1 = step(c, d, dc, dd, ae, ae_d)
         # odd coefficient d_2m+1 = -(p + m)(p + q + m) x / ((p + 2m)(p + 2m + 1))
         ao = -(p + m) * (p + q + m) * x / ((p + m2) * (p + m2 + 1))
         ao_d = [ao * (1 / (p + m) + 1 / (p + q + m) - 1 / (p + m2) - 1 / (p + m2 + 1)), ao / (p + q + m)][:nd]
-        c2, d2, dc2, dd2, del2, inc2 = step(c1, d1, dc1, dd1, ao, ao_d)
+        c2, d2, dc2, dd2, del2, inc2, amp2 = step(c1, d1, dc1, dd1, ao, ao_d)
         delta = del1 * del2
         new_g = [gv + i1 + i2 for gv, i1, i2 in zip(g, inc1, inc2)]
         conv = xp.abs(delta - 1) <= eps
@@ -194,11 +207,48 @@ def _cf(p, q, x, derivs):
         keep = lambda old, new: xp.where(done, old, new)  # noqa: E731
         return (m + 1, keep(h, h * delta), keep(c, c2), keep(d, d2),
                 tuple(keep(o, n) for o, n in zip(dd, dd2)), tuple(keep(o, n) for o, n in zip(dc, dc2)),
-                tuple(keep(o, n) for o, n in zip(g, new_g)), done | conv | xp.isnan(delta))
+                tuple(keep(o, n) for o, n in zip(g, new_g)), done | conv | xp.isnan(delta) | (m >= budget),
+                keep(last_m, m), keep(last_err, xp.abs(delta - 1)), keep(last_amp, amp1 + amp2))
 
-    maxit = _maxit(x)
-    out = while_loop(lambda s: (s[0] < maxit) & xp.any(~s[7]), body, init)
-    return out[1], list(out[6])
+    out = while_loop(lambda s: (s[0] < _CF_CAP) & xp.any(~s[7]), body, init)
+    # out of terms before the fraction converged: nan, never a truncated value. Near the mean of a
+    # beta with large p, q the steps cancel ~1e3-fold and delta wanders by ~1e3 eps about 1 once
+    # converged, so the strict test may never pass: an element that ran to its budget (past the
+    # ~sqrt(m)/4 terms needed) counts as converged if its last factor was 1 to within that step's own
+    # rounding (the derivatives may stop there too). Stopped by the cap (budget not reached): nan.
+    at_budget = out[8] >= budget
+    ok = out[7] & (~at_budget | (out[9] <= eps * (1 + 8 * out[10])))
+    return xp.where(ok, out[1], xp.nan), list(out[6])
+
+
+def _two_prod(u, v):
+    """(u v rounded, its rounding error) exactly, by Veltkamp splitting (Dekker's product)."""
+    xp = _xp()
+    split = 134217729.0 if u.dtype == xp.float64 else 4097.0
+    cu, cv = split * u, split * v
+    uh, vh = cu - (cu - u), cv - (cv - v)
+    ul, vl = u - uh, v - vh
+    pr = u * v
+    return pr, ((uh * vh - pr) + uh * vl + ul * vh) + ul * vl
+
+
+def _log_front_big(p, q, x, y):
+    """log(x^p y^q / (p B(p, q))) for p, q >= 10 without the cancellation of p log x + q log y against
+    log B (each ~p log p: eps p lost, 1e-7 at p = 1e9). With n = p + q and x0 = p/n it is
+    p log1p(d/p) + q log1p(-d/q) + log sqrt(q/(2 pi p n)) + corr(n) - corr(p) - corr(q), d = n x - p
+    = -(n y - q) taken from the smaller (exact) one of x, y by an exact product (corr: Stirling's
+    series); the first two terms then cancel only to the accuracy of d, eps sqrt(pq/n)."""
+    xp = _xp()
+    n = p + q
+    ne = (p - (n - (n - p))) + (q - (n - p))        # n + ne = p + q exactly (two-sum)
+    small_x = x <= y
+    w = xp.where(small_x, x, y)
+    pr, err = _two_prod(w, n)
+    dw = (pr - xp.where(small_x, p, q)) + err + w * ne   # n w - p (or n y - q), Sterbenz-exact first difference
+    d = xp.where(small_x, dw, -dw)
+    e = p * xp.log1p(d / p) + q * xp.log1p(-d / q)
+    return (e + 0.5 * (xp.log(q) - xp.log(p) - xp.log(n)) - _LOG_SQRT_2PI
+            + _stirling_corr(n) - _stirling_corr(p) - _stirling_corr(q))
 
 
 def _ibeta_parts(a, b, x, y, derivs):
@@ -226,6 +276,10 @@ def _ibeta_parts(a, b, x, y, derivs):
     else:
         bl = _betaln_pos(p, q)
     front = xp.exp(_xlogy(p, lxx) + _xlogy(q, lyy) - bl) / p
+    big = (p >= 10) & (q >= 10)
+    xx, yy = xp.where(swap, y, x), xp.where(swap, x, y)
+    front = xp.where(big, xp.exp(_log_front_big(xp.where(big, p, 10.0), xp.where(big, q, 10.0),
+                                                xp.where(big, xx, 0.5), xp.where(big, yy, 0.5))), front)
     j = front * h
     ib = xp.where(swap, 1 - j, j)
     ic = xp.where(swap, j, 1 - j)

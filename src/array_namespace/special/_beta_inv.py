@@ -59,7 +59,10 @@ def _solve(p, q, y):
         xn = x - step
         xn = xp.where(xn <= 0, 0.5 * x, xp.where(xn >= 1, 0.5 * (x + 1), xn))
         conv = (xp.abs(xn - x) <= 4 * eps * xn) | (err == 0)
-        return i + 1, xp.where(done, x, xn), done | conv
+        # I_x itself failed (its fraction out of terms, parameters beyond ~1e11): nan, not a step of 0
+        fail = xp.isnan(ib)
+        xn = xp.where(fail, xp.nan, xn)
+        return i + 1, xp.where(done, x, xn), done | conv | fail
 
     init = (xp.asarray(0), _start(p, q, y), xp.zeros(y.shape, dtype=xp.bool))
     return while_loop(lambda s: (s[0] < maxit) & xp.any(~s[2]), body, init)[1]

@@ -33,7 +33,7 @@ import numpy as np
 
 from transforms import custom_jvp, jvp, while_loop
 
-from ._beta import _finfo, _floats, _xp
+from ._beta import _finfo, _floats, _two_prod, _xp
 
 __all__ = ["hyp1f1", "lpmv"]
 
@@ -48,34 +48,66 @@ def _nonpos_int(v):
     return (v <= 0) & (xp.floor(v) == v)
 
 
+def _exact_add(u, v):
+    """(u + v rounded, whether that is exact): Knuth's two-sum error is zero."""
+    s = u + v
+    bb = s - u
+    return s, ((u - (s - bb)) + (v - bb)) == 0
+
+
+def _exact_mul(u, v):
+    """(u v rounded, whether that is exact): Dekker's product error is zero."""
+    pr, err = _two_prod(u, v)
+    return pr, err == 0
+
+
 def _ratio_sum(num, den, z, renorm, with_err=False):
     """sum_n t_n with t_0 = 1, t_{n+1} = t_n * prod(p + n for p in num) z / (prod(q + n for q in den) (n+1)).
     A zero factor ends the primal terms but not a shadow term (the zero factor replaced by 1), whose
     convergence is waited for, so forward derivatives through the loop are complete. With `renorm`
-    the sum is kept below R by rescaling: returns (S, k) with the value S * R**k; else (S, 0)."""
+    the sum is kept below R by rescaling: returns (S, k) with the value S * R**k; else (S, 0).
+    A terminating series whose every operation up to its zero factor was exact (checked by error-free
+    transformations: integers and dyadic rationals, hyp1f1(9, 8, -8) = e^-8 M(-1, 8, 8) = 0) is exact,
+    however much its terms cancelled: it is kept, exact zero included, where a rounded sum that
+    cancels is nan."""
     xp = _xp()
     eps = float(_finfo(z).eps)
     big = 2.0 ** 500 if _is64(z) else 2.0 ** 60
     maxit = 6000 if _is64(z) else 2000
     one = xp.ones_like(z)
-    init = (xp.asarray(0, dtype=z.dtype), one, one, one, one, xp.zeros_like(z), xp.zeros(z.shape, dtype=xp.bool), one)
+    fb = xp.zeros(z.shape, dtype=xp.bool)
+    init = (xp.asarray(0, dtype=z.dtype), one, one, one, one, xp.zeros_like(z), fb, one, ~fb, fb)
 
     def body(s):
-        n, t, S, q, Q, k, done, P = s
-        nf = 1.0
+        n, t, S, q, Q, k, done, P, exact, ended = s
+        nf = one
         nq = 1.0
+        ok = ~fb
         for p in num:
-            f = p + n
-            nf = nf * f
+            f, e1 = _exact_add(p, n)
+            nf, e2 = _exact_mul(nf, f)
+            ok = ok & e1 & e2
             nq = nq * xp.where(f == 0, 1.0, f)
-        dd = 1.0
+        dd = one
         for c in den:
-            dd = dd * (c + n)
+            g, e1 = _exact_add(c, n)
+            dd, e2 = _exact_mul(dd, g)
+            ok = ok & e1 & e2
         # a zero numerator factor meeting a zero denominator one (scipy's terminating series for a
         # non-positive integer a >= b): the term is 0, and the shadow stops too
         pole = dd == 0
         dd = xp.where(pole, 1.0, dd)
-        r = nf * z / (dd * (n + 1))
+        top, e1 = _exact_mul(nf, z)
+        bot, e2 = _exact_mul(dd, n + 1)
+        r = top / bot
+        back, e3 = _exact_mul(r, bot)
+        tr, e4 = _exact_mul(t, r)
+        _, e5 = _exact_add(S, tr)
+        ok = ok & e1 & e2 & e3 & (back == top) & e4 & e5
+        # exact while every step before the series ended was; ended by a zero factor (not underflow)
+        live = (t != 0) & ~ended
+        exact_n = exact & (~live | ok)
+        ended_n = ended | (live & (nf == 0))
         rq = xp.where(pole, 0.0, xp.abs(nq * z / (dd * (n + 1))))
         tn, Sn, qn = t * r, S + t * r, q * rq
         Qn, Pn = Q + qn, P + xp.abs(t * r)
@@ -105,15 +137,16 @@ def _ratio_sum(num, den, z, renorm, with_err=False):
             conv = conv | ((t == 0) & (xp.abs(z) >= 1))
         keep = lambda old, new: xp.where(done, old, new)  # noqa: E731
         return (n + 1, keep(t, tn), keep(S, Sn), keep(q, qn), keep(Q, Qn), keep(k, kn),
-                done | conv | xp.isnan(Sn), keep(P, Pn))
+                done | conv | xp.isnan(Sn), keep(P, Pn), keep(exact, exact_n), keep(ended, ended_n))
 
     out = while_loop(lambda s: (s[0] < maxit) & xp.any(~s[6]), body, init)
     # not converged within maxit, or cancelled below ~7 (float32: ~3) significant digits (the
-    # rounding error of a sum is ~eps sum |t_n|): nan, never a truncated or cancelled sum
-    lost = eps * out[7] > (1e-7 if _is64(z) else 1e-3) * xp.abs(out[2])
+    # rounding error of a sum is ~eps sum |t_n|) unless exact: nan, never a truncated or cancelled sum
+    exact = out[8] & out[9]
+    lost = (eps * out[7] > (1e-7 if _is64(z) else 1e-3) * xp.abs(out[2])) & ~exact
     S = xp.where(out[6] & ~lost, out[2], xp.nan)
-    if with_err:     # and the relative rounding-error bound eps sum |t_n| / |S|
-        return S, out[5], float(np.log(big)), eps * out[7] / xp.abs(out[2])
+    if with_err:     # and the relative rounding-error bound eps sum |t_n| / |S| (0 where exact)
+        return S, out[5], float(np.log(big)), xp.where(exact, 0.0, eps * out[7] / xp.abs(out[2]))
     return S, out[5], float(np.log(big))
 
 

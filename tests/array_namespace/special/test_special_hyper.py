@@ -234,3 +234,24 @@ def test_scipy_special_dispatches_to_our_functions_under_jit():
     m, v, y = xp.asarray([0.0, 1.0, 2.0]), xp.asarray([0.5, 2.0, 3.5]), xp.asarray([0.3, -0.6, -0.2])
     got = vmap(lambda m, v, y: sc.lpmv(m, v, y))(m, v, y)
     np.testing.assert_allclose(np.asarray(got), sc.lpmv(*[np.asarray(t) for t in (m, v, y)]), rtol=1e-12)
+
+
+def test_hyp1f1_exact_zeros_of_terminating_series():
+    # M(b + 1, b, -b) = e^-b (1 - b/b) = 0 (Kummer: e^x M(-1, b, -x)), M(-1, b, b) = 0, M(3/2, 1/2, -1/2)
+    # = e^-1/2 M(-1, 1/2, 1/2) = 0: the terminating sums are exact (every step error-free), so 0 is the
+    # answer, not a cancellation (was nan). Integer dtypes as in scipy's hypothesis test, eager and jit.
+    a = np.array([9, 3, 5, 2, 7, -1, -1, 1.5, -2])
+    b = np.array([8, 2, 4, 1, 6, 8, 3, 0.5, 4])
+    x = np.array([-8, -2, -4, -1, -6, 8, 3, -0.5, 4])
+    want = [float(mpmath.hyp1f1(mpmath.mpf(u), mpmath.mpf(v), mpmath.mpf(w), zeroprec=200)) for u, v, w in zip(a, b, x)]
+    assert want[:8] == [0.0] * 8 and want[8] != 0
+    np.testing.assert_allclose(sc.hyp1f1(a, b, x), want, rtol=1e-15, atol=0)
+    for f in (xp.special.hyp1f1, jit(xp.special.hyp1f1)):
+        np.testing.assert_allclose(np.asarray(f(xp.asarray(a), xp.asarray(b), xp.asarray(x))), want, rtol=1e-15, atol=0)
+        ai, bi, xi = (xp.asarray(v[:5].astype(np.int64)) for v in (a, b, x))
+        got = f(ai, bi, xi)
+        assert got.dtype == xp.float64
+        np.testing.assert_array_equal(np.asarray(got), 0.0)
+    # a rounded terminating sum that cancels stays nan: M(-1, -3, x) = 1 + x/3 at x = -3(1 + 2^-52)
+    # (x/3 is not exact; the true -1.48e-16 has no correct digit guaranteed)
+    assert np.isnan(float(xp.special.hyp1f1(-1.0, -3.0, -3.0000000000000004)))
