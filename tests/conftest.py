@@ -22,3 +22,12 @@ from hypothesis import settings  # noqa: E402
 
 settings.register_profile("ci", max_examples=15, deadline=None, derandomize=True)
 settings.load_profile("ci")
+
+
+def pytest_sessionfinish(session, exitstatus):
+    """Nothing the tests ran may have imported the jax package (installed on some machines for
+    benchmarks only): once imported it owns jaxlib's C++ states, and src/ must work without it."""
+    if "jax" in sys.modules and exitstatus == 0:
+        session.exitstatus = 1
+        print("\nERROR: the jax package was imported during the test run (src/ must never import it; "
+              "jaxlib's convenience helpers such as LoadedExecutable.execute do)", file=sys.stderr)
