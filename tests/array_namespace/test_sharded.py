@@ -2,8 +2,6 @@
 devices, fixed when the client is made, so they run in a fresh process with ARRAY_NAMESPACE_CPU_DEVICES=8;
 here, what holds on this process's device (x.device, devices(), to_device, asarray(device=), x[i])."""
 import os
-import subprocess
-import sys
 
 import numpy as np
 import pytest
@@ -11,18 +9,13 @@ import pytest
 import array_namespace as xp
 from array_namespace._sharded import shard_row
 from transforms import jit, pmap
+from multi_device import run_cases_on_devices
 
 HERE = os.path.dirname(__file__)
 
 
 def test_arrays_over_eight_devices_in_a_subprocess():
-    env = dict(os.environ, ARRAY_NAMESPACE_CPU_DEVICES="8")
-    env.pop("XLA_FLAGS", None)
-    r = subprocess.run([sys.executable, "-m", "pytest", "-q", "-x", "-p", "no:cacheprovider",
-                        os.path.join(HERE, "sharded_array_cases.py")], capture_output=True, text=True, timeout=300,
-                       env=env, cwd=os.path.dirname(os.path.dirname(HERE)))
-    assert r.returncode == 0, r.stdout[-6000:] + r.stderr[-3000:]
-    assert " passed" in r.stdout and "failed" not in r.stdout
+    run_cases_on_devices(os.path.join(HERE, "sharded_array_cases.py"), 8)
 
 
 def test_one_device_array():

@@ -6,19 +6,7 @@ import pytest
 
 import array_namespace as xp
 from transforms import grad, jacfwd, jit, jvp, vmap, while_loop
-
-
-def a(v, dtype=None):
-    return xp.asarray(np.asarray(v), dtype=dtype)
-
-
-def close(got, want, tol=1e-10):
-    np.testing.assert_allclose(np.asarray(got), want, rtol=tol, atol=tol)
-
-
-def fd(f, x, eps=1e-6):
-    """Central finite difference of a scalar function of a scalar (float64)."""
-    return (float(f(a(x + eps))) - float(f(a(x - eps)))) / (2 * eps)
+from cf_util import a, close, fd  # noqa: F401  (shared helpers)
 
 
 # ------------------------------------------------------------------------------ while_loop

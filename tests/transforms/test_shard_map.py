@@ -4,8 +4,6 @@ holds on any device count: the staged equation and its rules, the one-device ref
 vmapped over each mesh axis by name) against NumPy and vmap(axis_name=), grad against finite differences,
 errors before any device is used."""
 import os
-import subprocess
-import sys
 
 import numpy as np
 import pytest
@@ -15,18 +13,13 @@ import transforms
 from finite_diff import central_diff
 from transforms import Mesh, P, grad, jit, jvp, make_jaxpr, pmean, psum, shard_map, vmap
 from transforms.shard_map import reference_jaxpr
+from multi_device import run_cases_on_devices
 
 HERE = os.path.dirname(__file__)
 
 
 def test_shard_map_on_eight_devices_in_a_subprocess():
-    env = dict(os.environ, ARRAY_NAMESPACE_CPU_DEVICES="8")
-    env.pop("XLA_FLAGS", None)
-    r = subprocess.run([sys.executable, "-m", "pytest", "-q", "-x", "-p", "no:cacheprovider",
-                        os.path.join(HERE, "shard_map_cases.py")], capture_output=True, text=True, timeout=300,
-                       env=env, cwd=os.path.dirname(os.path.dirname(HERE)))
-    assert r.returncode == 0, r.stdout[-6000:] + r.stderr[-3000:]
-    assert " passed" in r.stdout and "failed" not in r.stdout
+    run_cases_on_devices(os.path.join(HERE, "shard_map_cases.py"), 8)
 
 
 def _one_device_mesh(names=("i", "j")):
