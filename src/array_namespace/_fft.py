@@ -25,7 +25,7 @@ from . import _dtypes as D
 from ._creation import _check_device
 from ._helpers import as_array, as_int, cast, check_kind, is_int_like, normalize_axis, wrap
 from ._manipulation import roll
-from ._linalg import compiled
+from ._staged import compiled
 
 __all__ = ["fft", "ifft", "fftn", "ifftn", "rfft", "irfft", "rfftn", "irfftn", "hfft", "ihfft", "fftfreq",
            "rfftfreq", "fftshift", "ifftshift"]

@@ -21,6 +21,7 @@ import numpy as np
 from transforms import custom_jvp, while_loop
 
 from .._helpers import wrap
+from .._staged import bucketed
 from ._promote import raw_floats
 
 __all__ = ["betaln", "betainc", "betaincc", "stdtr", "fdtr", "fdtrc", "bdtr", "bdtrc", "nbdtr", "nbdtrc"]
@@ -341,27 +342,10 @@ def _ibeta_jvp(primals, tangents):
     return (ib, ic), (t, -t)
 
 
-_JIT = []
-
-
 def _ibeta_call(a, b, x, y):
-    """_ibeta; eagerly, one jitted executable per power-of-two size bucket (a while_loop compiles per
-    shape, and eager callers such as scipy come with ever-changing shapes)."""
-    from transforms.core import EVAL, trace_state
-    if trace_state.trace is not EVAL:
-        return _ibeta(a, b, x, y)
-    if not _JIT:
-        from transforms import jit
-        _JIT.append(jit(_ibeta))
-    xp = _xp()
-    shape, n = a.shape, int(np.prod(a.shape))
-    size = max(8, 1 << max(n - 1, 0).bit_length())
-    flat = []
-    for v, fill in zip((a, b, x, y), (1.0, 1.0, 0.5, 0.5)):
-        v = xp.reshape(v, (n,))
-        flat.append(xp.concat([v, xp.full((size - n,), fill, dtype=v.dtype)]) if size > n else v)
-    ib, ic = _JIT[0](*flat)
-    return xp.reshape(ib[:n], shape), xp.reshape(ic[:n], shape)
+    """_ibeta; eagerly staged once per power-of-two size bucket (a while_loop compiles per shape, and
+    eager callers such as scipy come with ever-changing shapes)."""
+    return bucketed(_ibeta, (a, b, x, y), (1.0, 1.0, 0.5, 0.5))
 
 
 def betainc(a, b, x, /):

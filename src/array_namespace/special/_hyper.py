@@ -33,6 +33,7 @@ import numpy as np
 
 from transforms import custom_jvp, jvp, while_loop
 
+from .._staged import bucketed
 from ._beta import _finfo, _floats, _two_prod, _xp
 
 __all__ = ["hyp1f1", "lpmv"]
@@ -331,28 +332,6 @@ def _m_jvp(primals, tangents):
     return out, da * ta + db * tb + dx * tx
 
 
-_JIT = {}
-
-
-def _call(key, fn, args, fills):
-    """fn(*args) (equal-shape arrays); eagerly, one jitted executable per power-of-two size bucket, as
-    _beta._ibeta_call does for the incomplete beta (while_loops compile per shape)."""
-    from transforms.core import EVAL, trace_state
-    if trace_state.trace is not EVAL:
-        return fn(*args)
-    if key not in _JIT:
-        from transforms import jit
-        _JIT[key] = jit(fn)
-    xp = _xp()
-    shape, n = args[0].shape, int(np.prod(args[0].shape))
-    size = max(8, 1 << max(n - 1, 0).bit_length())
-    flat = []
-    for v, fill in zip(args, fills):
-        v = xp.reshape(v, (n,))
-        flat.append(xp.concat([v, xp.full((size - n,), fill, dtype=v.dtype)]) if size > n else v)
-    return xp.reshape(_JIT[key](*flat)[:n], shape)
-
-
 def _in_float64(fn, args):
     """fn on float64 copies of float32 arguments, its result rounded back to float32: the series and
     recurrences then keep float64's margin against cancellation, and float32 in -> float32 out."""
@@ -366,7 +345,7 @@ def hyp1f1(a, b, x, /):
     """Confluent hypergeometric function M(a, b, x) = 1F1(a; b; x) for real arguments
     (scipy.special.hyp1f1), differentiable in a, b and x."""
     (a, b, x), dt = _floats("hyp1f1", ("a", "b", "x"), (a, b, x))
-    return _in_float64(lambda *v: _call("hyp1f1", _m, v, (1.0, 1.0, 0.0)), (a, b, x))
+    return _in_float64(lambda *v: bucketed(_m, v, (1.0, 1.0, 0.0)), (a, b, x))
 
 
 # --------------------------------------------------------------------------- lpmv
@@ -521,4 +500,4 @@ def lpmv(m, v, x, /):
         if isinstance(arg, numbers.Complex) and not isinstance(arg, numbers.Real):
             raise TypeError(f"lpmv: {name} must be real, got a complex scalar; complex input is not supported")
     (m, v, x), _ = _floats("lpmv", ("m", "v", "x"), (m, v, x))
-    return _in_float64(lambda *v: _call("lpmv", _lpmv, v, (0.0, 0.5, 0.5)), (m, v, x))
+    return _in_float64(lambda *v: bucketed(_lpmv, v, (0.0, 0.5, 0.5)), (m, v, x))

@@ -1,0 +1,109 @@
+"""Eager staging of namespace-level composites: `compiled` runs a namespace function as one staged call
+per signature (transforms.jaxpr_transforms.staged_call), and `bucketed` does so on inputs padded to a
+power-of-two size, for composites whose loops would otherwise be staged for every new shape.
+
+Used by xp.linalg and xp.fft (compiled) and by xp.special's iterative functions (bucketed); under a
+transform both trace the function inline.
+"""
+from __future__ import annotations
+
+import functools
+import math
+
+from transforms.api_util import to_raw
+from transforms.core import EVAL, get_aval, trace_state
+from transforms.jaxpr_transforms import staged_call
+from transforms.pytree import tree_flatten, tree_unflatten
+
+from ._array import Array
+from ._creation import full
+from ._helpers import wrap
+from ._manipulation import concat, reshape
+
+
+class _Signature:
+    """`fn` with its static arguments fixed, as a raw-value body for `staged_call`: which positions
+    and keywords are Arrays (traced), the other arguments (static). Records the output pytree per
+    input signature while staging."""
+    __slots__ = ("fn", "args", "kwargs", "pos", "kws", "out_trees", "tree", "__name__")
+
+    def __init__(self, fn, args, kwargs, pos, kws):
+        self.fn, self.pos, self.kws = fn, pos, kws
+        self.args = tuple(None if i in pos else a for i, a in enumerate(args))     # holds no Array alive
+        self.kwargs = {k: v for k, v in kwargs.items() if k not in kws}
+        self.out_trees, self.tree, self.__name__ = {}, None, fn.__name__
+
+    def __call__(self, *raw):
+        full, kw = list(self.args), dict(self.kwargs)
+        for i, x in zip(self.pos, raw):
+            full[i] = wrap(x)
+        kw.update((k, wrap(x)) for k, x in zip(self.kws, raw[len(self.pos):]))
+        leaves, tree = tree_flatten(self.fn(*full, **kw))
+        self.out_trees[tuple(get_aval(x) for x in raw)] = tree
+        trees = set(self.out_trees.values())
+        self.tree = tree if len(trees) == 1 else None      # the usual case: one tree, no lookup per call
+        return [to_raw(x, f"{self.__name__} output") for x in leaves]
+
+
+def compiled(fn):
+    """Run a namespace function eagerly as one staged call per signature (`staged_call`).
+
+    Each of these functions is a composition of many primitives. Called eagerly with Array
+    arguments, the whole function is staged once per signature: Array arguments are traced, every
+    other argument is static (part of the cache key, with its type, so True and 1 stay apart).
+    On the CPU, where every primitive of the staged body has a host kernel, it then runs op by op
+    on them (no compile per new shape) until a hot signature has spent about a compile's time so;
+    otherwise, and then, as one compiled executable (`staged_call(by_op=True)`).
+    Validation runs while staging, so errors are the same. Under a transform the function is
+    traced inline.
+    """
+    signatures = {}
+
+    @functools.wraps(fn)
+    def wrapper(*args, **kwargs):
+        if trace_state.trace is not EVAL:
+            return fn(*args, **kwargs)
+        pos = tuple(i for i, a in enumerate(args) if type(a) is Array)
+        statics = tuple((i, type(a), a) for i, a in enumerate(args) if type(a) is not Array)
+        if kwargs:
+            kws = tuple(sorted(k for k, v in kwargs.items() if type(v) is Array))
+            kw_statics = tuple(sorted((k, type(v), v) for k, v in kwargs.items() if type(v) is not Array))
+        else:
+            kws = kw_statics = ()
+        key = (len(args), pos, kws, statics, kw_statics)
+        try:
+            body = signatures.get(key)
+        except TypeError:          # an unhashable static argument: run op by op
+            return fn(*args, **kwargs)
+        if body is None:
+            body = signatures[key] = _Signature(fn, args, kwargs, pos, kws)
+        raw = [args[i]._v for i in pos] + [kwargs[k]._v for k in kws]
+        outs = staged_call(body, raw, fn.__name__, by_op=True)   # (on the CPU: host kernels, no compile)
+        tree = body.tree if body.tree is not None else body.out_trees[tuple(get_aval(x) for x in raw)]
+        return tree_unflatten(tree, [wrap(o) for o in outs])
+    return wrapper
+
+
+_BUCKETED = {}
+
+
+def bucketed(fn, args, fills):
+    """fn(*args) on Arrays of one shape. Eagerly, the arguments are flattened and padded (with `fills`,
+    values at which fn is cheap and finite) to a power-of-two size, so fn is staged once per size bucket
+    rather than per shape (an iterative body compiles); the outputs (an Array or a tuple of them) are cut
+    back and reshaped."""
+    if trace_state.trace is not EVAL:
+        return fn(*args)
+    run = _BUCKETED.get(fn)
+    if run is None:
+        run = _BUCKETED[fn] = compiled(fn)
+    shape = args[0].shape
+    n = math.prod(shape)
+    size = max(8, 1 << max(n - 1, 0).bit_length())
+    flat = []
+    for v, fill in zip(args, fills):
+        v = reshape(v, (n,))
+        flat.append(concat([v, full((size - n,), fill, dtype=v.dtype)]) if size > n else v)
+    out = run(*flat)
+    cut = lambda o: reshape(o[:n], shape)  # noqa: E731
+    return tuple(cut(o) for o in out) if isinstance(out, tuple) else cut(out)

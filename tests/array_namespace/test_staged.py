@@ -1,0 +1,67 @@
+"""array_namespace/_staged.py: `compiled` stages a namespace function once per signature (Array
+arguments traced, the rest static) and `bucketed` once per power-of-two size; values against NumPy,
+eagerly and under jit/vmap (traced inline)."""
+import numpy as np
+import pytest
+
+import array_namespace as xp
+from array_namespace._staged import bucketed, compiled
+from transforms import jit, vmap
+
+calls = []
+
+
+@compiled
+def _scaled_norm(x, scale, *, squared=False):
+    calls.append(("norm", x.shape, scale, squared))
+    s = xp.sum(x * x, axis=-1)
+    return (s if squared else xp.sqrt(s)) * scale
+
+
+def _pair(a, b):
+    calls.append(("pair", a.shape))
+    return a * b + 1.0, a - b
+
+
+def test_compiled_stages_once_per_signature_and_matches_numpy():
+    calls.clear()
+    x = np.arange(12.0).reshape(3, 4)
+    want = np.sqrt((x * x).sum(-1)) * 2.0
+    for _ in range(3):
+        np.testing.assert_allclose(np.asarray(_scaled_norm(xp.asarray(x), 2.0)), want)
+    assert calls == [("norm", (3, 4), 2.0, False)]           # traced once
+    np.testing.assert_allclose(np.asarray(_scaled_norm(xp.asarray(x), 3.0, squared=True)), (x * x).sum(-1) * 3)
+    _scaled_norm(xp.asarray(x[:2]), 2.0)
+    assert len(calls) == 3                                     # a new static value, a new shape: new stagings
+    _scaled_norm(xp.asarray(x), 2)                             # 2 is not 2.0: the static's type is in the key
+    assert calls[-1] == ("norm", (3, 4), 2, False)
+
+
+def test_compiled_under_transforms_traces_inline():
+    x = np.arange(12.0).reshape(3, 4)
+    want = np.sqrt((x * x).sum(-1)) * 2.0
+    np.testing.assert_allclose(np.asarray(jit(lambda v: _scaled_norm(v, 2.0))(xp.asarray(x))), want)
+    np.testing.assert_allclose(np.asarray(vmap(lambda v: _scaled_norm(v, 2.0))(xp.asarray(x))), want)
+
+
+@pytest.mark.parametrize("shape", [(5,), (2, 3), (7,), (8,), (3, 3)])
+def test_bucketed_matches_numpy_for_any_shape(shape):
+    rng = np.random.default_rng(0)
+    a, b = rng.standard_normal(shape), rng.standard_normal(shape)
+    got = bucketed(_pair, (xp.asarray(a), xp.asarray(b)), (0.0, 0.0))
+    np.testing.assert_allclose(np.asarray(got[0]), a * b + 1.0)
+    np.testing.assert_allclose(np.asarray(got[1]), a - b)
+    assert got[0].shape == shape
+
+
+def test_bucketed_stages_once_per_power_of_two_bucket(monkeypatch):
+    from array_namespace import _staged
+    monkeypatch.setattr(_staged, "_BUCKETED", {})   # stage afresh (other tests staged _pair already)
+    calls.clear()
+    for n in (5, 6, 7, 8):                          # all pad to 8
+        bucketed(_pair, (xp.ones(n), xp.ones(n)), (0.0, 0.0))
+    bucketed(_pair, (xp.ones(9), xp.ones(9)), (0.0, 0.0))   # 16
+    assert calls == [("pair", (8,)), ("pair", (16,))]
+    out = jit(lambda a, b: bucketed(_pair, (a, b), (0.0, 0.0))[0])(xp.ones(3), xp.ones(3))
+    np.testing.assert_allclose(np.asarray(out), np.full(3, 2.0))
+    assert calls[-1] == ("pair", (3,))              # under jit: inline, no padding
