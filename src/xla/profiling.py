@@ -234,7 +234,7 @@ def memory_stats(device=None) -> dict:
     sizes) and, for the device whose eager values live on the host, `host_values`/`host_value_bytes`
     (distinct NumPy allocations, not counting memory a device buffer aliases)."""
     from .runtime import default_device
-    d = default_device() if device is None else device
+    d = default_device() if device is None else getattr(device, "runtime_device", device)   # (an array's .device)
     if d not in _jaxlib.client().devices():
         raise TypeError(f"device_memory_stats: device must be one of the backend's devices "
                         f"(transforms.backend.backend.devices()) or None, got {device!r}")

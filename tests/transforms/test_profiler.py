@@ -119,6 +119,7 @@ def test_device_memory_stats_measure_the_bytes_of_live_values():
     f = jit(_slice_times_3)
     x = xp.ones((37, 53), dtype=xp.float32)
     np.asarray(f(x))   # (compile, and any constants it keeps: not part of the deltas below)
+    xp.linspace(0.0, 1.0, 1237)   # (likewise the small constants eager linspace caches on first use)
     gc.collect()
     s0 = profiler.device_memory_stats()
     out = f(x)
@@ -131,8 +132,9 @@ def test_device_memory_stats_measure_the_bytes_of_live_values():
     assert s1["host_value_bytes"] - s0["host_value_bytes"] == F64_HOST
     assert profiler.device_memory_stats(backend.devices()[0]) == s1     # the default device, named
     assert "bytes_in_use" not in s1   # the CPU allocator reports nothing; no figure is made up
+    assert profiler.device_memory_stats(x.device) == s1   # an array's .device names the same device
     with pytest.raises(TypeError, match="device_memory_stats: device must be one of the backend's devices"):
-        profiler.device_memory_stats(x.device)     # the namespace's Device wrapper is not a backend device
+        profiler.device_memory_stats("cpu")
     del out, h
     gc.collect()
     s2 = profiler.device_memory_stats()
