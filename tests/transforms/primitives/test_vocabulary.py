@@ -12,6 +12,8 @@ import pytest
 import array_namespace as xp
 from transforms import checkpoint, cond, custom_jvp, custom_vjp, debug_print, io_callback, jit, jvp, make_jaxpr
 from transforms import pure_callback, scan, while_loop
+from transforms import (P, all_gather, all_to_all, axis_index, make_mesh, pmap, pmax, pmean, pmin, ppermute, psum,
+                        psum_scatter, shard_map)
 from transforms.core import abstract_eval_rules
 
 HERE = os.path.dirname(__file__)
@@ -77,6 +79,10 @@ def _callbacks(x):
     return io_callback(np.cos, x, y)
 
 
+def _in_pmap(body):
+    return pmap(body, axis_name="i")
+
+
 # label -> (test file under tests/ that checks it against an oracle, text that file must contain, fn, inputs)
 REACH = {
     "cholesky": ("array_namespace/test_linalg.py", "LA.cholesky", xp.linalg.cholesky, [_SPD]),
@@ -95,10 +101,10 @@ REACH = {
                        lambda a: a.at[xp.asarray([0, 2])].set(a[1]), [_SPD]),
     "traced_index": ("array_namespace/test_indexing.py", "test_traced_scalar_index_reads_and_updates_under_jit",
                      lambda a, i: a.at[i].set(a[i] * 2.0), [_SPD, np.int64(1)]),
-    "cond": ("transforms/test_control_flow.py", "cond(", lambda a: cond(a[0, 0] > 0, xp.sin, xp.cos, a), [_SPD]),
-    "scan": ("transforms/test_control_flow.py", "scan(", lambda a: scan(lambda c, r: (c + r, c * r), a[0], a),
+    "cond": ("transforms/test_control_flow_cond.py", "cond(", lambda a: cond(a[0, 0] > 0, xp.sin, xp.cos, a), [_SPD]),
+    "scan": ("transforms/test_control_flow_scan.py", "scan(", lambda a: scan(lambda c, r: (c + r, c * r), a[0], a),
              [_SPD]),
-    "while_loop": ("transforms/test_control_flow.py", "while_loop(",
+    "while_loop": ("transforms/test_control_flow_while.py", "while_loop(",
                    lambda a: while_loop(lambda v: xp.sum(v) < 100.0, lambda v: v * 2.0, a), [_SPD]),
     "jit": ("transforms/test_jit.py", "jit(", jit(xp.sin), [_SPD]),
     "checkpoint": ("transforms/test_custom_derivatives.py", "checkpoint(", checkpoint(xp.sin), [_SPD]),
@@ -108,6 +114,25 @@ REACH = {
                               lambda a: jvp(lambda v: xp.sum(_cv(v)), (a,), (a,))[0], [_SPD]),
     "callbacks": ("transforms/test_callbacks.py", "io_callback(", _callbacks, [_SPD]),
     "ellipe": ("array_namespace/special/test_erf_bessel.py", "ellipe", xp.special.ellipe, [_SPD / 5]),
+    # collectives, staged inside a one-device pmap (under vmap(axis_name=) they batch away into other
+    # primitives); their values are checked against NumPy under vmap and on 8 devices under pmap
+    "psum": ("transforms/test_collectives.py", "psum(", _in_pmap(lambda v: psum(v, "i")), [_SPD[None]]),
+    "pmean": ("transforms/test_collectives.py", "pmean", _in_pmap(lambda v: pmean(v, "i")), [_SPD[None]]),
+    "pmax": ("transforms/test_collectives.py", "pmax", _in_pmap(lambda v: pmax(v, "i")), [_SPD[None]]),
+    "pmin": ("transforms/test_collectives.py", "pmin", _in_pmap(lambda v: pmin(v, "i")), [_SPD[None]]),
+    "all_gather": ("transforms/test_collectives.py", "all_gather(", _in_pmap(lambda v: all_gather(v, "i")),
+                   [_SPD[None]]),
+    "psum_scatter": ("transforms/test_collectives.py", "psum_scatter(",
+                     _in_pmap(lambda v: psum_scatter(v, "i", tiled=True)), [_SPD[None]]),
+    "all_to_all": ("transforms/test_collectives.py", "all_to_all(",
+                   _in_pmap(lambda v: all_to_all(v, "i", 0, 1, tiled=True)), [_SPD[None]]),
+    "ppermute": ("transforms/test_collectives.py", "ppermute(", _in_pmap(lambda v: ppermute(v, "i", [(0, 0)])),
+                 [_SPD[None]]),
+    "axis_index": ("transforms/test_collectives.py", "axis_index(", _in_pmap(lambda v: v + xp.astype(axis_index("i"), v.dtype)),
+                   [_SPD[None]]),
+    "pmap": ("transforms/pmap_cases.py", "pmap(", _in_pmap(xp.sin), [_SPD[None]]),
+    "shard_map": ("transforms/shard_map_cases.py", "shard_map(",
+                  lambda a: shard_map(xp.sin, make_mesh((1,), ("i",)), P("i"), P("i"))(a), [_SPD]),
 }
 
 
@@ -151,7 +176,9 @@ def test_reach_entries_name_a_test_that_uses_them(label):
     with open(os.path.join(TESTS, path)) as fh:
         src = fh.read()
     assert needle in src, f"{label}: {path} does not contain {needle!r}"
-    assert "np." in src and ("assert_allclose" in src or "array_equal" in src), f"{path}: no NumPy comparison"
+    # a NumPy comparison: np.testing's, or cf_util.close (np.testing.assert_allclose) in the control-flow tests
+    compares = "assert_allclose" in src or "array_equal" in src or ("from cf_util import" in src and "close(" in src)
+    assert "np." in src and compares, f"{path}: no NumPy comparison"
 
 
 def test_every_primitive_is_reached_by_an_oracle_test(monkeypatch):
