@@ -300,7 +300,7 @@ def shard_arrays(arr):
     if getattr(sh, "tiled", False):
         return [a._rewrap_with_aval_and_sharding(arr.aval.update(shape=tuple(s.stop - s.start for s in ix)),
                                                  sharding_for(d))
-                for a, d, ix in zip(shards(arr), sh.devices, tile_indices(sh, shape))]
+                for a, (d, ix) in zip(shards(arr), local_tiles(sh, shape))]
     block = arr.aval.update(shape=((shape[0] // len(sh.devices),) + shape[1:]) if sh.stacked else shape)
     return [a._rewrap_with_aval_and_sharding(block, sharding_for(d)) for a, d in zip(shards(arr), sh.devices)]
 
@@ -344,6 +344,13 @@ def mesh_sharding(devices, hlo, tag=None):
 def same_layout(text_a, text_b):
     """Whether two HloSharding texts describe one layout (e.g. an iota tile list and its explicit form)."""
     return text_a == text_b or xc.HloSharding.from_string(text_a) == xc.HloSharding.from_string(text_b)
+
+
+def local_tiles(sharding, shape):
+    """(device, slices) of the devices of this process, in the sharding's device order -- the order of the
+    buffers a multi-device array holds here (in a run of several processes, only its own devices' tiles)."""
+    me = client().process_index()
+    return [(d, ix) for d, ix in zip(sharding.devices, tile_indices(sharding, shape)) if d.process_index == me]
 
 
 def tile_indices(sharding, shape):

@@ -236,7 +236,6 @@ def shards_of(raw, fallback):
     """[(device, the slices of the value it holds, its tile as a single-device value)] of a mesh array."""
     if type(raw) is _jaxlib.ArrayImpl and (getattr(raw._sharding, "tiled", False) or
                                            getattr(raw._sharding, "named", None) is not None):
-        sh = raw._sharding
-        idx = _jaxlib.tile_indices(sh, tuple(raw.aval.shape))
-        return [(d, ix, a) for d, ix, a in zip(sh.devices, idx, _jaxlib.shard_arrays(raw))]
+        tiles = _jaxlib.local_tiles(raw._sharding, tuple(raw.aval.shape))   # this process's devices only
+        return [(d, ix, a) for (d, ix), a in zip(tiles, _jaxlib.shard_arrays(raw))]
     return fallback(raw)

@@ -112,7 +112,13 @@ def shard_maps():
         assert "shards held by other processes" in str(e), e
     else:
         raise AssertionError("read back a value split over other processes' devices")
-    print(f"process {PID}: shard_map split readback refused ok", flush=True)
+    # its own shards read back in any process: this process's devices' rows, in device order
+    shards = split.addressable_shards
+    mine = [d for d in transforms.devices() if d.process_index == PID]
+    assert [s.device for s in shards] == mine, (shards, mine)
+    for s in shards:
+        np.testing.assert_array_equal(np.asarray(s.data), 2.0 * x[s.index])
+    print(f"process {PID}: shard_map split readback refused ok, {len(shards)} own shards ok", flush=True)
 
 
 def bad_input():
