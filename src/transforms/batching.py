@@ -179,6 +179,27 @@ def rule_axis_name():
     return _axes.rule_axis
 
 
+def mapped_axis_size(raw, dims, axis_size, who, what="size"):
+    """The size of a mapped axis from the arguments mapped along it (`dims[i]` is the axis of `raw[i]`, or
+    None), checked for agreement and against an explicit `axis_size`; vmap's and pmap's one rule."""
+    sizes = {}
+    for i, (v, d) in enumerate(zip(raw, dims)):
+        if d is not None:
+            sizes.setdefault(get_aval(v).shape[d], []).append(i)
+    if len(sizes) > 1:
+        desc = "; ".join(f"size {k} for argument leaves {ix}" for k, ix in sizes.items())
+        raise ValueError(f"{who} got inconsistent sizes for the mapped axis: {desc}")
+    if sizes:
+        n = next(iter(sizes))
+        if axis_size is not None and axis_size != n:
+            raise ValueError(f"{who} axis_size={axis_size} but the mapped arguments have {what} {n}")
+        return n
+    if axis_size is None:
+        raise ValueError(f"{who} needs at least one mapped argument (an in_axes entry that is not None) or an "
+                         "explicit axis_size")
+    return axis_size
+
+
 def vmap_flat(f, vals, dims, axis_size, axis_name=_INHERIT):
     """f: raw -> list of raw. Returns (outputs, their batch dims).
 
@@ -263,22 +284,7 @@ def vmap(fun, in_axes=0, out_axes=0, axis_size=None, axis_name=None):
         axes = broadcast_prefix(ia, args, "vmap in_axes")
         raw = [to_raw(x, "vmap argument") for x in leaves]
         dims = [_norm_axis(a, len(get_aval(v).shape), "in_axes") for v, a in zip(raw, axes)]
-        sizes = {}
-        for i, (v, d) in enumerate(zip(raw, dims)):
-            if d is not None:
-                sizes.setdefault(get_aval(v).shape[d], []).append(i)
-        if len(sizes) > 1:
-            desc = "; ".join(f"size {n} for argument leaves {ix}" for n, ix in sizes.items())
-            raise ValueError(f"vmap got inconsistent sizes for the mapped axis: {desc}")
-        if sizes:
-            n = next(iter(sizes))
-            if axis_size is not None and axis_size != n:
-                raise ValueError(f"vmap axis_size={axis_size} but the mapped arguments have size {n}")
-        elif axis_size is not None:
-            n = axis_size
-        else:
-            raise ValueError("vmap needs at least one mapped argument (an in_axes entry that is not None) "
-                             "or an explicit axis_size")
+        n = mapped_axis_size(raw, dims, axis_size, "vmap", "size")
         store = Store()
         outs, odims = vmap_flat(flatten_fun(fun, tree, store, aliases=alias_pattern(leaves), writeback=True),
                                 raw, dims, n, axis_name)

@@ -22,7 +22,7 @@ import functools
 
 from .api_util import Store, box, flatten_fun, to_raw
 from .backend import backend
-from .batching import bind_axis
+from .batching import bind_axis, mapped_axis_size
 from .collectives import psum_p
 from .core import Primitive, Tracer, abstract_eval_rules, bind, get_aval, impl_rules, set_trace
 from .jaxpr import ClosedJaxpr
@@ -273,7 +273,7 @@ def pmap(fun, axis_name=None, *, in_axes=0, out_axes=0, static_broadcasted_argnu
         leaves, tree = tree_flatten((dyn, kwargs))
         raw = [to_raw(x, f"pmap({fname}) argument") for x in leaves]
         axes = [_norm_axis(a, len(get_aval(v).shape), "in_axes") for v, a in zip(raw, axes)]
-        n = _axis_size(raw, axes)
+        n = mapped_axis_size(raw, axes, axis_size, "pmap", "leading size")
         devs = _devices(n)
         moved = [v if a in (None, 0) else S.moveaxis(v, a, 0) for v, a in zip(raw, axes)]
         body_avals = tuple(get_aval(v) if a is None else get_aval(v).update(shape=get_aval(v).shape[1:])
@@ -305,24 +305,6 @@ def pmap(fun, axis_name=None, *, in_axes=0, out_axes=0, static_broadcasted_argnu
         for i, sub in zip(dyn_idx, pos_tree.children):
             mask += [i in want] * sub.num_leaves
         return tuple(mask + [False] * tree.children[1].num_leaves)
-
-    def _axis_size(raw, axes):
-        sizes = {}
-        for i, (v, a) in enumerate(zip(raw, axes)):
-            if a is not None:
-                sizes.setdefault(get_aval(v).shape[a], []).append(i)
-        if len(sizes) > 1:
-            desc = "; ".join(f"size {k} for argument leaves {ix}" for k, ix in sizes.items())
-            raise ValueError(f"pmap got inconsistent sizes for the mapped axis: {desc}")
-        if sizes:
-            n = next(iter(sizes))
-            if axis_size is not None and axis_size != n:
-                raise ValueError(f"pmap axis_size={axis_size} but the mapped arguments have leading size {n}")
-            return n
-        if axis_size is None:
-            raise ValueError("pmap needs at least one mapped argument (an in_axes entry that is not None) or an "
-                             "explicit axis_size")
-        return axis_size
 
     def _devices(n):
         """The ids of the axis's devices, member order: this process's n and, in a run of several processes,
