@@ -7,8 +7,10 @@ every primitive of the staged jaxpr has a host kernel (xla/host.py), running its
 costs microseconds each and compiles nothing: `eager_by_op` (the engine's backend hook, used by
 `jaxpr_transforms.staged_call`) allows that for a budget of running time per signature -- about
 what a compile costs, so a call repeated often enough (a hot loop on one shape) still gets its fused
-executable, and pays at most twice the better of the two choices. Elsewhere -- an accelerator, a
-primitive without a host kernel (a while loop), an elementwise kernel that declines the dtype (complex
+executable, and pays at most twice the better of the two choices. Control flow (while, cond, scan)
+counts as host where every equation of its bodies does: xla/host_control_flow.py runs such loops
+in Python on the same budget per signature. Elsewhere -- an accelerator, a primitive without a host
+kernel (erf today), an elementwise kernel that declines the dtype (complex
 transcendentals: they would compile one by one, and differ from the fused body in the last bit), or
 large operands where XLA's fusion outweighs one compile -- the executable is compiled at once.
 """
@@ -18,7 +20,8 @@ import math
 
 import numpy as np
 
-from transforms.custom_derivatives import custom_jvp_call_p, custom_vjp_call_p
+from transforms.control_flow import cond_p, scan_p, while_p
+from transforms.custom_derivatives import custom_jvp_call_p, custom_vjp_call_p, stop_gradient_p
 from transforms.jaxpr_transforms import jit_p
 from transforms.primitives import elementwise as E
 from transforms.primitives import fft as F
@@ -40,6 +43,8 @@ BY_OP_BUDGET_S = 0.05
 BY_OP_BUDGET_HEAVY_S = 0.5
 
 _CALLS = (custom_jvp_call_p, custom_vjp_call_p)   # eager impl: eval_jaxpr of their call_jaxpr
+_LOOPS = (while_p, cond_p, scan_p)               # eager impl: xla/host_control_flow.py, bodies inline
+_IDENTITY = (stop_gradient_p,)                     # eager impl: the value itself (lower_custom.py)
 _HEAVY = {F.fft_p, LP.cholesky_p, LP.eigh_p, LP.svd_p, LP.qr_p, LP.lu_p, LP.eig_p, LP.triangular_solve_p}
 
 
@@ -83,19 +88,38 @@ def _all_host(jaxpr, inline_jit, heavy):
         elif p in _CALLS:                          # their impl binds the inner equations (jit_p would compile)
             if not _all_host(eqn.params["call_jaxpr"].jaxpr, False, heavy):
                 return False
-        else:
+        elif p in _LOOPS:                          # host_control_flow evaluates their bodies inline
+            for j in inner_jaxprs(p, eqn.params):
+                if not _all_host(j.jaxpr, True, heavy):
+                    return False
+        elif p not in _IDENTITY:
             return False
     return True
 
 
-def eager_by_op(closed):
-    """Seconds `closed` may run eagerly equation by equation before it is compiled (0: compile now)."""
+def inner_jaxprs(prim, params):
+    """The closed jaxprs a control-flow primitive runs (cond and body; the branches; the scan body)."""
+    if prim is while_p:
+        return (params["cond_jaxpr"], params["body_jaxpr"])
+    if prim is cond_p:
+        return tuple(params["branches"])
+    return (params["jaxpr"],)
+
+
+def budget_for(jaxprs, in_avals):
+    """Seconds a call running `jaxprs` (closed) on operands `in_avals` may spend on host kernels op by op
+    before it is compiled (0: compile now)."""
     if not runtime._kernels_on():
         return 0.0
-    size = sum(math.prod(a.shape) for a in closed.in_avals)
+    size = sum(math.prod(a.shape) for a in in_avals)
     heavy = set()
-    if size > BY_OP_MAX_ELEMENTS or not _all_host(closed.jaxpr, True, heavy):
+    if size > BY_OP_MAX_ELEMENTS or not all(_all_host(j.jaxpr, True, heavy) for j in jaxprs):
         return 0.0
     if heavy:
         return BY_OP_BUDGET_HEAVY_S
     return BY_OP_BUDGET_S if size <= BY_OP_MAX_ELEMENTS_LIGHT else 0.0
+
+
+def eager_by_op(closed):
+    """Seconds `closed` may run eagerly equation by equation before it is compiled (0: compile now)."""
+    return budget_for((closed,), closed.in_avals)

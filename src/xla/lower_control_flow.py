@@ -88,3 +88,7 @@ def _scan(c, *args, jaxpr, num_consts, num_carry, length, reverse):
 lowering_rules[cond_p] = _cond
 lowering_rules[while_p] = _while
 lowering_rules[scan_p] = _scan
+
+from . import host_control_flow  # noqa: E402  (their eager impls: on host kernels on the CPU, else these lowerings)
+
+host_control_flow.register()

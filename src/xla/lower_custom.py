@@ -2,11 +2,13 @@
 from __future__ import annotations
 
 from transforms.custom_derivatives import custom_jvp_call_p, custom_lin_p, custom_vjp_call_p, stop_gradient_p
+from transforms.core import impl_rules
 from transforms.remat import checkpoint_p
 
 from .lowering import jaxpr_subcomp, lowering_rules
 
 lowering_rules[stop_gradient_p] = lambda c, x: x
+impl_rules[stop_gradient_p] = lambda x: x   # eagerly the value itself (no executable compiled per shape)
 lowering_rules[custom_jvp_call_p] = lambda c, *args, name, call_jaxpr, jvp: jaxpr_subcomp(
     call_jaxpr.jaxpr, call_jaxpr.consts, list(args))
 lowering_rules[custom_vjp_call_p] = lambda c, *args, name, call_jaxpr, fwd, bwd: jaxpr_subcomp(
