@@ -6,12 +6,13 @@ import operator
 
 import numpy as np
 
-from transforms.core import trace_state, bind, get_aval
+from transforms.core import EVAL, trace_state, bind, get_aval
 from transforms.primitives.elementwise import broadcast_shapes, convert_element_type_p
 
 from . import _dtypes as D
 
 _SCALARS = (bool, int, float, complex)
+_SCALAR_SET = frozenset(_SCALARS)
 Array = None   # set by _array
 
 
@@ -22,7 +23,23 @@ def wrap(v):
     return a
 
 
+_WEAK: dict = {}   # eagerly: (type, value, dtype) -> the weakly typed 0-d raw value (immutable, reused)
+
+
 def weak_scalar(value, dtype):
+    """`value` (a Python scalar) as a weakly typed 0-d raw value of `dtype`. Eagerly the converted value
+    is reused (x + 1 in a loop converts 1 once), keyed so that -0.0 and 0.0 (and signed complex zeros)
+    stay apart, never for NaN; a reused value that was donated to a jitted function is made anew."""
+    if trace_state.trace is EVAL:
+        t = type(value)
+        if t in _SCALAR_SET:
+            key = (t, repr(value) if t is complex or (t is float and not value) else value, dtype)
+            v = _WEAK.get(key)
+            if v is None or v.is_deleted():
+                v = bind(convert_element_type_p, value, new_dtype=dtype, weak_type=True)
+                if value == value and len(_WEAK) < 1024:
+                    _WEAK[key] = v
+            return v
     return bind(convert_element_type_p, value, new_dtype=dtype, weak_type=True)
 
 

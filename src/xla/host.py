@@ -131,18 +131,27 @@ def copy_aligned(x, dtype):
 # np.errstate costs ~4 us per entry; setting NumPy's error-state context variable costs ~0.2 us.
 try:
     from numpy._core._ufunc_config import _extobj_contextvar as _errvar, _make_extobj
-    _IGNORE = _make_extobj(all="ignore")
-
-    def run_quiet(fn, args, params):
-        tok = _errvar.set(_IGNORE)
-        try:
-            return fn(*args, **params)
-        finally:
-            _errvar.reset(tok)
+    QUIET = _make_extobj(all="ignore")
+    err_set, err_reset = _errvar.set, _errvar.reset   # token = err_set(QUIET) ... err_reset(token)
 except ImportError:   # pragma: no cover - other NumPy layouts
-    def run_quiet(fn, args, params):
-        with np.errstate(all="ignore"):
-            return fn(*args, **params)
+    QUIET = None
+
+    def err_set(_):
+        state = np.errstate(all="ignore")
+        state.__enter__()
+        return state
+
+    def err_reset(state):
+        state.__exit__(None, None, None)
+
+
+def run_quiet(fn, args, params):
+    """fn(*args, **params) with NumPy's floating-point warnings silenced."""
+    tok = err_set(QUIET)
+    try:
+        return fn(*args, **params)
+    finally:
+        err_reset(tok)
 
 
 # ------------------------------------------------------------------ helpers for kernels

@@ -233,29 +233,64 @@ def _box_host(out, aval, prim):
 
 
 def _make_host_impl(prim, kernel, xla_impl):
+    """The eager impl of a primitive with a host kernel. The hot path (host-held inputs, output avals
+    cached per primitive) is inlined: it runs for every eager op, so each call saved here is saved
+    everywhere (x + 1 on 10 elements: ~0.3 us of NumPy inside ~1 us of dispatch)."""
     multi = prim.multiple_results
-    run = host.run_quiet
+    cache = {}            # (params, *input avals) -> output aval(s) of this primitive
+    hv = HostValue
+    err_set, err_reset, quiet = host.err_set, host.err_reset, host.QUIET
+    as_host = host.MODE == "host"
+    ndarray = np.ndarray
 
     def impl(*args, **params):
-        if not _kernels_on():
-            return xla_impl(*args, **params)
-        avals = _out_avals(prim, args, params)
-        out = run(kernel, [_np_of(a) for a in args], params)
+        if not _platform_cpu:
+            if not _kernels_on():
+                return xla_impl(*args, **params)
+        try:
+            key = (tuple(params.items()) if params else (), *[a.aval for a in args])
+            avals = cache[key]
+        except (KeyError, AttributeError, TypeError):
+            avals = _out_avals(prim, args, params)
+            if len(cache) >= _AVAL_CACHE_MAX:
+                cache.clear()   # (dict ops are atomic under the GIL: safe from several threads)
+            try:
+                cache[(tuple(params.items()) if params else (), *[a.aval for a in args])] = avals
+            except (AttributeError, TypeError):   # a Python scalar operand, an unhashable parameter
+                pass
+        ins = [a.np if type(a) is hv and a._buf is None else _np_of(a) for a in args]
+        tok = err_set(quiet)
+        try:
+            out = kernel(*ins, **params)
+        finally:
+            err_reset(tok)
         if out is NotImplemented:
             return xla_impl(*args, **params)
         if multi:
             return [_box_host(o, a, prim) for o, a in zip(out, avals)]
+        if as_host and type(out) is ndarray and out.dtype == avals[1] and out.shape == avals[0]:
+            return hv(out, avals)
         return _box_host(out, avals, prim)
     impl.kernel = kernel
     return impl
 
 
-_scalar_cache: dict = {}
+_scalar_cache: dict = {}   # (type, value, dtype, weak_type) -> the converted scalar (an immutable eager value)
+_PY_SCALARS = frozenset((bool, int, float, complex))
 
 
 def _convert_impl(x, *, new_dtype, weak_type):
     """Host values (Python/NumPy scalars and arrays) convert on the host: no XLA launch."""
     t = type(x)
+    if t in _PY_SCALARS:
+        # -0.0 == 0.0 (and complex zeros of either sign) hash alike: their key spells the sign out
+        key = (t, repr(x) if t is complex or (t is float and not x) else x, new_dtype, weak_type)
+        buf = _scalar_cache.get(key)
+        if buf is None or buf.is_deleted():   # (deleted: the value was donated to a jitted function)
+            buf = device_put(_host_convert(x, new_dtype), ShapedArray((), new_dtype, weak_type))
+            if x == x and len(_scalar_cache) < 4096:
+                _scalar_cache[key] = buf
+        return buf
     if t is HostValue or t is _ArrayImpl or isinstance(x, Tracer):
         a = x.aval
         if a.dtype == new_dtype and a.weak_type == weak_type:
@@ -263,14 +298,6 @@ def _convert_impl(x, *, new_dtype, weak_type):
         if t is HostValue and a.dtype == new_dtype:
             return HostValue(x.np, ShapedArray(a.shape, new_dtype, weak_type))
         return _generic_convert(x, new_dtype=new_dtype, weak_type=weak_type)
-    if t in (bool, int, float, complex):
-        key = (t, x, new_dtype, weak_type)
-        buf = _scalar_cache.get(key)
-        if buf is None:
-            buf = device_put(_host_convert(x, new_dtype), ShapedArray((), new_dtype, weak_type))
-            if x == x and len(_scalar_cache) < 4096:
-                _scalar_cache[key] = buf
-        return buf
     arr = _host_convert(x, new_dtype)
     return device_put(arr, ShapedArray(arr.shape, new_dtype, weak_type))
 
