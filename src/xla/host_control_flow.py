@@ -3,28 +3,174 @@
 Why: an eager control-flow primitive used to compile one XLA executable per (params, shapes) -- tens
 to hundreds of ms -- and a staged composite holding a loop (xp.special.betainc's continued fraction,
 reached by scipy.stats.pearsonr) compiled at once. On the CPU, where every equation of the cond/body
-jaxprs has a host kernel (host_eager.all_host; nested loops count when their own bodies do), running
-the loop here costs microseconds per equation and compiles nothing. As for staged composites, a
-signature (params, operand types) may spend about one compile's time so (host_eager.budget_for);
-once spent -- also in the middle of one long loop -- it runs as the compiled executable, so a hot
-loop pays at most about twice the better choice. Elsewhere (an accelerator, a body with a primitive
-lacking a host kernel, a kernel declining a dtype, large operands) the executable runs as before.
+jaxprs has a host kernel (host_eager.budget_for; nested loops count when their own bodies do),
+running the loop here costs a microsecond or two per equation and compiles nothing. The bodies run
+on NumPy arrays straight through the kernels (`_Plan`: no bind, no boxing per equation; what the
+eager impls do per equation -- dtype of the result, a kernel declining a value -- is done here too).
+As for staged composites, a signature (params, operand types) may spend about one compile's time so;
+once spent -- also in the middle of a long loop, nested ones included -- it runs as the compiled
+executable, so a hot loop pays at most about twice the better choice. Elsewhere (an accelerator, a
+body with a primitive lacking a host kernel, a kernel declining a dtype, large operands) the
+executable runs as before.
 """
 from __future__ import annotations
 
 import time
 
+import numpy as np
+
 from transforms.control_flow import cond_p, scan_p, while_p
-from transforms.core import ShapedArray, get_aval, impl_rules
-from transforms.jaxpr_transforms import eval_inline
+from transforms.core import bind, get_aval, impl_rules
+from transforms.custom_derivatives import custom_jvp_call_p, custom_vjp_call_p, stop_gradient_p
+from transforms.jaxpr import Literal
+from transforms.jaxpr_transforms import jit_p
 
 from . import host, host_eager, runtime
-from .host import HostValue
+from .host import HostValue, host_kernels
 
 _perf = time.perf_counter
 _sigs: dict = {}     # (prim, params, *avals) -> [seconds of host running left (<= 0: compiled)]
 _SIGS_MAX = 4096
 
+
+class _OverBudget(Exception):
+    """Raised inside a (nested) loop once the outermost call's deadline has passed."""
+
+
+# --------------------------------------------------------------------- jaxprs on NumPy arrays
+
+_KERNEL, _INLINE, _IDENT, _LOOP, _BIND = range(5)
+_plans: dict = {}    # id(jaxpr) -> (jaxpr, _Plan)   (the jaxpr kept alive so its id stays its own)
+_PLANS_MAX = 2048
+
+
+class _Plan:
+    """A jaxpr prepared to run on NumPy arrays: per equation, what runs it and the result dtypes."""
+    __slots__ = ("invars", "outvars", "lits", "steps")
+
+    def __init__(self, jaxpr):
+        self.invars = list(jaxpr.constvars) + list(jaxpr.invars)
+        self.outvars = list(jaxpr.outvars)
+        self.lits = {v: np.asarray(v.val, v.aval.dtype) for v in self.outvars if type(v) is Literal}
+        steps = []
+        for eqn in jaxpr.eqns:
+            p, params = eqn.prim, eqn.params
+            for v in eqn.invars:
+                if type(v) is Literal:
+                    self.lits[v] = np.asarray(v.val, v.aval.dtype)
+            k = host_kernels.get(p)
+            if k is not None:
+                kind, what = _KERNEL, k
+            elif p is jit_p:
+                kind, what = _INLINE, params["jaxpr"]
+            elif p is custom_jvp_call_p or p is custom_vjp_call_p:
+                kind, what = _INLINE, params["call_jaxpr"]
+            elif p is stop_gradient_p:
+                kind, what = _IDENT, None
+            elif p in _LOOPS_NP:
+                kind, what = _LOOP, _LOOPS_NP[p]
+            else:
+                kind, what = _BIND, None
+            outs = eqn.outvars
+            steps.append((kind, what, p, params, eqn.invars, outs, [v.aval for v in outs], p.multiple_results))
+        self.steps = steps
+
+
+def _plan(closed):
+    j = closed.jaxpr
+    hit = _plans.get(id(j))
+    if hit is not None and hit[0] is j:
+        return hit[1]
+    pl = _Plan(j)
+    if len(_plans) >= _PLANS_MAX:
+        _plans.clear()
+    _plans[id(j)] = (j, pl)
+    return pl
+
+
+def _fit(o, aval):
+    if type(o) is not np.ndarray:
+        o = np.asarray(o)
+    return o if o.dtype == aval.dtype else o.astype(aval.dtype)
+
+
+def _by_bind(p, params, vals, in_vars, out_avals, multi):
+    """One equation through its eager impl (a kernel declining a value; a primitive met only here)."""
+    args = [HostValue(v, a.aval) for v, a in zip(vals, in_vars)]
+    out = bind(p, *args, **params)
+    return [_fit(runtime._np_of(o), a) for o, a in zip(out if multi else [out], out_avals)]
+
+
+def run_np(closed, consts, args, deadline):
+    """The outputs of `closed` (constants `consts` first) on NumPy arrays `args`, as NumPy arrays."""
+    pl = _plan(closed)
+    env = dict(pl.lits)
+    if closed.consts:
+        consts = [runtime._np_of(c) for c in closed.consts] + list(consts)
+    env.update(zip(pl.invars, list(consts) + list(args)))
+    for kind, what, p, params, ins, outs, avals, multi in pl.steps:
+        vals = [env[v] for v in ins]
+        if kind == _KERNEL:
+            out = what(*vals, **params)
+            if out is NotImplemented:
+                res = _by_bind(p, params, vals, ins, avals, multi)
+            elif multi:
+                res = [_fit(o, a) for o, a in zip(out, avals)]
+            else:
+                env[outs[0]] = _fit(out, avals[0])
+                continue
+        elif kind == _INLINE:
+            res = run_np(what, (), vals, deadline)
+        elif kind == _IDENT:
+            env[outs[0]] = vals[0]
+            continue
+        elif kind == _LOOP:
+            res = what(vals, params, deadline)
+        else:
+            res = _by_bind(p, params, vals, ins, avals, multi)
+        env.update(zip(outs, res))
+    return [env[v] for v in pl.outvars]
+
+
+def _while_np(vals, params, deadline, state=None):
+    nc, nb = params["cond_nconsts"], params["body_nconsts"]
+    cj, bj = params["cond_jaxpr"], params["body_jaxpr"]
+    cconsts, bconsts, carry = vals[:nc], vals[nc:nc + nb], list(vals[nc + nb:])
+    while run_np(cj, cconsts, carry, deadline)[0]:
+        carry = run_np(bj, bconsts, carry, deadline)
+        if state is not None:
+            state[0] = carry
+        if _perf() > deadline:
+            raise _OverBudget
+    return carry
+
+
+def _cond_np(vals, params, deadline):
+    branches = params["branches"]
+    i = min(max(int(vals[0]), 0), len(branches) - 1)   # clamped, as the lowering does
+    return run_np(branches[i], (), vals[1:], deadline)
+
+
+def _scan_np(vals, params, deadline):
+    nc, ncar, length = params["num_consts"], params["num_carry"], params["length"]
+    j = params["jaxpr"]
+    consts, carry, xs = vals[:nc], list(vals[nc:nc + ncar]), vals[nc + ncar:]
+    y_avals = j.out_avals[ncar:]
+    ys = [host.aligned_empty((length,) + a.shape, a.dtype) for a in y_avals]
+    for i in (range(length - 1, -1, -1) if params["reverse"] else range(length)):
+        outs = run_np(j, consts, carry + [x[i, ...] for x in xs], deadline)
+        carry = outs[:ncar]
+        for buf, y in zip(ys, outs[ncar:]):
+            buf[i] = y
+        if _perf() > deadline:
+            raise _OverBudget
+    return carry + ys
+
+
+_LOOPS_NP = {while_p: _while_np, cond_p: _cond_np, scan_p: _scan_np}
+
+
+# ----------------------------------------------------------------------------- eager impls
 
 def _aval_of(v):
     a = getattr(v, "aval", None)
@@ -40,7 +186,7 @@ def _budget(prim, args, params):
     except TypeError:    # (an unhashable parameter: decide afresh)
         key, ent = None, None
     if ent is None:
-        ent = [host_eager.budget_for(_inner_jaxprs(prim, params), avals)]
+        ent = [host_eager.budget_for(host_eager.inner_jaxprs(prim, params), avals)]
         if key is not None:
             if len(_sigs) >= _SIGS_MAX:
                 _sigs.clear()
@@ -48,115 +194,41 @@ def _budget(prim, args, params):
     return ent
 
 
-def _inner_jaxprs(prim, params):
-    return host_eager.inner_jaxprs(prim, params)
+def _boxed(outs, avals, prim):
+    return [runtime._box_host(o, a, prim) for o, a in zip(outs, avals)]
 
 
-def _as(v, aval, prim):
-    """`v` as an eager value of exactly `aval` (weak type included: the primitive's abstract result)."""
-    if type(v) is HostValue:
-        return v if v.aval == aval else HostValue(v.np, aval)
-    if getattr(v, "aval", None) == aval:
-        return v
-    return runtime._box_host(runtime._np_of(v), aval, prim)
+def _make(prim, xla_impl):
+    run = _LOOPS_NP[prim]
 
-
-def _truth(p):
-    return bool(runtime._np_of(p))
-
-
-# ----------------------------------------------------------------------------------- while
-
-def _make_while(xla_impl):
-    def impl(*args, cond_jaxpr, body_jaxpr, cond_nconsts, body_nconsts):
-        params = dict(cond_jaxpr=cond_jaxpr, body_jaxpr=body_jaxpr, cond_nconsts=cond_nconsts,
-                      body_nconsts=body_nconsts)
+    def impl(*args, **params):
         if not runtime._kernels_on():
             return xla_impl(*args, **params)
-        ent = _budget(while_p, args, params)
+        ent = _budget(prim, args, params)
         left = ent[0]
         if left <= 0:
             return xla_impl(*args, **params)
-        nc, nb = cond_nconsts, body_nconsts
-        cconsts, bconsts, carry = list(args[:nc]), list(args[nc:nc + nb]), list(args[nc + nb:])
-        cj, cc, bj, bcs = cond_jaxpr.jaxpr, cond_jaxpr.consts, body_jaxpr.jaxpr, body_jaxpr.consts
+        vals = [runtime._np_of(a) for a in args]
         t0 = _perf()
-        done = False
-        while _truth(eval_inline(cj, cc, cconsts + carry)[0]):
-            carry = eval_inline(bj, bcs, bconsts + carry)
-            if _perf() - t0 > left:      # spent in this very call: the compiled loop goes on from here
-                break
-        else:
-            done = True
-        ent[0] = left - (_perf() - t0)
-        avals = runtime._out_avals(while_p, args, params)
-        if not done:
+        state = [None]
+        try:
+            if prim is while_p:
+                outs = host.run_quiet(run, (vals, params, t0 + left, state), {})
+            else:
+                outs = host.run_quiet(run, (vals, params, t0 + left), {})
+        except _OverBudget:
             ent[0] = 0.0
-            in_avals = [_aval_of(a) for a in args[nc + nb:]]   # (the signature a later call compiles for)
-            carry = xla_impl(*args[:nc + nb], *[_as(v, a, while_p) for v, a in zip(carry, in_avals)], **params)
-        return [_as(v, a, while_p) for v, a in zip(carry, avals)]
-    return impl
-
-
-# ------------------------------------------------------------------------------------ cond
-
-def _make_cond(xla_impl):
-    def impl(index, *ops, branches):
-        if not runtime._kernels_on():
-            return xla_impl(index, *ops, branches=branches)
-        params = dict(branches=branches)
-        ent = _budget(cond_p, (index,) + ops, params)
-        left = ent[0]
-        if left <= 0:
-            return xla_impl(index, *ops, branches=branches)
-        i = min(max(int(runtime._np_of(index)), 0), len(branches) - 1)   # clamped, as the lowering does
-        br = branches[i]
-        t0 = _perf()
-        outs = eval_inline(br.jaxpr, br.consts, list(ops))
+            if prim is while_p and state[0] is not None:   # the compiled loop goes on from the last iteration
+                n = len(args) - len(state[0])
+                carry = _boxed(state[0], [_aval_of(a) for a in args[n:]], prim)
+                return xla_impl(*args[:n], *carry, **params)
+            return xla_impl(*args, **params)   # (a scan or a cond starts again, compiled)
         ent[0] = left - (_perf() - t0)
-        avals = runtime._out_avals(cond_p, (index,) + ops, params)
-        return [_as(v, a, cond_p) for v, a in zip(outs, avals)]
-    return impl
-
-
-# ------------------------------------------------------------------------------------ scan
-
-def _slice(x, i, aval):
-    return runtime._box_host(runtime._np_of(x)[i, ...], aval, scan_p)
-
-
-def _make_scan(xla_impl):
-    def impl(*args, jaxpr, num_consts, num_carry, length, reverse):
-        params = dict(jaxpr=jaxpr, num_consts=num_consts, num_carry=num_carry, length=length, reverse=reverse)
-        if not runtime._kernels_on():
-            return xla_impl(*args, **params)
-        ent = _budget(scan_p, args, params)
-        left = ent[0]
-        if left <= 0:
-            return xla_impl(*args, **params)
-        nc, ncar = num_consts, num_carry
-        consts, carry, xs = list(args[:nc]), list(args[nc:nc + ncar]), args[nc + ncar:]
-        avals = runtime._out_avals(scan_p, args, params)
-        y_avals = avals[ncar:]
-        x_avals = [ShapedArray(a.shape[1:], a.dtype, a.weak_type) for a in map(_aval_of, xs)]
-        ys = [host.aligned_empty(a.shape, a.dtype) for a in y_avals]
-        bj, bcs = jaxpr.jaxpr, jaxpr.consts
-        t0 = _perf()
-        for i in (range(length - 1, -1, -1) if reverse else range(length)):
-            outs = eval_inline(bj, bcs, consts + carry + [_slice(x, i, a) for x, a in zip(xs, x_avals)])
-            carry = outs[:ncar]
-            for buf, y in zip(ys, outs[ncar:]):
-                buf[i] = runtime._np_of(y)
-            if _perf() - t0 > left:      # spent in this very call: run it compiled (a scan does not resume)
-                ent[0] = 0.0
-                return xla_impl(*args, **params)
-        ent[0] = left - (_perf() - t0)
-        return ([_as(v, a, scan_p) for v, a in zip(carry, avals[:ncar])]
-                + [runtime._box_host(y, a, scan_p) for y, a in zip(ys, y_avals)])
+        return _boxed(outs, runtime._out_avals(prim, args, params), prim)
     return impl
 
 
 def register():
     """Install the eager impls of while_p, cond_p and scan_p (each wraps the single-executable impl)."""
-    for prim, make in ((while_p, _make_while), (cond_p, _make_cond), (scan_p, _make_scan)):
-        impl_rules[prim] = make(runtime._make_impl(prim))
+    for prim in (while_p, cond_p, scan_p):
+        impl_rules[prim] = _make(prim, runtime._make_impl(prim))

@@ -342,6 +342,22 @@ def test_budget_is_kept_per_signature(monkeypatch):
     assert len(ents) == 2 and all(0 < e < host_eager.BY_OP_BUDGET_S for e in ents)
 
 
+def test_budget_spent_inside_a_nested_loop_reruns_the_outer_compiled(monkeypatch):
+    monkeypatch.setattr(host_eager, "BY_OP_BUDGET_S", 1e-12)
+    f = lambda xs: scan(lambda c, x: (c + while_loop(lambda v: v < 50.0, lambda v: v * 3.0 + 1.0, x), c), 0.0, xs)
+    xs = np.array([0.0, 1.0, 7.0, 100.0])
+    before = runtime.compile_calls[0]
+    c, ys = f(xp.asarray(xs))
+    assert runtime.compile_calls[0] == before + 1 and _sig(scan_p)[0] <= 0
+    ends = []
+    for v in xs:
+        while v < 50.0:
+            v = v * 3.0 + 1.0
+        ends.append(v)
+    assert float(c) == sum(ends)
+    np.testing.assert_array_equal(np.asarray(ys), np.concatenate([[0.0], np.cumsum(ends)[:-1]]))
+
+
 # ------------------------------------------------------------------------------ fallbacks
 
 def test_body_with_a_primitive_without_host_kernel_compiles_and_is_right(monkeypatch):
@@ -356,6 +372,26 @@ def test_body_with_a_primitive_without_host_kernel_compiles_and_is_right(monkeyp
     assert runtime.compile_calls[0] == before + 1 and _sig(while_p)[0] == 0.0
     np.testing.assert_allclose(np.asarray(v), np.sin(np.sin(np.sin(np.sin(np.asarray(x))))), rtol=1e-15)
     assert int(k) == 4
+
+
+def test_a_kernel_declining_a_value_inside_a_loop_runs_that_equation_singly(monkeypatch):
+    """A kernel may decline particular values (NotImplemented): that one equation runs through its
+    eager impl, the loop goes on on the host, and the values are right."""
+    calls = []
+    kernel = host.host_kernels[E.cos_p]
+
+    def declining(x, **params):
+        calls.append(x.shape)
+        return NotImplemented if np.any(x > 1.0) else kernel(x, **params)
+    monkeypatch.setitem(host.host_kernels, E.cos_p, declining)
+    monkeypatch.setattr(HCF, "_plans", {})
+    f = lambda x: scan(lambda c, r: (c + xp.cos(r * 1.25), c), xp.zeros(2), x)
+    x = np.array([[0.1, 0.2], [3.0, 0.5], [0.3, -2.0]])
+    c, ys = _eager_no_compile(f, xp.asarray(x))
+    assert len(calls) >= 3
+    np.testing.assert_allclose(np.asarray(c), np.sum(np.cos(x * 1.25), axis=0), rtol=1e-15)
+    np.testing.assert_allclose(np.asarray(ys), np.concatenate([[[0, 0]], np.cumsum(np.cos(x * 1.25), 0)[:-1]]),
+                               rtol=1e-15)
 
 
 def test_kernels_switched_off_runs_the_compiled_loop(monkeypatch):

@@ -20,12 +20,12 @@ def _closed(f, *args):
     return make_jaxpr(f)(*args)
 
 
-def test_budget_for_host_bodies_and_zero_otherwise():
+def test_budget_for_host_bodies_and_zero_otherwise(monkeypatch):
     x = xp.asarray(np.arange(6.0).reshape(2, 3))
     assert host_eager.eager_by_op(_closed(lambda a: xp.sum(xp.sin(a) * a), x)) == host_eager.BY_OP_BUDGET_S
-    # a primitive without a host kernel (erf) -> compile at once
-    from array_namespace import special
-    assert host_eager.eager_by_op(_closed(lambda a: special.erf(a), x)) == 0.0
+    # a primitive without a host kernel (here: tan's withdrawn) -> compile at once
+    monkeypatch.delitem(host.host_kernels, E.tan_p)
+    assert host_eager.eager_by_op(_closed(lambda a: xp.tan(a), x)) == 0.0
     # an elementwise kernel that declines the dtype (complex log) -> compile at once
     z = xp.asarray(np.array([1 + 2j, 3 - 1j]))
     assert host_eager.eager_by_op(_closed(lambda a: xp.log(a) * 2, z)) == 0.0
@@ -41,8 +41,16 @@ def test_budget_for_host_bodies_and_zero_otherwise():
     # nested jit is looked into
     inner = jit(lambda a: xp.cos(a) + 1)
     assert host_eager.eager_by_op(_closed(lambda a: inner(a) * 3, x)) == host_eager.BY_OP_BUDGET_S
-    inner_erf = jit(lambda a: special.erf(a))
-    assert host_eager.eager_by_op(_closed(lambda a: inner_erf(a) * 3, x)) == 0.0
+    inner_tan = jit(lambda a: xp.tan(a))
+    assert host_eager.eager_by_op(_closed(lambda a: inner_tan(a) * 3, x)) == 0.0
+    # control flow counts as host where its bodies do (xla/host_control_flow.py runs it)
+    from transforms import while_loop
+    loop = lambda a, f: while_loop(lambda c: xp.sum(c) < 100.0, lambda c: f(c) * 2.0 + 1.0, a)
+    assert host_eager.eager_by_op(_closed(lambda a: loop(a, xp.cos), x)) == host_eager.BY_OP_BUDGET_S
+    assert host_eager.eager_by_op(_closed(lambda a: loop(a, xp.tan), x)) == 0.0
+    # stop_gradient is the value itself eagerly
+    from transforms import stop_gradient
+    assert host_eager.eager_by_op(_closed(lambda a: stop_gradient(a) * a, x)) == host_eager.BY_OP_BUDGET_S
 
 
 def test_linalg_and_fft_on_new_shapes_compile_nothing_and_match_numpy_and_jit():
