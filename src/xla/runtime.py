@@ -17,7 +17,7 @@ from transforms.jaxpr import ClosedJaxpr, Eqn, Jaxpr, Var
 from transforms.jaxpr_transforms import jit_p
 from transforms.primitives import elementwise as E
 
-from . import _jaxlib, compile_cache, host
+from . import _jaxlib, compile_cache, host, host_alloc
 from .host import HostValue, host_kernels
 from .lowering import lower_jaxpr, lowering_rules
 
@@ -175,7 +175,10 @@ def _kernels_on():
     """Whether eager primitives run host kernels: the CPU default device, not switched off."""
     global _platform_cpu
     if _platform_cpu is None:
-        _platform_cpu = default_device().platform == "cpu"
+        cpu = default_device().platform == "cpu"
+        if cpu and host.MODE != "xla":
+            host_alloc.tune()   # host kernels' large temporaries: no page faults (xla/host_alloc.py)
+        _platform_cpu = cpu
     return _platform_cpu and host.MODE != "xla"
 
 
@@ -241,7 +244,7 @@ def _make_host_impl(prim, kernel, xla_impl):
     hv = HostValue
     err_set, err_reset, quiet = host.err_set, host.err_reset, host.QUIET
     as_host = host.MODE == "host"
-    ndarray = np.ndarray
+    ndarray, asarray = np.ndarray, np.asarray
 
     def impl(*args, **params):
         if not _platform_cpu:
@@ -268,7 +271,9 @@ def _make_host_impl(prim, kernel, xla_impl):
             return xla_impl(*args, **params)
         if multi:
             return [_box_host(o, a, prim) for o, a in zip(out, avals)]
-        if as_host and type(out) is ndarray and out.dtype == avals[1] and out.shape == avals[0]:
+        if type(out) is not ndarray:
+            out = asarray(out)   # (NumPy gives a scalar for a 0-d result)
+        if as_host and out.dtype == avals[1] and out.shape == avals[0]:
             return hv(out, avals)
         return _box_host(out, avals, prim)
     impl.kernel = kernel
