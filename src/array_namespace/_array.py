@@ -60,6 +60,19 @@ def default_device():
 _MUTATION_LOCK = threading.RLock()
 
 
+_INDEXING = []
+
+
+def _indexing():
+    """The _indexing module (imported on first use: it imports this one)."""
+    try:
+        return _INDEXING[0]
+    except IndexError:
+        from . import _indexing as m
+        _INDEXING.append(m)
+        return m
+
+
 def _version(a):
     """How many times the handle has been rebound (unset slot: never)."""
     try:
@@ -171,8 +184,7 @@ class Array:
 
     @property
     def at(self):
-        from ._indexing import _At
-        return _At(self)
+        return _indexing()._At(self)
 
     def __array_namespace__(self, *, api_version=None):
         import array_namespace
@@ -417,12 +429,10 @@ class Array:
             self._set_locked(key, value)
 
     def _set_locked(self, key, value):
-        from ._indexing import update
-        self._rebind_locked(update(self, key, value, "set", "__setitem__"), "x[...] = value")
+        self._rebind_locked(_indexing().update(self, key, value, "set", "__setitem__"), "x[...] = value")
 
     def __getitem__(self, key):
-        from ._indexing import getitem
-        out = getitem(self, key)
+        out = _indexing().getitem(self, key)
         if out is not self and _is_basic_key(key) and (out.ndim or not _selects_one_element(key)):
             out._base = (self, key, _version(self))
         return out

@@ -30,7 +30,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from transforms.core import EVAL, trace_state
+from transforms.core import EVAL, bind, trace_state
 from transforms.primitives import elementwise as P
 from transforms.primitives import indexing as I
 from transforms.primitives import structural as S
@@ -39,7 +39,7 @@ from . import _dtypes as D
 from ._array import Array
 from ._datadep import host_value
 from ._helpers import as_array, binary, wrap
-from ._indexing_key import _IDX, _Ent, _expand, _idx_value, _wrap_negative
+from ._indexing_key import _IDX, _Ent, _expand, _idx_value, _wrap_negative, basic_key, basic_plan, index_operand
 from ._indexing_mask import has_mask, masked_update
 from ._sharded import shard_row
 
@@ -117,13 +117,22 @@ def getitem(x, key):
     x = as_array(x, "__getitem__")
     if x.ndim == 0 and (_is_empty_key(key) or key is Ellipsis):
         return x
-    if (type(key) is int or type(key) is tuple and key and type(key[0]) is int) and trace_state.trace is EVAL:
+    eager = trace_state.trace is EVAL
+    if eager and (type(key) is int or type(key) is tuple and key and type(key[0]) is int):
         row = shard_row(x, key)   # an array split over devices: read the one shard holding row key[0]
         if row is not None:
             return row
-    x, ents = _expand(x, key, "__getitem__")
+    hk = basic_key(key) if eager else None
+    if hk is not None:   # eager, ints / slices / None / Ellipsis: the expansion is cached per (shape, key)
+        p = basic_plan(x, hk, key, "__getitem__")
+        if p.read:   # unit steps, not empty: one dynamic_slice whose starts are operands (no recompiles)
+            v = x._v if p.full else bind(I.dynamic_slice_p, x._v, *p.starts, slice_sizes=p.sizes)
+            return wrap(S.reshape(v, p.shape))
+        ents, out_shape = p.ents, p.shape
+    else:
+        x, ents = _expand(x, key, "__getitem__")
+        out_shape = _result_shape(ents)
     shape, v = x.shape, x._v
-    out_shape = _result_shape(ents)
     if any(e.kind == "arr" for e in ents):
         return _getitem_advanced(x, ents, out_shape)
     if trace_state.trace is EVAL and 0 not in out_shape and _unit_steps(ents):
@@ -202,25 +211,33 @@ def update(x, key, value, mode, fname):
                         "stored back without changing its dtype; cast x with astype first")
     if mode in ("min", "max") and dt in D.COMPLEX:
         raise TypeError(f"{fname}: complex values have no order; min/max updates need a real-valued array")
-    if has_mask(key):
-        out = masked_update(x, key, v, mode, fname)   # a select, when no count of True entries is needed
-        if out is not None:
-            return out
-    x0 = x
-    if x.ndim == 0 and (_is_empty_key(key) or key is Ellipsis):
-        ents = []
+    x0, p = x, None
+    hk = basic_key(key) if trace_state.trace is EVAL else None
+    if hk is not None:   # eager, ints / slices / None / Ellipsis: the expansion is cached per (shape, key)
+        p = basic_plan(x, hk, key, fname)
+        ents, target = p.ents, p.shape
     else:
-        x, ents = _expand(x, key, fname)   # (0-d booleans in the key insert axes into x)
-    target = _result_shape(ents) if ents else ()
+        if has_mask(key):
+            out = masked_update(x, key, v, mode, fname)   # a select, when no count of True entries is needed
+            if out is not None:
+                return out
+        if x.ndim == 0 and (_is_empty_key(key) or key is Ellipsis):
+            ents = []
+        else:
+            x, ents = _expand(x, key, fname)   # (0-d booleans in the key insert axes into x)
+        target = _result_shape(ents) if ents else ()
     vshape = S.shape_of(v)
     try:
-        if len(vshape) > len(target) or P.broadcast_shapes(vshape, target) != tuple(target):
+        if vshape and vshape != target and (len(vshape) > len(target) or
+                                            P.broadcast_shapes(vshape, target) != tuple(target)):
             raise ValueError
     except ValueError:
         raise ValueError(f"{fname}: value of shape {vshape} cannot be broadcast to the indexed shape "
                          f"{target}") from None
     if 0 in target:
         return x0
+    if p is not None and p.unit:   # eager: one dynamic_update_slice whose starts are operands
+        return wrap(_update_window(x._v, p, v, mode))
     v = S.broadcast_to_shape(v, target)
     kinds = {e.kind for e in ents}
     if "arr" in kinds:
@@ -245,8 +262,27 @@ def _unit_steps(ents):
 
 
 def _index_operand(i):
-    """A static index as a runtime int64 scalar (cached), so eager indexing compiles once per shape."""
+    """A static index as a runtime int64 scalar (cached eagerly), so eager indexing compiles once per shape."""
+    if trace_state.trace is EVAL:
+        return index_operand(int(i))
     return P.convert_element_type(int(i), _IDX)
+
+
+def _update_window(xv, p, v, mode):
+    """x's raw value with the window of basic plan `p` (unit steps) replaced by / combined with v (whose
+    shape broadcasts to p.shape): the eager form of _update_dynamic, with the window precomputed."""
+    vs = S.shape_of(v)
+    if vs == p.sizes:
+        pass
+    elif vs == ():   # a scalar: into a one-element window as a reshape (cheaper than a broadcast)
+        v = S.broadcast_in_dim(v, p.sizes, ()) if any(n != 1 for n in p.sizes) else S.reshape(v, p.sizes)
+    else:
+        v = S.reshape(S.broadcast_to_shape(v, p.shape), p.sizes)
+    if p.full:
+        return v if mode == "set" else _combine(mode, xv, v)
+    if mode != "set":
+        v = _combine(mode, bind(I.dynamic_slice_p, xv, *p.starts, slice_sizes=p.sizes), v)
+    return bind(I.dynamic_update_slice_p, xv, v, *p.starts)
 
 
 def _eager_read(v, shape, ents):

@@ -4,6 +4,10 @@
 one `_Ent` per result position: bounds of static indices are checked here, boolean masks become
 their nonzero() integer arrays on the host, and traced indices get their negative values wrapped.
 The read and update paths of _indexing.py and _indexing_mask.py work on these entries only.
+
+Basic keys (Python ints, slices of ints, None, Ellipsis) are expanded once per (shape, key): `basic_plan`
+caches the entries with what eager reads and updates need (library code indexes element by element in
+Python loops, and the expansion cost more than the indexing itself). A key that raises is not cached.
 """
 from __future__ import annotations
 
@@ -160,3 +164,70 @@ def _idx_value(e):
     if isinstance(e.val, np.ndarray):
         return backend.device_put(e.val)
     return e.val
+
+
+# ------------------------------------------------------------------ basic keys, expanded once
+
+def basic_key(key):
+    """A hashable stand-in of a basic key (Python ints, slices of Python ints / None, None, Ellipsis),
+    or None for any other key (bools, NumPy ints, arrays, lists: the general path)."""
+    out = []
+    for k in (key if type(key) is tuple else (key,)):
+        t = type(k)
+        if t is int or k is None or k is Ellipsis:
+            out.append(k)
+        elif t is slice:
+            a, b, c = k.start, k.stop, k.step
+            if not ((a is None or type(a) is int) and (b is None or type(b) is int) and (c is None or type(c) is int)):
+                return None
+            out.append((a, b, c))
+        else:
+            return None
+    return tuple(out)
+
+
+class _Plan:
+    """A basic key expanded against a shape: its entries, the result shape, and -- when every slice has
+    unit step (`unit`) -- the window (starts as int64 operands, sizes) one dynamic_slice /
+    dynamic_update_slice reads or writes; `full` when that window is the whole array."""
+    __slots__ = ("ents", "shape", "unit", "read", "starts", "sizes", "full")
+
+
+_PLANS: dict = {}     # (shape, basic_key) -> _Plan; cleared when it grows past the bound
+_PLANS_MAX = 4096
+_OPERANDS: dict = {}  # int -> the eager int64 scalar operand (only ever filled eagerly)
+
+
+def index_operand(i):
+    """A static index as an eager int64 scalar operand (so eager indexing compiles once per shape), cached."""
+    op = _OPERANDS.get(i)
+    if op is None:
+        op = P.convert_element_type(int(i), _IDX)
+        if len(_OPERANDS) < 4096:
+            _OPERANDS[i] = op
+    return op
+
+
+def basic_plan(x, hk, key, fname):
+    """The cached _Plan of basic key `key` (hashable form `hk`) on x's shape. Eager only (the plan's
+    operands are eager values); raises what _expand raises for a bad key."""
+    ck = (x.shape, hk)
+    p = _PLANS.get(ck)
+    if p is not None:
+        return p
+    shape = x.shape
+    _, ents = _expand(x, key, fname)
+    p = _Plan()
+    p.ents = ents
+    p.shape = tuple(1 if e.kind == "none" else e.count for e in ents if e.kind in ("none", "slice"))
+    p.unit = all(e.kind in ("int", "none") or e.step == 1 or e.count <= 1 for e in ents)
+    p.read = p.unit and 0 not in p.shape
+    if p.unit:
+        by_dim = {e.dim: e for e in ents if e.dim is not None}
+        p.sizes = tuple(1 if by_dim[d].kind == "int" else by_dim[d].count for d in range(len(shape)))
+        p.starts = tuple(index_operand(by_dim[d].start) for d in range(len(shape)))
+        p.full = p.sizes == tuple(shape)
+    if len(_PLANS) >= _PLANS_MAX:
+        _PLANS.clear()   # (dict ops are atomic under the GIL)
+    _PLANS[ck] = p
+    return p

@@ -1,0 +1,266 @@
+"""Eager basic indexing (Python ints, slices, None, Ellipsis) runs from a plan cached per (shape, key)
+(_indexing_key.basic_plan). Oracles: NumPy for values (bit for bit: -0.0, NaN, inf, every dtype), jit of
+the same function for eager == compiled, NumPy's and jit's exception types for bad keys (a failing key
+is never cached), and the runtime's compile counter for "new shapes compile nothing"."""
+import numpy as np
+import pytest
+
+import array_namespace as xp
+from array_namespace import _indexing_key as K
+from transforms import jit
+
+SPECIAL = np.array([np.nan, -0.0, np.inf, -np.inf, 1.5, -2.25, 0.0, 3e300, -1e-300, 7.0])
+
+
+def _base(dtype, shape=(3, 4, 5)):
+    n = int(np.prod(shape))
+    if dtype == np.bool_:
+        return (np.arange(n) % 3 == 0).reshape(shape)
+    if np.dtype(dtype).kind in "iu":
+        return (np.arange(n) * 7 - 20).astype(dtype).reshape(shape)
+    with np.errstate(all="ignore"):   # (3e300 overflows float32 to inf: one more special value)
+        a = np.resize(SPECIAL, n).astype(dtype)
+        if np.dtype(dtype).kind == "c":
+            a.imag = np.resize(SPECIAL[::-1], n)
+    return a.reshape(shape)
+
+
+def _same(got, want, signed_zeros=True):
+    got = np.asarray(got)
+    assert got.dtype == want.dtype and got.shape == want.shape
+    np.testing.assert_array_equal(got, want)
+    if signed_zeros and want.dtype.kind in "fc":   # -0.0 stays -0.0 (a NaN's sign means nothing)
+        for g, w in [(got.real, want.real), (got.imag, want.imag)]:
+            num = ~np.isnan(w)
+            np.testing.assert_array_equal(np.signbit(g[num]), np.signbit(w[num]))
+
+
+DTYPES = [np.float64, np.float32, np.int32, np.int64, np.uint8, np.bool_, np.complex128]
+
+READ_KEYS = [1, -1, (0, 2), (2, -1, 4), slice(1, 3), (slice(None), 2), (Ellipsis, -1), (None, 1),
+             (1, None, slice(0, 5, 1)), slice(2, 2), (slice(3, 1),), slice(-100, 100), (), Ellipsis,
+             (slice(2, 1, -1), 0), (slice(None, None, -1),), (slice(0, 4, 2), 1), (Ellipsis, None),
+             (0, slice(1, None), slice(None, -1)), (slice(0, 1), slice(3, 4), slice(4, 5))]
+
+
+@pytest.mark.parametrize("dtype", DTYPES, ids=lambda d: np.dtype(d).name)
+def test_basic_reads_match_numpy_and_jit(dtype):
+    a = _base(dtype)
+    x = xp.asarray(a)
+    for key in READ_KEYS:
+        want = a[key]
+        _same(x[key], want)
+        _same(x[key], want)   # second call: from the cached plan
+        _same(jit(lambda v, key=key: v[key])(x), want)
+
+
+def test_the_same_key_on_other_shapes():
+    for shape in [(5,), (6,), (2, 3), (4, 1, 2), (3, 4, 5)]:
+        a = np.arange(float(np.prod(shape))).reshape(shape)
+        x = xp.asarray(a)
+        for key in [1, -1, slice(1, 3), (Ellipsis, 0), (1, None)]:
+            _same(x[key], a[key])
+
+
+_NP_OP = {"add": np.add, "subtract": np.subtract, "multiply": np.multiply, "divide": np.divide,
+          "power": np.power, "min": np.minimum, "max": np.maximum}
+
+UPDATE_KEYS = [1, -1, (0, 2), (2, -1, 4), slice(1, 3), (slice(None), 2), (Ellipsis, -1), (None, 1),
+               (slice(0, 1), slice(3, 4), slice(4, 5)), (), Ellipsis, (slice(2, 1, -1), 0),
+               (slice(None, None, -1), 1), (slice(0, 4, 2),), slice(2, 2)]
+
+
+def _values(a, key):
+    """Values for x[key] op= v: a Python scalar, a 0-d array, one of the window's shape, and a row that
+    broadcasts against it."""
+    shape = a[key].shape
+    n = int(np.prod(shape))
+    full = _base(a.dtype, (n + 1,))[::-1][:n].reshape(shape)
+    one = _base(a.dtype, (3,))[1]
+    out = [one.item(), np.asarray(one), full]
+    if len(shape) >= 1:
+        out.append(_base(a.dtype, (shape[-1] + 2,))[2:])
+    return out
+
+
+MODES = ["set", "add", "subtract", "multiply", "divide", "power", "min", "max"]
+UPDATE_DTYPES = [np.float64, np.float32, np.int32, np.bool_, np.complex128]
+
+
+def _cases(mode, dtype):
+    """(x, [(key, value as given, value as NumPy)]) for mode on dtype; arithmetic on finite values only
+    (the special values of the arithmetic itself are the op table's business, not indexing's)."""
+    if (mode == "divide" and dtype in (np.int32, np.bool_)) or (mode in ("min", "max") and dtype == np.complex128) \
+            or (mode in ("subtract", "divide", "power") and dtype == np.bool_):
+        return None, []   # refused with a TypeError (test_update_errors_are_the_same_eager_and_under_jit)
+    a = _base(dtype)
+    if mode not in ("set", "min", "max") and np.dtype(dtype).kind in "fc":
+        a = np.where(np.isfinite(a), a, 0.5)
+    if mode == "power":
+        a = (np.abs(a) % 4).astype(dtype)
+    out = []
+    for key in UPDATE_KEYS:
+        for v in _values(a, key):
+            if mode not in ("set", "min", "max") and np.dtype(dtype).kind in "fc":
+                v = np.where(np.isfinite(v), v, 2.0).astype(dtype) if isinstance(v, np.ndarray) else \
+                    (v if np.isfinite(v) else 2.0)
+            if mode == "power":
+                v = (np.abs(v) % 3).astype(dtype) if isinstance(v, np.ndarray) else abs(v) % 3
+            out.append((key, xp.asarray(v) if isinstance(v, np.ndarray) else v, v))
+    return a, out
+
+
+@pytest.mark.parametrize("mode", MODES)
+@pytest.mark.parametrize("dtype", UPDATE_DTYPES, ids=lambda d: np.dtype(d).name)
+def test_basic_updates_match_numpy(mode, dtype):
+    a, cases = _cases(mode, dtype)
+    if a is None:
+        return
+    x = xp.asarray(a)
+    for key, vx, v in cases:
+        want = a.copy()
+        if mode == "set":
+            want[key] = v
+        else:
+            with np.errstate(all="ignore"):
+                want[key] = _NP_OP[mode](a[key], v).astype(dtype)
+        got = getattr(x.at[key], mode)(vx)
+        if mode in ("set", "min", "max") or dtype in (np.int32, np.bool_):
+            _same(got, want, signed_zeros=mode == "set")   # (NumPy's min(0.0, -0.0): either zero)
+        else:   # arithmetic: NumPy's ufuncs and XLA's may differ in the last bit (power, complex)
+            np.testing.assert_allclose(np.asarray(got), want, rtol=1e-6 if dtype == np.float32 else 1e-13)
+            assert np.asarray(got).dtype == want.dtype
+
+
+JIT_GRID = [("set", np.float64), ("set", np.int32), ("set", np.bool_), ("set", np.complex128), ("add", np.float32),
+            ("subtract", np.int32), ("multiply", np.bool_), ("divide", np.float64), ("power", np.float64),
+            ("min", np.float64), ("max", np.int32)]
+
+
+@pytest.mark.parametrize("mode,dtype", JIT_GRID, ids=[f"{m}-{np.dtype(d).name}" for m, d in JIT_GRID])
+def test_basic_updates_eager_equal_jit(mode, dtype):
+    a, cases = _cases(mode, dtype)
+    cases = [c for c in cases if not isinstance(c[2], np.ndarray) or c[2].ndim == 0 or c[1].shape == a[c[0]].shape]
+    x = xp.asarray(a)
+    vals = [vx for _, vx, _ in cases]
+    eager = [getattr(x.at[key], mode)(vx) for key, vx, _ in cases]
+    staged = jit(lambda x, vals: [getattr(x.at[key], mode)(v) for (key, _, _), v in zip(cases, vals)])(x, vals)
+    for e, s in zip(eager, staged):
+        _same(np.asarray(s), np.asarray(e))
+
+
+def test_setitem_eager_matches_numpy_and_jit():
+    a = _base(np.float64)
+
+    def f(x, v):
+        x = xp.asarray(x, copy=True)
+        x[1, 2] = v[0]
+        x[0] = 5.0
+        x[..., 4] = -1.0
+        x[2, 1:3, None] = v[3:8]
+        return x
+
+    want = a.copy()
+    v = np.arange(10.0) - 3.5
+    want[1, 2] = v[0]
+    want[0] = 5.0
+    want[..., 4] = -1.0
+    want[2, 1:3, None] = v[3:8]
+    _same(f(xp.asarray(a), xp.asarray(v)), want)
+    _same(jit(f)(xp.asarray(a), xp.asarray(v)), want)
+
+
+def test_writes_into_a_slice_reach_the_array_as_numpy_views_do():
+    """scikit-learn's GaussianMixture: c = cov[k]; c[i, i] = d[i] for each i (a write through a view)."""
+    rng = np.random.default_rng(0)
+    a, d = rng.standard_normal((3, 6, 6)), rng.standard_normal(6)
+    x, dx = xp.asarray(a, copy=True), xp.asarray(d)
+    want = a.copy()
+    for k in range(3):
+        c, cx = want[k, :, :], x[k, :, :]
+        dd = np.diagonal(c) + d
+        ddx = xp.linalg.diagonal(cx) + dx
+        for i in range(6):
+            c[i, i] = dd[i]
+            cx[i, i] = ddx[i]
+    _same(x, want)
+
+
+BAD_READS = [((5,), 5, IndexError), ((5,), -6, IndexError), ((2, 3), (0, 3), IndexError),
+             ((2, 3), (0, 0, 0), IndexError), ((5,), slice(0, 3, 0), ValueError), ((5,), 1.5, IndexError),
+             ((5,), "a", IndexError), ((5,), (Ellipsis, Ellipsis), IndexError), ((5,), slice(1.0, 2), TypeError),
+             ((5,), slice(0, "b"), TypeError)]
+
+
+@pytest.mark.parametrize("shape,key,exc", BAD_READS, ids=[str(i) for i in range(len(BAD_READS))])
+def test_read_errors_are_numpys_eager_and_under_jit(shape, key, exc):
+    a = np.zeros(shape)
+    with pytest.raises(exc):
+        a[key]
+    x = xp.asarray(a)
+    for _ in range(2):   # a failing key is not cached: the second call raises again
+        with pytest.raises(exc):
+            x[key]
+    with pytest.raises(exc):
+        jit(lambda v: v[key])(x)
+    with pytest.raises(exc):
+        x.at[key].set(1.0)
+    with pytest.raises(exc):
+        jit(lambda v: v.at[key].set(1.0))(x)
+
+
+def test_a_key_valid_for_one_shape_is_checked_again_on_another():
+    _same(xp.asarray(np.arange(6.0))[4], np.float64(4.0))
+    for _ in range(2):
+        with pytest.raises(IndexError):
+            xp.asarray(np.arange(3.0))[4]
+        with pytest.raises(IndexError):
+            xp.asarray(np.arange(3.0)).at[4].set(0.0)
+
+
+def test_update_errors_are_the_same_eager_and_under_jit():
+    xi, xf, xb = xp.asarray(np.arange(6, dtype=np.int32)), xp.asarray(np.zeros((2, 3))), xp.asarray([True, False])
+    cases = [(xi, 1, "set", 1.5, TypeError), (xi, 1, "divide", 2, TypeError),
+             (xf, 0, "set", xp.asarray([1.0, 2.0]), ValueError), (xf, (0, 1), "set", xp.asarray([1.0, 2.0]), ValueError),
+             (xf, slice(0, 1), "set", xp.ones((2, 3)), ValueError), (xb, 0, "subtract", True, TypeError),
+             (xp.asarray(np.zeros(2, np.complex128)), 0, "min", 1.0, TypeError)]
+    for x, key, mode, v, exc in cases:
+        for _ in range(2):
+            with pytest.raises(exc):
+                getattr(x.at[key], mode)(v)
+        with pytest.raises(exc):
+            jit(lambda x, key=key, mode=mode, v=v: getattr(x.at[key], mode)(v))(x)
+        if mode == "set":
+            y = xp.asarray(x, copy=True)
+            with pytest.raises(exc):
+                y[key] = v
+            _same(y, np.asarray(x))   # a refused write leaves the array as it was
+
+
+def test_only_python_ints_and_slices_of_them_take_the_plan():
+    assert K.basic_key((1, slice(None, 3), None, Ellipsis)) == (1, (None, 3, None), None, Ellipsis)
+    assert K.basic_key(2) == (2,)
+    for key in [True, (1, False), np.int64(1), (slice(np.int64(1), 2),), [1, 2], (1, xp.asarray(1)), 1.0]:
+        assert K.basic_key(key) is None
+    x = xp.asarray(np.arange(4.0))
+    # bools are not ints here: x[True] adds an axis, x[1] reads an element
+    _same(x[True], np.arange(4.0)[True])
+    _same(x[1], np.float64(1.0))
+    _same(x[np.int64(1)], np.float64(1.0))
+
+
+def test_eager_basic_indexing_on_new_shapes_compiles_nothing():
+    from xla import runtime
+    before = runtime.compile_calls[0]
+    for n in range(7, 12):
+        a = np.arange(float(n * 3)).reshape(n, 3)
+        x = xp.asarray(a)
+        _same(x[n - 2], a[n - 2])
+        _same(x[1:n - 1, 1], a[1:n - 1, 1])
+        y = x.at[2, 1].set(-1.0)
+        x[0, :] = 9.0
+        a2 = a.copy()
+        a2[0, :] = 9.0
+        _same(x, a2)
+        assert float(y[2, 1]) == -1.0
+    assert runtime.compile_calls[0] == before
