@@ -18,10 +18,11 @@ def test_device_round_trip_every_dtype(dtype):
 
 
 def test_eager_executables_are_cached_by_signature():
-    # erf has no host kernel (xla/host.py): it runs as a cached single-op executable, on the CPU too
-    from transforms.core import bind
+    # the XLA path of a primitive (what runs where it has no host kernel, and on accelerators): a cached
+    # single-op executable per signature
     from transforms.primitives import elementwise as E
-    erf = lambda a: bind(E.erf_p, a._v)  # noqa: E731
+    impl = runtime._make_impl(E.erf_p)
+    erf = lambda a: impl(a._v)  # noqa: E731
     x, z, y = xp.ones(7), xp.zeros(7), xp.ones(8)
     before = len(runtime._exe_cache)
     erf(x)
@@ -73,11 +74,10 @@ def restore_cache_sizes():
 
 
 def _erf(n):
-    """erf on n elements: no host kernel, so it runs as a cached single-op executable (the eager cache)."""
-    from transforms.core import bind
+    """erf on n elements on the XLA path (what runs without a host kernel): a cached single-op executable."""
     from transforms.primitives import elementwise as E
     x = np.linspace(-2.0, 2.0, n)
-    got = np.asarray(bind(E.erf_p, xp.asarray(x)._v))
+    got = np.asarray(runtime._make_impl(E.erf_p)(xp.asarray(x)._v))
     np.testing.assert_allclose(got, sps.erf(x), rtol=1e-13, atol=1e-15)
 
 
@@ -149,3 +149,57 @@ def test_no_live_array_growth_over_jit_grad_and_vmap_calls():
     np.testing.assert_allclose(np.asarray(y), np.sin(xs) + xs * np.cos(xs), rtol=1e-12)
     np.testing.assert_allclose(np.asarray(w), np.sin(xs) + xs * np.cos(xs), rtol=1e-12)
     np.testing.assert_allclose(np.asarray(z), np.sin(np.asarray(m)) * 2, rtol=1e-14)
+
+
+# ------------------------------------------------------------------ eager scalars and the host fast path
+
+@pytest.mark.parametrize("dt", [np.float64, np.float32])
+def test_signed_zero_and_nan_scalars_keep_their_values(dt):
+    x = xp.asarray(np.array([1.0, -2.0], dt))
+    for _ in range(2):   # (the second round reads the scalar caches)
+        for s in (0.0, -0.0, 0.0):
+            got = np.asarray(x * s)
+            np.testing.assert_array_equal(np.signbit(got), np.signbit(np.array([1.0, -2.0], dt) * s))
+            assert got.dtype == dt
+        assert np.isnan(np.asarray(x + float("nan"))).all()
+    z = xp.asarray(np.array([1 + 1j]))
+    for s in (complex(0.0, 0.0), complex(-0.0, 0.0), complex(0.0, -0.0), complex(-0.0, -0.0)):
+        got, want = np.asarray(z - s), np.array([1 + 1j]) - s
+        np.testing.assert_array_equal(np.signbit(got.real), np.signbit(want.real))
+        np.testing.assert_array_equal(np.signbit(got.imag), np.signbit(want.imag))
+
+
+def test_a_donated_cached_scalar_is_made_anew():
+    from array_namespace._helpers import weak_scalar, wrap
+    from transforms import jit
+    f64 = np.dtype(np.float64)
+    v = weak_scalar(2.75, f64)
+    assert weak_scalar(2.75, f64) is v   # eagerly reused
+    jit(lambda t: t * 2, donate_argnums=0)(wrap(v))
+    assert v.is_deleted()
+    w = weak_scalar(2.75, f64)
+    assert w is not v and not w.is_deleted()
+    np.testing.assert_array_equal(np.asarray(xp.asarray([1.0]) + 2.75), [3.75])
+    u = runtime._convert_impl(2.75, new_dtype=f64, weak_type=True)
+    assert not u.is_deleted() and float(np.asarray(runtime.to_numpy(u))) == 2.75
+
+
+@pytest.mark.parametrize("dt", [np.float32, np.float64, np.int32, np.bool_])
+def test_host_results_have_exactly_the_abstract_aval(dt):
+    from xla.host import HostValue
+    a = xp.asarray(np.arange(6).reshape(2, 3).astype(dt))
+    for out in (xp.sum(a), xp.max(a), xp.sum(a, axis=0), a == a, xp.reshape(a, (3, 2))):
+        v = out._v
+        if not runtime._host_on():
+            continue
+        assert type(v) is HostValue and type(v.np) is np.ndarray
+        assert v.np.dtype == v.aval.dtype and v.np.shape == v.aval.shape
+
+
+def test_host_impl_falls_back_for_scalars_and_declined_dtypes():
+    from transforms.core import bind
+    from transforms.primitives import elementwise as E
+    x = xp.asarray(np.array([0.5, 2.0]))
+    np.testing.assert_allclose(np.asarray(bind(E.add_p, x._v, 1.5)), [2.0, 3.5])   # a Python scalar operand
+    z = xp.asarray(np.array([1 + 2j]))
+    np.testing.assert_allclose(np.asarray(xp.log(z)), np.log(np.array([1 + 2j])))  # declined on host: XLA
