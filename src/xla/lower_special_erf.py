@@ -3,7 +3,7 @@
 erf, erfc and erfinv are single CHLO ops (XLA expands them with its own approximations).
 Everything else is an approximation written once as a composition of elementwise
 primitives (`_impl_*`, raw values in, raw value out) and staged into the module at
-lowering time (`_lower_fun`), so it runs unchanged on every backend and dtype.
+lowering time (`_composite`; eagerly on the CPU the same staged body runs op by op on host kernels), so it runs unchanged on every backend and dtype.
 
 The methods are the classical ones: Chebyshev expansions (Clenshaw) and rational
 approximations on fixed intervals joined by `where`, Hankel asymptotic forms for the
@@ -16,9 +16,11 @@ which keeps the compiled programs small.
 """
 from __future__ import annotations
 
+import functools
+
 import numpy as np
 
-from transforms.core import EVAL, bind
+from transforms.core import EVAL, abstract_eval, bind
 from transforms.primitives import elementwise as E
 from transforms.primitives import special_erf as S
 from transforms.primitives.elementwise import _c, add, div, mul, neg, sub
@@ -36,19 +38,28 @@ from ._special_erf_tables import (
     _NDTRI_P0, _NDTRI_Q0, _NDTRI_P1, _NDTRI_Q1, _NDTRI_P2, _NDTRI_Q2,
     _ELLPK_P, _ELLPK_Q, _ELLPE_P, _ELLPE_Q, _SPENCE_A, _SPENCE_B,
 )
+from . import host_special as HS
+from .host import host_kernels
 from .lower_elementwise import _nary
 from .lowering import jaxpr_subcomp, lowering_rules
 
 
 # ------------------------------------------------------------------------------ helpers
-def _stage(impl, avals_in, aval_out, args):
-    """Emit `impl` (a composition of primitives on raw values) staged at `avals_in`."""
+@functools.lru_cache(maxsize=256)
+def _staged(impl, avals_in, aval_out):
+    """`impl` (a composition of primitives on raw values) staged at `avals_in`, its output broadcast to
+    `aval_out`: the one body both the lowering inlines and the host path evaluates."""
     def fun(*a):
         out = impl(*a)
         if tuple(out.aval.shape) != tuple(aval_out.shape):
             out = broadcast_to_shape(out, tuple(aval_out.shape))
         return [out]
-    closed = trace_to_jaxpr(fun, list(avals_in), parent=EVAL)
+    return trace_to_jaxpr(fun, list(avals_in), parent=EVAL)
+
+
+def _stage(impl, avals_in, aval_out, args):
+    """Emit `impl` staged at `avals_in`."""
+    closed = _staged(impl, tuple(avals_in), aval_out)
     return jaxpr_subcomp(closed.jaxpr, closed.consts, list(args))[0]
 
 
@@ -61,10 +72,13 @@ def _nan_in_nan_out(impl):
     return f
 
 
-def _lower_fun(impl):
-    """A lowering rule that stages `impl` at the equation's avals (NaN in, NaN out)."""
+def _composite(prim, impl):
+    """Lower `prim` by staging `impl` at the equation's avals (NaN in, NaN out); eagerly on the CPU its
+    host kernel evaluates that same staged body op by op (xla/host_special.py: composite_kernel)."""
     impl = _nan_in_nan_out(impl)
-    return lambda c, *args: _stage(impl, c.avals_in, c.avals_out[0], args)
+    lowering_rules[prim] = lambda c, *args: _stage(impl, c.avals_in, c.avals_out[0], args)
+    host_kernels[prim] = HS.composite_kernel(
+        lambda avals: _staged(impl, avals, abstract_eval(prim, list(avals), {})))
 
 
 def _is32(x): return x.aval.dtype == np.float32
@@ -137,6 +151,8 @@ _EULER = 0.57721566490153286061
 
 # ------------------------------------------------------------------ error functions
 lowering_rules[S.erfc_p] = _nary(chlo.ErfcOp)
+host_kernels[E.erf_p] = HS.erf_kernel     # (erf_p's lowering is elementwise's: XLA has the op)
+host_kernels[S.erfc_p] = HS.erfc_kernel
 
 
 def _polish_erfinv(y, x0):
@@ -155,6 +171,7 @@ def _erfinv(c, y):
 
 
 lowering_rules[S.erfinv_p] = _erfinv
+host_kernels[S.erfinv_p] = HS.erfinv_kernel
 
 
 def _erfcx_pos(x):
@@ -173,7 +190,7 @@ def _impl_erfcx(x):
     return where(lt(x, 0.0), neg_side, _erfcx_pos(absv(x)))
 
 
-lowering_rules[S.erfcx_p] = _lower_fun(_impl_erfcx)
+_composite(S.erfcx_p, _impl_erfcx)
 
 
 # ------------------------------------------------------------- normal distribution
@@ -186,7 +203,7 @@ def _impl_ndtr(x):
     return where(lt(x, -1.0), lower, where(gt(x, 1.0), upper, central))
 
 
-lowering_rules[S.ndtr_p] = _lower_fun(_impl_ndtr)
+_composite(S.ndtr_p, _impl_ndtr)
 
 
 def _impl_log_ndtr(x):
@@ -197,7 +214,7 @@ def _impl_log_ndtr(x):
     return where(lt(x, 0.0), lower, upper)
 
 
-lowering_rules[S.log_ndtr_p] = _lower_fun(_impl_log_ndtr)
+_composite(S.log_ndtr_p, _impl_log_ndtr)
 
 
 def _impl_ndtri(p):
@@ -223,7 +240,7 @@ def _impl_ndtri(p):
     return where(or_(or_(lt(p, 0.0), gt(p, 1.0)), isnan(p)), _c(p, np.nan), x)
 
 
-lowering_rules[S.ndtri_p] = _lower_fun(_impl_ndtri)
+_composite(S.ndtri_p, _impl_ndtri)
 
 
 # ------------------------------------------------------------ modified Bessel I0, I1
@@ -250,10 +267,10 @@ def _signed(v, x):
     return mul(v, bind(E.sign_p, x))
 
 
-lowering_rules[S.i0e_p] = _lower_fun(lambda x: _i0e_abs(absv(x)))
-lowering_rules[S.i0_p] = _lower_fun(lambda x: _scale_exp(_i0e_abs(absv(x)), absv(x)))
-lowering_rules[S.i1e_p] = _lower_fun(lambda x: _signed(_i1e_abs(absv(x)), x))
-lowering_rules[S.i1_p] = _lower_fun(lambda x: _signed(_scale_exp(_i1e_abs(absv(x)), absv(x)), x))
+_composite(S.i0e_p, lambda x: _i0e_abs(absv(x)))
+_composite(S.i0_p, lambda x: _scale_exp(_i0e_abs(absv(x)), absv(x)))
+_composite(S.i1e_p, lambda x: _signed(_i1e_abs(absv(x)), x))
+_composite(S.i1_p, lambda x: _signed(_scale_exp(_i1e_abs(absv(x)), absv(x)), x))
 
 
 # ------------------------------------------------------------ modified Bessel K0, K1
@@ -283,10 +300,10 @@ def _k(order, scaled):
     return impl
 
 
-lowering_rules[S.k0_p] = _lower_fun(_k(0, False))
-lowering_rules[S.k0e_p] = _lower_fun(_k(0, True))
-lowering_rules[S.k1_p] = _lower_fun(_k(1, False))
-lowering_rules[S.k1e_p] = _lower_fun(_k(1, True))
+_composite(S.k0_p, _k(0, False))
+_composite(S.k0e_p, _k(0, True))
+_composite(S.k1_p, _k(1, False))
+_composite(S.k1e_p, _k(1, True))
 
 
 # ---------------------------------------------------------------- Bessel J0, J1, Y0, Y1
@@ -360,10 +377,10 @@ def _impl_y1(x):
     return where(lt(x, 0.0), _c(x, np.nan), out)
 
 
-lowering_rules[S.j0_p] = _lower_fun(_impl_j0)
-lowering_rules[S.j1_p] = _lower_fun(_impl_j1)
-lowering_rules[S.y0_p] = _lower_fun(_impl_y0)
-lowering_rules[S.y1_p] = _lower_fun(_impl_y1)
+_composite(S.j0_p, _impl_j0)
+_composite(S.j1_p, _impl_j1)
+_composite(S.y0_p, _impl_y0)
+_composite(S.y1_p, _impl_y1)
 
 
 # ---------------------------------------------------------------- exponential integrals
@@ -456,9 +473,9 @@ def _impl_expn(n, x):
     return where(or_(lt(n, 0.0), lt(x, 0.0)), _c(x, np.nan), out)
 
 
-lowering_rules[S.exp1_p] = _lower_fun(_impl_exp1)
-lowering_rules[S.expi_p] = _lower_fun(_impl_expi)
-lowering_rules[S.expn_p] = _lower_fun(_impl_expn)
+_composite(S.exp1_p, _impl_exp1)
+_composite(S.expi_p, _impl_expi)
+_composite(S.expn_p, _impl_expn)
 
 
 # ------------------------------------------------------------ complete elliptic integrals
@@ -482,9 +499,9 @@ def _impl_ellipe(m):
     return where(lt(x, 0.0), _c(m, np.nan), e)
 
 
-lowering_rules[S.ellipkm1_p] = _lower_fun(_ellpk)
-lowering_rules[S.ellipk_p] = _lower_fun(lambda m: _ellpk(sub(_c(m, 1), m)))
-lowering_rules[S.ellipe_p] = _lower_fun(_impl_ellipe)
+_composite(S.ellipkm1_p, _ellpk)
+_composite(S.ellipk_p, lambda m: _ellpk(sub(_c(m, 1), m)))
+_composite(S.ellipe_p, _impl_ellipe)
 
 
 # ------------------------------------------------------------------------- dilogarithm
@@ -502,7 +519,7 @@ def _impl_spence(x):
     return where(lt(x, 0.0), _c(x, np.nan), y)
 
 
-lowering_rules[S.spence_p] = _lower_fun(_impl_spence)
+_composite(S.spence_p, _impl_spence)
 
 
 # ------------------------------------------------------------------- Bessel Y_n, integer n
@@ -531,4 +548,4 @@ def _impl_yn(n, x):
     return where(eq(x, 0.0), where(and_(lt(n, 0.0), odd), _c(x, np.inf), _c(x, -np.inf)), val)
 
 
-lowering_rules[S.yn_p] = _lower_fun(_impl_yn)
+_composite(S.yn_p, _impl_yn)

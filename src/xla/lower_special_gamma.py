@@ -10,13 +10,18 @@ import numpy as np
 from transforms.jaxpr_transforms import stage
 from transforms.primitives import special_gamma as G
 
+from . import host_special as HS
 from ._jaxlib import chlo
+from .host import host_kernels
 from .lower_elementwise import _nary
 from .lowering import jaxpr_subcomp, lowering_rules
 
 lowering_rules[G.lgamma_p] = _nary(chlo.LgammaOp)
 lowering_rules[G.digamma_p] = _nary(chlo.DigammaOp)
 lowering_rules[G.zeta_chlo_p] = _nary(chlo.ZetaOp)
+host_kernels[G.lgamma_p] = HS.lgamma_kernel
+host_kernels[G.digamma_p] = HS.digamma_kernel
+host_kernels[G.zeta_chlo_p] = HS.zeta_kernel
 
 
 @functools.lru_cache(maxsize=256)
@@ -33,11 +38,16 @@ def _composite(impl):
 
 for _p, _impl in G.COMPOSITES.items():
     lowering_rules[_p] = _composite(_impl)
+    # eagerly on the CPU: the same staged body, op by op on host kernels (xla/host_special.py)
+    host_kernels[_p] = HS.composite_kernel(functools.partial(_staged, _impl))
 
 
 # ------------------------------------------------------------------------------ eager impls
-# Each composite compiles to while loops (seconds of XLA time per operand shape), and eager
-# callers such as scipy come with ever-changing shapes: eagerly, the operands are broadcast,
+# On the CPU a composite runs its host kernel (the staged body op by op, no compile) while that is
+# allowed (every equation has a host kernel, host_eager's time budget per signature). Otherwise --
+# accelerators, ARRAY_NAMESPACE_EAGER=xla, a body with a loop not yet run on the host, a hot
+# signature past its budget -- it compiles, and each composite compiles to while loops (seconds of
+# XLA time per operand shape), while eager callers such as scipy come with ever-changing shapes: the operands are broadcast,
 # flattened and padded (with harmless values) to a power-of-two size of at least MIN_BUCKET, so
 # one compiled program per (primitive, dtype, size bucket) serves every shape. The padding costs
 # little (the loops run as long as their slowest element anyway; ~0.1 ms for a scalar call).
@@ -69,8 +79,10 @@ def _bucketed(prim):
 
 def _register_impls():
     from transforms.core import impl_rules
+
+    from . import host, runtime
     for p in G.COMPOSITES:
-        impl_rules[p] = _bucketed(p)
+        impl_rules[p] = _bucketed(p) if host.MODE == "xla" else runtime._make_host_impl(p, host_kernels[p], _bucketed(p))
 
 
 _register_impls()
