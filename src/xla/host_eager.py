@@ -10,7 +10,7 @@ what a compile costs, so a call repeated often enough (a hot loop on one shape) 
 executable, and pays at most twice the better of the two choices. Control flow (while, cond, scan)
 counts as host where every equation of its bodies does: xla/host_control_flow.py runs such loops
 in Python on the same budget per signature. Elsewhere -- an accelerator, a primitive without a host
-kernel (erf today), an elementwise kernel that declines the dtype (complex
+kernel (a callback, a collective), an elementwise kernel that declines the dtype (complex
 transcendentals: they would compile one by one, and differ from the fused body in the last bit), or
 large operands where XLA's fusion outweighs one compile -- the executable is compiled at once.
 """

@@ -1,8 +1,8 @@
 """Lowering of stop_gradient, custom derivative calls and checkpoint: identity or inlined calls."""
 from __future__ import annotations
 
-from transforms.custom_derivatives import custom_jvp_call_p, custom_lin_p, custom_vjp_call_p, stop_gradient_p
 from transforms.core import impl_rules
+from transforms.custom_derivatives import custom_jvp_call_p, custom_lin_p, custom_vjp_call_p, stop_gradient_p
 from transforms.remat import checkpoint_p
 
 from .lowering import jaxpr_subcomp, lowering_rules
