@@ -228,6 +228,20 @@ def _make(prim, xla_impl):
     return impl
 
 
+def run_by_op(closed, consts, raw, seconds):
+    """A staged body (`closed`, constants first) run eagerly on host kernels op by op, on NumPy arrays
+    (what `_Staged.eager` does with eval_inline, about twice as fast per equation); its loops give up
+    once `seconds` have passed. Returns the output values, or None when the time ran out (the caller
+    compiles)."""
+    vals = [runtime._np_of(v) for v in raw]
+    cvals = [runtime._np_of(c) for c in consts]
+    try:
+        outs = host.run_quiet(run_np, (closed, cvals, vals, _perf() + seconds), {})
+    except _OverBudget:
+        return None
+    return [runtime._box_host(o, v.aval, jit_p) for o, v in zip(outs, closed.jaxpr.outvars)]
+
+
 def register():
     """Install the eager impls of while_p, cond_p and scan_p (each wraps the single-executable impl)."""
     for prim in (while_p, cond_p, scan_p):

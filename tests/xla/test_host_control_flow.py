@@ -480,3 +480,20 @@ def test_jvp_grad_vmap_of_loops():
     # vmap of a cond with a batched predicate
     c2 = lambda v: cond(v > 1.0, lambda u: u * 10.0, lambda u: -u, v)
     np.testing.assert_array_equal(np.asarray(vmap(c2)(xs)), [-0.1, -1.0, 49.0, 70.0])
+
+
+# ------------------------------------------------- run_by_op: a staged body on NumPy arrays
+
+def test_run_by_op_equals_eval_inline_and_gives_up_past_its_time():
+    """host_control_flow.run_by_op (offered to _Staged.eager in place of eval_inline) gives the same
+    values and types, compiles nothing, and returns None once a loop inside runs past its seconds."""
+    a = np.linspace(-1.0, 1.5, 7).astype(np.float32)
+    raw = xp.asarray(a)._v
+    ent = JT._staged_jaxpr(_raw_loop_body, (get_aval(raw),), ())   # (the staged body, constant-free)
+    before = runtime.compile_calls[0]
+    (got,) = HCF.run_by_op(ent.closed, ent.consts, [raw], 10.0)
+    (ref,) = JT.eval_inline(ent.closed.jaxpr, ent.consts, [raw])
+    assert runtime.compile_calls[0] == before
+    assert get_aval(got) == get_aval(ref) and got.dtype == np.float32
+    np.testing.assert_array_equal(np.asarray(got), np.asarray(ref))
+    assert HCF.run_by_op(ent.closed, ent.consts, [raw], -1.0) is None
