@@ -267,13 +267,12 @@ _MAX_SIGNATURES = 4096
 
 def composite_kernel(closed_at):
     """A host kernel evaluating `closed_at(in_avals)` (the closed jaxpr the lowering inlines) op by op on
-    host values, within host_eager's budget per signature; NotImplemented where that is not allowed."""
+    NumPy arrays (host_control_flow.run_by_op), within host_eager's budget per signature; NotImplemented
+    where that is not allowed or the budget runs out during the call (the caller then compiles)."""
     from transforms.core import ShapedArray
-    from transforms.jaxpr_transforms import eval_inline
 
-    from . import host_eager, runtime
-    from .host import HostValue
-    left = {}      # in avals -> (closed jaxpr, seconds of op-by-op running left)
+    from . import host_control_flow, host_eager
+    left = {}      # in avals -> [closed jaxpr, seconds of op-by-op running left]
 
     def kernel(*arrays):
         avals = tuple(ShapedArray(a.shape, a.dtype) for a in arrays)
@@ -285,10 +284,11 @@ def composite_kernel(closed_at):
             ent = left[avals] = [closed, host_eager.eager_by_op(closed)]
         if ent[1] <= 0:
             return NotImplemented
-        closed = ent[0]
         t0 = time.perf_counter()
-        outs = eval_inline(closed.jaxpr, closed.consts, [HostValue(a, v) for a, v in zip(arrays, avals)])
+        outs = host_control_flow.run_by_op(ent[0], (), arrays, ent[1])
+        if outs is None:
+            ent[1] = 0.0
+            return NotImplemented
         ent[1] -= time.perf_counter() - t0
-        res = [np.asarray(runtime._np_of(o)) for o in outs]
-        return res[0] if len(res) == 1 else res
+        return outs[0].np if len(outs) == 1 else [o.np for o in outs]
     return kernel

@@ -128,7 +128,7 @@ def _assert_close(got, want, g, w, what):
 
 UNARY = [p for p in host_kernels if p.name in {
     "neg", "sin", "cos", "tan", "asin", "acos", "atan", "sinh", "cosh", "tanh", "asinh", "acosh", "atanh", "exp",
-    "exp2", "expm1", "log", "log1p", "sqrt", "rsqrt", "cbrt", "logistic", "sign", "floor", "ceil", "round",
+    "exp2", "expm1", "log", "log1p", "sqrt", "rsqrt", "cbrt", "logistic", "erf", "sign", "floor", "ceil", "round",
     "is_finite", "not", "abs", "real", "imag", "conj"}]
 BINARY = [p for p in host_kernels if p.name in {
     "add", "sub", "mul", "div", "rem", "pow", "max", "min", "atan2", "and", "or", "xor", "shift_left",

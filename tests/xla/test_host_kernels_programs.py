@@ -116,6 +116,8 @@ def test_every_host_kernel_is_exercised():
     rest -= {p.name for p in UNARY + BINARY} | {"select_n", "convert_element_type"}
     from test_host_kernels_lapack import LAPACK_PRIMS   # (the LAPACK family: tests/xla/test_host_kernels_lapack.py)
     rest -= {p.name for p in LAPACK_PRIMS}
+    from test_host_special import SPECIAL_PRIMS   # (special functions: tests/xla/test_host_special.py)
+    rest -= {p.name for p in SPECIAL_PRIMS}
     assert rest <= {"dynamic_slice", "dynamic_update_slice", "bitcast_convert_type", "cummax", "cummin",
                     "reduce_and", "reduce_or", "rev", "pad", "iota", "fft"}, rest
 
