@@ -8,15 +8,26 @@ from transforms.primitives import reductions as R
 from transforms.primitives import structural as S
 
 from . import _dtypes as D
-from ._array import view_of
+from ._array import Array, view_of
 from ._helpers import as_array, as_int, cast, check_broadcast, check_kind, is_int_like, normalize_axis, wrap
 
 
+_NUMERIC = frozenset(D.NUMERIC)
+
+
 def _operands(fname, x1, x2):
+    if type(x1) is Array and type(x2) is Array:   # the common case: one numeric dtype, no promotion
+        a, b = x1._v, x2._v
+        ta, tb = a.aval, b.aval
+        if ta.dtype == tb.dtype and ta.dtype in _NUMERIC and not ta.weak_type and not tb.weak_type:
+            return x1, x2, a, b
     x1, x2 = as_array(x1, fname, "x1"), as_array(x2, fname, "x2")
     dt = D.promote(x1.dtype, x2.dtype, fname)
     check_kind(fname, dt, D.NUMERIC, "a numeric", "x1 and x2")
     return x1, x2, cast(x1._v, dt), cast(x2._v, dt)
+
+
+_MATMUL_2D = (((1,), (0,)), ((), ()))
 
 
 def matmul(x1, x2, /):
@@ -31,12 +42,12 @@ def matmul(x1, x2, /):
     Array([3, 7])
     """
     x1, x2, a, b = _operands("matmul", x1, x2)
+    s1, s2 = x1.shape, x2.shape
+    if len(s1) == 2 and len(s2) == 2 and s1[1] == s2[0]:   # the common case: one dot_general
+        return wrap(bind(L.dot_general_p, a, b, dimension_numbers=_MATMUL_2D))
     if x1.ndim == 0 or x2.ndim == 0:
         raise ValueError(f"matmul: x1 and x2 must have at least one dimension (use multiply for scalars), got "
                          f"shapes {x1.shape} and {x2.shape}")
-    s1, s2 = x1.shape, x2.shape
-    if len(s1) == 2 and len(s2) == 2 and s1[1] == s2[0]:   # the common case: one dot_general
-        return wrap(L.dot_general(a, b, (((1,), (0,)), ((), ()))))
     if x1.ndim == 1:
         a, s1 = S.reshape(a, (1,) + s1), (1,) + s1
     if x2.ndim == 1:

@@ -56,10 +56,13 @@ def sum(x, /, *, axis=None, dtype=None, keepdims=False):
     Array([4., 6.])
     """
     x = as_array(x, "sum")
-    check_kind("sum", x.dtype, D.NUMERIC_OR_BOOL, "a numeric")
-    axes = normalize_axes(axis, x.ndim, "sum")
-    dt = _acc_dtype("sum", x, dtype)
-    return wrap(_keep(R.reduce_sum(cast(x._v, dt), axes), x.shape, axes, keepdims))
+    a = x._v.aval
+    xd, shape = a.dtype, a.shape
+    check_kind("sum", xd, D.NUMERIC_OR_BOOL, "a numeric")
+    axes = tuple(range(len(shape))) if axis is None else normalize_axes(axis, len(shape), "sum")
+    dt = _DEFAULT_ACC[xd] if dtype is None else _acc_dtype("sum", x, dtype)
+    out = bind(R.reduce_sum_p, cast(x._v, dt), axes=axes)
+    return wrap(_keep(out, shape, axes, keepdims) if keepdims else out)
 
 
 def prod(x, /, *, axis=None, dtype=None, keepdims=False):
@@ -166,12 +169,13 @@ STAGE_MIN_ELEMENTS = 1 << 22
 
 
 def _moment(x, fname, axes, correction, keepdims):
-    v, shape = x._v, x.shape
+    v = x._v
+    shape = v.aval.shape
     if trace_state.trace is EVAL and math.prod(shape) >= STAGE_MIN_ELEMENTS:
         out = staged_call(_moment_raw, [v], fname, by_op=True, fname=fname, axes=axes, correction=correction)[0]
     else:
         out = _moment_raw(v, fname=fname, axes=axes, correction=correction)
-    return wrap(_keep(out, shape, axes, keepdims))
+    return wrap(_keep(out, shape, axes, keepdims) if keepdims else out)
 
 
 def _moment_raw(v, *, fname, axes, correction):

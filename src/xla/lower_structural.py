@@ -213,10 +213,10 @@ host_kernels[R.argmin_p] = _h_arg(np.argmin)
 def _h_dot_general(x, y, *, dimension_numbers):
     """(batch, lhs free, rhs free) as one batched matmul (BLAS for floats)."""
     (lc, rc), (lb, rb) = dimension_numbers
+    if lc == (1,) and rc == (0,) and not lb and x.ndim == 2 and y.ndim == 2:   # (matmul: checked first)
+        return np.matmul(x, y)
     lf = [d for d in range(x.ndim) if d not in lc and d not in lb]
     rf = [d for d in range(y.ndim) if d not in rc and d not in rb]
-    if not lb and x.ndim == 2 and y.ndim == 2 and lc == (1,) and rc == (0,):
-        return np.matmul(x, y)
     bshape = [x.shape[d] for d in lb]
     nb, nk = int(np.prod(bshape, dtype=np.int64)), int(np.prod([x.shape[d] for d in lc], dtype=np.int64))
     fx, fy = [x.shape[d] for d in lf], [y.shape[d] for d in rf]
