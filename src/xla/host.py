@@ -35,6 +35,7 @@ if MODE not in ("host", "buffer", "xla"):
 
 _ALIGN = 64   # PJRT CPU aliases host memory aligned to this (cpu_function_runtime::MinAlign)
 _ZERO_COPY = _jaxlib.xc.HostBufferSemantics.ZERO_COPY
+_MOVE_MIN = 1 << 20   # bytes: an unaligned value this large moves to aligned memory when XLA first needs it
 
 
 class HostValue:
@@ -90,6 +91,10 @@ class HostValue:
                 self.check_alive()
             return b
         arr = self.np
+        if arr.nbytes >= _MOVE_MIN and (arr.ctypes.data % _ALIGN or not arr.flags.c_contiguous):
+            # a large value NumPy placed unaligned (a kernel's result): moved once into aligned memory that
+            # the buffer then aliases, rather than a second copy living beside it for the value's lifetime
+            arr = self.np = copy_aligned(arr, self.aval.dtype)
         if not arr.flags.c_contiguous:
             arr = np.ascontiguousarray(arr) if arr.ndim else arr.copy()
         if arr.dtype != self.aval.dtype:   # (a kernel is held to its aval's dtype; belt and braces)

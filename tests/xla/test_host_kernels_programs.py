@@ -265,3 +265,25 @@ def test_host_arrays_given_out_are_read_only_copies_or_views():
     assert float(x[0]) == 0.0   # ... never the value itself
     v = x.__array__(copy=False)
     assert not v.flags.writeable
+
+
+def test_a_large_unaligned_value_moves_once_to_aligned_memory_that_its_buffer_aliases():
+    from transforms.core import ShapedArray
+    from xla.host import HostValue, aligned_empty
+    n = (1 << 20) // 8 + 3                       # just over 1 MiB of float64
+    raw = aligned_empty((n + 1,), np.float64)
+    raw[...] = np.arange(n + 1.0)
+    hv = HostValue(raw[1:], ShapedArray((n,), np.dtype(np.float64)))   # 8 bytes off a 64-byte boundary
+    given_out = hv.readonly()                     # a view handed out before: stays valid and equal
+    assert hv.np.ctypes.data % 64 != 0
+    buf = hv.buffer(runtime.default_device())
+    assert hv.np.ctypes.data % 64 == 0            # moved (once): no second copy lives beside it
+    assert np.asarray(buf).ctypes.data == hv.np.ctypes.data
+    np.testing.assert_array_equal(hv.np, np.arange(1.0, n + 1.0))
+    np.testing.assert_array_equal(given_out, hv.np)
+    assert hv.buffer(runtime.default_device()) is buf
+    # and eager work on it, and jit of it, agree with NumPy
+    x = xp.asarray(np.arange(n, dtype=np.float64))
+    y = x * 1.0                                   # a kernel's result: NumPy placed it
+    np.testing.assert_allclose(np.asarray(jit(lambda v: xp.sum(v * 2.0))(y)), np.arange(n, dtype=np.float64).sum() * 2)
+    np.testing.assert_array_equal(np.asarray(y + 1.0), np.arange(n, dtype=np.float64) + 1.0)
