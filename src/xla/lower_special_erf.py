@@ -138,8 +138,10 @@ def exp_sq(x, sign):
     hi = mul(x, x)
     lo = add(add(sub(mul(xh, xh), hi), mul(_c(x, 2), mul(xh, xl))), mul(xl, xl))
     s = _c(x, float(sign))
-    # where x^2 overflows lo is nan or infinite (with fused multiply-adds); the limit needs only hi
-    lo = where(and_(bind(E.is_finite_p, lo), bind(E.is_finite_p, hi)), lo, _c(x, 0))
+    # where x^2 overflows lo is nan or infinite (with fused multiply-adds); the limit needs only hi. Where
+    # x^2 > 1e4, exp(-x^2) is 0 and exp(x^2) inf in every float type, while lo (up to ulp(x^2) / 2) could
+    # overflow exp(+-lo) into 0 * inf = nan: keep lo out there too
+    lo = where(and_(bind(E.is_finite_p, lo), lt(hi, 1e4)), lo, _c(x, 0))
     return mul(exp(mul(s, hi)), exp(mul(s, lo)))
 
 
