@@ -11,7 +11,7 @@ from __future__ import annotations
 _HOOKS = ("device_put", "to_numpy", "default_device", "devices", "compile_jaxpr", "lower_text", "impl_for",
           "to_dlpack", "jit_fast_call", "jit_public", "profiler")
 _HOOKS += ("local_devices", "process_index", "process_count", "set_cpu_device_count")   # transforms/devices.py
-_HOOKS += ("eager_by_op",)   # eager_by_op(closed) -> seconds: a staged call eagerly op by op (jaxpr_transforms)
+_HOOKS += ("eager_by_op", "run_by_op")   # a staged call eagerly op by op: for how long, and how (jaxpr_transforms)
 _HOOKS += ("pmap_call",)   # pmap_call(args, params) -> outputs: run a pmap equation (transforms/pmap.py)
 _HOOKS += ("sharding_of", "shards_of")   # where an eager value lies over devices (transforms/devices.py)
 _HOOKS += ("shard_map_call", "put_sharded", "compile_sharded")   # transforms/shard_map.py, sharding.py, jit.py
@@ -42,6 +42,7 @@ class Backend:
     jit_public(jitted) -> callable | None          the object `jit(f)` returns, when the backend has one
     eager_by_op(closed) -> float                   seconds a staged call may run eagerly op by op (bound
                                                    primitives) before it is compiled; 0: compile at once
+    run_by_op(closed, consts, raw, seconds) -> outputs | None   that op-by-op run (None: out of time, compile)
     profiler() -> its profiler (memory profile, live values, stats, traces; see transforms/profiler.py)
     """
     name = None
@@ -52,6 +53,7 @@ class Backend:
         self.jit_fast_call = lambda jitted: None     # no native fast path: jit dispatches in Python
         self.jit_public = lambda jitted: None
         self.eager_by_op = lambda closed: 0.0        # staged calls run eagerly as one compiled executable
+        self.run_by_op = None                        # (None: the engine binds the equations one by one)
 
     def register(self, name, **hooks):
         unknown = set(hooks) - set(_HOOKS)

@@ -24,8 +24,11 @@ pytestmark = pytest.mark.skipif(host.MODE == "xla", reason="host kernels switche
 
 @pytest.fixture(autouse=True)
 def fresh_signatures(monkeypatch):
-    """Each test starts with no signature having spent budget (so counts do not depend on test order)."""
+    """Each test starts with no signature having spent budget (so counts do not depend on test order),
+    and with budgets no loaded machine spends by accident (tests of the switch set their own)."""
     monkeypatch.setattr(HCF, "_sigs", {})
+    monkeypatch.setattr(host_eager, "BY_OP_BUDGET_S", 30.0)
+    monkeypatch.setattr(host_eager, "BY_OP_BUDGET_HEAVY_S", 60.0)
 
 
 def _eager_no_compile(f, *args):
