@@ -171,7 +171,7 @@ STAGE_MIN_ELEMENTS = 1 << 22
 def _moment(x, fname, axes, correction, keepdims):
     v = x._v
     shape = v.aval.shape
-    if trace_state.trace is EVAL and math.prod(shape) >= STAGE_MIN_ELEMENTS:
+    if trace_state.trace is EVAL and math.prod(shape) >= STAGE_MIN_ELEMENTS and correction == correction:
         out = staged_call(_moment_raw, [v], fname, by_op=True, fname=fname, axes=axes, correction=correction)[0]
     else:
         out = _moment_raw(v, fname=fname, axes=axes, correction=correction)
@@ -184,7 +184,7 @@ def _moment_raw(v, *, fname, axes, correction):
     a = get_aval(v)
     shape, dt = a.shape, a.dtype
     n = _count(shape, axes)
-    m = bind(P.div_p, R.reduce_sum(v, axes), weak_scalar(float(n) if n else float("nan"), dt))
+    m = bind(P.div_p, bind(R.reduce_sum_p, v, axes=axes), weak_scalar(float(n) if n else float("nan"), dt))
     if fname == "mean":
         return m
     k = len(axes)
@@ -192,7 +192,7 @@ def _moment_raw(v, *, fname, axes, correction):
         m = S.reshape(m, tuple(1 if i in axes else d for i, d in enumerate(shape)))
     d = bind(P.sub_p, v, m)
     denom = n - correction
-    out = bind(P.div_p, R.reduce_sum(bind(P.mul_p, d, d), axes),
+    out = bind(P.div_p, bind(R.reduce_sum_p, bind(P.mul_p, d, d), axes=axes),
                weak_scalar(float(denom) if denom > 0 else float("nan"), dt))
     return bind(P.sqrt_p, out) if fname == "std" else out
 
