@@ -371,11 +371,11 @@ def _update_scatter(x, ents, v, mode):
         if e.kind == "slice":
             vec = P.add(P.mul(S.iota(_IDX, (e.count,), 0), P.convert_element_type(e.step, _IDX)),
                         P.convert_element_type(e.start, _IDX))
-            col = S.broadcast_in_dim(vec, G, (spos[d],))
+            col = vec if len(G) == 1 else S.broadcast_in_dim(vec, G, (spos[d],))
         else:
             iv = _idx_value(e)
             iv = S.broadcast_to_shape(iv, B) if tuple(S.shape_of(iv)) != tuple(B) else iv
-            col = S.broadcast_in_dim(iv, G, tuple(bpos))
+            col = iv if len(B) == len(G) else S.broadcast_in_dim(iv, G, tuple(bpos))
         cols.append(S.reshape(col, G + (1,)))
     idx = S.concatenate(cols, len(G)) if len(cols) > 1 else cols[0]
     upd = S.reshape(v, G)

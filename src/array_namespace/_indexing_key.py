@@ -135,13 +135,14 @@ def _expand(x, key, fname):
         n = shape[d]
         hv = host_value(k._v)
         if hv is not None:          # a concrete integer array: check bounds now
-            if hv.size and (hv.min() < -n or hv.max() >= n):
+            lo = hv.min() if hv.size else 0
+            if hv.size and (lo < -n or hv.max() >= n):
                 bad = hv[(hv < -n) | (hv >= n)].flat[0]
                 raise IndexError(f"{fname}: index {bad} is out of bounds for axis {d} with size {n}")
             if hv.ndim == 0:
                 ents.append(_Ent("int", d, int(hv) % n))
             else:
-                hv = np.where(hv < 0, hv + n, hv).astype(_IDX)
+                hv = np.where(hv < 0, hv + n, hv).astype(_IDX) if lo < 0 else hv.astype(_IDX, copy=False)
                 ents.append(_Ent("arr", d, val=hv, shape=hv.shape))
         else:
             v = _wrap_negative(k._v, n)

@@ -15,19 +15,25 @@ from .host import host_kernels
 from .lowering import constant, fill_region, lowering_rules, tensor_type, ttype
 
 
-def _as_i64(v, aval):
+def _as_i64(v, aval, hi):
+    """A start index as int64; an unsigned one is first capped at `hi` (the last valid start), so a huge
+    uint64 clamps to the end, as the host kernel's, instead of wrapping negative in the conversion."""
     if aval.dtype == np.int64:
         return v
+    if aval.dtype.kind == "u" and hi < np.iinfo(aval.dtype).max:
+        v = hlo.MinOp(v, constant(hi, aval.dtype)).result
     return hlo.ConvertOp(tensor_type((), np.int64), v).result
 
 
 def _dynamic_slice(c, x, *starts, slice_sizes):
-    starts = [_as_i64(s, a) for s, a in zip(starts, c.avals_in[1:])]
+    shape = c.avals_in[0].shape
+    starts = [_as_i64(s, a, n - k) for s, a, n, k in zip(starts, c.avals_in[1:], shape, slice_sizes)]
     return hlo.DynamicSliceOp(x, starts, list(slice_sizes)).result
 
 
 def _dynamic_update_slice(c, x, u, *starts):
-    starts = [_as_i64(s, a) for s, a in zip(starts, c.avals_in[2:])]
+    shape, ushape = c.avals_in[0].shape, c.avals_in[1].shape
+    starts = [_as_i64(s, a, n - k) for s, a, n, k in zip(starts, c.avals_in[2:], shape, ushape)]
     return hlo.DynamicUpdateSliceOp(x, u, starts).result
 
 
@@ -83,19 +89,23 @@ lowering_rules[I.scatter_p] = _scatter
 # ------------------------------------------------------------------ host kernels (eager on the CPU)
 # Same clamping as the lowering: every start index is clamped so the whole window lies inside.
 
-def _h_starts(shape, sizes, starts):
-    return [int(min(max(int(s), 0), n - k)) for s, n, k in zip(starts, shape, sizes)]
+def _h_window(shape, sizes, starts):
+    """The NumPy index of the window of `sizes` at `starts`, each start clamped into [0, n - size]."""
+    idx = []
+    for s, n, k in zip(starts, shape, sizes):
+        s, hi = int(s), n - k
+        s = 0 if s < 0 else hi if s > hi else s
+        idx.append(slice(s, s + k))
+    return tuple(idx)
 
 
 def _h_dynamic_slice(x, *starts, slice_sizes):
-    lo = _h_starts(x.shape, slice_sizes, starts)
-    return x[tuple(slice(s, s + k) for s, k in zip(lo, slice_sizes))]
+    return x[_h_window(x.shape, slice_sizes, starts)]
 
 
 def _h_dynamic_update_slice(x, u, *starts):
-    lo = _h_starts(x.shape, u.shape, starts)
     out = x.copy()
-    out[tuple(slice(s, s + k) for s, k in zip(lo, u.shape))] = u
+    out[_h_window(x.shape, u.shape, starts)] = u
     return out
 
 
@@ -138,8 +148,34 @@ def _h_window_index(x_shape, idx, dn, sizes):
     return tuple(np.broadcast_to(i, out_shape) for i in index)
 
 
+def _h_clamped(i, n):
+    """Index column `i` clamped into [0, n - 1] as intp (an unsigned huge index clamps to n - 1)."""
+    if i.dtype.kind == "u":
+        return np.minimum(i, n - 1).astype(np.intp)
+    return np.minimum(np.maximum(i, 0), n - 1).astype(np.intp, copy=False)
+
+
+def _h_gather_fast(x, idx, dn, sizes):
+    """The two gathers eager indexing makes most, as one NumPy index (None for any other form):
+    `take` (one collapsed dim d, whole windows elsewhere, the batch dims where d was) and `point`
+    (every dim collapsed, windows of one element)."""
+    nd, nb = x.ndim, idx.ndim - 1
+    if dn.operand_batching_dims or dn.start_index_map != dn.collapsed_slice_dims:
+        return None
+    if nd and dn.start_index_map == tuple(range(nd)) and not dn.offset_dims and all(k == 1 for k in sizes):
+        return x[tuple(_h_clamped(idx[..., k], n) for k, n in enumerate(x.shape))]
+    if len(dn.start_index_map) == 1 and nd:
+        d = dn.start_index_map[0]
+        if (sizes[d] == 1 and all(sizes[e] == x.shape[e] for e in range(nd) if e != d)
+                and dn.offset_dims == tuple(range(d)) + tuple(range(d + nb, nd - 1 + nb))):
+            return np.take(x, _h_clamped(idx[..., 0], x.shape[d]), axis=d)
+    return None
+
+
 def _h_gather(x, idx, *, dimension_numbers, slice_sizes):
-    out = x[_h_window_index(x.shape, idx, dimension_numbers, slice_sizes)]
+    out = _h_gather_fast(x, idx, dimension_numbers, slice_sizes)
+    if out is None:
+        out = x[_h_window_index(x.shape, idx, dimension_numbers, slice_sizes)]
     return out
 
 
@@ -152,7 +188,12 @@ def _h_scatter(x, idx, u, *, dimension_numbers, mode):
     if mode in ("min", "max") and x.dtype.kind == "c":
         return NotImplemented
     sizes = I._window_sizes(x.shape, u.shape, dn)
-    index = _h_window_index(x.shape, idx, I.gather_dims_of(dn), sizes)
+    if (x.ndim and not dn.update_window_dims and not dn.input_batching_dims
+            and dn.inserted_window_dims == tuple(range(x.ndim))
+            and dn.scatter_dims_to_operand_dims == dn.inserted_window_dims):   # pointwise (eager x[arrays] op= v)
+        index = tuple(_h_clamped(idx[..., k], n) for k, n in enumerate(x.shape))
+    else:
+        index = _h_window_index(x.shape, idx, I.gather_dims_of(dn), sizes)
     out = x.copy()
     if mode == "set":
         out[index] = u
