@@ -8,7 +8,7 @@ import pytest
 import array_namespace as xp
 from array_namespace import _statistical as ST
 from transforms import grad, jit
-from xla import runtime
+from xla import host, runtime
 
 R = np.random.default_rng(7)
 SPECIAL = np.array([[1.0, np.nan, 2.0, -0.0], [np.inf, -1.0, 0.5, 3.0], [-np.inf, np.inf, 1e300, -1e300]])
@@ -116,7 +116,8 @@ def test_large_inputs_are_staged_and_compiled_once_per_signature(monkeypatch, fn
         arr = a.astype(dt)
         before = runtime.compile_calls[0]
         f(xp.asarray(arr))
-        assert runtime.compile_calls[0] == before + 1, "the large input did not take the staged, compiled path"
+        if host.MODE != "xla":   # (without host kernels the keepdims reshape compiles one more executable)
+            assert runtime.compile_calls[0] == before + 1, "the large input did not take the staged, compiled path"
         _check(fname, arr, axis, correction, keepdims, rtol)
         before = runtime.compile_calls[0]
         out = f(xp.asarray(arr))
@@ -124,6 +125,7 @@ def test_large_inputs_are_staged_and_compiled_once_per_signature(monkeypatch, fn
         assert np.asarray(out).dtype == dt
 
 
+@pytest.mark.skipif(host.MODE == "xla", reason="host kernels switched off (ARRAY_NAMESPACE_EAGER=xla)")
 def test_small_inputs_compile_nothing_on_new_shapes():
     before = runtime.compile_calls[0]
     for n in range(3, 9):
@@ -139,6 +141,9 @@ def test_nan_correction_gives_nan_and_is_never_a_staging_key(monkeypatch):
     monkeypatch.setattr(ST, "STAGE_MIN_ELEMENTS", 1000)
     x = xp.asarray(R.standard_normal((200, 170)))
     before = runtime.compile_calls[0]
-    for _ in range(2):
-        assert np.isnan(np.asarray(xp.var(x, axis=0, correction=float("nan")))).all()
+    assert np.isnan(np.asarray(xp.var(x, axis=0, correction=float("nan")))).all()
+    if host.MODE != "xla":   # (without host kernels, eager single ops compile once per signature)
+        assert runtime.compile_calls[0] == before
+    before = runtime.compile_calls[0]
+    assert np.isnan(np.asarray(xp.var(x, axis=0, correction=float("nan")))).all()
     assert runtime.compile_calls[0] == before   # (NaN != NaN: as a cache key it would compile every call)
