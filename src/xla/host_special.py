@@ -134,10 +134,17 @@ def erfinv64(y):
     b = _W_B + 0.5 * ln
     d = np.sqrt(b * b - ln / _W_A)
     x = np.sqrt(np.where(b > 0, (-ln / _W_A) / (d + b), d - b))    # Winitzki's guess, no cancellation
+    upper = ~lower
+    any_upper = upper.any()
     for _ in range(3):                               # Halley on erf(x) = a: cubic convergence from ~2e-3
-        f = np.where(lower, erf64(x) - a, om - erfc64(x))
+        small = _erf_small(x)                        # (x < 0.48 wherever a < 1/2)
+        f = small - a
+        if any_upper:                                # erfc(x) - (1 - a), 1 - a exact: the tails keep their digits
+            f = np.where(upper, om - np.where(x < 0.5, 1.0 - small, _erfc_big(x)), f)
         r = f / (_TWO_OVER_SQRT_PI * exp_neg_sq(x))
         x = x - r / (1.0 + x * r)
+        if not (np.abs(r) > 1e-17 * x).any():       # converged (NaN-free: a was clamped to [0, 1))
+            break
     out = np.where(ok, x, np.where(np.abs(y) == 1.0, np.inf, np.nan))
     return np.copysign(out, y)
 
