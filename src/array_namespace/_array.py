@@ -75,10 +75,7 @@ def _indexing():
 
 def _version(a):
     """How many times the handle has been rebound (unset slot: never)."""
-    try:
-        return a._ver
-    except AttributeError:
-        return 0
+    return getattr(a, "_ver", 0)   # (cheaper than catching the AttributeError of the unset slot)
 
 
 def _is_basic_key(key):
@@ -396,12 +393,10 @@ class Array:
                             "in-place operations keep the array's dtype")
         if new.shape != self.shape:
             raise ValueError(f"{what} would change the shape from {self.shape} to {new.shape}")
+        base = getattr(self, "_base", None)
         parent = None
-        try:
-            parent, key, ver = self._base
-        except AttributeError:
-            pass
-        else:
+        if base is not None:
+            parent, key, ver = base
             if _version(parent) != ver and not _region_unchanged(parent, key, self):
                 raise ValueError(
                     f"{what} writes into a slice of an array that has been changed since the slice was taken; "
@@ -536,10 +531,10 @@ def view_of(out, parent, inverse, *, copies_if_parent_is_a_view=False):
 
 
 def _wrote_through(value, target, key):
-    try:
-        parent, k, ver = value._base
-    except AttributeError:
+    base = getattr(value, "_base", None)
+    if base is None:
         return False
+    parent, k, ver = base
     return parent is target and ver == _version(target) and _is_basic_key(key) and k == key
 
 

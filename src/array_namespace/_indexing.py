@@ -125,8 +125,8 @@ def getitem(x, key):
     hk = basic_key(key) if eager else None
     if hk is not None:   # eager, ints / slices / None / Ellipsis: the expansion is cached per (shape, key)
         p = basic_plan(x, hk, key, "__getitem__")
-        if p.read:   # unit steps, not empty: one dynamic_slice whose starts are operands (no recompiles)
-            v = x._v if p.full else bind(I.dynamic_slice_p, x._v, *p.starts, slice_sizes=p.sizes)
+        if p.read:   # unit steps, not empty: one gather of the window, its starts an operand (no recompiles)
+            v = x._v if p.full else bind(I.gather_p, x._v, p.idx, dimension_numbers=p.gdn, slice_sizes=p.sizes)
             return wrap(S.reshape(v, p.shape))
         ents, out_shape = p.ents, p.shape
     else:
@@ -270,19 +270,31 @@ def _index_operand(i):
 
 def _update_window(xv, p, v, mode):
     """x's raw value with the window of basic plan `p` (unit steps) replaced by / combined with v (whose
-    shape broadcasts to p.shape): the eager form of _update_dynamic, with the window precomputed."""
-    vs = S.shape_of(v)
-    if vs == p.sizes:
-        pass
-    elif vs == ():   # a scalar: into a one-element window as a reshape (cheaper than a broadcast)
-        v = S.broadcast_in_dim(v, p.sizes, ()) if any(n != 1 for n in p.sizes) else S.reshape(v, p.sizes)
-    else:
-        v = S.reshape(S.broadcast_to_shape(v, p.shape), p.sizes)
+    shape broadcasts to p.shape): one scatter of the window (a gather first to combine), starts an operand."""
     if p.full:
+        v = _strong(_fit(v, p.shape, p.sizes), xv)
         return v if mode == "set" else _combine(mode, xv, v)
+    v = _fit(v, p.shape, p.wshape)
     if mode != "set":
-        v = _combine(mode, bind(I.dynamic_slice_p, xv, *p.starts, slice_sizes=p.sizes), v)
-    return bind(I.dynamic_update_slice_p, xv, v, *p.starts)
+        v = _combine(mode, bind(I.gather_p, xv, p.idx, dimension_numbers=p.gdn, slice_sizes=p.sizes), v)
+    return bind(I.scatter_p, xv, p.idx, v, dimension_numbers=p.sdn, mode="set")
+
+
+def _fit(v, target, shape):
+    """v (which broadcasts to `target`) as an array of `shape`, a shape with target's element count."""
+    vs = S.shape_of(v)
+    if vs == shape:
+        return v
+    if vs == ():   # a scalar: into a one-element window as a reshape (cheaper than a broadcast)
+        return S.broadcast_in_dim(v, shape, ()) if any(n != 1 for n in shape) else S.reshape(v, shape)
+    return S.reshape(S.broadcast_to_shape(v, target), shape)
+
+
+def _strong(v, xv):
+    """v as x's type: a Python scalar's weak type must not pass to x when v replaces x whole."""
+    if S.aval_of(v).weak_type != S.aval_of(xv).weak_type:
+        return P.convert_element_type(v, S.dtype_of(xv), S.aval_of(xv).weak_type)
+    return v
 
 
 def _eager_read(v, shape, ents):
@@ -306,7 +318,7 @@ def _update_basic(x, ents, v, mode):
         v = S.rev(v, rev)
     xv = x._v
     if all(lo == 0 and c == n for lo, c, n in zip(lows, counts, shape)):
-        return _combine(mode, xv, v)
+        return _combine(mode, xv, _strong(v, xv))
     config = [(lo, n - (lo + (c - 1) * st + 1), st - 1) for lo, c, st, n in zip(lows, counts, strides, shape)]
     mask = S.pad(S.full(tuple(counts), True, D.bool_), P.convert_element_type(False, D.bool_), config)
     fill = P.convert_element_type(_FILL[mode], x.dtype)

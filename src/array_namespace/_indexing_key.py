@@ -16,6 +16,7 @@ import numpy as np
 from transforms.backend import backend
 from transforms.core import bind
 from transforms.primitives import elementwise as P
+from transforms.primitives import indexing as I
 from transforms.primitives import structural as S
 
 from . import _dtypes as D
@@ -189,9 +190,11 @@ def basic_key(key):
 
 class _Plan:
     """A basic key expanded against a shape: its entries, the result shape, and -- when every slice has
-    unit step (`unit`) -- the window (starts as int64 operands, sizes) one dynamic_slice /
-    dynamic_update_slice reads or writes; `full` when that window is the whole array."""
-    __slots__ = ("ents", "shape", "unit", "read", "starts", "sizes", "full")
+    unit step (`unit`) -- the window one gather reads and one scatter writes: `idx` (its starts, an
+    int64 operand), `sizes` (its extent per dim), `wshape` (the extent without the int-indexed dims,
+    which the gather drops and the scatter inserts), `gdn` / `sdn` (their dimension numbers); `full`
+    when the window is the whole array."""
+    __slots__ = ("ents", "shape", "unit", "read", "idx", "sizes", "wshape", "gdn", "sdn", "full")
 
 
 _PLANS: dict = {}     # (shape, basic_key) -> _Plan; cleared when it grows past the bound
@@ -224,9 +227,15 @@ def basic_plan(x, hk, key, fname):
     p.unit = all(e.kind in ("int", "none") or e.step == 1 or e.count <= 1 for e in ents)
     p.read = p.unit and 0 not in p.shape
     if p.unit:
+        nd = len(shape)
         by_dim = {e.dim: e for e in ents if e.dim is not None}
-        p.sizes = tuple(1 if by_dim[d].kind == "int" else by_dim[d].count for d in range(len(shape)))
-        p.starts = tuple(index_operand(by_dim[d].start) for d in range(len(shape)))
+        ints = tuple(d for d in range(nd) if by_dim[d].kind == "int")
+        p.sizes = tuple(1 if d in ints else by_dim[d].count for d in range(nd))
+        p.wshape = tuple(n for d, n in enumerate(p.sizes) if d not in ints)
+        p.idx = backend.device_put(np.array([by_dim[d].start for d in range(nd)], _IDX))
+        win = tuple(range(nd - len(ints)))
+        p.gdn = I.GatherDims(win, ints, tuple(range(nd)))
+        p.sdn = I.ScatterDims(win, ints, tuple(range(nd)))
         p.full = p.sizes == tuple(shape)
     if len(_PLANS) >= _PLANS_MAX:
         _PLANS.clear()   # (dict ops are atomic under the GIL)

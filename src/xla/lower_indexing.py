@@ -155,11 +155,47 @@ def _h_clamped(i, n):
     return np.minimum(np.maximum(i, 0), n - 1).astype(np.intp, copy=False)
 
 
+_WINDOW_FORM: dict = {}   # (gather dims, ndim) -> whether they read one window (see _h_one_window)
+
+
+def _h_one_window(x, idx, dn, sizes):
+    """The NumPy index of a gather / scatter of one window (no batch dims: `idx` holds a start per dim,
+    in order; the collapsed dims as ints, the window dims in order), or None for another form. `dn`:
+    GatherDims or ScatterDims (same field order: window dims, collapsed / inserted dims, index map, batching)."""
+    nd = x.ndim
+    if idx.ndim != 1:
+        return None
+    form = _WINDOW_FORM.get((dn, nd))
+    if form is None:
+        window, ints, index_map, batching = dn[:4]
+        form = index_map == tuple(range(nd)) and not batching and window == tuple(range(nd - len(ints)))
+        if len(_WINDOW_FORM) < 4096:
+            _WINDOW_FORM[(dn, nd)] = form
+    if not form:
+        return None
+    out = []
+    ints = dn[1]
+    for d, (s, n, k) in enumerate(zip(idx.tolist(), x.shape, sizes)):
+        hi = n - k
+        s = 0 if s < 0 else hi if s > hi else s
+        out.append(s if d in ints else slice(s, s + k))
+    return tuple(out)
+
+
+def _h_window_sizes(x, u, dn):
+    """A one-window scatter's extent per dim (1 at the inserted dims), from the update's shape."""
+    it = iter(u.shape)
+    return tuple(1 if d in dn.inserted_window_dims else next(it, 1) for d in range(x.ndim))
+
+
 def _h_gather_fast(x, idx, dn, sizes):
-    """The two gathers eager indexing makes most, as one NumPy index (None for any other form):
-    `take` (one collapsed dim d, whole windows elsewhere, the batch dims where d was) and `point`
-    (every dim collapsed, windows of one element)."""
+    """The gathers eager indexing makes most, as one NumPy index (None for any other form): `window`
+    (one start per dim: x[i, 2:5] read eagerly), `take` (one collapsed dim d, whole windows elsewhere,
+    the batch dims where d was) and `point` (every dim collapsed, windows of one element)."""
     nd, nb = x.ndim, idx.ndim - 1
+    w = _h_one_window(x, idx, dn, sizes)
+    if w is not None:
+        return x[w]
     if dn.operand_batching_dims or dn.start_index_map != dn.collapsed_slice_dims:
         return None
     if nd and dn.start_index_map == tuple(range(nd)) and not dn.offset_dims and all(k == 1 for k in sizes):
@@ -187,6 +223,16 @@ def _h_scatter(x, idx, u, *, dimension_numbers, mode):
     dn = dimension_numbers
     if mode in ("min", "max") and x.dtype.kind == "c":
         return NotImplemented
+    w = None
+    if idx.ndim == 1 and not dn.input_batching_dims:
+        w = _h_one_window(x, idx, dn, _h_window_sizes(x, u, dn))
+    if w is not None:   # one window (eager x[i, 2:5] op= v): no duplicates, a plain NumPy update
+        out = x.copy()
+        if mode == "set":
+            out[w] = u
+        else:
+            out[w] = (_H_AT_BOOL if x.dtype == np.bool_ else _H_AT)[mode](out[w], u)
+        return out
     sizes = I._window_sizes(x.shape, u.shape, dn)
     if (x.ndim and not dn.update_window_dims and not dn.input_batching_dims
             and dn.inserted_window_dims == tuple(range(x.ndim))

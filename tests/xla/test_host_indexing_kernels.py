@@ -107,3 +107,24 @@ def test_dynamic_windows_clamp_as_xla(dt):
             _check(I.dynamic_slice_p, [X, *s], dict(slice_sizes=sizes))
             u = np.full(sizes, -4.5)
             _check(I.dynamic_update_slice_p, [X, u, *s], {})
+
+
+@pytest.mark.parametrize("dt", [np.int8, np.int64, np.uint64], ids=lambda d: np.dtype(d).name)
+def test_one_window_gather_and_scatter_equal_xla(dt):
+    """Eager x[i, 2:5] reads and writes: one window, a start per dim (clamped), the int dims dropped."""
+    for ints in [(), (0,), (1,), (0, 2), (0, 1, 2)]:
+        win = tuple(range(3 - len(ints)))
+        gdn, sdn = I.GatherDims(win, ints, (0, 1, 2)), I.ScatterDims(win, ints, (0, 1, 2))
+        for starts in ([0, 0, 0], [2, 1, 3], [-1, 7, 2], [5, -3, 9]):
+            idx = _idx(starts, dt)
+            for sizes in ((1, 2, 3), (1, 4, 5), (1, 0, 2)):
+                sizes = tuple(1 if d in ints else (sizes[d] if d else 2) for d in range(3))
+                _check(I.gather_p, [X, idx], dict(dimension_numbers=gdn, slice_sizes=sizes))
+                ushape = tuple(n for d, n in enumerate(sizes) if d not in ints)
+                u = np.arange(float(np.prod(ushape))).reshape(ushape) - 2.5
+                for mode in ("set", "add", "mul", "min", "max") if ints == (1,) else ("set", "add"):
+                    _check(I.scatter_p, [X, idx, u], dict(dimension_numbers=sdn, mode=mode))
+    b = X > 0   # booleans: add/mul/min/max are or/and
+    for mode in ("set", "add", "mul", "min", "max"):
+        _check(I.scatter_p, [b, _idx([1, 2, 0], dt), np.array([True, False])],
+               dict(dimension_numbers=I.ScatterDims((0,), (0, 1), (0, 1, 2)), mode=mode))
