@@ -264,3 +264,21 @@ def test_eager_basic_indexing_on_new_shapes_compiles_nothing():
         _same(x, a2)
         assert float(y[2, 1]) == -1.0
     assert runtime.compile_calls[0] == before
+
+
+@pytest.mark.parametrize("key", [Ellipsis, (), slice(None), slice(None, None, -1), (slice(0, 3), Ellipsis)])
+def test_a_python_scalar_written_over_the_whole_array_keeps_its_dtype_strong(key):
+    """x[...] = 1 replaces every element with a weakly typed scalar; x must stay a strong int8 (int8 + uint8
+    is int16, as in NumPy -- a weak int8 would give uint8)."""
+    u = xp.zeros(3, dtype=xp.uint8)
+
+    def f(x):
+        x = xp.asarray(x, copy=True)
+        x[key] = 1
+        return x, x.at[key].set(2), x.at[key].add(1)
+
+    want = np.zeros(3, np.int8) + np.zeros(3, np.uint8)
+    for outs in (f(xp.zeros(3, dtype=xp.int8)), jit(f)(xp.zeros(3, dtype=xp.int8))):
+        for o in outs:
+            assert o.dtype == xp.int8
+            assert (o + u).dtype == xp.int16 == want.dtype
