@@ -1,5 +1,5 @@
 """Coefficient tables of xla/host_special.py, derived with mpmath (50 digits) by
-tests/xla/test_host_special.py::derive_tables, which the tests re-run and compare with these numbers.
+tests/xla/test_host_special_tables.py::derive_tables, which the test re-runs and compares with these numbers.
 
 _ERFCX: erfcx on [lo, hi) as a polynomial (highest degree first) in s in [-1, 1]: s = (x - c) / h where the
 variable is "x", s = (1/x - c) / h and the polynomial is x * erfcx(x) where it is "u" (Chebyshev interpolation

@@ -18,7 +18,7 @@ from transforms.core import ShapedArray, impl_rules
 from transforms.primitives import elementwise as E
 from transforms.primitives import special_erf as SE
 from transforms.primitives import special_gamma as SG
-from xla import host, host_eager, host_special_tables, runtime
+from xla import host, host_eager, runtime
 from xla.host import HostValue, host_kernels
 
 pytestmark = pytest.mark.skipif(host.MODE == "xla", reason="host kernels switched off (ARRAY_NAMESPACE_EAGER=xla)")
@@ -168,45 +168,6 @@ def test_erf_family_and_digamma_against_mpmath():
     assert_close(_host(SG.digamma_p, neg), want, [neg], "digamma x < 0", 20)
 
 
-def derive_tables(mp):
-    """The erfcx fits of host_special_tables.py: Chebyshev interpolation (first-kind nodes) of erfcx(x) on
-    [lo, hi) in x, or of x erfcx(x) in u = 1/x, at 50 digits, converted to monomials in s in [-1, 1]."""
-    mp.mp.dps = 50
-    out = []
-    for lo, hi, var, c0, h0, coefs in host_special_tables._ERFCX:
-        deg = len(coefs) - 1
-        n = deg + 8
-        a, b = (mp.mpf(lo), mp.mpf(hi)) if var == "x" else (1 / mp.mpf(hi), 1 / mp.mpf(lo))
-        f = (lambda v: mp.exp(v * v) * mp.erfc(v)) if var == "x" else (lambda u: mp.exp(1 / u**2) * mp.erfc(1 / u) / u)
-        nodes = [mp.cos(mp.pi * (k + mp.mpf(1) / 2) / n) for k in range(n)]
-        fs = [f((b - a) / 2 * t + (a + b) / 2) for t in nodes]
-        c = [2 * mp.fsum(fs[k] * mp.cos(mp.pi * j * (k + mp.mpf(1) / 2) / n) for k in range(n)) / n for j in range(n)]
-        c[0] /= 2
-        cheb = [[mp.mpf(1)], [mp.mpf(0), mp.mpf(1)]]
-        for _ in range(2, deg + 1):
-            p = [mp.mpf(0)] + [2 * v for v in cheb[-1]]
-            for i, v in enumerate(cheb[-2]):
-                p[i] -= v
-            cheb.append(p)
-        m = [mp.mpf(0)] * (deg + 1)
-        for j in range(deg + 1):
-            for i, v in enumerate(cheb[j]):
-                m[i] += c[j] * v
-        out.append((float((a + b) / 2), float((b - a) / 2), [float(v) for v in reversed(m)]))
-    taylor = [float(2 / mp.sqrt(mp.pi) * (-1) ** k / (mp.factorial(k) * (2 * k + 1)))
-              for k in reversed(range(len(host_special_tables._ERF_TAYLOR)))]
-    return out, taylor
-
-
-def test_tables_are_the_derived_ones():
-    mp = pytest.importorskip("mpmath")
-    fits, taylor = derive_tables(mp)
-    for (c, h, m), iv in zip(fits, host_special_tables._ERFCX):
-        assert (c, h) == iv[3:5]
-        np.testing.assert_allclose(iv[5], m, rtol=1e-14, atol=1e-30)
-    np.testing.assert_allclose(host_special_tables._ERF_TAYLOR, taylor, rtol=1e-15)
-
-
 # --------------------------------------------------------------------------- composites
 def _composite_args(prim, dt):
     rng = np.random.default_rng(5)
@@ -246,9 +207,14 @@ def test_composite_host_path_equals_jit(prim, monkeypatch):
                      floor=1.0 if prim.name in _OSCILLATING else 0.0)
 
 
-def test_eager_special_calls_on_new_shapes_compile_nothing():
+def test_eager_special_calls_on_new_shapes_compile_nothing(monkeypatch):
     from array_namespace import special
-    before = runtime.compile_calls[0]
+    # (a generous budget: on a loaded machine one incomplete-gamma call can pass the default 50 ms; that the
+    # budget then compiles is tested below)
+    monkeypatch.setattr(host_eager, "BY_OP_BUDGET_S", 10.0)
+    compiled, compile_jaxpr = [], runtime.compile_jaxpr
+    monkeypatch.setattr(runtime, "compile_jaxpr", lambda c, *a, **k: compiled.append(k.get("name", a[1:2])) or
+                        compile_jaxpr(c, *a, **k))
     for n in (3, 17, 31):
         x = xp.asarray(np.linspace(0.1, 5.0, n))
         xf = xp.asarray(np.linspace(0.1, 5.0, n, dtype=np.float32))
@@ -260,7 +226,7 @@ def test_eager_special_calls_on_new_shapes_compile_nothing():
         special.zeta(x + 1.0, x)
         special.gammainc(x, x * 0.5)
         special.polygamma(xp.asarray(np.ones(n)), x)
-    assert runtime.compile_calls[0] == before
+    assert not compiled, compiled
     np.testing.assert_allclose(np.asarray(special.gammaln(x)), sc.gammaln(np.linspace(0.1, 5.0, 31)), rtol=1e-14,
                                atol=1e-14)
     assert special.gammaln(xf).dtype == xp.float32
