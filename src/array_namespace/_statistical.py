@@ -3,6 +3,7 @@ from __future__ import annotations
 
 import builtins
 import math
+import time
 
 from transforms.core import EVAL, bind, get_aval, trace_state
 from transforms.jaxpr_transforms import staged_call
@@ -161,18 +162,35 @@ def _var(x, axis, correction, keepdims, fname):
     return _moment(x, fname, normalize_axes(axis, x.ndim, fname), c, keepdims)
 
 
-# Eagerly, inputs at least this large run mean/var/std as one staged call, which the backend compiles
-# (once per shape, axes and correction) into one fused pass: op by op on host kernels a 4000x4000 std
-# costs ~35 ms in three passes and two temporaries, about twice a compile plus the fused run. Smaller
-# inputs (the usual library sizes: a fresh shape must not cost a compile) bind the primitives directly.
+# Eagerly, mean/var/std of large inputs run as one staged call, which the backend compiles (once per
+# shape, dtype, axes and correction) into one fused pass. Inputs of STAGE_MIN_ELEMENTS or more are staged at
+# once: op by op on host kernels a 4000x4000 std costs ~35 ms (three passes, two temporaries), more than a
+# compile plus the fused run (~9 ms). From BUDGET_MIN_ELEMENTS, a signature first runs op by op for
+# BY_OP_BUDGET_S of running time (about one compile), then is staged: a call made once on a fresh shape
+# (library code) never compiles, a hot loop gets the fused pass (800x800 std: 0.6 ms -> 0.3 ms). Smaller
+# inputs always bind the primitives directly (a compile there would never pay).
 STAGE_MIN_ELEMENTS = 1 << 22
+BUDGET_MIN_ELEMENTS = 1 << 15
+BY_OP_BUDGET_S = 0.05
+_BY_OP_LEFT: dict = {}   # (aval, fname, axes, correction) -> seconds of op-by-op running left
 
 
 def _moment(x, fname, axes, correction, keepdims):
     v = x._v
-    shape = v.aval.shape
-    if trace_state.trace is EVAL and math.prod(shape) >= STAGE_MIN_ELEMENTS and correction == correction:
-        out = staged_call(_moment_raw, [v], fname, by_op=True, fname=fname, axes=axes, correction=correction)[0]
+    a = v.aval
+    shape = a.shape
+    size = math.prod(shape)
+    if size >= BUDGET_MIN_ELEMENTS and trace_state.trace is EVAL and correction == correction:
+        key = (a, fname, axes, correction)
+        left = _BY_OP_LEFT.get(key, BY_OP_BUDGET_S)
+        if size < STAGE_MIN_ELEMENTS and left > 0:
+            t0 = time.perf_counter()
+            out = _moment_raw(v, fname=fname, axes=axes, correction=correction)
+            if len(_BY_OP_LEFT) >= 4096:
+                _BY_OP_LEFT.clear()
+            _BY_OP_LEFT[key] = left - (time.perf_counter() - t0)
+        else:
+            out = staged_call(_moment_raw, [v], fname, by_op=True, fname=fname, axes=axes, correction=correction)[0]
     else:
         out = _moment_raw(v, fname=fname, axes=axes, correction=correction)
     return wrap(_keep(out, shape, axes, keepdims) if keepdims else out)

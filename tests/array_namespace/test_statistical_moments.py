@@ -147,3 +147,36 @@ def test_nan_correction_gives_nan_and_is_never_a_staging_key(monkeypatch):
     before = runtime.compile_calls[0]
     assert np.isnan(np.asarray(xp.var(x, axis=0, correction=float("nan")))).all()
     assert runtime.compile_calls[0] == before   # (NaN != NaN: as a cache key it would compile every call)
+
+
+def test_medium_inputs_run_op_by_op_for_a_budget_then_compile_once(monkeypatch):
+    monkeypatch.setattr(ST, "BUDGET_MIN_ELEMENTS", 100)
+    monkeypatch.setattr(ST, "BY_OP_BUDGET_S", 1e-9)   # spent by the first call
+    a = R.standard_normal((200, 171))   # (above host_eager's op-by-op size: a staged call compiles at once)
+    a[2, 3] = np.inf
+    for dt, rtol in ((np.float64, 1e-12), (np.float32, 2e-5)):
+        arr = a.astype(dt)
+        with np.errstate(invalid="ignore"):
+            want = np.std(arr, axis=1, ddof=1, keepdims=True)
+        x = xp.asarray(arr)
+        counts = []
+        for _ in range(3):
+            before = runtime.compile_calls[0]
+            got = xp.std(x, axis=1, correction=1, keepdims=True)
+            counts.append(runtime.compile_calls[0] - before)
+            assert np.asarray(got).dtype == dt
+            np.testing.assert_allclose(np.asarray(got), want, rtol=rtol, equal_nan=True)
+        if host.MODE != "xla":
+            assert counts == [0, 1, 0], counts   # op by op (no compile), then staged and compiled once
+        assert counts[2] == 0
+
+
+def test_a_budget_not_spent_never_compiles(monkeypatch):
+    monkeypatch.setattr(ST, "BUDGET_MIN_ELEMENTS", 100)
+    monkeypatch.setattr(ST, "BY_OP_BUDGET_S", 1e9)
+    x = xp.asarray(R.standard_normal((31, 40)))
+    xp.var(x, axis=0)
+    before = runtime.compile_calls[0]
+    for _ in range(5):
+        np.testing.assert_allclose(np.asarray(xp.var(x, axis=0)), np.var(np.asarray(x), axis=0), rtol=1e-12)
+    assert runtime.compile_calls[0] == before
