@@ -4,6 +4,9 @@ Supported keys (NumPy semantics, a superset of the standard's 2024.12 rules):
 
 * basic: ints, slices with any step, Ellipsis, None. A read is a (reversed) strided slice
   plus a reshape; an update is `select(mask, op(x, v'), x)` with v' padded out to x's shape.
+  Eagerly (library code indexing element by element in Python loops), a key of Python ints and
+  unit-step slices reads one gather and writes one scatter of its window, the starts an operand
+  (so accelerators compile once per shape), from a plan cached per (shape, key) (_indexing_key.py).
 * 0-d integer arrays. A concrete one acts as an int. A traced one (under jit/vmap) is a
   *dynamic* index: reads use dynamic_slice, updates dynamic_update_slice (or scatter).
 * integer arrays: all integer-array indices (and the ints/0-d arrays next to them) are
