@@ -278,7 +278,7 @@ def composite_kernel(closed_at):
     where that is not allowed or the budget runs out during the call (the caller then compiles)."""
     from transforms.core import ShapedArray
 
-    from . import host_control_flow, host_eager
+    from . import host_control_flow, host_eager, runtime
     left = {}      # in avals -> [closed jaxpr, seconds of op-by-op running left]
 
     def kernel(*arrays):
@@ -297,5 +297,6 @@ def composite_kernel(closed_at):
             ent[1] = 0.0
             return NotImplemented
         ent[1] -= time.perf_counter() - t0
-        return outs[0].np if len(outs) == 1 else [o.np for o in outs]
+        outs = [runtime._np_of(o) for o in outs]     # (HostValues; device buffers in "buffer" mode)
+        return outs[0] if len(outs) == 1 else outs
     return kernel

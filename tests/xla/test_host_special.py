@@ -36,9 +36,12 @@ def _xla(prim, *args):
 
 def _host(prim, *args):
     vals = [HostValue(np.asarray(a), ShapedArray(np.shape(a), np.asarray(a).dtype)) for a in args]
+    before = runtime.compile_calls[0]
     out = impl_rules[prim](*vals)
-    assert type(out) is HostValue, f"{prim.name}: the host path did not run"
-    return out.np
+    assert runtime.compile_calls[0] == before, f"{prim.name}: the host path compiled"
+    if host.MODE == "host":       # (ARRAY_NAMESPACE_EAGER=buffer: the kernel's result copied into a buffer)
+        assert type(out) is HostValue, f"{prim.name}: the host path did not run"
+    return np.asarray(out)
 
 
 def _grid(dt, lo=-20.0, hi=20.0):
