@@ -1,6 +1,7 @@
-"""Lowering of the gamma family: CHLO's lgamma/digamma/zeta ops (XLA expands them), and the
-composite primitives (zeta, polygamma, incomplete gamma), whose `*_impl` compositions from
-transforms/primitives/special_gamma.py are staged once per operand type and inlined."""
+"""Lowering of the gamma family: CHLO's lgamma/digamma/zeta ops (XLA expands them; their host kernels are
+NumPy ports of the same functions, xla/host_special.py), and the composite primitives (zeta, polygamma,
+incomplete gamma), whose `*_impl` compositions from transforms/primitives/special_gamma.py are staged once
+per operand type and inlined -- and, eagerly on the CPU, run op by op on host kernels from that same jaxpr."""
 from __future__ import annotations
 
 import functools
@@ -45,10 +46,9 @@ for _p, _impl in G.COMPOSITES.items():
 # ------------------------------------------------------------------------------ eager impls
 # On the CPU a composite runs its host kernel (the staged body op by op, no compile) while that is
 # allowed (every equation has a host kernel, host_eager's time budget per signature). Otherwise --
-# accelerators, ARRAY_NAMESPACE_EAGER=xla, a body with a loop not yet run on the host, a hot
-# signature past its budget -- it compiles, and each composite compiles to while loops (seconds of
-# XLA time per operand shape), while eager callers such as scipy come with ever-changing shapes: the operands are broadcast,
-# flattened and padded (with harmless values) to a power-of-two size of at least MIN_BUCKET, so
+# accelerators, ARRAY_NAMESPACE_EAGER=xla, a hot signature past its budget -- it compiles, and each
+# composite compiles to while loops (seconds of XLA time per operand shape), while eager callers such
+# as scipy come with ever-changing shapes: the operands are broadcast, flattened and padded (with harmless values) to a power-of-two size of at least MIN_BUCKET, so
 # one compiled program per (primitive, dtype, size bucket) serves every shape. The padding costs
 # little (the loops run as long as their slowest element anyway; ~0.1 ms for a scalar call).
 MIN_BUCKET = 256
