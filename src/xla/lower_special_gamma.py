@@ -48,8 +48,9 @@ for _p, _impl in G.COMPOSITES.items():
 # allowed (every equation has a host kernel, host_eager's time budget per signature). Otherwise --
 # accelerators, ARRAY_NAMESPACE_EAGER=xla, a hot signature past its budget -- it compiles, and each
 # composite compiles to while loops (seconds of XLA time per operand shape), while eager callers such
-# as scipy come with ever-changing shapes: the operands are broadcast, flattened and padded (with harmless values) to a power-of-two size of at least MIN_BUCKET, so
-# one compiled program per (primitive, dtype, size bucket) serves every shape. The padding costs
+# as scipy come with ever-changing shapes: the operands are broadcast, flattened and padded (with
+# harmless values) to a power-of-two size of at least MIN_BUCKET, so one compiled program per
+# (primitive, dtype, size bucket) serves every shape. The padding costs
 # little (the loops run as long as their slowest element anyway; ~0.1 ms for a scalar call).
 MIN_BUCKET = 256
 _FILL = (1.0, 0.5)
@@ -82,7 +83,8 @@ def _register_impls():
 
     from . import host, runtime
     for p in G.COMPOSITES:
-        impl_rules[p] = _bucketed(p) if host.MODE == "xla" else runtime._make_host_impl(p, host_kernels[p], _bucketed(p))
+        bucketed = _bucketed(p)
+        impl_rules[p] = bucketed if host.MODE == "xla" else runtime._make_host_impl(p, host_kernels[p], bucketed)
 
 
 _register_impls()

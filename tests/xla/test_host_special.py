@@ -102,7 +102,8 @@ def test_erfinv_kernel_equals_xla(dt):
 @pytest.mark.parametrize("dt", [np.float32, np.float64], ids=lambda d: d.__name__)
 def test_zeta_chlo_kernel_equals_xla(dt):
     rng = np.random.default_rng(2)
-    x = np.concatenate([rng.uniform(1, 40, 2000), [1, 1, 1, 0.5, 0, np.inf, np.nan, 2, 3, 2, 3, 2, 4, -2, 2.5, 2, 2, 1e5]])
+    x = np.concatenate([rng.uniform(1, 40, 2000),
+                        [1, 1, 1, 0.5, 0, np.inf, np.nan, 2, 3, 2, 3, 2, 4, -2, 2.5, 2, 2, 1e5]])
     q = np.concatenate([np.exp(rng.uniform(-10, 10, 2000)),
                         [1, np.nan, -1, 1, 1, 1, 1, 0, 0, -0.0, -0.0, -1, -2, -2, -1, np.inf, -np.inf, 2]])
     if dt == np.float32:         # (XLA's float32 expansion: see the module docstring)
