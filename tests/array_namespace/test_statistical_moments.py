@@ -180,3 +180,26 @@ def test_a_budget_not_spent_never_compiles(monkeypatch):
     for _ in range(5):
         np.testing.assert_allclose(np.asarray(xp.var(x, axis=0)), np.var(np.asarray(x), axis=0), rtol=1e-12)
     assert runtime.compile_calls[0] == before
+
+
+@pytest.mark.skipif(host.MODE == "xla", reason="host kernels switched off (ARRAY_NAMESPACE_EAGER=xla)")
+def test_small_var_std_run_on_host_kernels_then_compile_once_when_hot(monkeypatch):
+    from xla import host_eager
+    a = R.standard_normal((9, 7))
+    a[1, 2] = np.nan
+    x = xp.asarray(a)
+    before = runtime.compile_calls[0]
+    for _ in range(3):   # a fresh signature runs on host kernels within the backend's budget: no compile
+        np.testing.assert_allclose(np.asarray(xp.std(x, axis=1, correction=1)), np.std(a, axis=1, ddof=1),
+                                   rtol=1e-12, equal_nan=True)
+    assert runtime.compile_calls[0] == before
+    monkeypatch.setattr(host_eager, "BY_OP_BUDGET_S", 1e-9)   # a hot signature: spent at once
+    y = xp.asarray(a[:, :6].astype(np.float32))
+    outs = []
+    for _ in range(3):
+        outs.append(np.asarray(xp.var(y, axis=0, keepdims=True)))
+    assert runtime.compile_calls[0] == before + 1   # by op first, then compiled once
+    for got in outs:
+        assert got.dtype == np.float32
+        np.testing.assert_allclose(got, np.var(a[:, :6].astype(np.float32), axis=0, keepdims=True), rtol=2e-5,
+                                   equal_nan=True)
