@@ -45,9 +45,15 @@ def _back(r, dt):
 
 
 def _horner(x, coefs):
-    r = np.full(x.shape, coefs[0]) if x.ndim else np.float64(coefs[0])
+    if x.ndim == 0:
+        r = np.float64(coefs[0])
+        for c in coefs[1:]:
+            r = r * x + c
+        return r
+    r = np.full(x.shape, coefs[0])
     for c in coefs[1:]:
-        r = r * x + c
+        r *= x
+        r += c
     return r
 
 
@@ -81,18 +87,35 @@ def exp_neg_sq(a):
     return np.exp(-hi) * np.exp(-lo)
 
 
+_GATHER_MAX = 2048      # above: each interval's polynomial on its own elements (no per-step gathers)
+
+
+def _erfcx_fit(a):
+    """erfcx(a) for a in [1/2, 32] from the interval fits."""
+    k = np.searchsorted(_LO, a, side="right")
+    if a.size <= _GATHER_MAX:
+        u = _IS_U[k]
+        s = (np.where(u, 1.0 / a, a) - _CEN[k]) / _HALF[k]
+        r = _COEF[0][k]
+        for row in _COEF[1:]:
+            r = r * s + row[k]
+        return np.where(u, r / a, r)
+    out = np.empty(a.shape)
+    for i, (_, _, var, cen, half, coefs) in enumerate(_ERFCX):
+        m = k == i
+        if not m.any():
+            continue
+        v = a[m]
+        s = ((1.0 / v if var == "u" else v) - cen) / half
+        r = _horner(s, coefs)
+        out[m] = r / v if var == "u" else r
+    return out
+
+
 def _erfc_big(a):
     """erfc(a) for a >= 1/2 (any other a gives a finite value to be discarded; NaN stays NaN)."""
     a = np.minimum(np.maximum(a, 0.5), 32.0)
-    k = np.searchsorted(_LO, a, side="right")
-    u = _IS_U[k]
-    v = np.where(u, 1.0 / a, a)
-    s = (v - _CEN[k]) / _HALF[k]
-    r = _COEF[0][k]
-    for row in _COEF[1:]:
-        r = r * s + row[k]
-    erfcx = np.where(u, r / a, r)
-    return np.where(a > _ERFC_ZERO, 0.0, exp_neg_sq(a) * erfcx)
+    return np.where(a > _ERFC_ZERO, 0.0, exp_neg_sq(a) * _erfcx_fit(a))
 
 
 def _erf_small(x):
