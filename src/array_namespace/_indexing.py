@@ -33,6 +33,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from transforms.backend import backend
 from transforms.core import EVAL, bind, trace_state
 from transforms.primitives import elementwise as P
 from transforms.primitives import indexing as I
@@ -107,7 +108,24 @@ def _result_shape(ents):
     return tuple(1 if e.kind == "none" else e.count for e in ents if e.kind in ("none", "slice"))
 
 
+def _static(e):
+    """Whether an entry's index is known on the host (an int, or a concrete integer array)."""
+    return e.kind == "int" or (e.kind == "arr" and isinstance(e.val, np.ndarray))
+
+
+def _np_index(e):
+    return np.asarray(e.start if e.kind == "int" else e.val, _IDX)
+
+
+def _np_stack(cols, shape):
+    """Index columns broadcast to `shape`, stacked along a new last axis."""
+    cols = [c if c.shape == shape else np.broadcast_to(c, shape) for c in cols]
+    return cols[0].reshape(shape + (1,)) if len(cols) == 1 else np.stack(cols, axis=-1)
+
+
 def _stacked_indices(ents, adv_ents, B):
+    if trace_state.trace is EVAL and all(_static(e) for e in adv_ents):   # stacked on the host: no ops
+        return backend.device_put(_np_stack([_np_index(e) for e in adv_ents], tuple(B)))
     cols = []
     for e in adv_ents:
         v = _idx_value(e)
@@ -380,19 +398,10 @@ def _update_scatter(x, ents, v, mode):
             G.append(e.count)
     G = tuple(G)
     by_dim = {e.dim: e for e in ents if e.dim is not None}
-    cols = []
-    for d in range(len(shape)):
-        e = by_dim[d]
-        if e.kind == "slice":
-            vec = P.add(P.mul(S.iota(_IDX, (e.count,), 0), P.convert_element_type(e.step, _IDX)),
-                        P.convert_element_type(e.start, _IDX))
-            col = vec if len(G) == 1 else S.broadcast_in_dim(vec, G, (spos[d],))
-        else:
-            iv = _idx_value(e)
-            iv = S.broadcast_to_shape(iv, B) if tuple(S.shape_of(iv)) != tuple(B) else iv
-            col = iv if len(B) == len(G) else S.broadcast_in_dim(iv, G, tuple(bpos))
-        cols.append(S.reshape(col, G + (1,)))
-    idx = S.concatenate(cols, len(G)) if len(cols) > 1 else cols[0]
+    if trace_state.trace is EVAL and all(e.kind == "slice" or _static(e) for e in by_dim.values()):
+        idx = backend.device_put(_np_grid(len(shape), by_dim, G, B, bpos, spos))   # built on the host: no ops
+    else:
+        idx = _traced_grid(len(shape), by_dim, G, B, bpos, spos)
     upd = S.reshape(v, G)
     nd = len(shape)
     dn = I.ScatterDims((), tuple(range(nd)), tuple(range(nd)))
@@ -405,6 +414,39 @@ def _update_scatter(x, ents, v, mode):
         return I.scatter(xv, idx, P.neg(upd), dn, "add")
     cur = I.gather(xv, idx, I.gather_dims_of(dn), (1,) * nd)
     return I.scatter(xv, idx, _combine(mode, cur, upd), dn, "set")
+
+
+def _np_grid(nd, by_dim, G, B, bpos, spos):
+    """The pointwise scatter's indices (shape G + (nd,)) when every index is static: NumPy on the host."""
+    cols = []
+    for d in range(nd):
+        e = by_dim[d]
+        if e.kind == "slice":
+            col = (e.start + e.step * np.arange(e.count, dtype=_IDX)).reshape(
+                [-1 if i == spos[d] else 1 for i in range(len(G))])
+        else:
+            col = _np_index(e)
+            col = (col if col.shape == B else np.broadcast_to(col, B)).reshape(
+                [G[i] if i in bpos else 1 for i in range(len(G))])
+        cols.append(col)
+    return _np_stack(cols, G)
+
+
+def _traced_grid(nd, by_dim, G, B, bpos, spos):
+    """The pointwise scatter's indices (shape G + (nd,)) as ops (some index is traced)."""
+    cols = []
+    for d in range(nd):
+        e = by_dim[d]
+        if e.kind == "slice":
+            vec = P.add(P.mul(S.iota(_IDX, (e.count,), 0), P.convert_element_type(e.step, _IDX)),
+                        P.convert_element_type(e.start, _IDX))
+            col = vec if len(G) == 1 else S.broadcast_in_dim(vec, G, (spos[d],))
+        else:
+            iv = _idx_value(e)
+            iv = S.broadcast_to_shape(iv, B) if tuple(S.shape_of(iv)) != tuple(B) else iv
+            col = iv if len(B) == len(G) else S.broadcast_in_dim(iv, G, tuple(bpos))
+        cols.append(S.reshape(col, G + (1,)))
+    return S.concatenate(cols, len(G)) if len(cols) > 1 else cols[0]
 
 
 # ----------------------------------------------------------------- indexing functions

@@ -300,3 +300,35 @@ def test_other_keys_on_a_shape_compile_nothing_more():
             b[i, j:j + 3] = -1.0
             _same(x.at[i, j:j + 3].set(-1.0), b)
     assert runtime.compile_calls[0] == before
+
+
+ADV_KEYS = [(np.array([0, 2]), slice(1, 3), np.array([4, -5])), (slice(None), np.array([[0, 3], [1, 2]])),
+            (1, slice(None), np.array([0, 2])), (np.array([2, 0, 2]),), (None, np.array([1]), 2),
+            (slice(None, None, -2), np.array([1, 3])), (np.array([[1], [2]]), slice(0, 5, 2)),
+            (np.array([-1, 0]), np.array([[0], [3]]), np.array([4, 1])), (Ellipsis, np.array([0, 4, 0]))]
+
+
+@pytest.mark.parametrize("mode", ["set", "add", "multiply", "min"])
+def test_integer_array_keys_eager_equal_numpy_and_jit(mode):
+    """Eager integer-array keys stack their (concrete) indices on the host; jit builds them as ops."""
+    a = _base(np.float64)
+    x = xp.asarray(a)
+    keys = [k for k in ADV_KEYS if mode != "set" or not any(  # (set with duplicates: either may win)
+        isinstance(e, np.ndarray) and len(np.unique(e)) < e.size for e in k)]
+    vals = [np.arange(1.0, 1.0 + a[k].size).reshape(a[k].shape) for k in keys]
+    xkeys = [tuple(xp.asarray(e) if isinstance(e, np.ndarray) else e for e in k) for k in keys]
+    eager = [getattr(x.at[k], mode)(xp.asarray(v)) for k, v in zip(xkeys, vals)]
+    reads = [x[k] for k in xkeys]
+    staged = jit(lambda x, vs: [getattr(x.at[k], mode)(v) for k, v in zip(xkeys, vs)])(x, [xp.asarray(v) for v in vals])
+    staged_reads = jit(lambda x: [x[k] for k in xkeys])(x)
+    op = {"add": np.add, "multiply": np.multiply, "min": np.minimum}.get(mode)
+    for k, v, e, s, r, sr in zip(keys, vals, eager, staged, reads, staged_reads):
+        want = a.copy()
+        if op is None:
+            want[k] = v
+        else:
+            op.at(want, k, v)
+        _same(e, want, signed_zeros=mode == "set")
+        _same(np.asarray(s), np.asarray(e))
+        _same(r, a[k])
+        _same(np.asarray(sr), a[k])
