@@ -43,7 +43,8 @@ from . import _dtypes as D
 from ._array import Array
 from ._datadep import host_value
 from ._helpers import as_array, binary, wrap
-from ._indexing_key import _IDX, _Ent, _expand, _idx_value, _wrap_negative, basic_key, basic_plan, index_operand
+from ._indexing_key import (_IDX, _Ent, _expand, _idx_value, _np_grid, _np_index, _np_stack, _static, _traced_grid,
+                            _wrap_negative, basic_key, basic_plan, index_operand)
 from ._indexing_mask import has_mask, masked_update
 from ._sharded import shard_row
 
@@ -106,21 +107,6 @@ def _result_shape(ents):
     if any(e.kind == "arr" for e in ents):
         return _adv_layout(ents)[2]
     return tuple(1 if e.kind == "none" else e.count for e in ents if e.kind in ("none", "slice"))
-
-
-def _static(e):
-    """Whether an entry's index is known on the host (an int, or a concrete integer array)."""
-    return e.kind == "int" or (e.kind == "arr" and isinstance(e.val, np.ndarray))
-
-
-def _np_index(e):
-    return np.asarray(e.start if e.kind == "int" else e.val, _IDX)
-
-
-def _np_stack(cols, shape):
-    """Index columns broadcast to `shape`, stacked along a new last axis."""
-    cols = [c if c.shape == shape else np.broadcast_to(c, shape) for c in cols]
-    return cols[0].reshape(shape + (1,)) if len(cols) == 1 else np.stack(cols, axis=-1)
 
 
 def _stacked_indices(ents, adv_ents, B):
@@ -414,39 +400,6 @@ def _update_scatter(x, ents, v, mode):
         return I.scatter(xv, idx, P.neg(upd), dn, "add")
     cur = I.gather(xv, idx, I.gather_dims_of(dn), (1,) * nd)
     return I.scatter(xv, idx, _combine(mode, cur, upd), dn, "set")
-
-
-def _np_grid(nd, by_dim, G, B, bpos, spos):
-    """The pointwise scatter's indices (shape G + (nd,)) when every index is static: NumPy on the host."""
-    cols = []
-    for d in range(nd):
-        e = by_dim[d]
-        if e.kind == "slice":
-            col = (e.start + e.step * np.arange(e.count, dtype=_IDX)).reshape(
-                [-1 if i == spos[d] else 1 for i in range(len(G))])
-        else:
-            col = _np_index(e)
-            col = (col if col.shape == B else np.broadcast_to(col, B)).reshape(
-                [G[i] if i in bpos else 1 for i in range(len(G))])
-        cols.append(col)
-    return _np_stack(cols, G)
-
-
-def _traced_grid(nd, by_dim, G, B, bpos, spos):
-    """The pointwise scatter's indices (shape G + (nd,)) as ops (some index is traced)."""
-    cols = []
-    for d in range(nd):
-        e = by_dim[d]
-        if e.kind == "slice":
-            vec = P.add(P.mul(S.iota(_IDX, (e.count,), 0), P.convert_element_type(e.step, _IDX)),
-                        P.convert_element_type(e.start, _IDX))
-            col = vec if len(G) == 1 else S.broadcast_in_dim(vec, G, (spos[d],))
-        else:
-            iv = _idx_value(e)
-            iv = S.broadcast_to_shape(iv, B) if tuple(S.shape_of(iv)) != tuple(B) else iv
-            col = iv if len(B) == len(G) else S.broadcast_in_dim(iv, G, tuple(bpos))
-        cols.append(S.reshape(col, G + (1,)))
-    return S.concatenate(cols, len(G)) if len(cols) > 1 else cols[0]
 
 
 # ----------------------------------------------------------------- indexing functions

@@ -3,7 +3,9 @@
 `_expand` normalizes a key (ints, slices, Ellipsis, None, integer and boolean arrays, lists) into
 one `_Ent` per result position: bounds of static indices are checked here, boolean masks become
 their nonzero() integer arrays on the host, and traced indices get their negative values wrapped.
-The read and update paths of _indexing.py and _indexing_mask.py work on these entries only.
+The read and update paths of _indexing.py and _indexing_mask.py work on these entries only; the
+index arrays of integer-array keys are built from them at the end of this module (with NumPy when
+every index is concrete and the call is eager, as ops otherwise).
 
 Basic keys (Python ints, slices of ints, None, Ellipsis) are expanded once per (shape, key): `basic_plan`
 caches the entries with what eager reads and updates need (library code indexes element by element in
@@ -241,3 +243,53 @@ def basic_plan(x, hk, key, fname):
         _PLANS.clear()   # (dict ops are atomic under the GIL)
     _PLANS[ck] = p
     return p
+
+
+# ------------------------------------------------------------------ index arrays of integer-array keys
+
+def _static(e):
+    """Whether an entry's index is known on the host (an int, or a concrete integer array)."""
+    return e.kind == "int" or (e.kind == "arr" and isinstance(e.val, np.ndarray))
+
+
+def _np_index(e):
+    return np.asarray(e.start if e.kind == "int" else e.val, _IDX)
+
+
+def _np_stack(cols, shape):
+    """Index columns broadcast to `shape`, stacked along a new last axis."""
+    cols = [c if c.shape == shape else np.broadcast_to(c, shape) for c in cols]
+    return cols[0].reshape(shape + (1,)) if len(cols) == 1 else np.stack(cols, axis=-1)
+
+
+def _np_grid(nd, by_dim, G, B, bpos, spos):
+    """The pointwise scatter's indices (shape G + (nd,)) when every index is static: NumPy on the host."""
+    cols = []
+    for d in range(nd):
+        e = by_dim[d]
+        if e.kind == "slice":
+            col = (e.start + e.step * np.arange(e.count, dtype=_IDX)).reshape(
+                [-1 if i == spos[d] else 1 for i in range(len(G))])
+        else:
+            col = _np_index(e)
+            col = (col if col.shape == B else np.broadcast_to(col, B)).reshape(
+                [G[i] if i in bpos else 1 for i in range(len(G))])
+        cols.append(col)
+    return _np_stack(cols, G)
+
+
+def _traced_grid(nd, by_dim, G, B, bpos, spos):
+    """The pointwise scatter's indices (shape G + (nd,)) as ops (some index is traced)."""
+    cols = []
+    for d in range(nd):
+        e = by_dim[d]
+        if e.kind == "slice":
+            vec = P.add(P.mul(S.iota(_IDX, (e.count,), 0), P.convert_element_type(e.step, _IDX)),
+                        P.convert_element_type(e.start, _IDX))
+            col = vec if len(G) == 1 else S.broadcast_in_dim(vec, G, (spos[d],))
+        else:
+            iv = _idx_value(e)
+            iv = S.broadcast_to_shape(iv, B) if tuple(S.shape_of(iv)) != tuple(B) else iv
+            col = iv if len(B) == len(G) else S.broadcast_in_dim(iv, G, tuple(bpos))
+        cols.append(S.reshape(col, G + (1,)))
+    return S.concatenate(cols, len(G)) if len(cols) > 1 else cols[0]
