@@ -61,7 +61,7 @@ def where(condition, x1, x2, /):
     Array([1, 0])
     """
     c = as_array(condition, "where", "condition")
-    if c.dtype != D.bool_:
+    if c.dtype is not D.bool_:   # (DTypes are canonical: no __eq__ call per where)
         raise TypeError(f"where: condition must be a boolean array, got {c.dtype.name}")
     a, b, _ = binary("where", x1, x2)
     try:
