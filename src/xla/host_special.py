@@ -296,30 +296,34 @@ _MAX_SIGNATURES = 4096
 
 
 def composite_kernel(closed_at):
-    """A host kernel evaluating `closed_at(in_avals)` (the closed jaxpr the lowering inlines) op by op on
-    NumPy arrays (host_control_flow.run_by_op), within host_eager's budget per signature; NotImplemented
-    where that is not allowed or the budget runs out during the call (the caller then compiles)."""
+    """A host kernel evaluating `closed_at(in_avals)` (the closed jaxpr the lowering inlines; the lowering
+    module caches a bounded number of them -- a staged incomplete-gamma body is ~0.5 MB) op by op on NumPy
+    arrays (host_control_flow.run_by_op), within host_eager's budget per signature; NotImplemented where
+    that is not allowed or the budget runs out during the call (the caller then compiles)."""
     from transforms.core import ShapedArray
 
     from . import host_control_flow, host_eager, runtime
-    left = {}      # in avals -> [closed jaxpr, seconds of op-by-op running left]
+    left = {}      # in avals -> seconds of op-by-op running left (a float: no jaxpr kept here)
 
     def kernel(*arrays):
         avals = tuple(ShapedArray(a.shape, a.dtype) for a in arrays)
-        ent = left.get(avals)
-        if ent is None:
+        budget = left.get(avals)
+        closed = None
+        if budget is None:
             closed = closed_at(avals)
             if len(left) >= _MAX_SIGNATURES:
                 left.clear()
-            ent = left[avals] = [closed, host_eager.eager_by_op(closed)]
-        if ent[1] <= 0:
+            budget = left[avals] = host_eager.eager_by_op(closed)
+        if budget <= 0:
             return NotImplemented
+        if closed is None:
+            closed = closed_at(avals)
         t0 = time.perf_counter()
-        outs = host_control_flow.run_by_op(ent[0], (), arrays, ent[1])
+        outs = host_control_flow.run_by_op(closed, (), arrays, budget)
         if outs is None:
-            ent[1] = 0.0
+            left[avals] = 0.0
             return NotImplemented
-        ent[1] -= time.perf_counter() - t0
+        left[avals] = budget - (time.perf_counter() - t0)
         outs = [runtime._np_of(o) for o in outs]     # (HostValues; device buffers in "buffer" mode)
         return outs[0] if len(outs) == 1 else outs
     return kernel

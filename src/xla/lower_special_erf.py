@@ -47,7 +47,7 @@ from .lowering import jaxpr_subcomp, lowering_rules
 
 
 # ------------------------------------------------------------------------------ helpers
-@functools.lru_cache(maxsize=256)
+@functools.lru_cache(maxsize=64)
 def _staged(impl, avals_in, aval_out):
     """`impl` (a composition of primitives on raw values) staged at `avals_in`, its output broadcast to
     `aval_out`: the one body both the lowering inlines and the host path evaluates."""

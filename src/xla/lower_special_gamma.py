@@ -25,7 +25,7 @@ host_kernels[G.digamma_p] = HS.digamma_kernel
 host_kernels[G.zeta_chlo_p] = HS.zeta_kernel
 
 
-@functools.lru_cache(maxsize=256)
+@functools.lru_cache(maxsize=64)   # (a staged incomplete-gamma body holds ~0.5 MB)
 def _staged(impl, avals):
     return stage(lambda *a: [impl(*a)], list(avals))
 
