@@ -3,7 +3,6 @@ from __future__ import annotations
 
 import builtins
 import math
-import time
 
 from transforms.core import EVAL, bind, get_aval, trace_state
 from transforms.jaxpr_transforms import staged_call
@@ -162,43 +161,21 @@ def _var(x, axis, correction, keepdims, fname):
     return _moment(x, fname, normalize_axes(axis, x.ndim, fname), c, keepdims)
 
 
-# Eagerly, mean/var/std of large inputs run as one staged call, which the backend compiles (once per
-# shape, dtype, axes and correction) into one fused pass. Inputs of STAGE_MIN_ELEMENTS or more are staged at
-# once: op by op on host kernels a 4000x4000 std costs ~35 ms (three passes, two temporaries), more than a
-# compile plus the fused run (~9 ms). From BUDGET_MIN_ELEMENTS, a signature first runs op by op for
-# BY_OP_BUDGET_S of running time (about one compile), then is staged: a call made once on a fresh shape
-# (library code) never compiles, a hot loop gets the fused pass (800x800 std: 0.6 ms -> 0.3 ms). Smaller
-# inputs always bind the primitives directly (a compile there would never pay).
-STAGE_MIN_ELEMENTS = 1 << 22
-BUDGET_MIN_ELEMENTS = 1 << 15
-BY_OP_BUDGET_S = 0.05
-_BY_OP_LEFT: dict = {}   # (aval, fname, axes, correction) -> seconds of op-by-op running left
+# Eagerly, var/std (and mean of inputs of SMALL_ELEMENTS or more) run as one staged call: the backend
+# runs it op by op on its host kernels for a budget of running time per signature (about one compile;
+# a call on a fresh shape, as library code makes, never compiles), then compiles it into one fused pass
+# for a hot signature, and at once for very large inputs, where fusion pays for the compile (see
+# xla/host_eager.py). A small mean binds its two primitives directly (cheaper than a staged call).
+# A NaN correction never keys a staged signature (NaN != NaN: it would stage every call).
+SMALL_ELEMENTS = 1 << 15
 
 
 def _moment(x, fname, axes, correction, keepdims):
     v = x._v
-    a = v.aval
-    shape = a.shape
-    size = math.prod(shape)
-    if size < BUDGET_MIN_ELEMENTS:
-        if fname != "mean" and trace_state.trace is EVAL and correction == correction:
-            # var/std of a small input as one staged call: the backend runs its host kernels on NumPy arrays
-            # with no dispatch per primitive (a quarter faster than binding them), compiling it only for a
-            # hot signature, after a budget of running time (then ~5 us: a third of the op-by-op cost)
-            out = staged_call(_moment_raw, [v], fname, by_op=True, fname=fname, axes=axes, correction=correction)[0]
-        else:
-            out = _moment_raw(v, fname=fname, axes=axes, correction=correction)
-    elif trace_state.trace is EVAL and correction == correction:
-        key = (a, fname, axes, correction)
-        left = _BY_OP_LEFT.get(key, BY_OP_BUDGET_S)
-        if size < STAGE_MIN_ELEMENTS and left > 0:
-            t0 = time.perf_counter()
-            out = _moment_raw(v, fname=fname, axes=axes, correction=correction)
-            if len(_BY_OP_LEFT) >= 4096:
-                _BY_OP_LEFT.clear()
-            _BY_OP_LEFT[key] = left - (time.perf_counter() - t0)
-        else:
-            out = staged_call(_moment_raw, [v], fname, by_op=True, fname=fname, axes=axes, correction=correction)[0]
+    shape = v.aval.shape
+    if (trace_state.trace is EVAL and correction == correction
+            and (fname != "mean" or math.prod(shape) >= SMALL_ELEMENTS)):
+        out = staged_call(_moment_raw, [v], fname, by_op=True, fname=fname, axes=axes, correction=correction)[0]
     else:
         out = _moment_raw(v, fname=fname, axes=axes, correction=correction)
     return wrap(_keep(out, shape, axes, keepdims) if keepdims else out)

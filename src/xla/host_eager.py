@@ -30,12 +30,13 @@ from transforms.primitives import lapack as LP
 from . import host, runtime
 from .host import host_kernels
 
-# Above this many input elements a staged call compiles at once: one fused executable then beats
-# NumPy's temporaries op by op by more than a compile costs -- soon for elementwise/reduction bodies
-# (vector_norm of 800x800: 2 ms op by op, 0.2 ms fused), late where a decomposition or an FFT (the
-# same LAPACK/pocketfft-class work either way) dominates.
-BY_OP_MAX_ELEMENTS = 1 << 20          # bodies with a LAPACK or FFT primitive
-BY_OP_MAX_ELEMENTS_LIGHT = 1 << 15    # the others
+# Above this many input elements a staged call compiles at once: one fused, multithreaded executable
+# then beats NumPy op by op by more than its compile costs (a 4000x4000 std: ~35 ms op by op, ~9 ms
+# fused + ~30 ms compile), so even a first call pays at most about twice. Below it, with freed memory
+# reused rather than page-faulted afresh (xla/host_alloc.py), op by op costs little more than a fused
+# run (vector_norm of 800x800: 0.3 ms against 0.1 ms) and compiling per new shape would not pay; a
+# hot signature still gets its executable once it has spent its budget.
+BY_OP_MAX_ELEMENTS = 1 << 22
 # The op-by-op time a signature may spend before it is compiled: about what its compile costs on a
 # small CPU (an elementwise body ~20-50 ms; one with a decomposition 0.2-1.3 s: lu's pivot loop, the
 # LAPACK custom calls), so a hot loop pays at most about twice the better choice.
@@ -117,7 +118,7 @@ def budget_for(jaxprs, in_avals):
         return 0.0
     if heavy:
         return BY_OP_BUDGET_HEAVY_S
-    return BY_OP_BUDGET_S if size <= BY_OP_MAX_ELEMENTS_LIGHT else 0.0
+    return BY_OP_BUDGET_S
 
 
 def eager_by_op(closed):

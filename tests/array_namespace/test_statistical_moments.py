@@ -108,7 +108,9 @@ def test_gradients_against_finite_differences():
     ("var", (0, 1), 2.5, True),
 ])
 def test_large_inputs_are_staged_and_compiled_once_per_signature(monkeypatch, fname, axis, correction, keepdims):
-    monkeypatch.setattr(ST, "STAGE_MIN_ELEMENTS", 1000)
+    from xla import host_eager
+    monkeypatch.setattr(host_eager, "BY_OP_MAX_ELEMENTS", 1000)
+    monkeypatch.setattr(ST, "SMALL_ELEMENTS", 1000)
     a = R.standard_normal((200, 170))   # (above host_eager's op-by-op size: the backend compiles at once)
     a[3, 4] = np.nan
     f = _ours(fname, axis, correction, keepdims)
@@ -138,7 +140,8 @@ def test_small_inputs_compile_nothing_on_new_shapes():
 
 
 def test_nan_correction_gives_nan_and_is_never_a_staging_key(monkeypatch):
-    monkeypatch.setattr(ST, "STAGE_MIN_ELEMENTS", 1000)
+    from xla import host_eager
+    monkeypatch.setattr(host_eager, "BY_OP_MAX_ELEMENTS", 1000)
     x = xp.asarray(R.standard_normal((200, 170)))
     before = runtime.compile_calls[0]
     assert np.isnan(np.asarray(xp.var(x, axis=0, correction=float("nan")))).all()
@@ -150,9 +153,9 @@ def test_nan_correction_gives_nan_and_is_never_a_staging_key(monkeypatch):
 
 
 def test_medium_inputs_run_op_by_op_for_a_budget_then_compile_once(monkeypatch):
-    monkeypatch.setattr(ST, "BUDGET_MIN_ELEMENTS", 100)
-    monkeypatch.setattr(ST, "BY_OP_BUDGET_S", 1e-9)   # spent by the first call
-    a = R.standard_normal((200, 171))   # (above host_eager's op-by-op size: a staged call compiles at once)
+    from xla import host_eager
+    monkeypatch.setattr(host_eager, "BY_OP_BUDGET_S", 1e-9)   # spent by the first call
+    a = R.standard_normal((200, 171))
     a[2, 3] = np.inf
     for dt, rtol in ((np.float64, 1e-12), (np.float32, 2e-5)):
         arr = a.astype(dt)
@@ -172,8 +175,8 @@ def test_medium_inputs_run_op_by_op_for_a_budget_then_compile_once(monkeypatch):
 
 
 def test_a_budget_not_spent_never_compiles(monkeypatch):
-    monkeypatch.setattr(ST, "BUDGET_MIN_ELEMENTS", 100)
-    monkeypatch.setattr(ST, "BY_OP_BUDGET_S", 1e9)
+    from xla import host_eager
+    monkeypatch.setattr(host_eager, "BY_OP_BUDGET_S", 1e9)
     x = xp.asarray(R.standard_normal((31, 40)))
     xp.var(x, axis=0)
     before = runtime.compile_calls[0]

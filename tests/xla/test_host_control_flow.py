@@ -409,7 +409,7 @@ def test_kernels_switched_off_runs_the_compiled_loop(monkeypatch):
 
 
 def test_large_operands_compile():
-    big = xp.zeros((host_eager.BY_OP_MAX_ELEMENTS_LIGHT + 1,))
+    big = xp.zeros((host_eager.BY_OP_MAX_ELEMENTS + 1,))
     closed = make_jaxpr(lambda a: while_loop(lambda c: c[1] < 2, lambda c: (c[0] + 1.0, c[1] + 1), (a, 0)))(big)
     (eqn,) = [e for e in closed.jaxpr.eqns if e.prim is while_p]
     assert host_eager.budget_for(host_eager.inner_jaxprs(while_p, eqn.params), [v.aval for v in eqn.invars]) == 0.0

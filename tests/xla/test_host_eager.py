@@ -30,13 +30,14 @@ def test_budget_for_host_bodies_and_zero_otherwise(monkeypatch):
     z = xp.asarray(np.array([1 + 2j, 3 - 1j]))
     assert host_eager.eager_by_op(_closed(lambda a: xp.log(a) * 2, z)) == 0.0
     assert host_eager.eager_by_op(_closed(lambda a: a * a + 1, z)) == host_eager.BY_OP_BUDGET_S
-    # too large: XLA's fusion wins (sooner where no decomposition or FFT dominates)
+    # too large: XLA's fusion wins, light body or heavy
     big = xp.zeros((host_eager.BY_OP_MAX_ELEMENTS + 1,))
     assert host_eager.eager_by_op(_closed(lambda a: xp.fft.fft(a), big)) == 0.0
-    mid = xp.zeros((host_eager.BY_OP_MAX_ELEMENTS_LIGHT + 1,))
+    assert host_eager.eager_by_op(_closed(lambda a: a * 2, big)) == 0.0
+    mid = xp.zeros((host_eager.BY_OP_MAX_ELEMENTS // 2,))     # medium: op by op first, light or heavy
     assert host_eager.eager_by_op(_closed(lambda a: xp.fft.fft(a), mid)) == host_eager.BY_OP_BUDGET_HEAVY_S
-    assert host_eager.eager_by_op(_closed(lambda a: a * 2, mid)) == 0.0
-    mat = xp.zeros((4, (host_eager.BY_OP_MAX_ELEMENTS_LIGHT + 1) // 4 + 1))
+    assert host_eager.eager_by_op(_closed(lambda a: a * 2, mid)) == host_eager.BY_OP_BUDGET_S
+    mat = xp.zeros((4, host_eager.BY_OP_MAX_ELEMENTS // 8))
     assert host_eager.eager_by_op(_closed(lambda a: xp.linalg.svdvals(a), mat)) == host_eager.BY_OP_BUDGET_HEAVY_S
     # nested jit is looked into
     inner = jit(lambda a: xp.cos(a) + 1)
