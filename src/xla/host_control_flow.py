@@ -41,7 +41,7 @@ class _OverBudget(Exception):
 
 _KERNEL, _INLINE, _IDENT, _LOOP, _BIND = range(5)
 _plans: dict = {}    # id(jaxpr) -> (jaxpr, _Plan)   (the jaxpr kept alive so its id stays its own)
-_PLANS_MAX = 2048
+_PLANS_MAX = 256     # (a staged special-function body can hold ~1 MB of jaxpr)
 
 
 class _Plan:
@@ -186,7 +186,7 @@ def _budget(prim, args, params):
     except TypeError:    # (an unhashable parameter: decide afresh)
         key, ent = None, None
     if ent is None:
-        ent = [host_eager.budget_for(host_eager.inner_jaxprs(prim, params), avals)]
+        ent = [host_eager.budget_for(host_eager.inner_jaxprs(prim, params), avals, loop=prim is not cond_p)]
         if key is not None:
             if len(_sigs) >= _SIGS_MAX:
                 _sigs.clear()

@@ -38,8 +38,9 @@ from .host import host_kernels
 # hot signature still gets its executable once it has spent its budget.
 BY_OP_MAX_ELEMENTS = 1 << 22
 # The op-by-op time a signature may spend before it is compiled: about what its compile costs on a
-# small CPU (an elementwise body ~20-50 ms; one with a decomposition 0.2-1.3 s: lu's pivot loop, the
-# LAPACK custom calls), so a hot loop pays at most about twice the better choice.
+# small CPU (an elementwise body ~20-50 ms; one with a decomposition or a loop 0.2-4 s: lu's pivot loop,
+# the LAPACK custom calls, a special function's series), so a hot loop pays at most about twice the
+# better choice.
 BY_OP_BUDGET_S = 0.05
 BY_OP_BUDGET_HEAVY_S = 0.5
 
@@ -90,6 +91,8 @@ def _all_host(jaxpr, inline_jit, heavy):
             if not _all_host(eqn.params["call_jaxpr"].jaxpr, False, heavy):
                 return False
         elif p in _LOOPS:                          # host_control_flow evaluates their bodies inline
+            if p is not cond_p:
+                heavy.add(p)                       # (a loop compiles in 0.5-4 s: budget as heavy)
             for j in inner_jaxprs(p, eqn.params):
                 if not _all_host(j.jaxpr, True, heavy):
                     return False
@@ -107,13 +110,13 @@ def inner_jaxprs(prim, params):
     return (params["jaxpr"],)
 
 
-def budget_for(jaxprs, in_avals):
+def budget_for(jaxprs, in_avals, loop=False):
     """Seconds a call running `jaxprs` (closed) on operands `in_avals` may spend on host kernels op by op
     before it is compiled (0: compile now)."""
     if not runtime._kernels_on():
         return 0.0
     size = sum(math.prod(a.shape) for a in in_avals)
-    heavy = set()
+    heavy = {while_p} if loop else set()   # (the eager impl of a while or scan itself)
     if size > BY_OP_MAX_ELEMENTS or not all(_all_host(j.jaxpr, True, heavy) for j in jaxprs):
         return 0.0
     if heavy:

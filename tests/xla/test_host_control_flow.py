@@ -301,6 +301,7 @@ def _sig(prim):
 
 def test_while_switches_to_compiled_within_a_call_once_the_budget_is_spent(monkeypatch):
     monkeypatch.setattr(host_eager, "BY_OP_BUDGET_S", 1e-12)   # spent by the first iteration
+    monkeypatch.setattr(host_eager, "BY_OP_BUDGET_HEAVY_S", 1e-12)   # (loops budget as heavy)
     f = lambda x: while_loop(lambda c: c[1] < 40, lambda c: (c[0] * 1.01 + 0.5, c[1] + 1), (x, xp.asarray(0)))
     x = xp.asarray(np.linspace(0.0, 1.0, 9).reshape(3, 3))
     before = runtime.compile_calls[0]
@@ -320,6 +321,7 @@ def test_while_switches_to_compiled_within_a_call_once_the_budget_is_spent(monke
 def test_budget_spent_over_calls_then_compiled_once(monkeypatch):
     """A signature that spends its budget over several calls (each cheap) is compiled after it."""
     monkeypatch.setattr(host_eager, "BY_OP_BUDGET_S", 1e-12)
+    monkeypatch.setattr(host_eager, "BY_OP_BUDGET_HEAVY_S", 1e-12)   # (loops budget as heavy)
     f = lambda i, x: switch(i, [lambda v: v + 1.0, lambda v: v * 3.0], x)
     g = lambda x: scan(lambda c, r: (c + r, c * r), xp.zeros(3), x)
     x = xp.asarray(np.arange(6.0).reshape(2, 3))
@@ -342,11 +344,12 @@ def test_budget_is_kept_per_signature(monkeypatch):
     f(xp.asarray(np.zeros(2)))
     f(xp.asarray(np.zeros(3)))
     ents = [v[0] for k, v in HCF._sigs.items() if k[0] is while_p]
-    assert len(ents) == 2 and all(0 < e < host_eager.BY_OP_BUDGET_S for e in ents)
+    assert len(ents) == 2 and all(0 < e < host_eager.BY_OP_BUDGET_HEAVY_S for e in ents)
 
 
 def test_budget_spent_inside_a_nested_loop_reruns_the_outer_compiled(monkeypatch):
     monkeypatch.setattr(host_eager, "BY_OP_BUDGET_S", 1e-12)
+    monkeypatch.setattr(host_eager, "BY_OP_BUDGET_HEAVY_S", 1e-12)   # (loops budget as heavy)
     f = lambda xs: scan(lambda c, x: (c + while_loop(lambda v: v < 50.0, lambda v: v * 3.0 + 1.0, x), c), 0.0, xs)
     xs = np.array([0.0, 1.0, 7.0, 100.0])
     before = runtime.compile_calls[0]
@@ -420,7 +423,7 @@ def test_large_operands_compile():
 def test_staged_composites_with_all_host_loops_run_by_op(monkeypatch):
     x = xp.asarray(np.linspace(0.5, 2.0, 6))
     loop = lambda a: while_loop(lambda c: c[1] < 5, lambda c: (xp.cos(c[0]) * a, c[1] + 1), (a, 0))[0]
-    assert host_eager.eager_by_op(make_jaxpr(lambda a: loop(a) + 1)(x)) == host_eager.BY_OP_BUDGET_S
+    assert host_eager.eager_by_op(make_jaxpr(lambda a: loop(a) + 1)(x)) == host_eager.BY_OP_BUDGET_HEAVY_S
     sc = lambda a: scan(lambda c, r: (c + xp.linalg.det(r), c), 0.0, a)[0]
     m = xp.asarray(np.eye(3)[None] * np.array([1.0, 2.0])[:, None, None])
     assert host_eager.eager_by_op(make_jaxpr(sc)(m)) == host_eager.BY_OP_BUDGET_HEAVY_S   # heavy inside
@@ -448,7 +451,7 @@ def test_staged_call_with_a_loop_compiles_nothing_and_equals_jit():
         want = np.cos(want) * a
     np.testing.assert_allclose(np.asarray(got), want, rtol=1e-14)
     ent = JT._staged_jaxpr(_raw_loop_body, (get_aval(raw),), ())   # (the cached entry of that call)
-    assert 0 < ent.by_op < host_eager.BY_OP_BUDGET_S
+    assert 0 < ent.by_op < host_eager.BY_OP_BUDGET_HEAVY_S
     ent.by_op = 0.0                                                  # (as if its budget were spent)
     (j,) = JT.staged_call(_raw_loop_body, [raw], "loop", by_op=True)
     assert runtime.compile_calls[0] == before + 1

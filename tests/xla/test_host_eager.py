@@ -47,7 +47,7 @@ def test_budget_for_host_bodies_and_zero_otherwise(monkeypatch):
     # control flow counts as host where its bodies do (xla/host_control_flow.py runs it)
     from transforms import while_loop
     loop = lambda a, f: while_loop(lambda c: xp.sum(c) < 100.0, lambda c: f(c) * 2.0 + 1.0, a)
-    assert host_eager.eager_by_op(_closed(lambda a: loop(a, xp.cos), x)) == host_eager.BY_OP_BUDGET_S
+    assert host_eager.eager_by_op(_closed(lambda a: loop(a, xp.cos), x)) == host_eager.BY_OP_BUDGET_HEAVY_S
     assert host_eager.eager_by_op(_closed(lambda a: loop(a, xp.tan), x)) == 0.0
     # stop_gradient is the value itself eagerly
     from transforms import stop_gradient

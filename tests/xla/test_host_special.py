@@ -198,6 +198,7 @@ _OSCILLATING = {"j0", "j1", "y0", "y1", "yn"}    # (near their zeros: compared i
 def test_composite_host_path_equals_jit(prim, monkeypatch):
     # the values of the host path, whatever the budget (the inverses run ~50 ms a call: past the default)
     monkeypatch.setattr(host_eager, "BY_OP_BUDGET_S", 60.0)
+    monkeypatch.setattr(host_eager, "BY_OP_BUDGET_HEAVY_S", 60.0)
     slow = prim in (SG.igammainv_p, SG.igammacinv_p, SG.igamma_grad_a_p)
     for dt in ((np.float64,) if slow else (np.float32, np.float64)):   # (their float32 programs take ~4 s to compile)
         args = _composite_args(prim, dt)
@@ -216,6 +217,7 @@ def test_eager_special_calls_on_new_shapes_compile_nothing(monkeypatch):
     # (a generous budget: on a loaded machine one incomplete-gamma call can pass the default 50 ms; that the
     # budget then compiles is tested below)
     monkeypatch.setattr(host_eager, "BY_OP_BUDGET_S", 10.0)
+    monkeypatch.setattr(host_eager, "BY_OP_BUDGET_HEAVY_S", 10.0)
     compiled, compile_jaxpr = [], runtime.compile_jaxpr
     monkeypatch.setattr(runtime, "compile_jaxpr", lambda c, *a, **k: compiled.append(k.get("name", a[1:2])) or
                         compile_jaxpr(c, *a, **k))
@@ -241,6 +243,7 @@ def test_past_its_budget_a_composite_compiles_with_the_same_values(monkeypatch):
     a = np.linspace(0.5, 4.0, 13)
     host_values = _host(SG.igamma_p, a, x)
     monkeypatch.setattr(host_eager, "BY_OP_BUDGET_S", 0.0)
+    monkeypatch.setattr(host_eager, "BY_OP_BUDGET_HEAVY_S", 0.0)
     a11, x11 = a[:11].copy(), x[:11].copy()          # a new signature: no budget, so the kernel declines
     assert host.run_quiet(host_kernels[SG.igamma_p], [a11, x11], {}) is NotImplemented
     out = impl_rules[SG.igamma_p](xp.asarray(a11)._v, xp.asarray(x11)._v)   # (the bucketed executable)
