@@ -282,14 +282,17 @@ def _make_host_impl(prim, kernel, xla_impl):
 
 _scalar_cache: dict = {}   # (type, value, dtype, weak_type) -> the converted scalar (an immutable eager value)
 _PY_SCALARS = frozenset((bool, int, float, complex))
+_NP_SCALARS = frozenset(np.dtype(c).type for c in "?bhilqBHILQefdgFDG")
+_FLOAT = frozenset((float, np.float16, np.float32, np.float64, np.longdouble))
+_COMPLEX = frozenset((complex, np.complex64, np.complex128, np.clongdouble))
 
 
 def _convert_impl(x, *, new_dtype, weak_type):
     """Host values (Python/NumPy scalars and arrays) convert on the host: no XLA launch."""
     t = type(x)
-    if t in _PY_SCALARS:
+    if t in _PY_SCALARS or t in _NP_SCALARS:   # (NumPy scalars: the literals staging folds, ~200 per special fn)
         # -0.0 == 0.0 (and complex zeros of either sign) hash alike: their key spells the sign out
-        key = (t, repr(x) if t is complex or (t is float and not x) else x, new_dtype, weak_type)
+        key = (t, repr(x) if t in _COMPLEX or (t in _FLOAT and not x) else x, new_dtype, weak_type)
         buf = _scalar_cache.get(key)
         if buf is None or buf.is_deleted():   # (deleted: the value was donated to a jitted function)
             buf = device_put(_host_convert(x, new_dtype), ShapedArray((), new_dtype, weak_type))

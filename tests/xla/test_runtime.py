@@ -169,6 +169,24 @@ def test_signed_zero_and_nan_scalars_keep_their_values(dt):
         np.testing.assert_array_equal(np.signbit(got.imag), np.signbit(want.imag))
 
 
+def test_numpy_scalars_convert_through_the_cache_with_their_signs_types_and_range_checks():
+    """NumPy scalars (the literals staging folds) share the Python scalars' conversion cache: a signed zero,
+    a NaN, the source type and an out-of-range integer each keep their own result."""
+    conv = lambda v, dt, weak=False: np.asarray(runtime.to_numpy(   # noqa: E731
+        runtime._convert_impl(v, new_dtype=np.dtype(dt), weak_type=weak)))
+    for _ in range(2):   # (the second round reads the cache)
+        for v in (np.float64(0.0), np.float64(-0.0), np.float32(-0.0), np.float64(0.0)):
+            got = conv(v, np.float32)
+            assert got.dtype == np.float32 and np.signbit(got) == np.signbit(v)
+        assert np.isnan(conv(np.float64("nan"), np.float32))
+        assert conv(np.int64(7), np.float64) == 7.0 and conv(np.float64(7.5), np.float64) == 7.5
+        z = conv(np.complex128(complex(-0.0, 0.0)), np.complex64)
+        assert np.signbit(z.real) and not np.signbit(z.imag)
+        assert conv(np.int64(300), np.int16) == 300 and conv(np.int16(300), np.int64) == 300
+        with pytest.raises(OverflowError, match="out of bounds for int8"):
+            conv(np.int64(300), np.int8)
+
+
 def test_a_donated_cached_scalar_is_made_anew():
     from array_namespace._helpers import weak_scalar, wrap
     from transforms import jit
