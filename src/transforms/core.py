@@ -30,8 +30,20 @@ _SHORT = {
 }
 
 
+_SHORT_BY_DTYPE: dict = {}   # dtype -> its short name (dtype.name is a slow Python property; printing asks often)
+
+
 def short_dtype_name(dtype) -> str:
-    return _SHORT.get(dtype.name, dtype.name)
+    try:
+        return _SHORT_BY_DTYPE[dtype]
+    except (KeyError, TypeError):
+        name = _SHORT.get(dtype.name, dtype.name)
+        if len(_SHORT_BY_DTYPE) < 256:
+            try:
+                _SHORT_BY_DTYPE[dtype] = name
+            except TypeError:   # (an unhashable stand-in for a dtype)
+                pass
+        return name
 
 
 def is_float(dtype) -> bool:
@@ -119,11 +131,35 @@ class Primitive:
 abstract_eval_rules: dict = {}   # prim -> fn(*avals, **params) -> aval | list[aval]
 impl_rules: dict = {}            # prim -> fn(*values, **params) -> value | list  (registered by xla)
 not_foldable: set = set()        # prims never constant-folded at trace time (effects, randomness)
+fold_cacheable: set = set()      # prims whose trace-time folds are exact and deterministic: memoized by staging
+
+
+# Prims whose abstract eval is a pure function of (avals, params compared by ==) with one result: their
+# results are memoized (a special function's trace asks the same few questions hundreds of times).
+# Failures are never cached, so an error is raised anew each time.
+cacheable_abstract: set = set()
+_abstract_cache: dict = {}
+_ABSTRACT_CACHE_MAX = 4096
 
 
 def abstract_eval(prim, avals, params):
     """The output aval(s) of `prim`, checked for size before anything reaches XLA (whose answer to an
     impossible size is to abort the process)."""
+    if prim in cacheable_abstract:
+        try:
+            key = (prim, tuple(params.items()), *avals) if params else (prim, *avals)
+            return _abstract_cache[key]
+        except KeyError:
+            pass
+        except TypeError:   # an unhashable parameter
+            key = None
+        out = abstract_eval_rules[prim](*avals, **params)
+        check_size(out, prim.name)
+        if key is not None:
+            if len(_abstract_cache) >= _ABSTRACT_CACHE_MAX:
+                _abstract_cache.clear()
+            _abstract_cache[key] = out
+        return out
     out = abstract_eval_rules[prim](*avals, **params)
     for a in (out if prim.multiple_results else (out,)):
         check_size(a, prim.name)
@@ -147,6 +183,7 @@ _memory_limit = [_host_memory_bytes()]
 
 def set_memory_limit(nbytes):
     _memory_limit[0] = nbytes
+    _abstract_cache.clear()   # its entries passed the size check under the old limit
 
 
 def check_size(aval, what):

@@ -204,7 +204,7 @@ def _letters(i):
 
 def _pp_literal(lit):
     v = lit.val
-    if lit.aval.dtype == np.bool_:
+    if lit.aval.dtype.kind == "b":
         return "True" if bool(v) else "False"
     return str(v)
 

@@ -17,7 +17,7 @@ import numpy as np
 
 from .backend import backend
 from .core import (EVAL, ConcretizationTypeError, Trace, Tracer, TracerArrayConversionError, UnexpectedTracerError,
-                   abstract_eval, bind, get_aval, not_foldable, set_trace)
+                   abstract_eval, bind, fold_cacheable, get_aval, not_foldable, set_trace)
 from .jaxpr import ClosedJaxpr, Eqn, Jaxpr, Literal, Var, new_literal
 from .rules import partial_eval_rules
 
@@ -44,6 +44,41 @@ class StagingTracer(Tracer):
         if type(self.atom) is Literal:
             return self.atom.val
         raise TracerArrayConversionError(self, why)
+
+
+_new_tracer = object.__new__
+
+
+def _tracer(trace, atom):
+    """StagingTracer(trace, atom) without the __init__ call (the hot path: one per staged equation)."""
+    t = _new_tracer(StagingTracer)
+    t._trace = trace
+    t.atom = atom
+    return t
+
+
+# Folds of prims in `fold_cacheable` (exact, deterministic scalar work: conversions) are memoized by
+# (prim, params, input avals and bit patterns) -> the output literal's value (an immutable NumPy scalar).
+_fold_cache: dict = {}
+_FOLD_CACHE_MAX = 4096
+
+_py_literals: dict = {}   # (type, value) -> (NumPy scalar, aval) of a Python scalar's literal
+
+
+def _py_literal(x):
+    """A Python scalar's (weakly typed) literal; the conversion is memoized with the sign of zero kept apart
+    (never a NaN, never a value that fails to convert: its error is raised anew)."""
+    t = type(x)
+    key = (t, repr(x) if t is complex or (t is float and not x) else x)
+    got = _py_literals.get(key)
+    if got is None:
+        lit = new_literal(x, get_aval(x))
+        if x == x:
+            if len(_py_literals) >= _FOLD_CACHE_MAX:
+                _py_literals.clear()
+            _py_literals[key] = (lit.val, lit.aval)
+        return lit
+    return Literal(*got)
 
 
 class StagingTrace(Trace):
@@ -79,7 +114,9 @@ class StagingTrace(Trace):
                 return x
             if not x._trace.alive:
                 raise UnexpectedTracerError(_escaped_message(x))
-        elif type(x) in _PY_SCALARS or isinstance(x, np.generic) or (isinstance(x, np.ndarray) and x.ndim == 0):
+        elif type(x) in _PY_SCALARS:
+            return _tracer(self, _py_literal(x))
+        elif isinstance(x, np.generic) or (isinstance(x, np.ndarray) and x.ndim == 0):
             aval = get_aval(x)
             return StagingTracer(self, new_literal(x, aval))
         elif isinstance(x, Tracer) and not getattr(x._trace, "alive", True):
@@ -105,26 +142,39 @@ class StagingTrace(Trace):
         return self.stage_eqn(prim, args, params)
 
     def stage_eqn(self, prim, args, params):
-        tracers = [self.to_tracer(a) for a in args]
-        out_avals = abstract_eval(prim, [t.aval for t in tracers], params)
-        multi = prim.multiple_results
-        outs = out_avals if multi else [out_avals]
-        if (not multi and prim not in not_foldable and all(type(t.atom) is Literal for t in tracers)
-                and outs[0].shape == () and backend.name is not None):
+        atoms = [a.atom if type(a) is StagingTracer and a._trace is self else self.to_tracer(a).atom for a in args]
+        out_avals = abstract_eval(prim, [a.aval for a in atoms], params)
+        if prim.multiple_results:
+            outvars = [Var(a) for a in out_avals]
+            self.eqns.append(Eqn(prim, atoms, outvars, params))
+            return [_tracer(self, v) for v in outvars]
+        if (not out_avals[0] and prim not in not_foldable and backend.name is not None
+                and all(type(a) is Literal for a in atoms)):
             # scalar arithmetic on literals, run by the backend (none registered: staged as is); calls
             # and loops are never folded
-            return self._fold(prim, tracers, params, outs, multi)
-        outvars = [Var(a) for a in outs]
-        self.eqns.append(Eqn(prim, [t.atom for t in tracers], outvars, params))
-        res = [StagingTracer(self, v) for v in outvars]
-        return res if multi else res[0]
+            return self._fold(prim, atoms, params, out_avals)
+        v = Var(out_avals)
+        self.eqns.append(Eqn(prim, atoms, [v], params))
+        return _tracer(self, v)
 
-    def _fold(self, prim, tracers, params, outs, multi):
+    def _fold(self, prim, atoms, params, out_aval):
+        key = None
+        if prim in fold_cacheable:
+            try:   # the literals by bit pattern: -0.0 and 0.0 (and NaNs' payloads) stay apart
+                key = (prim, tuple(params.items()), *[(a.aval, a.val.tobytes()) for a in atoms])
+                val = _fold_cache.get(key)
+            except (TypeError, AttributeError):   # an unhashable parameter
+                key = val = None
+            if val is not None:
+                return _tracer(self, Literal(val, out_aval))
         with set_trace(EVAL):
-            vals = bind(prim, *[t.atom.val for t in tracers], **params)
-        vals = vals if multi else [vals]
-        res = [StagingTracer(self, new_literal(np.asarray(v), a)) for v, a in zip(vals, outs)]
-        return res if multi else res[0]
+            out = bind(prim, *[a.val for a in atoms], **params)
+        lit = new_literal(np.asarray(out), out_aval)
+        if key is not None:
+            if len(_fold_cache) >= _FOLD_CACHE_MAX:
+                _fold_cache.clear()
+            _fold_cache[key] = lit.val
+        return _tracer(self, lit)
 
     # ------------------------------------------------------------------ building the jaxpr
     def to_jaxpr(self, outs) -> ClosedJaxpr:
@@ -173,10 +223,14 @@ def dce_jaxpr(jaxpr: Jaxpr) -> Jaxpr:
     """Drop equations whose outputs are never used (no primitive here has side effects)."""
     live = {a for a in jaxpr.outvars if type(a) is Var}
     kept = []
+    add = live.add
     for eqn in reversed(jaxpr.eqns):
-        if eqn.prim in not_foldable or any(v in live for v in eqn.outvars):
+        outs = eqn.outvars
+        if (outs[0] in live if len(outs) == 1 else any(v in live for v in outs)) or eqn.prim in not_foldable:
             kept.append(eqn)
-            live.update(a for a in eqn.invars if type(a) is Var)
+            for a in eqn.invars:
+                if type(a) is Var:
+                    add(a)
     kept.reverse()
     return Jaxpr(jaxpr.constvars, jaxpr.invars, kept, jaxpr.outvars)
 

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from ..core import Primitive, ShapedArray, abstract_eval_rules, bind
+from ..core import Primitive, ShapedArray, abstract_eval_rules, bind, cacheable_abstract, fold_cacheable
 from ..rules import UndefPrimal, Zero, batch_rules, is_undefined, jvp_rules, transpose_rules, zero_jvp
 from . import structural as S   # reductions imports this module: reduce_sum is bound late (unbroadcast)
 
@@ -112,6 +112,7 @@ def defjvp(prim, *fns):
 def _unop(name, jvp=None, abstract=_same):
     p = Primitive(name)
     abstract_eval_rules[p] = abstract
+    cacheable_abstract.add(p)
     batch_rules[p] = lambda axis_size, vals, dims, _p=p, **params: (bind(_p, *vals, **params), dims[0])
     if jvp is not None:
         defjvp(p, jvp)
@@ -121,6 +122,7 @@ def _unop(name, jvp=None, abstract=_same):
 def _binop(name, abstract=_same):
     p = Primitive(name)
     abstract_eval_rules[p] = abstract
+    cacheable_abstract.add(p)
     batch_rules[p] = elementwise_batch(p)
     return p
 
@@ -368,6 +370,7 @@ def _select_abstract(pred, *cases):
 
 
 abstract_eval_rules[select_n_p] = _select_abstract
+cacheable_abstract.add(select_n_p)
 batch_rules[select_n_p] = elementwise_batch(select_n_p)
 
 
@@ -409,6 +412,8 @@ def _convert_abstract(x, *, new_dtype, weak_type):
 
 
 abstract_eval_rules[convert_element_type_p] = _convert_abstract
+cacheable_abstract.add(convert_element_type_p)
+fold_cacheable.add(convert_element_type_p)   # (a scalar conversion is exact: its folds are memoized)
 batch_rules[convert_element_type_p] = lambda axis_size, vals, dims, **p: (
     bind(convert_element_type_p, vals[0], **p), dims[0])
 
