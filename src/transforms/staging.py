@@ -63,6 +63,7 @@ _fold_cache: dict = {}
 _FOLD_CACHE_MAX = 4096
 
 _py_literals: dict = {}   # (type, value) -> (NumPy scalar, aval) of a Python scalar's literal
+_py_folds: dict = {}      # (prim, type, value, params) -> (NumPy scalar, aval): a Python scalar's folded conversion
 
 
 def _py_literal(x):
@@ -142,7 +143,12 @@ class StagingTrace(Trace):
         return self.stage_eqn(prim, args, params)
 
     def stage_eqn(self, prim, args, params):
+        if prim in fold_cacheable and len(args) == 1 and type(args[0]) in _PY_SCALARS:
+            return self._fold_py(prim, args[0], params)
         atoms = [a.atom if type(a) is StagingTracer and a._trace is self else self.to_tracer(a).atom for a in args]
+        return self._stage_atoms(prim, atoms, params)
+
+    def _stage_atoms(self, prim, atoms, params):
         out_avals = abstract_eval(prim, [a.aval for a in atoms], params)
         if prim.multiple_results:
             outvars = [Var(a) for a in out_avals]
@@ -175,6 +181,25 @@ class StagingTrace(Trace):
                 _fold_cache.clear()
             _fold_cache[key] = lit.val
         return _tracer(self, lit)
+
+    def _fold_py(self, prim, x, params):
+        """A conversion of a Python scalar (the namespace's `x * 2.0`): memoized from the scalar itself, with
+        its type and sign of zero kept apart; otherwise (a miss, a NaN, an error) staged as any equation."""
+        t = type(x)
+        try:
+            key = (prim, t, repr(x) if t is complex or (t is float and not x) else x, tuple(params.items()))
+            got = _py_folds.get(key)
+        except TypeError:   # an unhashable parameter
+            key = got = None
+        if got is not None:
+            return _tracer(self, Literal(*got))
+        atom = _py_literal(x)
+        out = self._stage_atoms(prim, [atom], params)
+        if key is not None and x == x and type(out.atom) is Literal:
+            if len(_py_folds) >= _FOLD_CACHE_MAX:
+                _py_folds.clear()
+            _py_folds[key] = (out.atom.val, out.atom.aval)
+        return out
 
     # ------------------------------------------------------------------ building the jaxpr
     def to_jaxpr(self, outs) -> ClosedJaxpr:

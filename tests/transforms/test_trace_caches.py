@@ -12,12 +12,16 @@ from transforms import core, make_jaxpr, staging
 from transforms.core import ShapedArray
 from transforms.jaxpr import Literal
 from transforms.primitives import elementwise as E
+from transforms.staging import trace_to_jaxpr
+
+F32_3 = ShapedArray((3,), np.float32)
 
 
 def _clear():
     core._abstract_cache.clear()
     staging._fold_cache.clear()
     staging._py_literals.clear()
+    staging._py_folds.clear()
 
 
 def _literals(closed):
@@ -43,7 +47,7 @@ def test_hit_and_miss_give_the_same_jaxpr(dtype):
     _clear()
     cold = make_jaxpr(fn)(x, y)
     warm = make_jaxpr(fn)(x, y)
-    assert core._abstract_cache and (dtype == xp.complex64 or staging._fold_cache)
+    assert core._abstract_cache and staging._py_folds
     assert _fingerprint(cold) == _fingerprint(warm)
     _clear()
     assert _fingerprint(make_jaxpr(fn)(x, y)) == _fingerprint(cold)
@@ -92,6 +96,14 @@ def test_folded_conversions_keep_the_sign_of_zero_and_the_target_dtype():
             assert bool(np.signbit(lit.val)) is neg
         (lit,) = _literals(make_jaxpr(lambda a: a * 3)(xp.ones(3, dtype=xp.int16)))
         assert lit.aval == ShapedArray((), np.int16, True) and lit.val.dtype == np.int16 and lit.val == 3
+        # NumPy scalars' literals, converted by the engine itself (folded by their bit pattern)
+        for z, neg in ((np.float64(0.0), False), (np.float64(-0.0), True)):
+            closed = trace_to_jaxpr(lambda a: [E.mul(a, E.convert_element_type(z, np.float32))], [F32_3])
+            (lit,) = _literals(closed)
+            assert lit.aval == ShapedArray((), np.float32) and lit.val.dtype == np.float32
+            assert bool(np.signbit(lit.val)) is neg
+        closed = trace_to_jaxpr(lambda a: [E.mul(a, E.convert_element_type(np.float64(2.5), np.float32, True))], [F32_3])
+        assert [(lit.val, lit.aval) for lit in _literals(closed)] == [(2.5, ShapedArray((), np.float32, True))]
 
 
 def test_failures_are_not_cached():
@@ -131,5 +143,8 @@ def test_the_tables_are_bounded(monkeypatch):
         staging._py_literal(float(n) + 0.5)
         closed = make_jaxpr(lambda x: x * np.float32(n + 0.25))(xp.ones(2, dtype=xp.float32))
         assert [float(lit.val) for lit in _literals(closed)] == [n + 0.25]
+        closed = make_jaxpr(lambda x: x * (n + 0.75))(xp.ones(2, dtype=xp.float32))
+        assert [float(lit.val) for lit in _literals(closed)] == [n + 0.75]
         assert len(core._abstract_cache) <= 8 and len(staging._py_literals) <= 8 and len(staging._fold_cache) <= 8
+        assert len(staging._py_folds) <= 8
     _clear()
