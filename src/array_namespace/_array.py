@@ -7,6 +7,7 @@ side effect and raises.
 """
 from __future__ import annotations
 
+import sys
 import threading
 
 import numpy as np
@@ -424,7 +425,11 @@ class Array:
             self._set_locked(key, value)
 
     def _set_locked(self, key, value):
-        self._rebind_locked(_indexing().update(self, key, value, "set", "__setitem__"), "x[...] = value")
+        # this handle the only holder of its value (its slot and getrefcount's argument), not a slice of another
+        # array: x's memory may take the write (NumPy's cost; a copy of x per write is quadratic in a loop)
+        sole = getattr(self, "_base", None) is None and sys.getrefcount(self._v) <= 2
+        self._rebind_locked(_indexing().update(self, key, value, "set", "__setitem__", in_place=sole),
+                            "x[...] = value")
 
     def __getitem__(self, key):
         out = _indexing().getitem(self, key)

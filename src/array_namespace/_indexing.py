@@ -201,8 +201,9 @@ def _combine(mode, x, v):
     return f(wrap(x), wrap(v))._v
 
 
-def update(x, key, value, mode, fname):
-    """x with x[key] replaced by (or combined with) value; x's dtype and shape are kept."""
+def update(x, key, value, mode, fname, in_place=False):
+    """x with x[key] replaced by (or combined with) value; x's dtype and shape are kept. in_place: x's
+    value is given up by its only holder (`x[key] = value`), so eagerly its memory may take the write."""
     x = as_array(x, fname)
     if type(value) is not Array:
         if isinstance(value, np.generic) and value.ndim == 0:
@@ -244,7 +245,7 @@ def update(x, key, value, mode, fname):
     if 0 in target:
         return x0
     if p is not None and p.unit:   # eager: one dynamic_update_slice whose starts are operands
-        return wrap(_update_window(x._v, p, v, mode))
+        return wrap(_update_window(x._v, p, v, mode, in_place))
     v = S.broadcast_to_shape(v, target)
     kinds = {e.kind for e in ents}
     if "arr" in kinds:
@@ -275,7 +276,7 @@ def _index_operand(i):
     return P.convert_element_type(int(i), _IDX)
 
 
-def _update_window(xv, p, v, mode):
+def _update_window(xv, p, v, mode, in_place=False):
     """x's raw value with the window of basic plan `p` (unit steps) replaced by / combined with v (whose
     shape broadcasts to p.shape): one scatter of the window (a gather first to combine), starts an operand."""
     if p.full:
@@ -284,6 +285,10 @@ def _update_window(xv, p, v, mode):
     v = _fit(v, p.shape, p.wshape)
     if mode != "set":
         v = _combine(mode, bind(I.gather_p, xv, p.idx, dimension_numbers=p.gdn, slice_sizes=p.sizes), v)
+    if in_place:
+        out = backend.eager_in_place(I.scatter_p, (xv, p.idx, v), {"dimension_numbers": p.sdn, "mode": "set"})
+        if out is not None:
+            return out
     return bind(I.scatter_p, xv, p.idx, v, dimension_numbers=p.sdn, mode="set")
 
 

@@ -12,6 +12,7 @@ _HOOKS = ("device_put", "to_numpy", "default_device", "devices", "compile_jaxpr"
           "to_dlpack", "jit_fast_call", "jit_public", "profiler")
 _HOOKS += ("local_devices", "process_index", "process_count", "set_cpu_device_count")   # transforms/devices.py
 _HOOKS += ("eager_by_op", "run_by_op")   # a staged call eagerly op by op: for how long, and how (jaxpr_transforms)
+_HOOKS += ("eager_in_place",)   # eager_in_place(prim, args, params) -> output | None: args[0] may be overwritten
 _HOOKS += ("pmap_call",)   # pmap_call(args, params) -> outputs: run a pmap equation (transforms/pmap.py)
 _HOOKS += ("sharding_of", "shards_of")   # where an eager value lies over devices (transforms/devices.py)
 _HOOKS += ("shard_map_call", "put_sharded", "compile_sharded")   # transforms/shard_map.py, sharding.py, jit.py
@@ -43,6 +44,8 @@ class Backend:
     eager_by_op(closed) -> float                   seconds a staged call may run eagerly op by op (bound
                                                    primitives) before it is compiled; 0: compile at once
     run_by_op(closed, consts, raw, seconds) -> outputs | None   that op-by-op run (None: out of time, compile)
+    eager_in_place(prim, args, params) -> output | None   prim run eagerly writing its result into args[0]'s
+                                                   memory, which the caller gives up (None: not done; bind)
     profiler() -> its profiler (memory profile, live values, stats, traces; see transforms/profiler.py)
     """
     name = None
@@ -54,6 +57,7 @@ class Backend:
         self.jit_public = lambda jitted: None
         self.eager_by_op = lambda closed: 0.0        # staged calls run eagerly as one compiled executable
         self.run_by_op = None                        # (None: the engine binds the equations one by one)
+        self.eager_in_place = lambda prim, args, params: None   # (no in-place updates: always a new value)
 
     def register(self, name, **hooks):
         unknown = set(hooks) - set(_HOOKS)

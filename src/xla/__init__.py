@@ -37,7 +37,7 @@ def _register_backend():
                      to_dlpack=_jaxlib.to_dlpack, jit_fast_call=jit_dispatch.fast_call,
                      jit_public=jit_dispatch.public, profiler=_profiler)
     backend.register("xla", eager_by_op=host_eager.eager_by_op,   # staged calls op by op on host kernels
-                     run_by_op=host_control_flow.run_by_op)
+                     run_by_op=host_control_flow.run_by_op, eager_in_place=runtime.eager_in_place)
     c = _jaxlib.client
     backend.register("xla", local_devices=lambda: c().local_devices(), process_index=lambda: c().process_index(),
                      process_count=lambda: len({d.process_index for d in c().devices()}),

@@ -20,12 +20,16 @@ floating-point warnings silenced (XLA raises none) and must not mutate their inp
 from __future__ import annotations
 
 import os
+import sys
 
 import numpy as np
 
 from . import _jaxlib
 
 host_kernels: dict = {}   # prim -> kernel (filled at import by the lower_* modules; read-only after)
+# prim -> kernel that writes its result into its first operand (same dtype and shape) and returns it: used
+# by runtime.eager_in_place where that operand's memory is given up by its only holder (x[k] = v)
+in_place_kernels: dict = {}
 
 # ARRAY_NAMESPACE_EAGER: "host" (default: host kernels, NumPy-held results), "buffer" (host kernels,
 # results copied into device buffers -- kept to measure the alternative), "xla" (no host kernels).
@@ -111,6 +115,25 @@ class HostValue:
 
     def __repr__(self):
         return f"HostValue({self.aval.str_short()})"
+
+
+def sole_holder(hv):
+    """Whether HostValue `hv` is the only holder of its memory, so the memory may be overwritten once hv is
+    given up: no device buffer aliases it, and nothing else -- a NumPy view, an export (np.asarray,
+    memoryview, DLPack), another value -- refers to its array or to the array owning the memory (each
+    of those holds a reference, which the reference counts show). The caller vouches for hv itself."""
+    if hv._buf is not None:
+        return False
+    arr = hv.np
+    root = arr.base
+    # references to arr here: hv's slot, this frame's `arr`, getrefcount's argument
+    if type(arr) is not np.ndarray or sys.getrefcount(arr) > 3:
+        return False
+    if root is None:
+        return arr.flags.owndata and arr.flags.writeable
+    # a view (e.g. aligned memory): the owner must be a plain array only arr refers to (arr.base, `root`, the argument)
+    return (type(root) is np.ndarray and root.base is None and root.flags.owndata and root.flags.writeable
+            and sys.getrefcount(root) <= 3)
 
 
 def aligned_empty(shape, dtype):

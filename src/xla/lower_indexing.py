@@ -6,12 +6,14 @@ XLA would instead drop out-of-range updates.
 """
 from __future__ import annotations
 
+import functools
+
 import numpy as np
 
 from transforms.primitives import indexing as I
 
 from ._jaxlib import hlo
-from .host import host_kernels
+from .host import host_kernels, in_place_kernels
 from .lowering import constant, fill_region, lowering_rules, tensor_type, ttype
 
 
@@ -219,7 +221,7 @@ _H_AT = {"add": np.add, "mul": np.multiply, "min": np.minimum, "max": np.maximum
 _H_AT_BOOL = {"add": np.logical_or, "mul": np.logical_and, "min": np.logical_and, "max": np.logical_or}
 
 
-def _h_scatter(x, idx, u, *, dimension_numbers, mode):
+def _h_scatter(x, idx, u, *, dimension_numbers, mode, in_place=False):
     dn = dimension_numbers
     if mode in ("min", "max") and x.dtype.kind == "c":
         return NotImplemented
@@ -227,7 +229,7 @@ def _h_scatter(x, idx, u, *, dimension_numbers, mode):
     if idx.ndim == 1 and not dn.input_batching_dims:
         w = _h_one_window(x, idx, dn, _h_window_sizes(x, u, dn))
     if w is not None:   # one window (eager x[i, 2:5] op= v): no duplicates, a plain NumPy update
-        out = x.copy()
+        out = x if in_place else x.copy()
         if mode == "set":
             out[w] = u
         else:
@@ -240,7 +242,7 @@ def _h_scatter(x, idx, u, *, dimension_numbers, mode):
         index = tuple(_h_clamped(idx[..., k], n) for k, n in enumerate(x.shape))
     else:
         index = _h_window_index(x.shape, idx, I.gather_dims_of(dn), sizes)
-    out = x.copy()
+    out = x if in_place else x.copy()
     if mode == "set":
         out[index] = u
     else:
@@ -252,3 +254,4 @@ host_kernels[I.dynamic_slice_p] = _h_dynamic_slice
 host_kernels[I.dynamic_update_slice_p] = _h_dynamic_update_slice
 host_kernels[I.gather_p] = _h_gather
 host_kernels[I.scatter_p] = _h_scatter
+in_place_kernels[I.scatter_p] = functools.partial(_h_scatter, in_place=True)   # x[k] = v on x's sole holder

@@ -235,6 +235,24 @@ def _box_host(out, aval, prim):
     return _jaxlib.device_put(out, aval, default_device())
 
 
+def eager_in_place(prim, args, params):
+    """`prim` run eagerly with its result written into the memory of args[0], which the caller gives up
+    (`x[k] = v` on an array nothing else refers to: NumPy's cost, not a copy of x per write -- sklearn
+    fills a diagonal element by element). None where that cannot be done safely: not host-held, the
+    memory shared (host.sole_holder), no in-place kernel; the caller then binds as usual."""
+    kernel = host.in_place_kernels.get(prim)
+    x = args[0]
+    if kernel is None or type(x) is not HostValue or not _host_on() or not host.sole_holder(x):
+        return None
+    aval = _out_avals(prim, args, params)
+    if aval != x.aval:
+        return None
+    out = host.run_quiet(kernel, [_np_of(a) for a in args], params)
+    if out is NotImplemented:
+        return None
+    return HostValue(out, aval)
+
+
 def _make_host_impl(prim, kernel, xla_impl):
     """The eager impl of a primitive with a host kernel. The hot path (host-held inputs, output avals
     cached per primitive) is inlined: it runs for every eager op, so each call saved here is saved

@@ -163,3 +163,77 @@ def test_dlpack_both_ways():
     assert a.__dlpack_device__() == (1, 0)
     b = xp.from_dlpack(np.arange(3, dtype=np.int32))
     assert b.dtype == xp.int32 and np.asarray(b).tolist() == [0, 1, 2]
+
+
+# ------------------------------------------------------------ x[k] = v writes into x's own memory when it may
+
+def _addr(a):
+    return a._v.np.__array_interface__["data"][0] if hasattr(a._v, "np") else None
+
+
+def test_setitem_loop_on_a_sole_holder_writes_in_place_and_equals_numpy_and_jit():
+    """sklearn's _fill_diagonal writes x[i, i] = v element by element: on an array nothing else refers to,
+    each write goes into x's memory (NumPy's cost) instead of copying x; the values are NumPy's and jit's."""
+    from transforms import jit
+    a = np.arange(36.0).reshape(6, 6)
+
+    def fill(x):
+        for i in range(6):
+            x[i, i] = -1.0 * i
+        x[0, 1:4] = 7.0
+        return x
+
+    x = xp.asarray(a) * 1.0          # (a kernel's fresh result)
+    before = _addr(x)
+    fill(x)
+    want = fill(a.copy())
+    np.testing.assert_array_equal(np.asarray(x), want)
+    np.testing.assert_array_equal(np.asarray(jit(lambda t: fill(t * 1.0))(xp.asarray(a))), want)
+    if before is not None:          # (host-held values: ARRAY_NAMESPACE_EAGER=host, the default)
+        assert _addr(x) == before, "a write into a sole holder's array copied it"
+
+
+@pytest.mark.parametrize("holder", ["slice", "row", "same value", "reshape", "jit const", "dlpack", "numpy"])
+def test_setitem_never_changes_what_another_holder_sees(holder):
+    """Anything else referring to x's value or memory -- a slice, another handle on the same value, a
+    jitted function's constant, an export -- keeps the value it had: the write copies x instead."""
+    from transforms import jit
+    a = np.arange(20.0).reshape(4, 5)
+    x = xp.asarray(a) + 0.0
+    if holder == "slice":
+        other, want = x[1:3], a[1:3].copy()
+    elif holder == "row":
+        other, want = x[1], a[1].copy()
+    elif holder == "same value":
+        other, want = xp.reshape(x, (4, 5)), a.copy()
+    elif holder == "reshape":
+        other, want = xp.reshape(x, (20,)), a.reshape(20).copy()
+    elif holder == "jit const":
+        f = jit(lambda t: t + x)
+        f(xp.zeros((4, 5)))
+        other, want = None, a + 0.0
+    elif holder == "dlpack":
+        other, want = np.from_dlpack(x), a.copy()
+    else:
+        other, want = np.asarray(x), a.copy()
+    x[1, 2] = 100.0
+    x[2, 0:3] = -5.0
+    expect = a.copy()
+    expect[1, 2], expect[2, 0:3] = 100.0, -5.0
+    np.testing.assert_array_equal(np.asarray(x), expect)
+    if holder == "jit const":
+        np.testing.assert_array_equal(np.asarray(f(xp.zeros((4, 5)))), want)
+    else:
+        np.testing.assert_array_equal(np.asarray(other), want)
+
+
+def test_setitem_through_a_slice_still_writes_the_parent_and_not_other_slices():
+    a = np.zeros((4, 4))
+    x = xp.asarray(a) + 0.0
+    s, t = x[1], x[2]
+    s[1] = 3.0                       # (a slice writes through to x)
+    x[2, 2] = 5.0
+    a[1, 1], a[2, 2] = 3.0, 5.0
+    np.testing.assert_array_equal(np.asarray(x), a)
+    np.testing.assert_array_equal(np.asarray(t), np.zeros(4))    # t was taken before x[2, 2] = 5
+    np.testing.assert_array_equal(np.asarray(s), a[1])

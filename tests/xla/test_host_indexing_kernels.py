@@ -128,3 +128,26 @@ def test_one_window_gather_and_scatter_equal_xla(dt):
     for mode in ("set", "add", "mul", "min", "max"):
         _check(I.scatter_p, [b, _idx([1, 2, 0], dt), np.array([True, False])],
                dict(dimension_numbers=I.ScatterDims((0,), (0, 1), (0, 1, 2)), mode=mode))
+
+
+def test_in_place_scatter_writes_its_operand_and_equals_the_copying_kernel():
+    """host.in_place_kernels[scatter_p] (used by runtime.eager_in_place for `x[k] = v` on a sole holder) gives
+    the copying kernel's values, in the operand's own memory, for the one-window, pointwise and general forms."""
+    ip = host.in_place_kernels[I.scatter_p]
+    cases = [
+        (np.array([1, -1, 2], np.int64), np.arange(10.0).reshape(2, 5) - 3,   # one window
+         dict(dimension_numbers=I.ScatterDims((0, 1), (0,), (0, 1, 2)), mode="set")),
+        (np.array([0, 2, 1], np.int32), np.arange(5.0), dict(dimension_numbers=I.ScatterDims((0,), (0, 1), (0, 1, 2)),
+                                                            mode="add")),
+        (_idx([[0, 1, 2], [0, 1, 2], [2, -3, 4]], np.int64), np.array([1.5, 2.5, -1.0]),   # pointwise, duplicates
+         dict(dimension_numbers=I.ScatterDims((), (0, 1, 2), (0, 1, 2)), mode="add")),
+        (np.array([[1], [-4], [7]], np.int32), np.arange(45.0).reshape(3, 3, 5),          # general
+         dict(dimension_numbers=I.ScatterDims((0, 2), (1,), (1,)), mode="max")),
+    ]
+    for idx, u, params in cases:
+        want = host.host_kernels[I.scatter_p](X, idx, u, **params)
+        x = X.copy()
+        got = ip(x, idx, u, **params)
+        assert got is x
+        assert_same(got, want, f"in place {params}")
+        assert_same(np.asarray(_xla(I.scatter_p, [X, idx, u], params)[0]), want, f"xla {params}")
