@@ -41,9 +41,11 @@ def _unary(fname, prim, allowed, complex_special=False):
 
 
 def _binary(fname, prim, allowed):
+    allowed_np = frozenset(d.dtype for d in allowed)   # (NumPy dtypes compare in C; the check below words the error)
+
     def f(x1, x2, /):
         a, b, dt = binary(fname, x1, x2)
-        if dt not in allowed:
+        if dt not in allowed_np:
             _check(fname, dt, allowed, "x1 and x2")
         try:
             return wrap(bind(prim, a, b))

@@ -146,9 +146,6 @@ class StagingTrace(Trace):
         if prim in fold_cacheable and len(args) == 1 and type(args[0]) in _PY_SCALARS:
             return self._fold_py(prim, args[0], params)
         atoms = [a.atom if type(a) is StagingTracer and a._trace is self else self.to_tracer(a).atom for a in args]
-        return self._stage_atoms(prim, atoms, params)
-
-    def _stage_atoms(self, prim, atoms, params):
         out_avals = abstract_eval(prim, [a.aval for a in atoms], params)
         if prim.multiple_results:
             outvars = [Var(a) for a in out_avals]
@@ -193,8 +190,7 @@ class StagingTrace(Trace):
             key = got = None
         if got is not None:
             return _tracer(self, Literal(*got))
-        atom = _py_literal(x)
-        out = self._stage_atoms(prim, [atom], params)
+        out = self.stage_eqn(prim, [_tracer(self, _py_literal(x))], params)
         if key is not None and x == x and type(out.atom) is Literal:
             if len(_py_folds) >= _FOLD_CACHE_MAX:
                 _py_folds.clear()
