@@ -295,6 +295,9 @@ digamma_kernel = _unary(digamma64)
 _MAX_SIGNATURES = 4096
 
 
+_left: dict = {}   # (closed_at, in avals) -> seconds of op-by-op running left (a float: no jaxpr kept here)
+
+
 def composite_kernel(closed_at):
     """A host kernel evaluating `closed_at(in_avals)` (the closed jaxpr the lowering inlines; the lowering
     module caches a bounded number of them -- a staged incomplete-gamma body is ~0.5 MB) op by op on NumPy
@@ -303,17 +306,17 @@ def composite_kernel(closed_at):
     from transforms.core import ShapedArray
 
     from . import host_control_flow, host_eager, runtime
-    left = {}      # in avals -> seconds of op-by-op running left (a float: no jaxpr kept here)
 
     def kernel(*arrays):
         avals = tuple(ShapedArray(a.shape, a.dtype) for a in arrays)
-        budget = left.get(avals)
+        left, key = _left, (closed_at, avals)
+        budget = left.get(key)
         closed = None
         if budget is None:
             closed = closed_at(avals)
             if len(left) >= _MAX_SIGNATURES:
                 left.clear()
-            budget = left[avals] = host_eager.eager_by_op(closed)
+            budget = left[key] = host_eager.eager_by_op(closed)
         if budget <= 0:
             return NotImplemented
         if closed is None:
@@ -321,9 +324,9 @@ def composite_kernel(closed_at):
         t0 = time.perf_counter()
         outs = host_control_flow.run_by_op(closed, (), arrays, budget)
         if outs is None:
-            left[avals] = 0.0
+            left[key] = 0.0
             return NotImplemented
-        left[avals] = budget - (time.perf_counter() - t0)
+        left[key] = budget - (time.perf_counter() - t0)
         outs = [runtime._np_of(o) for o in outs]     # (HostValues; device buffers in "buffer" mode)
         return outs[0] if len(outs) == 1 else outs
     return kernel
