@@ -31,3 +31,20 @@ def pytest_sessionfinish(session, exitstatus):
         session.exitstatus = 1
         print("\nERROR: the jax package was imported during the test run (src/ must never import it; "
               "jaxlib's convenience helpers such as LoadedExecutable.execute do)", file=sys.stderr)
+
+
+import pytest  # noqa: E402
+
+
+@pytest.fixture
+def fresh_op_budgets(monkeypatch):
+    """No signature has spent any of its op-by-op budget (staged calls, eager loops, composite special
+    kernels), and budgets no loaded machine spends by accident: "compiles nothing" tests then do not depend
+    on what earlier tests ran (a spent budget compiles; an evicted executable compiles again)."""
+    from transforms import jaxpr_transforms as JT
+    from xla import host_control_flow, host_eager, host_special
+    monkeypatch.setattr(host_special, "_left", {})
+    monkeypatch.setattr(host_control_flow, "_sigs", {})
+    monkeypatch.setattr(host_eager, "BY_OP_BUDGET_S", 10.0)
+    monkeypatch.setattr(host_eager, "BY_OP_BUDGET_HEAVY_S", 10.0)
+    JT._staged_jaxpr.cache_clear()

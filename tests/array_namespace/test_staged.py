@@ -67,15 +67,14 @@ def test_bucketed_stages_once_per_power_of_two_bucket(monkeypatch):
     assert calls[-1] == ("pair", (3,))              # under jit: inline, no padding
 
 
-def test_bucketed_special_functions_on_new_shapes_compile_nothing_on_the_cpu(monkeypatch):
+def test_bucketed_special_functions_on_new_shapes_compile_nothing_on_the_cpu(fresh_op_budgets):
     """xp.special's iterative functions (betainc, hyp1f1, lpmv: `bucketed`) run op by op on host kernels on the CPU
     -- their loops, lgamma and the rest all have one -- so new shapes compile nothing; values against scipy."""
     sc = pytest.importorskip("scipy.special")
-    from xla import host, host_eager, runtime
+    from xla import host, runtime
     if host.MODE == "xla" or not runtime._kernels_on():
         pytest.skip("host kernels switched off")
     from array_namespace import special
-    monkeypatch.setattr(host_eager, "BY_OP_BUDGET_S", 10.0)   # (the default 50 ms can pass on a loaded box)
     before = runtime.compile_calls[0]
     for n in (3, 11, 20):
         a, b, x = np.linspace(0.5, 5.0, n), np.linspace(1.0, 3.0, n), np.linspace(0.05, 0.95, n)

@@ -128,7 +128,7 @@ def test_large_inputs_are_staged_and_compiled_once_per_signature(monkeypatch, fn
 
 
 @pytest.mark.skipif(host.MODE == "xla", reason="host kernels switched off (ARRAY_NAMESPACE_EAGER=xla)")
-def test_small_inputs_compile_nothing_on_new_shapes():
+def test_small_inputs_compile_nothing_on_new_shapes(fresh_op_budgets):
     before = runtime.compile_calls[0]
     for n in range(3, 9):
         a = xp.asarray(R.standard_normal((n, n + 1)))

@@ -23,7 +23,7 @@ pytestmark = pytest.mark.skipif(host.MODE == "xla", reason="host kernels switche
 
 
 @pytest.fixture(autouse=True)
-def fresh_signatures(monkeypatch):
+def fresh_signatures(monkeypatch, fresh_op_budgets):
     """Each test starts with no signature having spent budget (so counts do not depend on test order),
     and with budgets no loaded machine spends by accident (tests of the switch set their own)."""
     monkeypatch.setattr(HCF, "_sigs", {})

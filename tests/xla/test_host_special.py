@@ -29,15 +29,6 @@ COMPOSITES = list(SG.COMPOSITES) + [p for k, p in vars(SE).items() if k.endswith
 SPECIAL_PRIMS = KERNELS + COMPOSITES      # (test_host_kernels_programs counts these as tested here)
 
 
-def _fresh_budgets(monkeypatch):
-    """No signature has spent any op-by-op budget: composite kernels', eager loops' and staged calls'."""
-    from transforms import jaxpr_transforms as JT
-    from xla import host_control_flow, host_special
-    monkeypatch.setattr(host_special, "_left", {})
-    monkeypatch.setattr(host_control_flow, "_sigs", {})
-    JT._staged_jaxpr.cache_clear()
-
-
 def _xla(prim, *args):
     out = runtime._make_impl(prim)(*[runtime.device_buffer(np.asarray(a)) for a in args])
     return np.asarray(out)
@@ -221,13 +212,10 @@ def test_composite_host_path_equals_jit(prim, monkeypatch):
                      floor=1.0 if prim.name in _OSCILLATING else 0.0)
 
 
-def test_eager_special_calls_on_new_shapes_compile_nothing(monkeypatch):
+def test_eager_special_calls_on_new_shapes_compile_nothing(monkeypatch, fresh_op_budgets):
     from array_namespace import special
-    # (a generous budget: on a loaded machine one incomplete-gamma call can pass the default 50 ms; that the
-    # budget then compiles is tested below)
-    monkeypatch.setattr(host_eager, "BY_OP_BUDGET_S", 10.0)
-    monkeypatch.setattr(host_eager, "BY_OP_BUDGET_HEAVY_S", 10.0)
-    _fresh_budgets(monkeypatch)   # (earlier tests may have spent these signatures' budgets)
+    # (fresh_op_budgets: unspent, generous budgets -- on a loaded machine one incomplete-gamma call can pass the
+    # default 50 ms, and earlier tests may have spent these signatures'; that a budget then compiles is tested below)
     compiled, compile_jaxpr = [], runtime.compile_jaxpr
     monkeypatch.setattr(runtime, "compile_jaxpr", lambda c, *a, **k: compiled.append(k.get("name", a[1:2])) or
                         compile_jaxpr(c, *a, **k))
