@@ -54,7 +54,7 @@ def test_budget_for_host_bodies_and_zero_otherwise(monkeypatch):
     assert host_eager.eager_by_op(_closed(lambda a: stop_gradient(a) * a, x)) == host_eager.BY_OP_BUDGET_S
 
 
-def test_linalg_and_fft_on_new_shapes_compile_nothing_and_match_numpy_and_jit():
+def test_linalg_and_fft_on_new_shapes_compile_nothing_and_match_numpy_and_jit(fresh_op_budgets):
     rng = np.random.default_rng(0)
     before = runtime.compile_calls[0]
     got = []
