@@ -157,7 +157,7 @@ def test_kernels_equal_scipy_in_float64():
 
 
 def test_erf_family_and_digamma_against_mpmath():
-    mp = pytest.importorskip("mpmath")
+    import mpmath as mp   # (a test extra: pyproject [test])
     mp.mp.dps = 40
     rng = np.random.default_rng(4)
     x = np.concatenate([rng.uniform(-6, 6, 300), rng.uniform(6, 27, 100)])

@@ -1,7 +1,6 @@
 """xla/host_special_tables.py: the erfcx fits and erf's Taylor coefficients are what `derive_tables` (mpmath,
 50 digits) gives; their accuracy in use is tested in test_host_special.py (erf/erfc against mpmath to ~2 ulps)."""
 import numpy as np
-import pytest
 
 from xla import host_special_tables
 
@@ -37,7 +36,7 @@ def derive_tables(mp):
 
 
 def test_tables_are_the_derived_ones():
-    mp = pytest.importorskip("mpmath")
+    import mpmath as mp   # (a test extra: pyproject [test])
     fits, taylor = derive_tables(mp)
     for (c, h, m), iv in zip(fits, host_special_tables._ERFCX):
         assert (c, h) == iv[3:5]
