@@ -16,7 +16,7 @@ from __future__ import annotations
 import numpy as np
 
 from transforms.backend import backend
-from transforms.core import bind
+from transforms.core import bind, get_aval
 from transforms.primitives import elementwise as P
 from transforms.primitives import indexing as I
 from transforms.primitives import structural as S
@@ -196,7 +196,7 @@ class _Plan:
     int64 operand), `sizes` (its extent per dim), `wshape` (the extent without the int-indexed dims,
     which the gather drops and the scatter inserts), `gdn` / `sdn` (their dimension numbers); `full`
     when the window is the whole array."""
-    __slots__ = ("ents", "shape", "unit", "read", "idx", "sizes", "wshape", "gdn", "sdn", "full")
+    __slots__ = ("ents", "shape", "unit", "read", "starts", "idx_aval", "idx", "sizes", "wshape", "gdn", "sdn", "full")
 
 
 _PLANS: dict = {}     # (shape, basic_key) -> _Plan; cleared when it grows past the bound
@@ -221,8 +221,18 @@ def basic_plan(x, hk, key, fname):
     p = _PLANS.get(ck)
     if p is not None:
         return p
-    shape = x.shape
+    p = _from_template(x.shape, hk)
+    if p is not None:
+        return p         # (not kept: a loop over x[i] would flood the cache)
     _, ents = _expand(x, key, fname)
+    p = _plan(x.shape, ents)
+    if len(_PLANS) >= _PLANS_MAX:
+        _PLANS.clear()   # (dict ops are atomic under the GIL)
+    _PLANS[ck] = p
+    return p
+
+
+def _plan(shape, ents):
     p = _Plan()
     p.ents = ents
     p.shape = tuple(1 if e.kind == "none" else e.count for e in ents if e.kind in ("none", "slice"))
@@ -234,15 +244,68 @@ def basic_plan(x, hk, key, fname):
         ints = tuple(d for d in range(nd) if by_dim[d].kind == "int")
         p.sizes = tuple(1 if d in ints else by_dim[d].count for d in range(nd))
         p.wshape = tuple(n for d, n in enumerate(p.sizes) if d not in ints)
-        p.idx = backend.device_put(np.array([by_dim[d].start for d in range(nd)], _IDX))
+        p.starts = np.array([by_dim[d].start for d in range(nd)], _IDX)
+        p.idx_aval = get_aval(p.starts)
+        p.idx = backend.device_put(p.starts, p.idx_aval)
         win = tuple(range(nd - len(ints)))
         p.gdn = I.GatherDims(win, ints, tuple(range(nd)))
         p.sdn = I.ScatterDims(win, ints, tuple(range(nd)))
         p.full = p.sizes == tuple(shape)
-    if len(_PLANS) >= _PLANS_MAX:
-        _PLANS.clear()   # (dict ops are atomic under the GIL)
-    _PLANS[ck] = p
     return p
+
+
+_INT = object()        # an int's place in a template key
+_TEMPLATES: dict = {}  # (shape, key with its ints as _INT) -> the plan of that key with every int 0
+
+
+def _from_template(shape, hk):
+    """The plan of a key with ints, derived from the plan of its form (`x[i]` for a new i in a Python loop
+    costs no expansion); None when the key has no ints or an int is out of bounds (the expansion raises)."""
+    if int not in map(type, hk):
+        return None
+    tk = (shape, tuple(_INT if type(k) is int else k for k in hk))
+    t = _TEMPLATES.get(tk)
+    if t is None:
+        try:
+            _, ents = _expand(_Shaped(shape), tuple(0 if type(k) is int else _slice(k) for k in hk), "")
+        except IndexError:
+            return None
+        t = _plan(shape, ents)
+        if len(_TEMPLATES) >= _PLANS_MAX:
+            _TEMPLATES.clear()
+        _TEMPLATES[tk] = t
+    ints = [k for k in hk if type(k) is int]
+    ents, j = list(t.ents), 0
+    for a, e in enumerate(ents):
+        if e.kind == "int":
+            i, n = ints[j], shape[e.dim]
+            if not -n <= i < n:
+                return None
+            ents[a] = _Ent("int", e.dim, i % n)
+            j += 1
+    p = _Plan()
+    p.ents, p.shape, p.unit, p.read = ents, t.shape, t.unit, t.read
+    if t.unit:
+        p.sizes, p.wshape, p.gdn, p.sdn, p.full = t.sizes, t.wshape, t.gdn, t.sdn, t.full
+        p.starts = starts = t.starts.copy()
+        for e in ents:
+            if e.kind == "int":
+                starts[e.dim] = e.start
+        p.idx_aval = t.idx_aval
+        p.idx = backend.device_put(starts, t.idx_aval)
+    return p
+
+
+def _slice(k):
+    return slice(*k) if type(k) is tuple else k
+
+
+class _Shaped:
+    """A stand-in for an array in `_expand` of a key without boolean or array entries: only .shape is read."""
+    __slots__ = ("shape",)
+
+    def __init__(self, shape):
+        self.shape = shape
 
 
 # ------------------------------------------------------------------ index arrays of integer-array keys

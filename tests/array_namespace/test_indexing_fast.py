@@ -332,3 +332,26 @@ def test_integer_array_keys_eager_equal_numpy_and_jit(mode):
         _same(np.asarray(s), np.asarray(e))
         _same(r, a[k])
         _same(np.asarray(sr), a[k])
+
+
+@pytest.mark.parametrize("dtype", [np.float64, np.int32, np.bool_], ids=lambda d: np.dtype(d).name)
+def test_keys_with_new_ints_each_call_read_and_write_as_numpy(dtype):
+    # x[i] in a Python loop: each i is new; the plan comes from the key's form (ints as placeholders)
+    a = _base(dtype)
+    x = xp.asarray(a)
+    forms = [lambda i, j: i, lambda i, j: (i, j), lambda i, j: (i, slice(1, 3), j),
+             lambda i, j: (Ellipsis, j), lambda i, j: (None, i, Ellipsis, j), lambda i, j: (slice(None, None, -1), j)]
+    for form in forms:
+        for i in range(-3, 3):
+            for j in (-4, -1, 0, 3):
+                key = form(i, j)
+                _same(x[key], a[key])
+                y, b = xp.asarray(a, copy=True), a.copy()
+                y[key] = a[(0,) * a.ndim]
+                b[key] = a[(0,) * a.ndim]
+                _same(y, b)
+    for key in [3, -4, (0, 4), (0, -5), (Ellipsis, 5), (0, 0, -6)]:   # out of bounds after the form is known
+        with pytest.raises(IndexError, match="out of bounds"):
+            x[key]
+        with pytest.raises(IndexError, match="out of bounds"):
+            x.at[key].set(a[(0,) * a.ndim])
