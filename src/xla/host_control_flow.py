@@ -4,9 +4,10 @@ Why: an eager control-flow primitive used to compile one XLA executable per (par
 to hundreds of ms -- and a staged composite holding a loop (xp.special.betainc's continued fraction,
 reached by scipy.stats.pearsonr) compiled at once. On the CPU, where every equation of the cond/body
 jaxprs has a host kernel (host_eager.budget_for; nested loops count when their own bodies do),
-running the loop here costs a microsecond or two per equation and compiles nothing. The bodies run
-on NumPy arrays straight through the kernels (`_Plan`: no bind, no boxing per equation; what the
-eager impls do per equation -- dtype of the result, a kernel declining a value -- is done here too).
+running the loop here costs about a microsecond per equation and compiles nothing. The bodies run
+on NumPy arrays as host programs (xla/host_program.py: steps prepared once per jaxpr, no bind, no
+boxing per equation; what the eager impls do per equation -- dtype of the result, a kernel declining
+a value -- is done there too; loops nested in a body run in place there).
 As for staged composites, a signature (params, operand types) may spend about one compile's time so;
 once spent -- also in the middle of a long loop, nested ones included -- it runs as the compiled
 executable, so a hot loop pays at most about twice the better choice. Elsewhere (an accelerator, a
@@ -17,153 +18,57 @@ from __future__ import annotations
 
 import time
 
-import numpy as np
-
 from transforms.control_flow import cond_p, scan_p, while_p
-from transforms.core import bind, get_aval, impl_rules
-from transforms.custom_derivatives import custom_jvp_call_p, custom_vjp_call_p, stop_gradient_p
-from transforms.jaxpr import Literal
+from transforms.core import get_aval, impl_rules
 from transforms.jaxpr_transforms import jit_p
 
 from . import host, host_eager, runtime
-from .host import HostValue, host_kernels
+from .host_program import OverBudget, program
 
 _perf = time.perf_counter
 _sigs: dict = {}     # (prim, params, *avals) -> [seconds of host running left (<= 0: compiled)]
 _SIGS_MAX = 4096
 
 
-class _OverBudget(Exception):
-    """Raised inside a (nested) loop once the outermost call's deadline has passed."""
-
-
-# --------------------------------------------------------------------- jaxprs on NumPy arrays
-
-_KERNEL, _INLINE, _IDENT, _LOOP, _BIND = range(5)
-_plans: dict = {}    # id(jaxpr) -> (jaxpr, _Plan)   (the jaxpr kept alive so its id stays its own)
-_PLANS_MAX = 256     # (a staged special-function body can hold ~1 MB of jaxpr)
-
-
-class _Plan:
-    """A jaxpr prepared to run on NumPy arrays: per equation, what runs it and the result dtypes."""
-    __slots__ = ("invars", "outvars", "lits", "steps")
-
-    def __init__(self, jaxpr):
-        self.invars = list(jaxpr.constvars) + list(jaxpr.invars)
-        self.outvars = list(jaxpr.outvars)
-        self.lits = {v: np.asarray(v.val, v.aval.dtype) for v in self.outvars if type(v) is Literal}
-        steps = []
-        for eqn in jaxpr.eqns:
-            p, params = eqn.prim, eqn.params
-            for v in eqn.invars:
-                if type(v) is Literal:
-                    self.lits[v] = np.asarray(v.val, v.aval.dtype)
-            k = host_kernels.get(p)
-            if k is not None:
-                kind, what = _KERNEL, k
-            elif p is jit_p:
-                kind, what = _INLINE, params["jaxpr"]
-            elif p is custom_jvp_call_p or p is custom_vjp_call_p:
-                kind, what = _INLINE, params["call_jaxpr"]
-            elif p is stop_gradient_p:
-                kind, what = _IDENT, None
-            elif p in _LOOPS_NP:
-                kind, what = _LOOP, _LOOPS_NP[p]
-            else:
-                kind, what = _BIND, None
-            outs = eqn.outvars
-            steps.append((kind, what, p, params, eqn.invars, outs, [v.aval for v in outs], p.multiple_results))
-        self.steps = steps
-
-
-def _plan(closed):
-    j = closed.jaxpr
-    hit = _plans.get(id(j))
-    if hit is not None and hit[0] is j:
-        return hit[1]
-    pl = _Plan(j)
-    if len(_plans) >= _PLANS_MAX:
-        _plans.clear()
-    _plans[id(j)] = (j, pl)
-    return pl
-
-
-def _fit(o, aval):
-    if type(o) is not np.ndarray:
-        o = np.asarray(o)
-    return o if o.dtype == aval.dtype else o.astype(aval.dtype)
-
-
-def _by_bind(p, params, vals, in_vars, out_avals, multi):
-    """One equation through its eager impl (a kernel declining a value; a primitive met only here)."""
-    args = [HostValue(v, a.aval) for v, a in zip(vals, in_vars)]
-    out = bind(p, *args, **params)
-    return [_fit(runtime._np_of(o), a) for o, a in zip(out if multi else [out], out_avals)]
-
-
 def run_np(closed, consts, args, deadline):
-    """The outputs of `closed` (constants `consts` first) on NumPy arrays `args`, as NumPy arrays."""
-    pl = _plan(closed)
-    env = dict(pl.lits)
-    if closed.consts:
-        consts = [runtime._np_of(c) for c in closed.consts] + list(consts)
-    env.update(zip(pl.invars, list(consts) + list(args)))
-    for kind, what, p, params, ins, outs, avals, multi in pl.steps:
-        vals = [env[v] for v in ins]
-        if kind == _KERNEL:
-            out = what(*vals, **params)
-            if out is NotImplemented:
-                res = _by_bind(p, params, vals, ins, avals, multi)
-            elif multi:
-                res = [_fit(o, a) for o, a in zip(out, avals)]
-            else:
-                env[outs[0]] = _fit(out, avals[0])
-                continue
-        elif kind == _INLINE:
-            res = run_np(what, (), vals, deadline)
-        elif kind == _IDENT:
-            env[outs[0]] = vals[0]
-            continue
-        elif kind == _LOOP:
-            res = what(vals, params, deadline)
-        else:
-            res = _by_bind(p, params, vals, ins, avals, multi)
-        env.update(zip(outs, res))
-    return [env[v] for v in pl.outvars]
+    """The outputs of `closed` (constants `consts` first) on NumPy arrays `args`, as NumPy arrays (its
+    host program: xla/host_program.py)."""
+    return program(closed).run(list(consts) + list(args), deadline)
 
 
 def _while_np(vals, params, deadline, state=None):
     nc, nb = params["cond_nconsts"], params["body_nconsts"]
-    cj, bj = params["cond_jaxpr"], params["body_jaxpr"]
-    cconsts, bconsts, carry = vals[:nc], vals[nc:nc + nb], list(vals[nc + nb:])
-    while run_np(cj, cconsts, carry, deadline)[0]:
-        carry = run_np(bj, bconsts, carry, deadline)
+    cond, body = program(params["cond_jaxpr"]).run, program(params["body_jaxpr"]).run
+    cconsts, bconsts, carry = list(vals[:nc]), list(vals[nc:nc + nb]), list(vals[nc + nb:])
+    while cond(cconsts + carry, deadline)[0]:
+        carry = body(bconsts + carry, deadline)
         if state is not None:
             state[0] = carry
         if _perf() > deadline:
-            raise _OverBudget
+            raise OverBudget
     return carry
 
 
 def _cond_np(vals, params, deadline):
     branches = params["branches"]
     i = min(max(int(vals[0]), 0), len(branches) - 1)   # clamped, as the lowering does
-    return run_np(branches[i], (), vals[1:], deadline)
+    return program(branches[i]).run(list(vals[1:]), deadline)
 
 
 def _scan_np(vals, params, deadline):
     nc, ncar, length = params["num_consts"], params["num_carry"], params["length"]
     j = params["jaxpr"]
-    consts, carry, xs = vals[:nc], list(vals[nc:nc + ncar]), vals[nc + ncar:]
+    body = program(j).run
+    consts, carry, xs = list(vals[:nc]), list(vals[nc:nc + ncar]), vals[nc + ncar:]
     y_avals = j.out_avals[ncar:]
     ys = [host.aligned_empty((length,) + a.shape, a.dtype) for a in y_avals]
     for i in (range(length - 1, -1, -1) if params["reverse"] else range(length)):
-        outs = run_np(j, consts, carry + [x[i, ...] for x in xs], deadline)
+        outs = body(consts + carry + [x[i, ...] for x in xs], deadline)
         carry = outs[:ncar]
         for buf, y in zip(ys, outs[ncar:]):
             buf[i] = y
         if _perf() > deadline:
-            raise _OverBudget
+            raise OverBudget
     return carry + ys
 
 
@@ -216,7 +121,7 @@ def _make(prim, xla_impl):
                 outs = host.run_quiet(run, (vals, params, t0 + left, state), {})
             else:
                 outs = host.run_quiet(run, (vals, params, t0 + left), {})
-        except _OverBudget:
+        except OverBudget:
             ent[0] = 0.0
             if prim is while_p and state[0] is not None:   # the compiled loop goes on from the last iteration
                 n = len(args) - len(state[0])
@@ -236,8 +141,8 @@ def run_by_op(closed, consts, raw, seconds):
     vals = [runtime._np_of(v) for v in raw]
     cvals = [runtime._np_of(c) for c in consts]
     try:
-        outs = host.run_quiet(run_np, (closed, cvals, vals, _perf() + seconds), {})
-    except _OverBudget:
+        outs = host.run_quiet(program(closed).run, (cvals + vals, _perf() + seconds), {})
+    except OverBudget:
         return None
     return [runtime._box_host(o, v.aval, jit_p) for o, v in zip(outs, closed.jaxpr.outvars)]
 

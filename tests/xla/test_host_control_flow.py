@@ -17,7 +17,7 @@ from transforms import jaxpr_transforms as JT
 from transforms.control_flow import cond_p, scan_p, while_p, while_raw
 from transforms.core import get_aval
 from transforms.primitives import elementwise as E
-from xla import host, host_control_flow as HCF, host_eager, runtime
+from xla import host, host_control_flow as HCF, host_eager, host_program, runtime
 
 pytestmark = pytest.mark.skipif(host.MODE == "xla", reason="host kernels switched off (ARRAY_NAMESPACE_EAGER=xla)")
 
@@ -390,7 +390,7 @@ def test_a_kernel_declining_a_value_inside_a_loop_runs_that_equation_singly(monk
         calls.append(x.shape)
         return NotImplemented if np.any(x > 1.0) else kernel(x, **params)
     monkeypatch.setitem(host.host_kernels, E.cos_p, declining)
-    monkeypatch.setattr(HCF, "_plans", {})
+    monkeypatch.setattr(host_program, "_programs", {})
     f = lambda x: scan(lambda c, r: (c + xp.cos(r * 1.25), c), xp.zeros(2), x)
     x = np.array([[0.1, 0.2], [3.0, 0.5], [0.3, -2.0]])
     c, ys = _eager_no_compile(f, xp.asarray(x))

@@ -1,0 +1,381 @@
+"""A jaxpr prepared once to run on NumPy arrays: a flat list of pre-resolved steps over a list of slots.
+
+Why: eager op-by-op evaluation on the CPU (staged composites, eager while/cond/scan, the composite
+special kernels: xla/host_control_flow.py, host_special.py) used to interpret each equation afresh:
+a dict environment, a list of inputs, the kernel's own dtype dispatch, a dtype fix-up. For small
+operands that bookkeeping (~2 us) outweighed NumPy itself (~0.5-1 us), and a loop such as
+xp.special.betainc's continued fraction (scipy.stats.pearsonr) runs ~1300 equations per call.
+Here a jaxpr is compiled, once per closed jaxpr, into closures `step(r)` over one list `r` of values
+(its slots): each reads its inputs by index and writes its output by index, with its kernel and
+params bound. Nested calls (jit, custom_jvp/vjp) are inlined into the same slots, stop_gradient
+is an alias, and while/cond/scan run their bodies' steps in place (loop carries in fixed slots).
+Where a kernel's table says it is exactly one NumPy ufunc for the operand dtypes (float
+arithmetic, comparisons and logic, 2-way select), the step calls that ufunc directly; any other
+kernel is called as registered, and its result is checked (NotImplemented: the equation binds,
+so its eager impl runs XLA; another dtype: cast, as the eager impls do). Building the steps costs
+about what one interpreted run did; Python source generation was measured at ~50 us per equation
+to compile, too much for a cold call.
+Slot 0 holds the run's deadline (perf_counter seconds): a loop raises OverBudget once past it,
+after any iteration (nested loops too), and the caller then compiles.
+"""
+from __future__ import annotations
+
+import time
+
+import numpy as np
+
+from transforms.control_flow import cond_p, scan_p, while_p
+from transforms.core import bind
+from transforms.custom_derivatives import custom_jvp_call_p, custom_vjp_call_p, stop_gradient_p
+from transforms.jaxpr import Literal
+from transforms.jaxpr_transforms import jit_p
+from transforms.primitives import elementwise as E
+
+from . import host, runtime
+from .host import HostValue, host_kernels
+
+_perf = time.perf_counter
+_nd = np.ndarray
+_asarray = np.asarray
+_where = np.where
+
+
+class OverBudget(Exception):
+    """Raised inside a (nested) loop once the run's deadline (slot 0) has passed."""
+
+
+# ------------------------------------------------------------------ kernels that are one ufunc
+def _ufunc_tables():
+    """prim -> (ufunc, dtype kinds for which the registered kernel is exactly that ufunc): read from the
+    elementwise kernels' own tables, and used only where the registered kernel is still the table's."""
+    from . import lower_elementwise as LE
+    out = {}
+    for table, maker in ((getattr(LE, "_H_UNARY", {}), "_h_unary."), (getattr(LE, "_H_BINARY", {}), "_h_binary.")):
+        for p, (fn, kinds) in table.items():
+            k = host_kernels.get(p)
+            if k is not None and getattr(k, "__qualname__", "").startswith(maker):
+                out[p] = (fn, "".join(c for c in kinds if c in "fb"), k)   # (no integer/complex subtleties)
+    out["select"], out["abs"] = host_kernels.get(E.select_n_p), host_kernels.get(E.abs_p)   # (see _direct)
+    return out
+
+
+_UFUNCS = None
+_probe: dict = {}   # (ufunc, input dtypes) -> result dtype
+
+
+def _direct(eqn):
+    """(ufunc, operand order) computing `eqn` exactly as its kernel does (same values, the aval's dtype),
+    or None."""
+    global _UFUNCS
+    if _UFUNCS is None:
+        _UFUNCS = _ufunc_tables()
+    p = eqn.prim
+    dts = tuple(v.aval.dtype for v in eqn.invars)
+    if p is E.select_n_p:      # a 2-way select on a boolean predicate: the kernel is np.where(pred, b, a)
+        if (host_kernels.get(p) is _UFUNCS["select"] and len(dts) == 3 and dts[0] == np.bool_
+                and dts[1] == dts[2] == eqn.outvars[0].aval.dtype):
+            return _where, (0, 2, 1)
+        return None
+    if p is E.abs_p:           # the kernel on real floats: np.abs
+        ok = host_kernels.get(p) is _UFUNCS["abs"] and len(dts) == 1 and dts[0].kind == "f"
+        return (np.absolute, (0,)) if ok else None
+    hit = _UFUNCS.get(p)
+    if (hit is None or host_kernels.get(p) is not hit[2] or eqn.params or not dts
+            or any(d != dts[0] or d.kind not in hit[1] for d in dts)):
+        return None
+    fn = hit[0]
+    key = (fn, dts)
+    dt = _probe.get(key)
+    if dt is None:
+        dt = _probe[key] = host.run_quiet(fn, [np.zeros((), d) for d in dts], {}).dtype
+    return (fn, tuple(range(len(dts)))) if dt == eqn.outvars[0].aval.dtype else None
+
+
+# ----------------------------------------------------------------------------- the steps
+def _bind_vals(p, params, vals, in_avals, out_avals):
+    """One equation through its eager impl (a kernel declining a value; a primitive met only here)."""
+    out = bind(p, *[HostValue(v, a) for v, a in zip(vals, in_avals)], **params)
+    return [_fit(runtime._np_of(o), a) for o, a in zip(out if p.multiple_results else [out], out_avals)]
+
+
+def _fit(o, aval):
+    if type(o) is not _nd:
+        o = _asarray(o)
+    return o if o.dtype == aval.dtype else o.astype(aval.dtype)
+
+
+def _step_direct(fn, ins, o, scalar):
+    if len(ins) == 1:
+        (a,) = ins
+        if scalar:
+            def step(r):
+                r[o] = _asarray(fn(r[a]))
+        else:
+            def step(r):
+                r[o] = fn(r[a])
+    elif len(ins) == 2:
+        a, b = ins
+        if scalar:
+            def step(r):
+                r[o] = _asarray(fn(r[a], r[b]))
+        else:
+            def step(r):
+                r[o] = fn(r[a], r[b])
+    else:
+        a, b, c = ins
+        if scalar:
+            def step(r):
+                r[o] = _asarray(fn(r[a], r[b], r[c]))
+        else:
+            def step(r):
+                r[o] = fn(r[a], r[b], r[c])
+    return step
+
+
+def _step_kernel(eqn, k, ins, outs):
+    """A registered kernel, its result checked: NotImplemented binds the equation, a dtype is fixed."""
+    p, params = eqn.prim, eqn.params
+    in_avals = [v.aval for v in eqn.invars]
+    out_avals = [v.aval for v in eqn.outvars]
+    if params:
+        kern = lambda *a: k(*a, **params)  # noqa: E731
+    else:
+        kern = k
+    if p.multiple_results:
+        def step(r):
+            vals = [r[i] for i in ins]
+            res = kern(*vals)
+            if res is NotImplemented:
+                res = _bind_vals(p, params, vals, in_avals, out_avals)
+            for i, v, a in zip(outs, res, out_avals):
+                r[i] = _fit(v, a)
+        return step
+    (o,), (aval,) = outs, out_avals
+    dt = aval.dtype
+
+    def slow(res, vals):
+        if res is NotImplemented:
+            return _bind_vals(p, params, vals, in_avals, out_avals)[0]
+        return _fit(res, aval)
+    if len(ins) == 1:
+        (a,) = ins
+
+        def step(r):
+            res = kern(r[a])
+            if res.__class__ is not _nd or res.dtype is not dt:
+                res = slow(res, [r[a]])
+            r[o] = res
+    elif len(ins) == 2:
+        a, b = ins
+
+        def step(r):
+            res = kern(r[a], r[b])
+            if res.__class__ is not _nd or res.dtype is not dt:
+                res = slow(res, [r[a], r[b]])
+            r[o] = res
+    else:
+        def step(r):
+            vals = [r[i] for i in ins]
+            res = kern(*vals)
+            if res.__class__ is not _nd or res.dtype is not dt:
+                res = slow(res, vals)
+            r[o] = res
+    return step
+
+
+def _step_bind(eqn, ins, outs):
+    p, params = eqn.prim, eqn.params
+    in_avals = [v.aval for v in eqn.invars]
+    out_avals = [v.aval for v in eqn.outvars]
+
+    def step(r):
+        for i, v in zip(outs, _bind_vals(p, params, [r[i] for i in ins], in_avals, out_avals)):
+            r[i] = v
+    return step
+
+
+def _run(steps, r):
+    for s in steps:
+        s(r)
+
+
+class _Builder:
+    """Assigns slots and emits steps; `template` holds the constants (literals, closed-over values)."""
+
+    def __init__(self):
+        self.template = [None]       # slot 0: the deadline
+
+    def new(self, val=None):
+        self.template.append(val)
+        return len(self.template) - 1
+
+    def read(self, v, env):
+        if type(v) is Literal:
+            return self.new(np.asarray(v.val, v.aval.dtype))
+        return env[v]
+
+    def closed(self, closed, in_slots, steps):
+        """Emit `closed` (a ClosedJaxpr) reading its inputs from in_slots; returns its output slots."""
+        j = closed.jaxpr
+        env = dict(zip(j.constvars, [self.new(runtime._np_of(c)) for c in closed.consts]))
+        env.update(zip(j.invars, in_slots))
+        return self.jaxpr(j, env, steps)
+
+    def jaxpr(self, j, env, steps):
+        for eqn in j.eqns:
+            p = eqn.prim
+            ins = [self.read(v, env) for v in eqn.invars]
+            k = host_kernels.get(p)
+            if k is not None:
+                outs = [self.new() for _ in eqn.outvars]
+                fn = None if p.multiple_results else _direct(eqn)
+                if fn is not None:
+                    steps.append(_step_direct(fn[0], [ins[i] for i in fn[1]], outs[0], eqn.outvars[0].aval.shape == ()))
+                else:
+                    steps.append(_step_kernel(eqn, k, ins, outs))
+            elif p is jit_p:
+                outs = self.closed(eqn.params["jaxpr"], ins, steps)
+            elif p is custom_jvp_call_p or p is custom_vjp_call_p:
+                outs = self.closed(eqn.params["call_jaxpr"], ins, steps)
+            elif p is stop_gradient_p:
+                outs = ins
+            elif p is while_p:
+                outs = self.while_(eqn, ins, steps)
+            elif p is cond_p:
+                outs = self.cond(eqn, ins, steps)
+            elif p is scan_p:
+                outs = self.scan(eqn, ins, steps)
+            else:
+                outs = [self.new() for _ in eqn.outvars]
+                steps.append(_step_bind(eqn, ins, outs))
+            env.update(zip(eqn.outvars, outs))
+        return [self.read(v, env) for v in j.outvars]
+
+    def while_(self, eqn, ins, steps):
+        prm = eqn.params
+        nc, nb = prm["cond_nconsts"], prm["body_nconsts"]
+        cconsts, bconsts, init = ins[:nc], ins[nc:nc + nb], ins[nc + nb:]
+        carry = [self.new() for _ in init]
+        cs, bs = [], []
+        (pred,) = self.closed(prm["cond_jaxpr"], cconsts + carry, cs)
+        new = self.closed(prm["body_jaxpr"], bconsts + carry, bs)
+        outs = [self.new() for _ in init]
+
+        def step(r):
+            for k, i in zip(carry, init):
+                r[k] = r[i]
+            while True:
+                for s in cs:
+                    s(r)
+                if not r[pred]:
+                    break
+                for s in bs:
+                    s(r)
+                vals = [r[i] for i in new]
+                for k, v in zip(carry, vals):
+                    r[k] = v
+                if _perf() > r[0]:
+                    raise OverBudget
+            for o, k in zip(outs, carry):
+                r[o] = r[k]
+        steps.append(step)
+        return outs
+
+    def cond(self, eqn, ins, steps):
+        branches = eqn.params["branches"]
+        idx, ops = ins[0], ins[1:]
+        compiled = []
+        for br in branches:
+            bsteps = []
+            compiled.append((bsteps, self.closed(br, ops, bsteps)))
+        outs = [self.new() for _ in eqn.outvars]
+        last = len(compiled) - 1
+
+        def step(r):
+            bsteps, res = compiled[min(max(int(r[idx]), 0), last)]   # clamped, as the lowering does
+            for s in bsteps:
+                s(r)
+            vals = [r[i] for i in res]
+            for o, v in zip(outs, vals):
+                r[o] = v
+        steps.append(step)
+        return outs
+
+    def scan(self, eqn, ins, steps):
+        prm = eqn.params
+        nc, ncar, length, rev = prm["num_consts"], prm["num_carry"], prm["length"], prm["reverse"]
+        body = prm["jaxpr"]
+        consts, init, xs = ins[:nc], ins[nc:nc + ncar], ins[nc + ncar:]
+        carry = [self.new() for _ in init]
+        xsl = [self.new() for _ in xs]
+        bs = []
+        res = self.closed(body, consts + carry + xsl, bs)
+        new, ys = res[:ncar], res[ncar:]
+        y_avals = body.out_avals[ncar:]
+        outs = [self.new() for _ in eqn.outvars]
+        order = range(length - 1, -1, -1) if rev else range(length)
+
+        def step(r):
+            for k, i in zip(carry, init):
+                r[k] = r[i]
+            xv = [r[i] for i in xs]
+            bufs = [host.aligned_empty((length,) + a.shape, a.dtype) for a in y_avals]
+            for t in order:
+                for k, x in zip(xsl, xv):
+                    r[k] = x[t, ...]
+                for s in bs:
+                    s(r)
+                vals = [r[i] for i in new]
+                for k, v in zip(carry, vals):
+                    r[k] = v
+                for buf, i in zip(bufs, ys):
+                    buf[t] = r[i]
+                if _perf() > r[0]:
+                    raise OverBudget
+            for o, v in zip(outs, [r[k] for k in carry] + bufs):
+                r[o] = v
+        steps.append(step)
+        return outs
+
+
+class Program:
+    """`closed` compiled to steps: run(args, deadline) -> outputs, all NumPy arrays (args: one per
+    invar of the jaxpr, after its constvars, which take `closed.consts`)."""
+    __slots__ = ("closed", "template", "ins", "outs", "steps")
+
+    def __init__(self, closed):
+        b = _Builder()
+        self.ins = [b.new() for _ in closed.jaxpr.invars]
+        self.steps = []
+        self.outs = b.closed(closed, self.ins, self.steps)
+        self.closed, self.template = closed, b.template
+
+    def run(self, args, deadline):
+        r = self.template.copy()
+        r[0] = deadline
+        for i, v in zip(self.ins, args):
+            r[i] = v
+        for s in self.steps:
+            s(r)
+        return [r[i] for i in self.outs]
+
+
+_programs: dict = {}   # id(closed) -> Program (which keeps `closed` alive, so the id stays its own)
+_PROGRAMS_MAX = 256    # (a staged special-function body is ~1 MB of jaxpr)
+
+
+def program(closed):
+    """The Program of closed jaxpr `closed` (built once, cached by identity)."""
+    pr = _programs.get(id(closed))
+    if pr is not None and pr.closed is closed:
+        return pr
+    pr = Program(closed)
+    if len(_programs) >= _PROGRAMS_MAX:
+        _programs.clear()
+    _programs[id(closed)] = pr
+    return pr
+
+
+def run(closed, args, deadline):
+    """The outputs of `closed` on NumPy arrays `args` (warnings silenced); raises OverBudget past `deadline`."""
+    return host.run_quiet(program(closed).run, (args, deadline), {})
