@@ -8,6 +8,9 @@ wherever the input's parts match a rule.
 
 How a table is read:
 
+* The lists leave no input with a non-finite part unmatched (a few rules the standard leaves
+  unspecified take C99's value, as marked), so the primitive itself is only ever given finite
+  values (`_SAFE` elsewhere): what its host kernels take.
 * A rule is ``(condition on a, condition on b, value)`` for the input ``a + bj``. The
   conditions are the tokens of `_PREDICATES`; the first matching rule wins, as in the
   standard's lists.
@@ -24,8 +27,8 @@ How a table is read:
   ``log10`` scale ``log``. They reuse those tables, restated once at import (`_restate`).
 
 Everything is built from primitives on the raw values (no host round trips), inside one
-staged call, so eagerly it is one cached executable and under jit/vmap/grad an ordinary
-`jit` equation. Values are selected as whole complex constants and flipped with ``conj``
+staged call: under jit/vmap/grad an ordinary `jit` equation, eagerly on the CPU op by op on host
+kernels (no compile per new shape), the same values as the compiled body to floating tolerance. Values are selected as whole complex constants and flipped with ``conj``
 and ``neg`` (both exact), so no complex number is ever assembled from parts: XLA's complex
 multiply would turn ``inf * 0`` into NaN.
 """
@@ -166,6 +169,7 @@ ASINH = ("odd", [
     ("nan", "nzfinite", NANS),
     ("nan", "+inf", (inf, nan)),
     ("nan", "nan", NANS),
+    ("+inf", "nan", (inf, nan)),      # unspecified by the standard; C99's value
 ])
 
 ATANH = ("odd", [
@@ -195,6 +199,7 @@ COSH = ("even", [
     ("nan", "0", (nan, 0.0)),
     ("nan", "nzfinite", NANS),
     ("nan", "nan", NANS),
+    ("nan", "+inf", NANS),            # unspecified by the standard; C99's value
 ])
 
 SINH = ("odd", [
@@ -210,6 +215,7 @@ SINH = ("odd", [
     ("nan", "+0", (nan, 0.0)),
     ("nan", "nzfinite", NANS),
     ("nan", "nan", NANS),
+    ("nan", "+inf", NANS),            # unspecified by the standard; C99's value
 ])
 
 TANH = ("odd", [
@@ -375,18 +381,26 @@ def special_values(rules, rotate, z):
 _RESTATED = {name: _restate(*spec) for name, spec in TABLES.items()}
 
 
+# Where the standard fixes the value, the primitive is given this instead of the input: every
+# non-finite input is such a place (the lists are complete there), and the host kernels
+# (xla/lower_elementwise_complex.py) take finite values only.
+_SAFE = 0.5 + 0.5j
+
+
 def _body(z, *, fname, prim, divisor):
     symmetry, rotate, rules = _RESTATED[fname]
     z, unfold_re, unfold_im = _fold(z, symmetry)
-    out = bind(prim, z)
-    if divisor is not None:
-        out = bind(P.div_p, out, _k(divisor, out))
     hit, value = special_values(rules, rotate, z)
+    out = bind(prim, P.select_n(hit, z, _k(_SAFE, z)))
+    if divisor is not None:   # (a product: complex division has no host kernel)
+        out = bind(P.mul_p, out, _k(1.0 / divisor, out))
     return _flip(P.select_n(hit, out, value), unfold_re, unfold_im)
 
 
 def apply(name, prim, z, divisor=None):
     """name(z) for a complex raw value z: prim's ordinary result (divided by `divisor`, for
     log2/log10) on the folded input, with the standard's special values selected in and the
-    symmetry unfolded; one staged call (staged once per signature)."""
-    return staged_call(_body, [z], name, fname=name, prim=prim, divisor=divisor)[0]
+    symmetry unfolded; one staged call (staged once per signature). Eagerly on the CPU it runs op
+    by op on host kernels (compiling nothing for a new shape) where every primitive of the body
+    has one, until its signature has spent its budget (xla/host_eager.py)."""
+    return staged_call(_body, [z], name, by_op=True, fname=name, prim=prim, divisor=divisor)[0]

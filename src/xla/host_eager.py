@@ -54,7 +54,10 @@ _covers: dict = {}   # (elementwise prim, input dtypes, params) -> whether its h
 
 
 def _kernel_covers(eqn):
-    """An elementwise kernel's declines depend on dtypes only: ask it once on 0-d zeros."""
+    """Whether an elementwise kernel takes these dtypes: asked once, on 0-d zeros and then on 0-d
+    ones. A kernel that declines the dtype declines both; one that declines only some values (the
+    complex transcendentals: non-finite parts, a pole's neighbourhood) takes one of them, and the
+    values it declines run on XLA singly."""
     p = eqn.prim
     if getattr(E, p.name + "_p", None) is not p:
         return True          # (other families decline only for values: those then run on XLA singly)
@@ -66,7 +69,9 @@ def _kernel_covers(eqn):
         key, hit = None, None
     if hit is None:
         try:
-            hit = host.run_quiet(host_kernels[p], [np.zeros((), d) for d in dts], eqn.params) is not NotImplemented
+            k = host_kernels[p]
+            hit = any(host.run_quiet(k, [fill((), d) for d in dts], eqn.params) is not NotImplemented
+                      for fill in (np.zeros, np.ones))
         except Exception:    # (a kernel that cannot take the probe: let XLA run the body)
             hit = False
         if key is not None:

@@ -7,6 +7,7 @@ from transforms.primitives import elementwise as E
 
 from ._jaxlib import chlo, hlo
 from .host import host_kernels
+from .lower_elementwise_complex import COMPLEX_KERNELS
 from .lowering import broadcast_to, constant, lowering_rules, ttype
 
 
@@ -123,31 +124,16 @@ lowering_rules[E.convert_element_type_p] = _convert
 # ------------------------------------------------------------------ host kernels (eager on the CPU)
 # NumPy with the lowering's semantics (xla/host.py); inputs share one dtype (the abstract eval checks).
 # NotImplemented: the dtype (or, for complex, these values) is left to the XLA executable.
-# Complex transcendentals run on the host only where NumPy and XLA agree to a few ulps (checked on
-# grids in tests/xla/test_host_kernels_complex.py): every input part finite, and for most functions
-# nonzero (the signs of zero parts differ: XLA ignores the sign of a zero imaginary part on branch
-# cuts, NumPy keeps it), and every result part finite (overflow thresholds differ). Declined
-# functions: sin, cos, sinh, cosh (XLA loses the small parts, e.g. sinh(1e-20+1e-20j) has real 0),
-# atan, atanh (XLA gives inf near +-i, +-1), log1p (NumPy's is log(1+z): 0 for |z| ~ 1e-20), expm1
-# (NumPy's complex64 real part cancels: e^x cos y - 1 off by 3e-5 relative near 0), sign (not done).
-# The namespace reaches these through _complex_special's staged call (compiled per shape); direct
-# binds and op-by-op bodies use them.
-
-def _complex_call(fn, x, zeros_ok):
-    if not np.isfinite(x).all():
-        return NotImplemented
-    if not zeros_ok and not ((x.real != 0) & (x.imag != 0)).all():
-        return NotImplemented
-    r = fn(x)
-    return r if np.isfinite(r).all() else NotImplemented
+# Complex transcendentals: xla/lower_elementwise_complex.py (NumPy with XLA's results, declining
+# non-finite parts and the few values where XLA's result is not NumPy's).
 
 
-def _h_unary(fn, kinds, complex_zeros_ok=None):
+def _h_unary(fn, kinds, complex_kernel=None):
     def kernel(x):
         if x.dtype.kind in kinds:
             return fn(x)
-        if complex_zeros_ok is not None and x.dtype.kind == "c":
-            return _complex_call(fn, x, complex_zeros_ok)
+        if complex_kernel is not None and x.dtype.kind == "c":
+            return complex_kernel(x)
         return NotImplemented
     return kernel
 
@@ -164,11 +150,8 @@ _H_UNARY = {
     E.is_finite_p: (np.isfinite, _F), E.abs_p: (np.abs, "iuf"), E.real_p: (np.real, _NUM),
     E.imag_p: (np.imag, "c"), E.conj_p: (np.conj, _NUM),
 }
-# complex inputs on the host (above): the primitive -> whether zero parts are fine too
-_H_COMPLEX = {E.log_p: True, E.exp_p: False, E.tan_p: False, E.tanh_p: False,
-              E.sqrt_p: False, E.asin_p: False, E.acos_p: False, E.asinh_p: False, E.acosh_p: False}
 for _p, (_fn, _kinds) in _H_UNARY.items():
-    host_kernels[_p] = _h_unary(_fn, _kinds, _H_COMPLEX.get(_p))
+    host_kernels[_p] = _h_unary(_fn, _kinds, COMPLEX_KERNELS.get(_p))
 
 
 def _h_rsqrt(x):
