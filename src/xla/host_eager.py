@@ -20,9 +20,7 @@ import math
 
 import numpy as np
 
-from transforms.control_flow import cond_p, scan_p, while_p
-from transforms.custom_derivatives import custom_jvp_call_p, custom_vjp_call_p, stop_gradient_p
-from transforms.jaxpr_transforms import jit_p
+from transforms.control_flow import cond_p, while_p
 from transforms.primitives import elementwise as E
 from transforms.primitives import fft as F
 from transforms.primitives import lapack as LP
@@ -44,9 +42,7 @@ BY_OP_MAX_ELEMENTS = 1 << 22
 BY_OP_BUDGET_S = 0.05
 BY_OP_BUDGET_HEAVY_S = 0.5
 
-_CALLS = (custom_jvp_call_p, custom_vjp_call_p)   # eager impl: eval_jaxpr of their call_jaxpr
-_LOOPS = (while_p, cond_p, scan_p)               # eager impl: xla/host_control_flow.py, bodies inline
-_IDENTITY = (stop_gradient_p,)                     # eager impl: the value itself (lower_custom.py)
+# primitives whose compile is slow (0.2-4 s): a body holding one gets the larger budget (so do loops)
 _HEAVY = {F.fft_p, LP.cholesky_p, LP.eigh_p, LP.svd_p, LP.qr_p, LP.lu_p, LP.eig_p, LP.triangular_solve_p}
 
 
@@ -79,33 +75,6 @@ def _kernel_covers(eqn):
     return hit
 
 
-def _all_host(jaxpr, inline_jit, heavy):
-    """Whether every equation runs on a host kernel; adds the heavy primitives met to `heavy`."""
-    for eqn in jaxpr.eqns:
-        p = eqn.prim
-        if p in host_kernels:
-            if not _kernel_covers(eqn):
-                return False
-            if p in _HEAVY:
-                heavy.add(p)
-            continue
-        if p is jit_p and inline_jit:             # staged_call evaluates nested jit_p in place
-            if not _all_host(eqn.params["jaxpr"].jaxpr, True, heavy):
-                return False
-        elif p in _CALLS:                          # their impl binds the inner equations (jit_p would compile)
-            if not _all_host(eqn.params["call_jaxpr"].jaxpr, False, heavy):
-                return False
-        elif p in _LOOPS:                          # host_control_flow evaluates their bodies inline
-            if p is not cond_p:
-                heavy.add(p)                       # (a loop compiles in 0.5-4 s: budget as heavy)
-            for j in inner_jaxprs(p, eqn.params):
-                if not _all_host(j.jaxpr, True, heavy):
-                    return False
-        elif p not in _IDENTITY:
-            return False
-    return True
-
-
 def inner_jaxprs(prim, params):
     """The closed jaxprs a control-flow primitive runs (cond and body; the branches; the scan body)."""
     if prim is while_p:
@@ -117,16 +86,21 @@ def inner_jaxprs(prim, params):
 
 def budget_for(jaxprs, in_avals, loop=False):
     """Seconds a call running `jaxprs` (closed) on operands `in_avals` may spend on host kernels op by op
-    before it is compiled (0: compile now)."""
+    before it is compiled (0: compile now). Whether every equation has a host kernel covering its dtypes
+    (nested calls and loop bodies included) and which heavy primitives it meets are noted while its
+    host program is built (xla/host_program.py), once per jaxpr; the program then runs the call."""
     if not runtime._kernels_on():
         return 0.0
-    size = sum(math.prod(a.shape) for a in in_avals)
-    heavy = {while_p} if loop else set()   # (the eager impl of a while or scan itself)
-    if size > BY_OP_MAX_ELEMENTS or not all(_all_host(j.jaxpr, True, heavy) for j in jaxprs):
+    if sum(math.prod(a.shape) for a in in_avals) > BY_OP_MAX_ELEMENTS:
         return 0.0
-    if heavy:
-        return BY_OP_BUDGET_HEAVY_S
-    return BY_OP_BUDGET_S
+    from .host_program import program
+    heavy = loop                            # (the eager impl of a while or scan itself)
+    for j in jaxprs:
+        pr = program(j)
+        if not pr.host:
+            return 0.0
+        heavy = heavy or bool(pr.heavy)
+    return BY_OP_BUDGET_HEAVY_S if heavy else BY_OP_BUDGET_S
 
 
 def eager_by_op(closed):

@@ -31,7 +31,7 @@ from transforms.jaxpr import Literal
 from transforms.jaxpr_transforms import jit_p
 from transforms.primitives import elementwise as E
 
-from . import host, runtime
+from . import host, host_eager, runtime
 from .host import HostValue, host_kernels
 
 _perf = time.perf_counter
@@ -60,35 +60,42 @@ def _ufunc_tables():
 
 
 _UFUNCS = None
-_probe: dict = {}   # (ufunc, input dtypes) -> result dtype
+
+
+_direct_cache: dict = {}   # (prim, registered kernel, input dtypes, output dtype) -> _direct's answer
 
 
 def _direct(eqn):
     """(ufunc, operand order) computing `eqn` exactly as its kernel does (same values, the aval's dtype),
     or None."""
+    p = eqn.prim
+    if eqn.params:
+        return None
+    dts = tuple([v.aval.dtype for v in eqn.invars])
+    key = (p, host_kernels.get(p), dts, eqn.outvars[0].aval.dtype)
+    hit = _direct_cache.get(key, False)
+    if hit is False:
+        hit = _direct_cache[key] = _find_direct(*key)
+    return hit
+
+
+def _find_direct(p, kernel, dts, out_dt):
     global _UFUNCS
     if _UFUNCS is None:
         _UFUNCS = _ufunc_tables()
-    p = eqn.prim
-    dts = tuple(v.aval.dtype for v in eqn.invars)
     if p is E.select_n_p:      # a 2-way select on a boolean predicate: the kernel is np.where(pred, b, a)
-        if (host_kernels.get(p) is _UFUNCS["select"] and len(dts) == 3 and dts[0] == np.bool_
-                and dts[1] == dts[2] == eqn.outvars[0].aval.dtype):
+        if kernel is _UFUNCS["select"] and len(dts) == 3 and dts[0] == np.bool_ and dts[1] == dts[2] == out_dt:
             return _where, (0, 2, 1)
         return None
     if p is E.abs_p:           # the kernel on real floats: np.abs
-        ok = host_kernels.get(p) is _UFUNCS["abs"] and len(dts) == 1 and dts[0].kind == "f"
+        ok = kernel is _UFUNCS["abs"] and len(dts) == 1 and dts[0].kind == "f"
         return (np.absolute, (0,)) if ok else None
     hit = _UFUNCS.get(p)
-    if (hit is None or host_kernels.get(p) is not hit[2] or eqn.params or not dts
-            or any(d != dts[0] or d.kind not in hit[1] for d in dts)):
+    if hit is None or kernel is not hit[2] or not dts or any(d != dts[0] or d.kind not in hit[1] for d in dts):
         return None
     fn = hit[0]
-    key = (fn, dts)
-    dt = _probe.get(key)
-    if dt is None:
-        dt = _probe[key] = host.run_quiet(fn, [np.zeros((), d) for d in dts], {}).dtype
-    return (fn, tuple(range(len(dts)))) if dt == eqn.outvars[0].aval.dtype else None
+    dt = host.run_quiet(fn, [np.zeros((), d) for d in dts], {}).dtype
+    return (fn, tuple(range(len(dts)))) if dt == out_dt else None
 
 
 # ----------------------------------------------------------------------------- the steps
@@ -194,25 +201,18 @@ def _step_bind(eqn, ins, outs):
     return step
 
 
-def _run(steps, r):
-    for s in steps:
-        s(r)
-
-
 class _Builder:
-    """Assigns slots and emits steps; `template` holds the constants (literals, closed-over values)."""
+    """Assigns slots and emits steps; `template` holds the constants (literals, closed-over values).
+    Notes whether every equation runs on the host (`host`) and the heavy primitives met (`heavy`)."""
 
     def __init__(self):
         self.template = [None]       # slot 0: the deadline
+        self.host, self.heavy = True, set()
 
     def new(self, val=None):
-        self.template.append(val)
-        return len(self.template) - 1
-
-    def read(self, v, env):
-        if type(v) is Literal:
-            return self.new(np.asarray(v.val, v.aval.dtype))
-        return env[v]
+        t = self.template
+        t.append(val)
+        return len(t) - 1
 
     def closed(self, closed, in_slots, steps):
         """Emit `closed` (a ClosedJaxpr) reading its inputs from in_slots; returns its output slots."""
@@ -222,17 +222,35 @@ class _Builder:
         return self.jaxpr(j, env, steps)
 
     def jaxpr(self, j, env, steps):
+        t = self.template
+        covers = host_eager._kernel_covers
+        heavy_prims = host_eager._HEAVY
         for eqn in j.eqns:
             p = eqn.prim
-            ins = [self.read(v, env) for v in eqn.invars]
+            ins = []
+            for v in eqn.invars:
+                if type(v) is Literal:
+                    t.append(np.asarray(v.val, v.aval.dtype))
+                    ins.append(len(t) - 1)
+                else:
+                    ins.append(env[v])
             k = host_kernels.get(p)
             if k is not None:
-                outs = [self.new() for _ in eqn.outvars]
-                fn = None if p.multiple_results else _direct(eqn)
+                if p.multiple_results:
+                    outs = [self.new() for _ in eqn.outvars]
+                    fn = None
+                else:
+                    t.append(None)
+                    outs = [len(t) - 1]
+                    fn = _direct(eqn)
                 if fn is not None:
-                    steps.append(_step_direct(fn[0], [ins[i] for i in fn[1]], outs[0], eqn.outvars[0].aval.shape == ()))
+                    steps.append(_step_direct(fn[0], [ins[i] for i in fn[1]], outs[0], not eqn.outvars[0].aval.shape))
                 else:
                     steps.append(_step_kernel(eqn, k, ins, outs))
+                    if p in heavy_prims:
+                        self.heavy.add(p)
+                    if self.host and not covers(eqn):
+                        self.host = False
             elif p is jit_p:
                 outs = self.closed(eqn.params["jaxpr"], ins, steps)
             elif p is custom_jvp_call_p or p is custom_vjp_call_p:
@@ -248,8 +266,12 @@ class _Builder:
             else:
                 outs = [self.new() for _ in eqn.outvars]
                 steps.append(_step_bind(eqn, ins, outs))
+                self.host = False
             env.update(zip(eqn.outvars, outs))
-        return [self.read(v, env) for v in j.outvars]
+        outs = []
+        for v in j.outvars:
+            outs.append(self.new(np.asarray(v.val, v.aval.dtype)) if type(v) is Literal else env[v])
+        return outs
 
     def while_(self, eqn, ins, steps):
         prm = eqn.params
@@ -257,6 +279,7 @@ class _Builder:
         cconsts, bconsts, init = ins[:nc], ins[nc:nc + nb], ins[nc + nb:]
         carry = [self.new() for _ in init]
         cs, bs = [], []
+        self.heavy.add(while_p)
         (pred,) = self.closed(prm["cond_jaxpr"], cconsts + carry, cs)
         new = self.closed(prm["body_jaxpr"], bconsts + carry, bs)
         outs = [self.new() for _ in init]
@@ -309,6 +332,7 @@ class _Builder:
         carry = [self.new() for _ in init]
         xsl = [self.new() for _ in xs]
         bs = []
+        self.heavy.add(scan_p)
         res = self.closed(body, consts + carry + xsl, bs)
         new, ys = res[:ncar], res[ncar:]
         y_avals = body.out_avals[ncar:]
@@ -340,8 +364,10 @@ class _Builder:
 
 class Program:
     """`closed` compiled to steps: run(args, deadline) -> outputs, all NumPy arrays (args: one per
-    invar of the jaxpr, after its constvars, which take `closed.consts`)."""
-    __slots__ = ("closed", "template", "ins", "outs", "steps")
+    invar of the jaxpr, after its constvars, which take `closed.consts`). `host`: whether every
+    equation runs on a host kernel covering its dtypes (else some bind, and may compile); `heavy`:
+    the primitives met that compile slowly (host_eager's budgets: decompositions, loops)."""
+    __slots__ = ("closed", "template", "ins", "outs", "steps", "host", "heavy")
 
     def __init__(self, closed):
         b = _Builder()
@@ -349,6 +375,7 @@ class Program:
         self.steps = []
         self.outs = b.closed(closed, self.ins, self.steps)
         self.closed, self.template = closed, b.template
+        self.host, self.heavy = b.host, frozenset(b.heavy)
 
     def run(self, args, deadline):
         r = self.template.copy()

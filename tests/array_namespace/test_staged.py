@@ -86,3 +86,39 @@ def test_bucketed_special_functions_on_new_shapes_compile_nothing_on_the_cpu(fre
         np.testing.assert_allclose(np.asarray(special.lpmv(xp.asarray(m), xp.asarray(v), xp.asarray(x))),
                                    sc.lpmv(m, v, x), rtol=1e-12, atol=1e-14)
     assert runtime.compile_calls[0] == before
+
+
+def test_bucketed_first_call_at_a_bucket_runs_the_plain_body_then_stages(monkeypatch):
+    """With `first`, the first eager call at a bucket runs that body on the unpadded arguments (nothing
+    staged); a call at the same bucket again (any shape in it) stages the padded body once."""
+    from array_namespace import _staged
+    monkeypatch.setattr(_staged, "_BUCKETED", {})
+    monkeypatch.setattr(_staged, "_SEEN", set())
+    calls.clear()
+    first = lambda a, b: (calls.append(("first", a.shape)), _pair(a, b))[1]  # noqa: E731
+    rng = np.random.default_rng(1)
+    for shape in ((5,), (2, 3), (7,), (3,)):
+        a, b = rng.standard_normal(shape), rng.standard_normal(shape)
+        got = bucketed(_pair, (xp.asarray(a), xp.asarray(b)), (0.0, 0.0), first=first)
+        np.testing.assert_allclose(np.asarray(got[0]), a * b + 1.0, rtol=1e-15)
+        np.testing.assert_allclose(np.asarray(got[1]), a - b, rtol=1e-15)
+        assert got[0].shape == shape
+    # (5,): first at 8; (2, 3): staged at 8; (7,) and (3,): that staging again (8 is the least bucket)
+    assert calls == [("first", (5,)), ("pair", (5,)), ("pair", (8,))], calls
+
+
+def test_betainc_first_eager_call_and_staged_calls_agree_and_compile_nothing(monkeypatch, fresh_op_budgets):
+    import scipy.special as sc
+    from array_namespace import _staged, special
+    from xla import host, runtime
+    if host.MODE == "xla" or not runtime._kernels_on():
+        pytest.skip("host kernels switched off")
+    monkeypatch.setattr(_staged, "_SEEN", set())
+    a, b = np.array([0.5, 3.0, 25.0, 1e3, 2.0]), np.array([1.5, 0.5, 25.0, 30.0, 1e4])
+    x = np.array([0.3, 0.99, 0.5, 0.97, 1e-4])
+    before = runtime.compile_calls[0]
+    outs = [np.asarray(special.betainc(xp.asarray(a), xp.asarray(b), xp.asarray(x))) for _ in range(3)]
+    assert runtime.compile_calls[0] == before
+    np.testing.assert_allclose(outs[0], sc.betainc(a, b, x), rtol=1e-13)
+    np.testing.assert_allclose(outs[1], outs[0], rtol=4e-16, atol=0)   # staged and padded vs eager, unpadded
+    np.testing.assert_array_equal(outs[2], outs[1])

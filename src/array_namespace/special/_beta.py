@@ -313,13 +313,15 @@ def _safe(valid, a, b, x, y):
     return (xp.where(valid, a, 1.0), xp.where(valid, b, 1.0), xp.where(valid, x, 0.5), xp.where(valid, y, 0.5))
 
 
-@custom_jvp
-def _ibeta(a, b, x, y):
+def _ibeta_value(a, b, x, y):
     """(I_x(a, b), 1 - I_x(a, b)) with y = 1 - x supplied by the caller (so complements are accurate)."""
     xp = _xp()
     valid, edge = _edges(a, b, x, y)
     ib, ic = _ibeta_parts(*_safe(valid, a, b, x, y), derivs=False)
     return xp.where(valid, ib, edge), xp.where(valid, ic, 1 - edge)
+
+
+_ibeta = custom_jvp(_ibeta_value)
 
 
 @_ibeta.defjvp
@@ -345,7 +347,7 @@ def _ibeta_jvp(primals, tangents):
 def _ibeta_call(a, b, x, y):
     """_ibeta; eagerly staged once per power-of-two size bucket (a while_loop compiles per shape, and
     eager callers such as scipy come with ever-changing shapes)."""
-    return bucketed(_ibeta, (a, b, x, y), (1.0, 1.0, 0.5, 0.5))
+    return bucketed(_ibeta, (a, b, x, y), (1.0, 1.0, 0.5, 0.5), first=_ibeta_value)
 
 
 def betainc(a, b, x, /):
