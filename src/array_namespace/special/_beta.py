@@ -81,19 +81,15 @@ def _stirling_corr(z):
     return s * r
 
 
-def _betaln_pos(a, b):
+def _betaln_pos(a, b, big=True):
     """log B(a, b) for a, b > 0 (finite): Stirling forms where a or b is large (no cancellation
-    between huge log-gammas), the log-gamma sum where both are small."""
+    between huge log-gammas), the log-gamma sum where both are small. big=False: where both are
+    >= 10 the value is left unspecified (finite), for callers that use another form there."""
     xp = _xp()
     from ._gamma import gammaln
     lo, hi = xp.minimum(a, b), xp.maximum(a, b)
-    big = lo >= 10.0
-    mixed = (hi >= 10.0) & ~big
-    # both >= 10: log sqrt(2pi) - log(lo)/2 + lo log(lo/(lo+hi)) - (hi - 1/2) log1p(lo/hi) + corrections
-    l1, h1 = xp.where(big, lo, 10.0), xp.where(big, hi, 10.0)
-    r = l1 / h1
-    v_big = (_LOG_SQRT_2PI - 0.5 * xp.log(l1) + l1 * (xp.log(r) - xp.log1p(r)) - (h1 - 0.5) * xp.log1p(r)
-             + _stirling_corr(l1) + _stirling_corr(h1) - _stirling_corr(l1 + h1))
+    both = lo >= 10.0
+    mixed = (hi >= 10.0) & ~both
     # lo < 10 <= hi: lgamma(lo) + [lgamma(hi) - lgamma(hi + lo)] with the bracket by Stirling
     l2, h2 = xp.where(mixed, lo, 1.0), xp.where(mixed, hi, 10.0)
     r = l2 / h2
@@ -101,10 +97,18 @@ def _betaln_pos(a, b):
     v_mixed = (gammaln(l2) - h2 * (lp - r) + 0.5 * lp - l2 * xp.log(h2 + l2)
                + _stirling_corr(h2) - _stirling_corr(h2 + l2))
     # both < 10
-    gen = ~(big | mixed)
+    gen = ~(both | mixed)
     a3, b3 = xp.where(gen, a, 1.0), xp.where(gen, b, 1.0)
     v_gen = gammaln(a3) + gammaln(b3) - gammaln(a3 + b3)
-    return xp.where(big, v_big, xp.where(mixed, v_mixed, v_gen))
+    out = xp.where(mixed, v_mixed, v_gen)
+    if not big:
+        return out
+    # both >= 10: log sqrt(2pi) - log(lo)/2 + lo log(lo/(lo+hi)) - (hi - 1/2) log1p(lo/hi) + corrections
+    l1, h1 = xp.where(both, lo, 10.0), xp.where(both, hi, 10.0)
+    r = l1 / h1
+    v_big = (_LOG_SQRT_2PI - 0.5 * xp.log(l1) + l1 * (xp.log(r) - xp.log1p(r)) - (h1 - 0.5) * xp.log1p(r)
+             + _stirling_corr(l1) + _stirling_corr(h1) - _stirling_corr(l1 + h1))
+    return xp.where(both, v_big, out)
 
 
 def betaln(a, b, /):
@@ -275,7 +279,7 @@ def _ibeta_parts(a, b, x, y, derivs):
         bl, bl_p = jvp(_betaln_pos, (p, q), (one, zero))
         _, bl_q = jvp(_betaln_pos, (p, q), (zero, one))
     else:
-        bl = _betaln_pos(p, q)
+        bl = _betaln_pos(p, q, big=False)     # (where p, q >= 10 the front is _log_front_big's)
     front = xp.exp(_xlogy(p, lxx) + _xlogy(q, lyy) - bl) / p
     big = (p >= 10) & (q >= 10)
     xx, yy = xp.where(swap, y, x), xp.where(swap, x, y)
