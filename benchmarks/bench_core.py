@@ -527,8 +527,12 @@ def eager_small(r):
     def loop(ns, v):   # x[i] in a Python loop, as library code writes it
         return [v[i] for i in range(100)]
 
+    def stack_loop(ns, v):   # the example: xp.stack([f(x) for x in xp.arange(n)])
+        return ns.stack([x * 2.0 + 1.0 for x in v])
+
     cases = [
         ("x[i] loop (100 items), per item", lambda ns, v, a: loop(ns, v), 100),
+        ("stack([x*2+1 for x in v]) (100 items), per item", lambda ns, v, a: stack_loop(ns, v), 100),
         ("mean 20x5 axis=0", lambda ns, v, a: ns.mean(a, axis=0), 1),
         ("std 20x5 axis=0", lambda ns, v, a: ns.std(a, axis=0), 1),
         ("var 20x5", lambda ns, v, a: ns.var(a), 1),
