@@ -55,7 +55,12 @@ def _ufunc_tables():
             k = host_kernels.get(p)
             if k is not None and getattr(k, "__qualname__", "").startswith(maker):
                 out[p] = (fn, "".join(c for c in kinds if c in "fb"), k)   # (no integer/complex subtleties)
-    out["select"], out["abs"] = host_kernels.get(E.select_n_p), host_kernels.get(E.abs_p)   # (see _direct)
+    # kernels written out by hand whose branch for these kinds is exactly one ufunc (lower_elementwise.py:
+    # _h_abs, _h_div, _h_not); tests/xla/test_host_program.py checks them bit for bit against the kernels
+    for p, fn, kinds in ((E.abs_p, np.absolute, "f"), (E.div_p, np.true_divide, "f"), (E.not_p, np.logical_not, "b")):
+        if host_kernels.get(p) is not None:
+            out[p] = (fn, kinds, host_kernels[p])
+    out["select"] = host_kernels.get(E.select_n_p)
     return out
 
 
@@ -87,9 +92,6 @@ def _find_direct(p, kernel, dts, out_dt):
         if kernel is _UFUNCS["select"] and len(dts) == 3 and dts[0] == np.bool_ and dts[1] == dts[2] == out_dt:
             return _where, (0, 2, 1)
         return None
-    if p is E.abs_p:           # the kernel on real floats: np.abs
-        ok = kernel is _UFUNCS["abs"] and len(dts) == 1 and dts[0].kind == "f"
-        return (np.absolute, (0,)) if ok else None
     hit = _UFUNCS.get(p)
     if hit is None or kernel is not hit[2] or not dts or any(d != dts[0] or d.kind not in hit[1] for d in dts):
         return None
