@@ -182,17 +182,20 @@ def _cf(p, q, x, derivs):
             tuple(g), xp.zeros(x.shape, dtype=xp.bool), zero, zero, zero)
 
     def step(c, d, dc, dd, aa, aa_d):
-        u = fix(1 + aa * d)
+        t, r = aa * d, aa / c
+        u = fix(1 + t)
         dn = 1 / u
-        cn = fix(1 + aa / c)
+        cn = fix(1 + r)
         ddn = [-dn * dn * (ad * d + aa * dv) for ad, dv in zip(aa_d, dd)]
         dcn = [ad / c - aa * dcv / (c * c) for ad, dcv in zip(aa_d, dc)]
         inc = [ddv / dn + dcv / cn for ddv, dcv in zip(ddn, dcn)]
         # how much this step amplifies rounding (1 + aa d and 1 + aa/c cancelling)
-        amp = xp.abs(aa * d * dn) + xp.abs(aa / (c * cn))
+        amp = xp.abs(t * dn) + xp.abs(r / cn)
         return cn, dn, dcn, ddn, dn * cn, inc, amp
 
     def body(s):
+        # c, d (and their derivatives) run on past an element's convergence: h, g and the last
+        # iteration's diagnostics are frozen there (done), and nothing else reads them
         m, h, c, d, dd, dc, g, done, last_m, last_err, last_amp = s
         m2 = 2 * m
         # even coefficient d_2m = m (q - m) x / ((p + 2m - 1)(p + 2m))
@@ -205,15 +208,15 @@ def _cf(p, q, x, derivs):
         ao_d = [ao * (1 / (p + m) + 1 / (p + q + m) - 1 / (p + m2) - 1 / (p + m2 + 1)), ao / (p + q + m)][:nd]
         c2, d2, dc2, dd2, del2, inc2, amp2 = step(c1, d1, dc1, dd1, ao, ao_d)
         delta = del1 * del2
+        err = xp.abs(delta - 1)
         new_g = [gv + i1 + i2 for gv, i1, i2 in zip(g, inc1, inc2)]
-        conv = xp.abs(delta - 1) <= eps
+        conv = err <= eps
         for gv, i1, i2 in zip(new_g, inc1, inc2):
             conv = conv & (xp.abs(i1 + i2) <= eps * (1 + xp.abs(gv)))
         keep = lambda old, new: xp.where(done, old, new)  # noqa: E731
-        return (m + 1, keep(h, h * delta), keep(c, c2), keep(d, d2),
-                tuple(keep(o, n) for o, n in zip(dd, dd2)), tuple(keep(o, n) for o, n in zip(dc, dc2)),
+        return (m + 1, keep(h, h * delta), c2, d2, tuple(dd2), tuple(dc2),
                 tuple(keep(o, n) for o, n in zip(g, new_g)), done | conv | xp.isnan(delta) | (m >= budget),
-                keep(last_m, m), keep(last_err, xp.abs(delta - 1)), keep(last_amp, amp1 + amp2))
+                keep(last_m, m), keep(last_err, err), keep(last_amp, amp1 + amp2))
 
     out = while_loop(lambda s: (s[0] < _CF_CAP) & xp.any(~s[7]), body, init)
     # out of terms before the fraction converged: nan, never a truncated value. Near the mean of a
