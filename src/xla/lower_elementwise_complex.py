@@ -28,6 +28,10 @@ import numpy as np
 
 from transforms.primitives import elementwise as E
 
+from ._jaxlib import hlo
+from .host import host_kernels
+from .lowering import broadcast_to, lowering_rules
+
 
 def _plus_zero(x, re, im):
     """x with -0.0 parts made +0.0 (re/im: which parts); a copy only where needed."""
@@ -102,3 +106,22 @@ COMPLEX_KERNELS = {
     E.atanh_p: _atanh,
     E.atan_p: _atan,
 }
+
+
+# ------------------------------------------------------------------ complex(re, im): exact on both paths
+def _lower_complex(c, re, im):
+    out = c.avals_out[0]
+    re, im = (broadcast_to(v, a, a.update(shape=out.shape)) for v, a in zip((re, im), c.avals_in))
+    return hlo.ComplexOp(re, im).result
+
+
+def _h_complex(re, im):
+    if re.dtype.kind != "f":
+        return NotImplemented
+    out = np.empty(np.broadcast_shapes(re.shape, im.shape), np.result_type(re.dtype, np.complex64))
+    out.real, out.imag = re, im   # (parts copied as they are: inf, NaN and signed zeros kept)
+    return out
+
+
+lowering_rules[E.complex_p] = _lower_complex
+host_kernels[E.complex_p] = _h_complex

@@ -69,6 +69,11 @@ def _lt_dynamic_update(x, u):
     return IX.dynamic_update_slice(x._v, u._v, [xp.asarray(np.int32(2))._v])
 
 
+def _lt_complex_of_parts(x, y):
+    from transforms.primitives import elementwise as E
+    return bind(E.complex_p, x._v, y._v)
+
+
 # Real uses whose reverse pass (vjp) or linear_transpose calls the transpose rules: (mode, fn, input shapes).
 # The op table's differentiable rows are added below.
 EXAMPLES = {
@@ -87,6 +92,7 @@ EXAMPLES = {
     "sub": ("linear_transpose", lambda x, y: x - 2.0 * y, [((3,), "float64"), ((3,), "float64")]),
     "dynamic_slice": ("linear_transpose", _lt_dynamic_slice, [((5,), "float64")]),
     "dynamic_update_slice": ("linear_transpose", _lt_dynamic_update, [((5,), "float64"), ((2,), "float64")]),
+    "complex_of_parts": ("linear_transpose", _lt_complex_of_parts, [((3,), "float64"), ((), "float64")]),
 }
 
 

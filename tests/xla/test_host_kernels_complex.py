@@ -101,7 +101,8 @@ def test_these_complex_functions_still_decline(prim):
 
 
 # ------------------------------------------------------------------ through the namespace
-NAMES = ["exp", "log", "sqrt", "tan", "tanh", "asin", "acos", "asinh", "acosh", "atan", "atanh", "log2", "log10"]
+NAMES = ["exp", "log", "sqrt", "tan", "tanh", "asin", "acos", "asinh", "acosh", "atan", "atanh", "log2", "log10",
+         "sin", "cos", "sinh", "cosh", "expm1", "log1p"]
 SPECIAL = [0, -0.0, complex(0, -0.0), complex(-0.0, -0.0), complex(np.inf, 1), complex(-np.inf, 0),
            complex(np.nan, 0), complex(1, -np.inf), complex(-0.0, np.nan), complex(np.inf, np.inf),
            complex(-np.inf, np.nan), complex(np.nan, np.nan), 1, -1, 1j, -1j, complex(800, 1), complex(-2, 0)]

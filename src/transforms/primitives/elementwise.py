@@ -214,6 +214,34 @@ transpose_rules[real_p] = lambda ct, x: [Zero if ct is Zero else _complex_of(ct,
 transpose_rules[imag_p] = lambda ct, x: [Zero if ct is Zero else _complex_of(ct, x.aval, imag=True)]
 transpose_rules[conj_p] = lambda ct, x: [Zero if ct is Zero else bind(conj_p, ct)]
 
+# ------------------------------------------------------------- complex from parts
+# complex(re, im) = re + im*1j, exactly (no multiplication, so no inf * 0 = NaN): how complex results
+# are assembled from real formulas (array_namespace/_complex_special.py). Linear in both operands;
+# its transpose under the real pairing Re(ct * z) gives re the real part of ct and im minus its imaginary part.
+_COMPLEX_OF = {np.dtype(np.float32): np.dtype(np.complex64), np.dtype(np.float64): np.dtype(np.complex128)}
+
+
+def _complex_abstract(re, im):
+    if re.dtype not in _COMPLEX_OF or im.dtype != re.dtype:
+        raise TypeError(f"complex takes two float32 or two float64 operands, got {re.dtype.name} and {im.dtype.name}")
+    return ShapedArray(broadcast_shapes(re.shape, im.shape), _COMPLEX_OF[re.dtype], re.weak_type and im.weak_type)
+
+
+complex_p = _binop("complex", abstract=_complex_abstract)
+defjvp(complex_p,
+       lambda t, ans, re, im: S.broadcast_to_shape(bind(complex_p, t, S.zeros_like(t)), S.shape_of(ans)),
+       lambda t, ans, re, im: S.broadcast_to_shape(bind(complex_p, S.zeros_like(t), t), S.shape_of(ans)))
+
+
+def _complex_transpose(ct, re, im):
+    if ct is Zero:
+        return [Zero if is_undefined(re) else None, Zero if is_undefined(im) else None]
+    return [unbroadcast(bind(real_p, ct), _aval(re)) if is_undefined(re) else None,
+            unbroadcast(neg(bind(imag_p, ct)), _aval(im)) if is_undefined(im) else None]
+
+
+transpose_rules[complex_p] = _complex_transpose
+
 # ------------------------------------------------------------------- linear binary ops
 add_p = _binop("add")
 sub_p = _binop("sub")
