@@ -26,8 +26,7 @@ from . import host, host_eager, runtime
 from .host_program import OverBudget, program
 
 _perf = time.perf_counter
-_sigs: dict = {}     # (prim, params, *avals) -> [seconds of host running left (<= 0: compiled)]
-_SIGS_MAX = 4096
+_sigs: dict = {}   # (unused: tests/conftest.py's fresh_op_budgets sets it until it resets host_eager._left)
 
 
 def run_np(closed, consts, args, deadline):
@@ -82,21 +81,10 @@ def _aval_of(v):
     return a if a is not None else get_aval(v)
 
 
-def _budget(prim, args, params):
-    """The per-signature state: a one-element list holding the seconds left to run on the host."""
+def _key(prim, args, params):
+    """The signature of an eager loop (its budget's key in host_eager's store) and its operand avals."""
     avals = [_aval_of(a) for a in args]
-    try:
-        key = (prim, tuple(params.items()), *avals)
-        ent = _sigs.get(key)
-    except TypeError:    # (an unhashable parameter: decide afresh)
-        key, ent = None, None
-    if ent is None:
-        ent = [host_eager.budget_for(host_eager.inner_jaxprs(prim, params), avals, loop=prim is not cond_p)]
-        if key is not None:
-            if len(_sigs) >= _SIGS_MAX:
-                _sigs.clear()
-            _sigs[key] = ent
-    return ent
+    return (prim, tuple(params.items()), *avals), avals
 
 
 def _boxed(outs, avals, prim):
@@ -109,8 +97,9 @@ def _make(prim, xla_impl):
     def impl(*args, **params):
         if not runtime._kernels_on():
             return xla_impl(*args, **params)
-        ent = _budget(prim, args, params)
-        left = ent[0]
+        key, avals = _key(prim, args, params)
+        left = host_eager.op_budget(key, lambda: host_eager.budget_for(host_eager.inner_jaxprs(prim, params),
+                                                                        avals, loop=prim is not cond_p))
         if left <= 0:
             return xla_impl(*args, **params)
         vals = [runtime._np_of(a) for a in args]
@@ -122,13 +111,13 @@ def _make(prim, xla_impl):
             else:
                 outs = host.run_quiet(run, (vals, params, t0 + left), {})
         except OverBudget:
-            ent[0] = 0.0
+            host_eager.set_op_budget(key, 0.0)
             if prim is while_p and state[0] is not None:   # the compiled loop goes on from the last iteration
                 n = len(args) - len(state[0])
-                carry = _boxed(state[0], [_aval_of(a) for a in args[n:]], prim)
+                carry = _boxed(state[0], avals[n:], prim)
                 return xla_impl(*args[:n], *carry, **params)
             return xla_impl(*args, **params)   # (a scan or a cond starts again, compiled)
-        ent[0] = left - (_perf() - t0)
+        host_eager.set_op_budget(key, left - (_perf() - t0))
         return _boxed(outs, runtime._out_avals(prim, args, params), prim)
     return impl
 

@@ -106,3 +106,37 @@ def budget_for(jaxprs, in_avals, loop=False):
 def eager_by_op(closed):
     """Seconds `closed` may run eagerly equation by equation before it is compiled (0: compile now)."""
     return budget_for((closed,), closed.in_avals)
+
+
+# ------------------------------------------------------------ op-by-op budgets per signature
+# One store for the eager loops (xla/host_control_flow.py: key (prim, params, *operand avals)) and the
+# composite special kernels (xla/host_special.py: key (closed_at, operand avals)). A staged call keeps its
+# own on its cache entry (transforms.jaxpr_transforms._Staged.by_op, reset with that cache): the engine
+# layer does not import this module, and an attribute read is all a hot staged call can afford.
+_left: dict = {}     # signature key -> seconds it may still run op by op (<= 0: it runs compiled)
+_LEFT_MAX = 4096
+
+
+def op_budget(key, decide):
+    """Seconds signature `key` may still run op by op; a key met for the first time gets decide() (0:
+    compile at once). An unhashable key (a parameter without a hash) decides afresh."""
+    store = _left
+    try:
+        left = store.get(key)
+    except TypeError:
+        return decide()
+    if left is None:
+        left = decide()
+        if len(store) >= _LEFT_MAX:
+            store.clear()
+        store[key] = left
+    return left
+
+
+def set_op_budget(key, left):
+    """Record what `key` has left after an op-by-op run (0.0 once it gave up: it runs compiled from then)."""
+    try:
+        _left[key] = left
+    except TypeError:
+        pass
+

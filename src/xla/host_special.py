@@ -292,41 +292,31 @@ digamma_kernel = _unary(digamma64)
 
 
 # ------------------------------------------------------------------------------ composites
-_MAX_SIGNATURES = 4096
-
-
-_left: dict = {}   # (closed_at, in avals) -> seconds of op-by-op running left (a float: no jaxpr kept here)
+_left: dict = {}   # (unused: tests/conftest.py's fresh_op_budgets sets it until it resets host_eager._left)
 
 
 def composite_kernel(closed_at):
     """A host kernel evaluating `closed_at(in_avals)` (the closed jaxpr the lowering inlines; the lowering
     module caches a bounded number of them -- a staged incomplete-gamma body is ~0.5 MB) op by op on NumPy
-    arrays (host_control_flow.run_by_op), within host_eager's budget per signature; NotImplemented where
-    that is not allowed or the budget runs out during the call (the caller then compiles)."""
+    arrays (host_control_flow.run_by_op), within host_eager's budget per signature (key: closed_at and the
+    operand avals, no jaxpr kept); NotImplemented where that is not allowed or the budget runs out during
+    the call (the caller then compiles)."""
     from transforms.core import ShapedArray
 
     from . import host_control_flow, host_eager, runtime
 
     def kernel(*arrays):
         avals = tuple(ShapedArray(a.shape, a.dtype) for a in arrays)
-        left, key = _left, (closed_at, avals)
-        budget = left.get(key)
-        closed = None
-        if budget is None:
-            closed = closed_at(avals)
-            if len(left) >= _MAX_SIGNATURES:
-                left.clear()
-            budget = left[key] = host_eager.eager_by_op(closed)
+        key = (closed_at, avals)
+        budget = host_eager.op_budget(key, lambda: host_eager.eager_by_op(closed_at(avals)))
         if budget <= 0:
             return NotImplemented
-        if closed is None:
-            closed = closed_at(avals)
         t0 = time.perf_counter()
-        outs = host_control_flow.run_by_op(closed, (), arrays, budget)
+        outs = host_control_flow.run_by_op(closed_at(avals), (), arrays, budget)
         if outs is None:
-            left[key] = 0.0
+            host_eager.set_op_budget(key, 0.0)
             return NotImplemented
-        left[key] = budget - (time.perf_counter() - t0)
+        host_eager.set_op_budget(key, budget - (time.perf_counter() - t0))
         outs = [runtime._np_of(o) for o in outs]     # (HostValues; device buffers in "buffer" mode)
         return outs[0] if len(outs) == 1 else outs
     return kernel

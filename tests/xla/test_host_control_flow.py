@@ -2,7 +2,7 @@
 
 Oracles: a NumPy / Python loop for values; jit of the same function (one compiled executable) for
 eager == compiled; the runtime's compile counter for "no compile"; the per-signature budget
-(host_control_flow._sigs) for the switch to the compiled executable; finite differences and
+(host_eager.op_budget: its store host_eager._left) for the switch to the compiled executable; finite differences and
 analytic derivatives for jvp/grad, a Python loop for vmap.
 """
 import math
@@ -26,7 +26,7 @@ pytestmark = pytest.mark.skipif(host.MODE == "xla", reason="host kernels switche
 def fresh_signatures(monkeypatch, fresh_op_budgets):
     """Each test starts with no signature having spent budget (so counts do not depend on test order),
     and with budgets no loaded machine spends by accident (tests of the switch set their own)."""
-    monkeypatch.setattr(HCF, "_sigs", {})
+    monkeypatch.setattr(host_eager, "_left", {})
     monkeypatch.setattr(host_eager, "BY_OP_BUDGET_S", 30.0)
     monkeypatch.setattr(host_eager, "BY_OP_BUDGET_HEAVY_S", 60.0)
 
@@ -295,8 +295,8 @@ def test_eager_loops_on_new_shapes_compile_nothing():
 # --------------------------------------------------------------------------- budget switch
 
 def _sig(prim):
-    (ent,) = [v for k, v in HCF._sigs.items() if k[0] is prim]
-    return ent
+    (left,) = [v for k, v in host_eager._left.items() if k[0] is prim]
+    return left
 
 
 def test_while_switches_to_compiled_within_a_call_once_the_budget_is_spent(monkeypatch):
@@ -306,7 +306,7 @@ def test_while_switches_to_compiled_within_a_call_once_the_budget_is_spent(monke
     x = xp.asarray(np.linspace(0.0, 1.0, 9).reshape(3, 3))
     before = runtime.compile_calls[0]
     v, k = f(x)
-    assert runtime.compile_calls[0] == before + 1 and _sig(while_p)[0] <= 0   # resumed as the compiled loop
+    assert runtime.compile_calls[0] == before + 1 and _sig(while_p) <= 0   # resumed as the compiled loop
     want = np.linspace(0.0, 1.0, 9).reshape(3, 3)
     for _ in range(40):
         want = want * 1.01 + 0.5
@@ -327,13 +327,13 @@ def test_budget_spent_over_calls_then_compiled_once(monkeypatch):
     x = xp.asarray(np.arange(6.0).reshape(2, 3))
     before = runtime.compile_calls[0]
     first = f(xp.asarray(1, dtype=xp.int32), x)   # the whole call runs on the host, spending the budget
-    assert runtime.compile_calls[0] == before and _sig(cond_p)[0] <= 0
+    assert runtime.compile_calls[0] == before and _sig(cond_p) <= 0
     again = f(xp.asarray(0, dtype=xp.int32), x)    # same signature: compiled
     assert runtime.compile_calls[0] == before + 1
     np.testing.assert_array_equal(np.asarray(first), np.arange(6.0).reshape(2, 3) * 3)
     np.testing.assert_array_equal(np.asarray(again), np.arange(6.0).reshape(2, 3) + 1)
     c, ys = g(x)                                   # a scan spending it mid-call reruns compiled
-    assert runtime.compile_calls[0] == before + 2 and _sig(scan_p)[0] <= 0
+    assert runtime.compile_calls[0] == before + 2 and _sig(scan_p) <= 0
     np.testing.assert_array_equal(np.asarray(c), [3.0, 5.0, 7.0])
     np.testing.assert_array_equal(np.asarray(ys), [[0.0, 0.0, 0.0], [0.0, 4.0, 10.0]])
 
@@ -343,7 +343,7 @@ def test_budget_is_kept_per_signature(monkeypatch):
     f(xp.asarray(np.zeros(2)))
     f(xp.asarray(np.zeros(2)))
     f(xp.asarray(np.zeros(3)))
-    ents = [v[0] for k, v in HCF._sigs.items() if k[0] is while_p]
+    ents = [v for k, v in host_eager._left.items() if k[0] is while_p]
     assert len(ents) == 2 and all(0 < e < host_eager.BY_OP_BUDGET_HEAVY_S for e in ents)
 
 
@@ -354,7 +354,7 @@ def test_budget_spent_inside_a_nested_loop_reruns_the_outer_compiled(monkeypatch
     xs = np.array([0.0, 1.0, 7.0, 100.0])
     before = runtime.compile_calls[0]
     c, ys = f(xp.asarray(xs))
-    assert runtime.compile_calls[0] == before + 1 and _sig(scan_p)[0] <= 0
+    assert runtime.compile_calls[0] == before + 1 and _sig(scan_p) <= 0
     ends = []
     for v in xs:
         while v < 50.0:
@@ -375,7 +375,7 @@ def test_body_with_a_primitive_without_host_kernel_compiles_and_is_right(monkeyp
     x = xp.asarray(np.array([0.3, 2.0, -1.0, 0.0]))
     before = runtime.compile_calls[0]
     v, k = f(x)
-    assert runtime.compile_calls[0] == before + 1 and _sig(while_p)[0] == 0.0
+    assert runtime.compile_calls[0] == before + 1 and _sig(while_p) == 0.0
     np.testing.assert_allclose(np.asarray(v), np.sin(np.sin(np.sin(np.sin(np.asarray(x))))), rtol=1e-15)
     assert int(k) == 4
 
@@ -406,7 +406,7 @@ def test_kernels_switched_off_runs_the_compiled_loop(monkeypatch):
     x = np.array([1.0, 2.0, 4.0, 8.0, 16.0, 32.0, 64.0])
     before = runtime.compile_calls[0]
     c, ys = f(xp.asarray(x))
-    assert runtime.compile_calls[0] == before + 1 and not HCF._sigs
+    assert runtime.compile_calls[0] == before + 1 and not host_eager._left
     assert float(c) == 127.0
     np.testing.assert_array_equal(np.asarray(ys), np.concatenate([[0.0], np.cumsum(x)[:-1]]))
 
