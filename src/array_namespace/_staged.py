@@ -11,8 +11,9 @@ import functools
 import math
 
 from transforms.api_util import to_raw
-from transforms.core import EVAL, get_aval, trace_state
-from transforms.jaxpr_transforms import staged_call
+from transforms.backend import backend
+from transforms.core import EVAL, ShapedArray, get_aval, trace_state
+from transforms.jaxpr_transforms import stage, staged_call
 from transforms.pytree import tree_flatten, tree_unflatten
 
 from ._array import Array
@@ -84,6 +85,18 @@ def compiled(fn):
     return wrapper
 
 
+@functools.lru_cache(maxsize=None)
+def _host_by_op(dtype):
+    """Whether the backend runs eager work on values of `dtype` op by op on host kernels (it would so run a
+    trivial staged body), where a plain eager run of a body compiles nothing; elsewhere (an accelerator,
+    host kernels switched off) the body's loops would compile once per exact shape."""
+    return backend.eager_by_op(stage(lambda a: [a], [ShapedArray((), dtype)])) > 0
+
+
+def _runs_on_host(v):
+    return _host_by_op(get_aval(v).dtype)
+
+
 _BUCKETED = {}
 _SEEN: set = set()     # (fn, bucket size, dtypes) that have run once eagerly
 _SEEN_MAX = 4096
@@ -94,15 +107,16 @@ def bucketed(fn, args, fills, first=None):
     values at which fn is cheap and finite) to a power-of-two size, so fn is staged once per size bucket
     rather than per shape (an iterative body compiles); the outputs (an Array or a tuple of them) are cut
     back and reshaped.
-    first: fn's body without its transform rules (e.g. a custom_jvp's function), or None. Given, the first
-    eager call at a bucket runs it op by op on the unpadded arguments instead: staging costs ~10 us per
-    equation and pays only once a bucket is met again (library code on one new shape calls once)."""
+    first: fn's body without its transform rules (e.g. a custom_jvp's function), or None. Given, and where
+    eager work runs on host kernels (the CPU), the first eager call at a bucket runs it op by op on the
+    unpadded arguments instead: staging costs ~10 us per equation and pays only once a bucket is met
+    again (library code on one new shape calls once)."""
     if trace_state.trace is not EVAL:
         return fn(*args)
     shape = args[0].shape
     n = math.prod(shape)
     size = max(8, 1 << max(n - 1, 0).bit_length())
-    if first is not None:
+    if first is not None and _runs_on_host(args[0]._v):
         key = (fn, size, tuple(v.dtype for v in args))
         if key not in _SEEN:
             if len(_SEEN) >= _SEEN_MAX:

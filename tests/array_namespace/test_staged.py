@@ -122,3 +122,24 @@ def test_betainc_first_eager_call_and_staged_calls_agree_and_compile_nothing(mon
     np.testing.assert_allclose(outs[0], sc.betainc(a, b, x), rtol=1e-13)
     np.testing.assert_allclose(outs[1], outs[0], rtol=4e-16, atol=0)   # staged and padded vs eager, unpadded
     np.testing.assert_array_equal(outs[2], outs[1])
+
+
+def test_bucketed_first_call_runs_staged_where_eager_work_is_not_on_host_kernels(monkeypatch):
+    """Off the host kernels (an accelerator; here: switched off) a plain eager run would compile its loops
+    per exact shape: the first call stages the padded body as before."""
+    from array_namespace import _staged
+    from xla import host, runtime
+    monkeypatch.setattr(_staged, "_BUCKETED", {})
+    monkeypatch.setattr(_staged, "_SEEN", set())
+    assert _staged._host_by_op(np.dtype(np.float64)) == (host.MODE != "xla" and runtime._kernels_on())
+    _staged._host_by_op.cache_clear()
+    monkeypatch.setattr(host, "MODE", "xla")
+    try:
+        assert not _staged._host_by_op(np.dtype(np.float64))
+        calls.clear()
+        first = lambda a, b: (calls.append(("first", a.shape)), _pair(a, b))[1]  # noqa: E731
+        got = bucketed(_pair, (xp.ones(5), xp.ones(5)), (0.0, 0.0), first=first)
+        np.testing.assert_array_equal(np.asarray(got[0]), np.full(5, 2.0))
+        assert calls == [("pair", (8,))]
+    finally:
+        _staged._host_by_op.cache_clear()
