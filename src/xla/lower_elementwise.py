@@ -7,7 +7,7 @@ from transforms.primitives import elementwise as E
 
 from ._jaxlib import chlo, hlo
 from .host import host_kernels
-from .lower_elementwise_complex import COMPLEX_KERNELS
+from .lower_elementwise_complex import COMPLEX_KERNELS, complex_pow
 from .lowering import broadcast_to, constant, lowering_rules, ttype
 
 
@@ -279,6 +279,8 @@ def _h_pow(x, y):
     k = x.dtype.kind
     if k == "f":
         return np.power(x, y)
+    if k == "c":
+        return complex_pow(x, y)
     if k not in _INT:
         return NotImplemented
     neg = (y if k == "i" else y.view(np.dtype(f"i{y.dtype.itemsize}"))) < 0   # (XLA compares as signed)

@@ -127,3 +127,80 @@ def test_namespace_compiles_nothing_on_new_shapes_and_equals_jit(name, fresh_op_
             want = np.asarray(jit(f)(z))
             assert got.dtype == want.dtype == dt
             compare(got, want, [np.asarray(z)], f"xp.{name}[{dt.name}]")
+
+
+# ------------------------------------------------------------------ pow (xla/lower_elementwise_complex.complex_pow)
+def _pow_grid(dt):
+    """Pairs of bases and exponents: zero parts of either sign, integers, halves, huge and tiny parts,
+    and random values."""
+    big, small = (1e200, 1e-200) if dt == np.complex128 else (1e30, 1e-30)
+    v = np.array([0.0, -0.0, 1, -1, 2, -2.5, 0.5, 1e-3, 3.7, 30, -7, big, small, -small])
+    g = (v[:, None] + 1j * v[None, :]).reshape(-1)
+    x, y = np.repeat(g, len(g)), np.tile(g, len(g))
+    rng = np.random.default_rng(3)
+    r = rng.normal(size=(4, 2000))
+    x = np.concatenate([x, 3 * r[0] + 3j * r[1]])
+    y = np.concatenate([y, 2 * r[2] + 1j * r[3]])
+    return x.astype(dt), y.astype(dt)
+
+
+def pow_close(got, want, x, y, what):
+    """host == XLA for x ** y to the conditioning of pow: a relative error eps in log x or in the
+    exponent's product moves x ** y by ~eps |y| |log x|, and XLA's float32 log/atan2/exp/cos differ
+    from NumPy's by an ulp or so, so the tolerance is a few eps (1 + |y| (|log|x|| + pi)). NaN and
+    inf where XLA has them; an infinite part's sign only where the angle q is determined (tol < 0.1)
+    and the part is not a rounding error's worth of it (|cos q| or |sin q| > 10 tol)."""
+    assert got.dtype == want.dtype and got.shape == want.shape, (what, got.dtype, want.dtype)
+    x, y = np.broadcast_to(x, want.shape), np.broadcast_to(y, want.shape)
+    ft = np.float32 if want.dtype == np.complex64 else np.float64
+    with np.errstate(all="ignore"):
+        lx = np.abs(np.log(np.abs(x.astype(np.complex128))))
+        tol = 8 * np.finfo(ft).eps * (1 + np.abs(y) * (np.where(np.isfinite(lx), lx, 0) + np.pi))
+        x2, y2 = x.astype(np.complex128), y.astype(np.complex128)
+        q = y2.real * np.angle(x2) + y2.imag * np.log(np.abs(x2))     # the angle of x ** y
+        for g, w, share in ((got.real, want.real, np.cos(q)), (got.imag, want.imag, np.sin(q))):
+            assert (np.isnan(g) == np.isnan(w)).all(), (what, x[np.isnan(g) != np.isnan(w)][:4])
+            assert (np.isinf(g) == np.isinf(w)).all(), (what, x[np.isinf(g) != np.isinf(w)][:4])
+            sure = np.isinf(w) & (tol < 0.1) & (np.abs(share) > 10 * tol)
+            assert (g[sure] == w[sure]).all(), (what, x[sure][g[sure] != w[sure]][:4])
+        fin = np.isfinite(want) & np.isfinite(got)
+        err = np.abs(got[fin].astype(np.complex128) - want[fin])
+        bad = err > tol[fin] * np.abs(want[fin]) + 4 * np.finfo(ft).tiny
+    assert not bad.any(), (what, x[fin][bad][:4], y[fin][bad][:4], got[fin][bad][:4], want[fin][bad][:4])
+
+
+@pytest.mark.parametrize("dt", CDTYPES, ids=str)
+def test_complex_pow_on_host_equals_xla(dt):
+    x, y = _pow_grid(dt)
+    got = _host(E.pow_p, [x, y], {})
+    assert got is not None and got[0].dtype == dt
+    pow_close(got[0], _xla(E.pow_p, [x, y], {})[0], x, y, f"pow[{dt.name}]")
+    # broadcasting: a 0-d exponent, a 0-d base
+    for a, b in ((x[:50], np.asarray(y[7])), (np.asarray(x[9]), y[:50]), (x[:50], np.asarray(dt.type(0)))):
+        pow_close(_host(E.pow_p, [a, b], {})[0], _xla(E.pow_p, [a, b], {})[0], a, b, f"pow[{dt.name}] 0-d")
+
+
+def test_complex_pow_declines_nonfinite_parts_and_eager_equals_xla():
+    for dt in CDTYPES:
+        x = np.array([complex(np.inf, 1), complex(1, np.nan), 2 + 1j], dt)
+        y = np.array([0.5 + 0j, 2 + 0j, complex(-np.inf, 0)], dt)
+        assert host.run_quiet(host_kernels[E.pow_p], [x, y], {}) is NotImplemented
+        pow_close(np.asarray(E.pow_p.bind(x, y)), _xla(E.pow_p, [x, y], {})[0], x, y, f"pow[{dt.name}] eager")
+
+
+def test_namespace_pow_compiles_nothing_on_new_shapes_and_equals_jit(fresh_op_budgets):
+    f = lambda a, b: xp.pow(a, b)
+    for dt in CDTYPES:
+        for n in (29, 31, 37):
+            z, w = _values(dt, n, n), _values(dt, n, n + 1)[::-1].copy()
+            z, w = z[np.isfinite(z)], w[np.isfinite(z)]
+            w = np.where(np.isfinite(w), w, 1.5 - 0.5j).astype(dt)
+            a, b = xp.asarray(z), xp.asarray(w)
+            before = runtime.compile_calls[0]
+            got = [np.asarray(f(a, b)), np.asarray(a ** 2.5), np.asarray(xp.pow(a, 0.5 + 1j))]
+            assert runtime.compile_calls[0] == before, (dt, n)
+            want = [np.asarray(jit(f)(a, b)), np.asarray(jit(lambda v: v ** 2.5)(a)),
+                    np.asarray(jit(lambda v: xp.pow(v, 0.5 + 1j))(a))]
+            for g, wnt, e in zip(got, want, (w, 2.5, 0.5 + 1j)):
+                assert g.dtype == wnt.dtype == dt
+                pow_close(g, wnt, z, np.asarray(e, dt), f"xp.pow[{dt.name}]")
