@@ -41,6 +41,13 @@ def matmul(x1, x2, /):
     >>> xp.matmul(xp.asarray([[1, 2], [3, 4]]), xp.asarray([1, 1]))
     Array([3, 7])
     """
+    if type(x1) is Array and type(x2) is Array:   # the commonest case first: 2-D @ 2-D, one numeric dtype
+        a, b = x1._v, x2._v
+        ta, tb = a.aval, b.aval
+        s1, s2 = ta.shape, tb.shape
+        if (len(s1) == 2 and len(s2) == 2 and s1[1] == s2[0] and ta.dtype == tb.dtype and ta.dtype in _NUMERIC
+                and not ta.weak_type and not tb.weak_type):
+            return wrap(bind(L.dot_general_p, a, b, dimension_numbers=_MATMUL_2D))
     x1, x2, a, b = _operands("matmul", x1, x2)
     s1, s2 = x1.shape, x2.shape
     if len(s1) == 2 and len(s2) == 2 and s1[1] == s2[0]:   # the common case: one dot_general

@@ -11,6 +11,7 @@ from transforms.primitives import reductions as R
 from transforms.primitives import structural as S
 
 from . import _dtypes as D
+from ._array import Array
 from ._helpers import as_array, cast, check_kind, normalize_axes, py_number, weak_scalar, wrap
 
 
@@ -42,6 +43,20 @@ def _acc_dtype(fname, x, dtype):
     return dtype
 
 
+# Validated plans per (operand aval, axis) for the commonest calls (axis None or a Python int, no dtype=): a
+# repeated eager call skips the validation it passed before (an int axis: True == 1 but is refused, so a
+# bool or another int-like type never takes a plan). Bounded: cleared when full.
+_SUM_PLANS: dict = {}
+_MOMENT_PLANS: dict = {}
+_PLANS_MAX = 1024
+
+
+def _remember(plans, key, plan):
+    if len(plans) >= _PLANS_MAX:
+        plans.clear()
+    plans[key] = plan
+
+
 def sum(x, /, *, axis=None, dtype=None, keepdims=False):
     """The sum of x's elements over the given axes.
 
@@ -55,12 +70,21 @@ def sum(x, /, *, axis=None, dtype=None, keepdims=False):
     >>> xp.sum(xp.asarray([[1.0, 2.0], [3.0, 4.0]]), axis=0)
     Array([4., 6.])
     """
+    if type(x) is Array and dtype is None and (axis is None or type(axis) is int):
+        v = x._v
+        plan = _SUM_PLANS.get((v.aval, axis))
+        if plan is not None:   # (validated before for this operand type and axis)
+            axes, dt = plan
+            out = bind(R.reduce_sum_p, v if dt is None else cast(v, dt), axes=axes)
+            return wrap(_keep(out, v.aval.shape, axes, keepdims) if keepdims else out)
     x = as_array(x, "sum")
     a = x._v.aval
     xd, shape = a.dtype, a.shape
     check_kind("sum", xd, D.NUMERIC_OR_BOOL, "a numeric")
     axes = tuple(range(len(shape))) if axis is None else normalize_axes(axis, len(shape), "sum")
     dt = _DEFAULT_ACC[xd] if dtype is None else _acc_dtype("sum", x, dtype)
+    if dtype is None and (axis is None or type(axis) is int):
+        _remember(_SUM_PLANS, (a, axis), (axes, None if dt == xd and not a.weak_type else dt))
     out = bind(R.reduce_sum_p, cast(x._v, dt), axes=axes)
     return wrap(_keep(out, shape, axes, keepdims) if keepdims else out)
 
@@ -130,9 +154,21 @@ def mean(x, /, *, axis=None, keepdims=False):
     >>> xp.mean(xp.asarray([[1.0, 2.0], [3.0, 4.0]]), axis=0)
     Array([2., 3.])
     """
+    if type(x) is Array and (axis is None or type(axis) is int):
+        v = x._v
+        a = v.aval
+        plan = _MOMENT_PLANS.get((a, axis))
+        if plan is not None and plan[2] < SMALL_ELEMENTS:   # a mean validated before: its two primitives
+            axes, n, _ = plan
+            out = bind(P.div_p, bind(R.reduce_sum_p, v, axes=axes), weak_scalar(n, a.dtype))
+            return wrap(_keep(out, a.shape, axes, keepdims) if keepdims else out)
     x = as_array(x, "mean")
     check_kind("mean", x.dtype, D.FLOATING, "a floating-point")
     axes = normalize_axes(axis, x.ndim, "mean")
+    a = x._v.aval
+    if (axis is None or type(axis) is int) and not a.weak_type:
+        n = _count(a.shape, axes)
+        _remember(_MOMENT_PLANS, (a, axis), (axes, float(n) if n else float("nan"), math.prod(a.shape)))
     return _moment(x, "mean", axes, 0, keepdims)
 
 
@@ -165,9 +201,12 @@ def _var(x, axis, correction, keepdims, fname):
 # runs it op by op on its host kernels for a budget of running time per signature (about one compile;
 # a call on a fresh shape, as library code makes, never compiles), then compiles it into one fused pass
 # for a hot signature, and at once for very large inputs, where fusion pays for the compile (see
-# xla/host_eager.py). A small mean binds its two primitives directly (cheaper than a staged call).
+# xla/host_eager.py). A mean binds its two primitives (a reduction, a division by the count) directly
+# below SMALL_ELEMENTS: fusing them saves nothing (on the CPU a compiled 2020x70 mean ran ~1.5x slower
+# than NumPy's reduction, and its device-buffer result cost a conversion in every later host op);
+# from there on (host_eager.BY_OP_MAX_ELEMENTS's size) XLA's multithreaded pass pays for its compile.
 # A NaN correction never keys a staged signature (NaN != NaN: it would stage every call).
-SMALL_ELEMENTS = 1 << 15
+SMALL_ELEMENTS = 1 << 22
 
 
 def _moment(x, fname, axes, correction, keepdims):

@@ -14,7 +14,8 @@ says); tests/xla/test_host_kernels.py proves host == XLA per primitive and dtype
 may return NotImplemented for inputs it does not cover; the XLA executable runs instead.
 
 Table: `host_kernels[prim] = fn(*numpy_arrays, **params) -> ndarray | list | NotImplemented`,
-registered beside each lowering in xla/lower_<family>.py. Kernels run with NumPy's
+registered beside each lowering in xla/lower_<family>.py (and, for the hottest ones, `specializers[prim]`:
+the same kernel specialised to one signature, cached by the runtime). Kernels run with NumPy's
 floating-point warnings silenced (XLA raises none) and must not mutate their inputs.
 """
 from __future__ import annotations
@@ -27,6 +28,10 @@ import numpy as np
 from . import _jaxlib
 
 host_kernels: dict = {}   # prim -> kernel (filled at import by the lower_* modules; read-only after)
+# prim -> specialize(in_avals, params) -> fn(*numpy_arrays) | None: the kernel specialised to one signature (its
+# dtypes, shapes and params known), giving exactly what host_kernels[prim](*arrays, **params) gives with fewer
+# Python steps per call (a float add: the bare ufunc). The runtime caches it per signature; None: the general kernel.
+specializers: dict = {}
 # prim -> kernel that writes its result into its first operand (same dtype and shape) and returns it: used
 # by runtime.eager_in_place where that operand's memory is given up by its only holder (x[k] = v)
 in_place_kernels: dict = {}

@@ -6,7 +6,7 @@ import numpy as np
 from transforms.primitives import elementwise as E
 
 from ._jaxlib import chlo, hlo
-from .host import host_kernels
+from .host import host_kernels, specializers
 from .lower_elementwise_complex import COMPLEX_KERNELS, complex_pow
 from .lowering import broadcast_to, constant, lowering_rules, ttype
 
@@ -275,10 +275,25 @@ def _h_rem(x, y):
     return np.where(zero, x, np.fmod(x, d))
 
 
+def _pow_float_scalar(x, y):
+    """Float x to a 0-d float exponent y: y = 2 or 3 by multiplication -- what XLA makes of a constant exponent
+    under jit (its simplifier: x*x, x*x*x; for 2 also exactly pow's correctly rounded square) -- at a fraction
+    of libm pow's cost (scipy's moments: x ** 2 over large arrays); other exponents: pow."""
+    e = y.item()
+    if e == 2.0:
+        return np.multiply(x, x)
+    if e == 3.0:
+        return np.multiply(np.multiply(x, x), x)
+    if e == 0.5:   # NumPy's power takes sqrt for a scalar 0.5; C pow's (-0) ** 0.5 is +0, (-inf) ** 0.5 is +inf
+        r = np.add(np.sqrt(x), x.dtype.type(0))
+        return np.where(x == -np.inf, x.dtype.type(np.inf), r)
+    return np.power(x, y)
+
+
 def _h_pow(x, y):
     k = x.dtype.kind
     if k == "f":
-        return np.power(x, y)
+        return _pow_float_scalar(x, y) if y.ndim == 0 else np.power(x, y)
     if k == "c":
         return complex_pow(x, y)
     if k not in _INT:
@@ -380,3 +395,26 @@ def _h_convert(x, *, new_dtype, weak_type):
 
 
 host_kernels[E.convert_element_type_p] = _h_convert
+
+
+# ------------------------------------------------------------------ kernels specialised per signature
+# (xla/host.py `specializers`) where a kernel above would call one NumPy function on its inputs as they are,
+# the runtime calls that function directly: the same call, one Python frame less per eager op.
+def _s_direct(fn, kinds):
+    return lambda avals, params: fn if avals[0].dtype.kind in kinds else None
+
+
+for _table in (_H_UNARY, _H_BINARY):
+    for _p, (_fn, _kinds) in _table.items():
+        specializers[_p] = _s_direct(_fn, _kinds)
+specializers[E.div_p] = _s_direct(np.true_divide, "f")
+specializers[E.rem_p] = _s_direct(np.fmod, "f")
+specializers[E.pow_p] = lambda avals, params: (None if avals[0].dtype.kind != "f" else
+                                               _pow_float_scalar if len(avals[1].shape) == 0 else np.power)
+
+
+def _s_select_n(avals, params):
+    return (lambda p, a, b: np.where(p, b, a)) if len(avals) == 3 else None
+
+
+specializers[E.select_n_p] = _s_select_n

@@ -9,7 +9,7 @@ from transforms.primitives import reductions as R
 from transforms.primitives import structural as S
 
 from ._jaxlib import hlo, ir
-from .host import host_kernels
+from .host import host_kernels, specializers
 from .lowering import constant, fill_region, jaxpr_subcomp, lowering_rules, tensor_type, ttype
 
 # ----------------------------------------------------------------------------- shapes
@@ -38,7 +38,9 @@ def _identity(kind, dtype):
     if kind == "prod":
         return 1
     if kind in ("and", "or"):
-        return kind == "and" if dt == np.bool_ else (-1 if kind == "and" else 0)
+        if dt == np.bool_:
+            return kind == "and"
+        return (np.iinfo(dt).max if dt.kind == "u" else -1) if kind == "and" else 0   # (and: all bits set)
     if dt.kind == "f":
         return -np.inf if kind == "max" else np.inf
     if dt.kind == "b":
@@ -195,6 +197,35 @@ host_kernels[R.reduce_or_p] = _h_reducer("or", lambda x, a: np.bitwise_or.reduce
                                          lambda x, a: np.logical_or.reduce(x, axis=a))
 
 
+# Specialised per signature (xla/host.py `specializers`): where the kernel above would call the ufunc's
+# reduce method, the runtime calls it directly with the axes and dtype bound (same call, same result).
+def _s_reducer(kind, ufunc, bool_ufunc=None, with_dtype=False):
+    reduce, bool_reduce = ufunc.reduce, (bool_ufunc.reduce if bool_ufunc is not None else None)
+
+    def specialize(avals, params):
+        (a,), axes = avals, params["axes"]
+        k = a.dtype.kind
+        if k in "fc" and kind in ("and", "or") or k == "c" and kind in ("max", "min"):
+            return None   # (the kernel declines)
+        if any(a.shape[i] == 0 for i in axes):
+            return None   # (the kernel fills the identity)
+        if k == "b" and bool_reduce is not None:
+            return lambda x: bool_reduce(x, axes)
+        if with_dtype:
+            dt = a.dtype
+            return lambda x: reduce(x, axes, dt)
+        return lambda x: reduce(x, axes)
+    return specialize
+
+
+specializers[R.reduce_sum_p] = _s_reducer("sum", np.add, np.logical_or, True)
+specializers[R.reduce_prod_p] = _s_reducer("prod", np.multiply, np.logical_and, True)
+specializers[R.reduce_max_p] = _s_reducer("max", np.maximum)
+specializers[R.reduce_min_p] = _s_reducer("min", np.minimum)
+specializers[R.reduce_and_p] = _s_reducer("and", np.bitwise_and, np.logical_and)
+specializers[R.reduce_or_p] = _s_reducer("or", np.bitwise_or, np.logical_or)
+
+
 def _h_arg(fn):
     def kernel(x, *, axes, index_dtype):
         (axis,) = axes
@@ -230,3 +261,15 @@ def _h_dot_general(x, y, *, dimension_numbers):
 
 
 host_kernels[L.dot_general_p] = _h_dot_general
+
+
+def _s_dot_general(avals, params):
+    (lc, rc), (lb, rb) = params["dimension_numbers"]
+    x, y = avals
+    if lc == (1,) and rc == (0,) and not lb and len(x.shape) == 2 and len(y.shape) == 2 and x.dtype != np.bool_:
+        return np.matmul   # (what the kernel's first branch calls)
+    return None
+
+
+specializers[L.dot_general_p] = _s_dot_general
+specializers[S.reshape_p] = lambda avals, params: (lambda x, n=params["new_sizes"]: x.reshape(n))

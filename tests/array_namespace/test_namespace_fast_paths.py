@@ -1,0 +1,145 @@
+"""The namespace's fast paths for repeated calls give what the validated path gives, and refuse what it refuses.
+
+sum and mean keep a validated plan per (operand aval, axis) when axis is None or a Python int; matmul takes
+2-D @ 2-D of one numeric dtype straight to one dot_general. Checked here: results against NumPy (dtypes kept:
+float32 stays float32, integer sums accumulate in int64/uint64), the same call repeated (the plan taken) and
+under jit, errors still raised once a plan exists for a look-alike argument (axis=True after axis=1), and a
+mean of a mid-sized input compiles nothing however often it runs.
+"""
+import numpy as np
+import pytest
+
+import array_namespace as xp
+from array_namespace import _statistical as ST
+from transforms import jit
+from xla import host, runtime
+
+R = np.random.default_rng(7)
+
+
+def _np(a):
+    return np.asarray(a)
+
+
+@pytest.mark.parametrize("dt", ["float32", "float64", "int8", "int32", "uint8", "uint64", "bool", "complex64"])
+def test_sum_repeated_and_jitted_equals_numpy(dt):
+    a = (R.standard_normal((4, 5)) * 50).astype(dt) if dt != "bool" else R.random((4, 5)) < 0.5
+    if dt == "complex64":
+        a = a + 1j * a[::-1]
+    want_dt = {"int8": np.int64, "int32": np.int64, "bool": np.int64, "uint8": np.uint64}.get(dt, a.dtype)
+    x = xp.asarray(a)
+    for axis in (None, 0, 1, -1):
+        for keepdims in (False, True):
+            want = np.sum(a, axis=axis, dtype=want_dt, keepdims=keepdims)
+            for _ in range(3):   # (the first call validates and keeps the plan, the others take it)
+                got = _np(xp.sum(x, axis=axis, keepdims=keepdims))
+                assert got.dtype == want.dtype and got.shape == want.shape
+                np.testing.assert_allclose(got, want, rtol=1e-6 if dt in ("float32", "complex64") else 1e-12)
+            jitted = _np(jit(lambda v, axis=axis, keepdims=keepdims: xp.sum(v, axis=axis, keepdims=keepdims))(x))
+            assert jitted.dtype == want.dtype
+            np.testing.assert_allclose(jitted, want, rtol=1e-6 if dt in ("float32", "complex64") else 1e-12)
+
+
+def test_sum_wraps_and_keeps_special_values():
+    a = np.array([127, 1], np.int8)
+    assert _np(xp.sum(xp.asarray(a))) == 128   # (int8 accumulates in int64)
+    assert _np(xp.sum(xp.asarray(a), dtype=xp.int8)) == -128   # (wraps, as XLA)
+    f = np.array([1.0, np.nan, -np.inf], np.float32)
+    for _ in range(2):
+        out = xp.sum(xp.asarray(f))
+        assert out.dtype == xp.float32 and np.isnan(_np(out))
+    assert _np(xp.sum(xp.asarray(np.zeros((0, 3))), axis=0)).tolist() == [0.0, 0.0, 0.0]
+
+
+def test_plans_do_not_let_lookalike_arguments_through():
+    x = xp.asarray(np.ones((2, 3)))
+    for _ in range(2):
+        xp.sum(x, axis=1)
+        xp.mean(x, axis=1)
+    for bad in (True, 1.0, "1"):
+        with pytest.raises(TypeError):
+            xp.sum(x, axis=bad)
+        with pytest.raises(TypeError):
+            xp.mean(x, axis=bad)
+    with pytest.raises(IndexError):
+        xp.sum(x, axis=2)
+    xi = xp.asarray(np.ones((2, 3), np.int32))
+    xp.sum(xi)
+    with pytest.raises(TypeError):
+        xp.mean(xi)   # (an integer mean is refused: the plan for float64 of that shape does not apply)
+    with pytest.raises(TypeError):
+        xp.sum("not an array")
+
+
+def test_weakly_typed_operands_become_strong():
+    for _ in range(2):
+        s = xp.sum(2.5)   # a Python scalar: a weakly typed 0-d array, whose sum is strongly typed
+        assert s.dtype == xp.float64
+        assert (s + xp.asarray(1.0, dtype=xp.float32)).dtype == xp.float64
+        m = xp.mean(2.5)
+        assert m.dtype == xp.float64 and _np(m) == 2.5
+
+
+@pytest.mark.parametrize("dt", ["float32", "float64", "complex128"])
+def test_mean_repeated_and_jitted_equals_numpy(dt):
+    a = R.standard_normal((6, 7)).astype(dt)
+    a[2, 3] = np.nan
+    x = xp.asarray(a)
+    for axis in (None, 0, 1, -2):
+        for keepdims in (False, True):
+            want = np.mean(a, axis=axis, keepdims=keepdims)
+            for _ in range(3):
+                got = _np(xp.mean(x, axis=axis, keepdims=keepdims))
+                assert got.dtype == a.dtype and got.shape == want.shape
+                np.testing.assert_allclose(got, want, rtol=1e-6 if dt == "float32" else 1e-12)
+            jitted = _np(jit(lambda v, axis=axis, keepdims=keepdims: xp.mean(v, axis=axis, keepdims=keepdims))(x))
+            np.testing.assert_allclose(jitted, want, rtol=1e-6 if dt == "float32" else 1e-12)
+    empty = xp.asarray(np.zeros((0, 3), dt))
+    for _ in range(2):
+        assert np.isnan(_np(xp.mean(empty, axis=0))).all()
+
+
+@pytest.mark.skipif(host.MODE == "xla", reason="host kernels switched off (ARRAY_NAMESPACE_EAGER=xla)")
+def test_a_mid_sized_mean_compiles_nothing_however_often(monkeypatch):
+    from xla import host_eager
+    monkeypatch.setattr(host_eager, "BY_OP_BUDGET_S", 0.0)   # (a staged call would compile at its first run)
+    a = R.standard_normal((300, 200))
+    x = xp.asarray(a)
+    before = runtime.compile_calls[0]
+    for _ in range(5):
+        out = xp.mean(x, axis=0, keepdims=True)
+    assert runtime.compile_calls[0] == before
+    np.testing.assert_allclose(_np(out), a.mean(axis=0, keepdims=True), rtol=1e-12)
+    assert ST.SMALL_ELEMENTS > a.size
+
+
+@pytest.mark.parametrize("d1, d2", [("float32", "float32"), ("float64", "float64"), ("int32", "int32"),
+                                    ("int8", "int8"), ("float32", "float64"), ("complex64", "complex64")])
+def test_matmul_2d_equals_numpy(d1, d2):
+    a, b = (R.standard_normal((3, 4)) * 5).astype(d1), (R.standard_normal((4, 2)) * 5).astype(d2)
+    x, y = xp.asarray(a), xp.asarray(b)
+    want_dt = np.result_type(a, b)
+    want = np.matmul(a.astype(want_dt), b.astype(want_dt))
+    for _ in range(2):
+        got = _np(xp.matmul(x, y))
+        assert got.dtype == want_dt and got.shape == (3, 2)
+        np.testing.assert_allclose(got, want, rtol=1e-5 if want_dt in (np.float32, np.complex64) else 1e-12)
+        got = _np(x @ y)
+        np.testing.assert_allclose(got, want, rtol=1e-5 if want_dt in (np.float32, np.complex64) else 1e-12)
+    np.testing.assert_allclose(_np(jit(xp.matmul)(x, y)), want, rtol=1e-5 if want_dt in (np.float32,
+                                                                                           np.complex64) else 1e-12)
+
+
+def test_matmul_2d_refusals():
+    x = xp.asarray(np.ones((2, 3)))
+    with pytest.raises(ValueError):
+        xp.matmul(x, x)   # 3 != 2
+    b = xp.asarray(np.ones((3, 2), bool))
+    with pytest.raises(TypeError):
+        xp.matmul(b, xp.matrix_transpose(b))
+    with pytest.raises(TypeError):   # (no promotion between kinds)
+        xp.matmul(xp.asarray(np.ones((2, 2), np.int32)), xp.asarray(np.ones((2, 2), np.float32)))
+    w = xp.matmul(x, xp.asarray(np.ones((3, 0))))
+    assert w.shape == (2, 0)
+    nan = xp.asarray(np.array([[np.nan, 1.0]]))
+    assert np.isnan(_np(xp.matmul(nan, xp.asarray(np.ones((2, 1)))))).all()

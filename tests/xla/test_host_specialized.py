@@ -1,0 +1,246 @@
+"""Kernels specialised per signature (xla/host.py `specializers`) give exactly what the general kernels give.
+
+The runtime caches, per (input avals, params), the kernel specialised to that signature (the bare ufunc of a
+float add, a reduction with its axes and dtype bound, np.matmul for a 2-D dot). Here, per specialised primitive,
+on grids of dtypes, shapes (empty ones too) and special values: the specialised function's result equals the
+general kernel's bit for bit (dtype, shape, NaN, sign of zero), the eager impl (which runs the specialised one)
+returns that result, and it equals the compiled (jit) result. Also the float pow by a 0-d exponent 2 or 3:
+multiplication, as XLA's simplifier makes of a constant exponent under jit.
+"""
+import numpy as np
+import pytest
+
+import array_namespace as xp
+from transforms import jit
+from transforms.core import ShapedArray, impl_rules
+from transforms.primitives import elementwise as E
+from transforms.primitives import linalg as L
+from transforms.primitives import reductions as R
+from transforms.primitives import structural as S
+from xla import host
+from xla.host import HostValue, host_kernels, specializers
+
+from test_host_kernels import _xla, assert_same, compare, specials
+
+pytestmark = pytest.mark.skipif(host.MODE == "xla", reason="host kernels switched off (ARRAY_NAMESPACE_EAGER=xla)")
+
+DTYPES = [np.dtype(d) for d in ("bool", "int8", "int32", "int64", "uint8", "uint64", "float16", "float32",
+                                "float64", "complex64", "complex128")]
+
+
+def _aval(a):
+    return ShapedArray(a.shape, a.dtype)
+
+
+def _same_bits(got, want, what):
+    assert type(got) is type(want) or np.ndim(got) == 0, (what, type(got), type(want))
+    got, want = np.asarray(got), np.asarray(want)
+    assert got.dtype == want.dtype and got.shape == want.shape, (what, got.dtype, want.dtype, got.shape, want.shape)
+    if got.dtype.kind in "fc":
+        np.testing.assert_array_equal(got, want, err_msg=what)   # (NaN equals NaN here)
+        if got.dtype.kind == "c":
+            return (_same_bits(got.real.copy(), want.real.copy(), what + " (real)"),
+                    _same_bits(got.imag.copy(), want.imag.copy(), what + " (imag)"))
+        g, w = got.view(f"u{got.dtype.itemsize}"), want.view(f"u{want.dtype.itemsize}")
+        nan = np.isnan(got)
+        assert (np.where(nan, 0, g) == np.where(nan, 0, w)).all(), f"{what}: bits differ (sign of zero?)"
+    else:
+        np.testing.assert_array_equal(got, want, err_msg=what)
+
+
+def _values(dt, n, rng):
+    """n values of dt for reductions and products, whose results do not hinge on the order of summation (no
+    float max, no subnormals: XLA reads those as 0) but with NaN, infinities and signed zeros among them."""
+    dt = np.dtype(dt)
+    if dt == np.bool_:
+        return rng.random(n) < 0.5
+    if dt.kind in "iu":
+        info = np.iinfo(dt)
+        return rng.integers(info.min, info.max, n, dtype=dt, endpoint=True)
+    if dt.kind == "c":
+        re = _values(np.float32 if dt == np.complex64 else np.float64, n, rng)
+        return (re + 1j * rng.standard_normal(n)).astype(dt)
+    x = (rng.standard_normal(n) * 3).astype(dt)
+    special = np.array([0.0, -0.0, np.nan, np.inf, -np.inf, 1.0, -1.0], dt)
+    pick = rng.random(n) < 0.15
+    x[pick] = rng.choice(special, int(pick.sum()))
+    return x
+
+
+def _check(prim, args, params, oracle=compare):
+    """specialised == general kernel (bitwise), the eager impl gives it, and it equals XLA's (elementwise: with
+    compare's subnormal rule; otherwise within assert_same's tolerance)."""
+    spec = specializers[prim]([_aval(a) for a in args], params)
+    general = host.run_quiet(host_kernels[prim], list(args), params)
+    what = f"{prim.name} {[(a.dtype.name, a.shape) for a in args]} {params}"
+    if spec is not None:
+        assert general is not NotImplemented, f"{what}: specialised where the kernel declines"
+        _same_bits(host.run_quiet(spec, list(args), {}), general, what)
+    if general is NotImplemented:
+        return 0
+    out = impl_rules[prim](*[HostValue(a, _aval(a)) for a in args], **params)
+    assert type(out) is HostValue, what
+    _same_bits(out.np, np.asarray(general, out.aval.dtype), what)
+    want = _xla(prim, args, params)
+    if want is not None:
+        if oracle is compare:
+            compare(out.np, want[0], list(args), what)
+        else:
+            oracle(out.np, want[0], what, args)
+    return spec is not None
+
+
+def _summed(got, want, what, args, power=1):
+    """A sum (or product) in another order: the same NaNs and infinities; finite values within a few ulps of the
+    operands' magnitude (cancellation makes the result's own relative error meaningless)."""
+    if got.dtype.kind not in "fc":
+        return assert_same(got, want, what)
+    assert got.dtype == want.dtype and got.shape == want.shape, what
+    if got.dtype.kind == "c":   # (each part on its own; the operands' magnitudes bound both)
+        mags = tuple(np.abs(a) for a in args)
+        _summed(got.real.copy(), want.real.copy(), what + " (real)", mags, power)
+        return _summed(got.imag.copy(), want.imag.copy(), what + " (imag)", mags, power)
+    g, w = got.astype(np.float64), want.astype(np.float64)
+    assert (np.isnan(g) == np.isnan(w)).all(), f"{what}: NaN mismatch {got} {want}"
+    assert ((g == w) | ~(np.isinf(g) | np.isinf(w))).all(), f"{what}: inf mismatch {got} {want}"
+    fin = np.isfinite(g) & np.isfinite(w)
+    mags = [np.abs(a[np.isfinite(a)]) for a in args if a.dtype.kind in "fc"]
+    scale = max([float(m.max()) for m in mags if m.size] + [1.0])
+    n = max(a.size for a in args)
+    tol = 8 * n * float(np.finfo(got.dtype).eps) * scale ** power
+    assert (np.abs(g[fin] - w[fin]) <= tol).all(), f"{what}: host {got} != XLA {want}"
+
+
+def _relative(got, want, what, args):
+    return assert_same(got, want, what)
+
+
+def _dotted(got, want, what, args):
+    return _summed(got, want, what, args, power=2)
+
+
+def test_every_specialised_primitive_is_covered_here():
+    covered = set(_UNARY_PRIMS) | set(_BINARY_PRIMS) | {E.select_n_p, E.pow_p, E.div_p, E.rem_p, L.dot_general_p,
+                                                        S.reshape_p} | set(_REDUCERS)
+    assert set(specializers) <= covered, set(specializers) - covered
+
+
+_REDUCERS = [R.reduce_sum_p, R.reduce_prod_p, R.reduce_max_p, R.reduce_min_p, R.reduce_and_p, R.reduce_or_p]
+_UNARY_PRIMS = [p for p in specializers if p.name in {
+    "neg", "sin", "cos", "tan", "asin", "acos", "atan", "sinh", "cosh", "tanh", "asinh", "acosh", "atanh", "exp",
+    "exp2", "expm1", "log", "log1p", "sqrt", "cbrt", "floor", "ceil", "round", "is_finite", "abs", "real", "imag",
+    "conj"}]
+_BINARY_PRIMS = [p for p in specializers if p.name in {
+    "add", "sub", "mul", "atan2", "and", "or", "xor", "eq", "ne", "lt", "le", "gt", "ge"}]
+
+
+@pytest.mark.parametrize("prim", _REDUCERS, ids=lambda p: p.name)
+def test_reductions_specialised_equal_the_kernel(prim):
+    rng = np.random.default_rng(0)
+    hits = 0
+    for dt in map(np.dtype, ("bool", "int8", "uint64", "float16", "float32", "float64", "complex128")):
+        for shape, axes_list in (((7,), [(0,)]), ((3, 4), [(1,), (0, 1)]), ((0, 3), [(0,), (1,)]),
+                                 ((2, 3, 4), [(0, 2)])):
+            n = int(np.prod(shape))
+            x = _values(dt, n, rng).reshape(shape)
+            if prim is R.reduce_prod_p and dt.kind in "fc":
+                with np.errstate(all="ignore"):
+                    x = x * dt.type(0.25)   # (products of magnitude ~1: no overflow whose place depends on the order)
+            oracle = _summed if prim is R.reduce_sum_p else _relative
+            for axes in axes_list:
+                hits += _check(prim, (x,), {"axes": axes}, oracle)
+            if x.ndim == 2 and n:   # a transposed (F-ordered) operand, as library code hands over
+                hits += _check(prim, (np.ascontiguousarray(x).T,), {"axes": (1,)}, oracle)
+    assert hits   # (the specialised path was taken at least once)
+
+
+@pytest.mark.parametrize("prim", _UNARY_PRIMS, ids=lambda p: p.name)
+def test_unary_specialised_equal_the_kernel(prim):
+    for dt in DTYPES:
+        _check(prim, (specials(dt),), {})
+        _check(prim, (np.zeros((0, 2), dt),), {})
+
+
+@pytest.mark.parametrize("prim", _BINARY_PRIMS + [E.div_p, E.rem_p, E.pow_p], ids=lambda p: p.name)
+def test_binary_specialised_equal_the_kernel(prim):
+    for dt in DTYPES:
+        s = specials(dt)
+        x, y = np.repeat(s, len(s)), np.tile(s, len(s))
+        _check(prim, (x, y), {})
+        _check(prim, (np.zeros((0,), dt), np.zeros((0,), dt)), {})
+
+
+@pytest.mark.parametrize("dt", [np.float16, np.float32, np.float64])
+def test_pow_by_a_scalar_exponent(dt):
+    x = specials(np.dtype(dt))
+    x = np.concatenate([x, np.random.default_rng(1).standard_normal(200).astype(dt) * 3])
+    for e in (2.0, 3.0, 0.0, 1.0, -1.0, 0.5, -0.5, 2.5, 4.0, -2.0, np.nan, np.inf, -np.inf):
+        y = np.asarray(e, dt)
+        assert _check(E.pow_p, (x, y), {})
+    with np.errstate(all="ignore"):
+        sq = host.run_quiet(host_kernels[E.pow_p], [x, np.asarray(2.0, dt)], {})
+        cube = host.run_quiet(host_kernels[E.pow_p], [x, np.asarray(3.0, dt)], {})
+        _same_bits(sq, np.power(x, dt(2)), "x ** 2 is pow's correctly rounded square")
+        _same_bits(cube, x * x * x, "x ** 3 is x * x * x")
+        fin = np.isfinite(cube) & (np.abs(cube) > np.finfo(dt).tiny)
+        np.testing.assert_allclose(cube[fin], np.power(x, dt(3))[fin], rtol=2 * np.finfo(dt).eps)
+
+
+@pytest.mark.parametrize("dt", [np.float32, np.float64])
+def test_eager_pow_equals_jit_bit_for_bit_for_2_and_3(dt):
+    a = np.concatenate([specials(np.dtype(dt)), np.random.default_rng(2).standard_normal(300).astype(dt) * 5])
+    x = xp.asarray(a)
+    for e in (2, 3, 2.0, 3.0):
+        eager = x ** e
+        assert eager.dtype == x.dtype
+        comp = jit(lambda v, e=e: v ** e)(x)
+        _same_bits(np.asarray(eager), np.asarray(comp), f"x ** {e!r}")
+
+
+def test_select_n_and_reshape_specialised_equal_the_kernel():
+    rng = np.random.default_rng(3)
+    for dt in DTYPES:
+        s = specials(dt)
+        a, b = rng.choice(s, 12), rng.choice(s, 12)
+        p = rng.random(12) < 0.5
+        assert _check(E.select_n_p, (p, a, b), {})
+        _check(E.select_n_p, (p.reshape(3, 4), a.reshape(3, 4), b.reshape(3, 4)), {})
+        _check(E.select_n_p, (np.zeros((0,), bool), a[:0], b[:0]), {})
+        _check(E.select_n_p, (p.astype(np.int32) * 2, a, b, a), {})   # 3-way: the general kernel
+        assert _check(S.reshape_p, (a,), {"new_sizes": (3, 4)}, _relative)
+        assert _check(S.reshape_p, (a.reshape(3, 4).T,), {"new_sizes": (12,)}, _relative)   # (a copy)
+        _check(S.reshape_p, (a[:0],), {"new_sizes": (0, 5)}, _relative)
+
+
+def test_dot_general_specialised_equals_the_kernel():
+    rng = np.random.default_rng(4)
+    mm = (((1,), (0,)), ((), ()))
+    hits = 0
+    for dt in DTYPES:
+        for m, k, n in ((3, 4, 2), (1, 1, 1), (0, 3, 2), (2, 0, 3), (4, 4, 4)):
+            x, y = _values(dt, m * k, rng).reshape(m, k), _values(dt, k * n, rng).reshape(k, n)
+            if dt.kind in "fc":   # (no NaN/inf here: a 0 * inf inside BLAS vs XLA is not what is tested)
+                x, y = np.nan_to_num(x, posinf=2.0, neginf=-2.0), np.nan_to_num(y, posinf=2.0, neginf=-2.0)
+            hits += _check(L.dot_general_p, (x, y), {"dimension_numbers": mm}, _dotted)
+        x = _values(dt, 12, rng).reshape(4, 3)
+        if dt.kind in "fc":
+            x = np.nan_to_num(x, posinf=2.0, neginf=-2.0)
+        _check(L.dot_general_p, (x.T, x), {"dimension_numbers": mm}, _dotted)   # a transposed operand
+        _check(L.dot_general_p, (x, x), {"dimension_numbers": (((0,), (0,)), ((), ()))}, _dotted)
+    assert hits
+
+
+def test_the_eager_signature_cache_keeps_dtypes_apart():
+    """One primitive, several signatures in turn (the per-signature cache must not mix them up)."""
+    for _ in range(3):
+        for dt in (np.float32, np.float64, np.int8, np.uint8, np.bool_):
+            a = np.arange(6).astype(dt).reshape(2, 3)
+            out = xp.sum(xp.asarray(a), axis=0)
+            want = a.sum(axis=0, dtype=np.int64 if dt in (np.int8, np.bool_) else np.uint64 if dt == np.uint8
+                         else dt)
+            assert np.asarray(out).dtype == want.dtype
+            np.testing.assert_array_equal(np.asarray(out), want)
+            f = xp.logical_and if dt == np.bool_ else xp.multiply
+            prod = f(xp.asarray(a), xp.asarray(a))
+            assert np.asarray(prod).dtype == np.dtype(dt)
+            np.testing.assert_array_equal(np.asarray(prod), a & a if dt == np.bool_ else a * a)
