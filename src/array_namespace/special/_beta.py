@@ -178,6 +178,7 @@ def _cf(p, q, x, derivs):
     dd = [-ad * d * d for ad in a1_d]
     g = [-ad / u for ad in a1_d]
     budget = _budget(p, q, x)
+    pq = p + q
     init = (xp.asarray(1, dtype=x.dtype), d, xp.ones_like(x), d, tuple(dd), tuple(zero for _ in dd),
             tuple(g), xp.zeros(x.shape, dtype=xp.bool), zero, zero, zero)
 
@@ -197,15 +198,16 @@ def _cf(p, q, x, derivs):
         # c, d (and their derivatives) run on past an element's convergence: h, g and the last
         # iteration's diagnostics are frozen there (done), and nothing else reads them
         m, h, c, d, dd, dc, g, done, last_m, last_err, last_amp = s
-        m2 = 2 * m
+        pm2 = p + 2 * m
         # even coefficient d_2m = m (q - m) x / ((p + 2m - 1)(p + 2m))
-        den = (p + m2 - 1) * (p + m2)
+        den = (pm2 - 1) * pm2
         ae = m * (q - m) * x / den
-        ae_d = [-ae * (1 / (p + m2 - 1) + 1 / (p + m2)), m * x / den][:nd]
+        ae_d = [-ae * (1 / (pm2 - 1) + 1 / pm2), m * x / den][:nd]
         c1, d1, dc1, dd1, del1, inc1, amp1 = step(c, d, dc, dd, ae, ae_d)
         # odd coefficient d_2m+1 = -(p + m)(p + q + m) x / ((p + 2m)(p + 2m + 1))
-        ao = -(p + m) * (p + q + m) * x / ((p + m2) * (p + m2 + 1))
-        ao_d = [ao * (1 / (p + m) + 1 / (p + q + m) - 1 / (p + m2) - 1 / (p + m2 + 1)), ao / (p + q + m)][:nd]
+        pqm = pq + m
+        ao = -(p + m) * pqm * x / (pm2 * (pm2 + 1))
+        ao_d = [ao * (1 / (p + m) + 1 / pqm - 1 / pm2 - 1 / (pm2 + 1)), ao / pqm][:nd]
         c2, d2, dc2, dd2, del2, inc2, amp2 = step(c1, d1, dc1, dd1, ao, ao_d)
         delta = del1 * del2
         err = xp.abs(delta - 1)
