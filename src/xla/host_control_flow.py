@@ -29,12 +29,6 @@ _perf = time.perf_counter
 _sigs: dict = {}   # (unused: tests/conftest.py's fresh_op_budgets sets it until it resets host_eager._left)
 
 
-def run_np(closed, consts, args, deadline):
-    """The outputs of `closed` (constants `consts` first) on NumPy arrays `args`, as NumPy arrays (its
-    host program: xla/host_program.py)."""
-    return program(closed).run(list(consts) + list(args), deadline)
-
-
 def _while_np(vals, params, deadline, state=None):
     nc, nb = params["cond_nconsts"], params["body_nconsts"]
     cond, body = program(params["cond_jaxpr"]).run, program(params["body_jaxpr"]).run
@@ -124,7 +118,8 @@ def _make(prim, xla_impl):
 
 def run_by_op(closed, consts, raw, seconds):
     """A staged body (`closed`, constants first) run eagerly on host kernels op by op, on NumPy arrays
-    (what `_Staged.eager` does with eval_inline, about twice as fast per equation); its loops give up
+    (its host program, xla/host_program.py: what `_Staged.eager` does with eval_inline, several times as
+    fast per equation); its loops give up
     once `seconds` have passed. Returns the output values, or None when the time ran out (the caller
     compiles)."""
     vals = [runtime._np_of(v) for v in raw]
