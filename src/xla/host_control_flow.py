@@ -119,9 +119,8 @@ def _make(prim, xla_impl):
 def run_by_op(closed, consts, raw, seconds):
     """A staged body (`closed`, constants first) run eagerly on host kernels op by op, on NumPy arrays
     (its host program, xla/host_program.py: what `_Staged.eager` does with eval_inline, several times as
-    fast per equation); its loops give up
-    once `seconds` have passed. Returns the output values, or None when the time ran out (the caller
-    compiles)."""
+    fast per equation); its loops give up once `seconds` have passed. Returns the output values, or None
+    when the time ran out (the caller compiles)."""
     vals = [runtime._np_of(v) for v in raw]
     cvals = [runtime._np_of(c) for c in consts]
     try:
