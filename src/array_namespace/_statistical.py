@@ -116,10 +116,9 @@ def _extreme(fname, prim):
         axes = normalize_axes(axis, x.ndim, fname)
         if builtins.any(x.shape[a] == 0 for a in axes):
             raise ValueError(f"{fname}: zero-size reduction of x (shape {x.shape}) has no identity")
+        # NaN propagates, as in NumPy: XLA's max/min reductions propagate it (jit, eager executables; JAX's
+        # jnp.max relies on it too), and so do the host kernels (np.maximum.reduce)
         v = bind(prim, x._v, axes=axes)
-        if x.dtype in D.REAL_FLOAT:   # NaN propagates, as in NumPy
-            has_nan = bind(R.reduce_or_p, bind(P.ne_p, x._v, x._v), axes=axes)
-            v = P.select_n(has_nan, v, weak_scalar(float("nan"), x.dtype))
         return wrap(_keep(v, x.shape, axes, keepdims))
     f.__name__ = fname
     return f

@@ -143,3 +143,36 @@ def test_matmul_2d_refusals():
     assert w.shape == (2, 0)
     nan = xp.asarray(np.array([[np.nan, 1.0]]))
     assert np.isnan(_np(xp.matmul(nan, xp.asarray(np.ones((2, 1)))))).all()
+
+
+@pytest.mark.parametrize("fname", ["max", "min"])
+@pytest.mark.parametrize("dt", ["float32", "float64"])
+def test_max_min_propagate_nan_eagerly_jitted_and_vmapped(fname, dt):
+    """max/min bind the bare reduction: XLA's and the host kernels' reductions propagate NaN themselves."""
+    from transforms import vmap
+    f = getattr(xp, fname)
+    rng = np.random.default_rng(11)
+    for shape, axis in (((7,), None), ((5, 33), 0), ((5, 33), 1), ((4, 3, 40), (0, 2)), ((1000,), 0)):
+        a = rng.standard_normal(shape).astype(dt)
+        flat = a.reshape(-1)
+        flat[rng.integers(0, flat.size, 3)] = np.nan
+        flat[rng.integers(0, flat.size)] = np.inf if fname == "max" else -np.inf
+        want = getattr(np, fname)(a, axis=axis)
+        for got in (f(xp.asarray(a), axis=axis), jit(lambda v: f(v, axis=axis))(xp.asarray(a))):
+            got = _np(got)
+            assert got.dtype == a.dtype
+            np.testing.assert_array_equal(got, want)   # (NaN where NumPy has NaN)
+    a = rng.standard_normal((6, 9)).astype(dt)
+    a[2, 4] = np.nan
+    got = _np(vmap(lambda r: f(r))(xp.asarray(a)))
+    np.testing.assert_array_equal(got, getattr(np, fname)(a, axis=1))
+    assert np.isnan(_np(f(xp.asarray(np.array([np.nan, np.nan], dt)))))
+
+
+def test_max_gradient_away_from_nan():
+    from transforms import grad
+    a = np.array([1.0, 3.0, 3.0, -2.0])
+    g = _np(grad(lambda v: xp.max(v))(xp.asarray(a)))
+    np.testing.assert_allclose(g, [0.0, 0.5, 0.5, 0.0])   # (ties share the tangent)
+    g = _np(grad(lambda v: xp.min(v * 2.0))(xp.asarray(a)))
+    np.testing.assert_allclose(g, [0.0, 0.0, 0.0, 2.0])

@@ -244,3 +244,26 @@ def test_the_eager_signature_cache_keeps_dtypes_apart():
             prod = f(xp.asarray(a), xp.asarray(a))
             assert np.asarray(prod).dtype == np.dtype(dt)
             np.testing.assert_array_equal(np.asarray(prod), a & a if dt == np.bool_ else a * a)
+
+
+@pytest.mark.parametrize("prim", [R.reduce_max_p, R.reduce_min_p], ids=lambda p: p.name)
+def test_max_min_reductions_propagate_nan_in_xla_and_on_the_host(prim):
+    """xp.max/xp.min bind the bare reduction and rely on this (NumPy's answer: NaN wherever one is reduced)."""
+    rng = np.random.default_rng(5)
+    npf = np.max if prim is R.reduce_max_p else np.min
+    for dt in (np.float16, np.float32, np.float64):
+        for shape, axes in (((1,), (0,)), ((8,), (0,)), ((33,), (0,)), ((1000,), (0,)), ((5, 17), (0,)),
+                            ((5, 17), (1,)), ((64, 3), (0, 1)), ((2, 3, 40), (0, 2))):
+            for trial in range(3):
+                a = rng.standard_normal(shape).astype(dt)
+                flat = a.reshape(-1)
+                flat[rng.integers(0, flat.size)] = np.nan
+                if trial == 1:
+                    flat[[0, -1]] = np.nan
+                if trial == 2:
+                    flat[rng.integers(0, flat.size)] = np.inf
+                want = npf(a, axis=axes)
+                got_xla = _xla(prim, (a,), {"axes": axes})[0]
+                got_host = impl_rules[prim](HostValue(a, _aval(a)), axes=axes).np
+                np.testing.assert_array_equal(got_xla, want)
+                np.testing.assert_array_equal(got_host, want)
