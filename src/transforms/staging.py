@@ -13,6 +13,8 @@ staged jaxpr is closed over exactly what it captured.
 """
 from __future__ import annotations
 
+import struct
+
 import numpy as np
 
 from .backend import backend
@@ -64,6 +66,16 @@ _FOLD_CACHE_MAX = 4096
 
 _py_literals: dict = {}   # (type, value) -> (NumPy scalar, aval) of a Python scalar's literal
 _py_folds: dict = {}      # (prim, type, value, params) -> (NumPy scalar, aval): a Python scalar's folded conversion
+
+
+def _scalar_key(x, t):
+    """A Python scalar as a key that tells apart what converts differently: 0.0 and -0.0, and NaNs (equal to
+    nothing, so keyed by their bits), complex parts likewise."""
+    if t is float:
+        return struct.pack("<d", x) if not x or x != x else x
+    if t is complex:
+        return struct.pack("<dd", x.real, x.imag)
+    return x
 
 
 def _py_literal(x):
@@ -184,14 +196,14 @@ class StagingTrace(Trace):
         its type and sign of zero kept apart; otherwise (a miss, a NaN, an error) staged as any equation."""
         t = type(x)
         try:
-            key = (prim, t, repr(x) if t is complex or (t is float and not x) else x, tuple(params.items()))
+            key = (prim, t, _scalar_key(x, t), tuple(params.items()))
             got = _py_folds.get(key)
         except TypeError:   # an unhashable parameter
             key = got = None
         if got is not None:
             return _tracer(self, Literal(*got))
         out = self.stage_eqn(prim, [_tracer(self, _py_literal(x))], params)
-        if key is not None and x == x and type(out.atom) is Literal:
+        if key is not None and type(out.atom) is Literal:
             if len(_py_folds) >= _FOLD_CACHE_MAX:
                 _py_folds.clear()
             _py_folds[key] = (out.atom.val, out.atom.aval)

@@ -106,6 +106,20 @@ def test_folded_conversions_keep_the_sign_of_zero_and_the_target_dtype():
         assert [(lit.val, lit.aval) for lit in _literals(closed)] == [(2.5, ShapedArray((), np.float32, True))]
 
 
+def test_nan_and_signed_zero_conversions_are_memoized_apart():
+    # NaN equals nothing, so it is keyed by its bits: a NaN constant in a body is folded once, not per trace
+    x32 = xp.ones(3, dtype=xp.float32)
+    _clear()
+    for _ in range(2):
+        (lit,) = _literals(make_jaxpr(lambda a: a * float("nan"))(x32))
+        assert np.isnan(lit.val) and lit.aval == ShapedArray((), np.float32, True)
+        (lit,) = _literals(make_jaxpr(lambda a: a + complex(0.0, -0.0))(xp.ones(3, dtype=xp.complex64)))
+        assert lit.val.dtype == np.complex64 and np.signbit(lit.val.imag)
+        (lit,) = _literals(make_jaxpr(lambda a: a + complex(0.0, 0.0))(xp.ones(3, dtype=xp.complex64)))
+        assert not np.signbit(lit.val.imag)
+    assert any(k[1] is float and k[2] == staging._scalar_key(math.nan, float) for k in staging._py_folds)
+
+
 def test_failures_are_not_cached():
     f64, f32 = ShapedArray((3,), np.float64), ShapedArray((3,), np.float32)
     for _ in range(2):
