@@ -97,6 +97,20 @@ def _runs_on_host(v):
     return _host_by_op(get_aval(v).dtype)
 
 
+_PADS: dict = {}      # (length, fill, dtype, device) -> a padding Array (values are immutable: shared)
+
+
+def _padding(k, fill, like):
+    dev = like.device
+    key = (k, fill, like.dtype, dev)
+    pad = _PADS.get(key)
+    if pad is None:
+        if len(_PADS) >= 256:
+            _PADS.clear()
+        pad = _PADS[key] = full((k,), fill, dtype=like.dtype, device=dev)
+    return pad
+
+
 _BUCKETED = {}
 _SEEN: set = set()     # (fn, bucket size, dtypes) that have run once eagerly
 _SEEN_MAX = 4096
@@ -128,8 +142,9 @@ def bucketed(fn, args, fills, first=None):
         run = _BUCKETED[fn] = compiled(fn)
     flat = []
     for v, fill in zip(args, fills):
-        v = reshape(v, (n,))
-        flat.append(concat([v, full((size - n,), fill, dtype=v.dtype)]) if size > n else v)
+        if len(shape) != 1:
+            v = reshape(v, (n,))
+        flat.append(concat([v, _padding(size - n, fill, v)]) if size > n else v)
     out = run(*flat)
-    cut = lambda o: reshape(o[:n], shape)  # noqa: E731
+    cut = (lambda o: o[:n]) if len(shape) == 1 else (lambda o: reshape(o[:n], shape))
     return tuple(cut(o) for o in out) if isinstance(out, tuple) else cut(out)
