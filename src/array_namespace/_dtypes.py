@@ -154,31 +154,44 @@ def scalar_dtype_for(value, dtype, fname):
     It is the array's dtype, except that a complex scalar next to a real floating array gives
     the complex dtype of the array's precision (2024.12: float32 + 1j -> complex64)."""
     t = type(value)
+    ok = _SCALAR_OK.get((t, dtype))
+    if ok is not None:   # (a pair that passed before, with no per-value check)
+        return ok
     if t is bool:
         if dtype != bool_:
             raise TypeError(f"{fname}: a Python bool can only be combined with a bool array, not {dtype.name}")
-        return dtype
+        return _scalar_ok(t, dtype, dtype)
     if t is int:
         if dtype == bool_:
             raise TypeError(f"{fname}: a Python int cannot be combined with a bool array")
-        if dtype in INTEGER:
+        if dtype in INTEGER:   # (the value's bounds: checked every time)
             info = np.iinfo(dtype)
             if not info.min <= value <= info.max:
                 raise OverflowError(f"{fname}: Python int {value} is out of bounds for {dtype.name}")
-        return dtype
+            return dtype
+        return _scalar_ok(t, dtype, dtype)
     if t is float:
         if dtype not in FLOATING:
             raise TypeError(f"{fname}: a Python float cannot be combined with an array of dtype {dtype.name}; "
                             "convert the array with astype first")
-        return dtype
+        return _scalar_ok(t, dtype, dtype)
     if t is complex:
         if dtype in REAL_FLOAT:
-            return complex_dtype(dtype)
+            return _scalar_ok(t, dtype, complex_dtype(dtype))
         if dtype not in COMPLEX:
             raise TypeError(f"{fname}: a Python complex can only be combined with a floating-point array, "
                             f"not {dtype.name}; convert the array with astype first")
-        return dtype
+        return _scalar_ok(t, dtype, dtype)
     raise TypeError(f"{fname}: expected an array or a Python scalar, got {t.__name__}")
+
+
+_SCALAR_OK: dict = {}   # (Python scalar type, array dtype) -> result dtype, for the pairs without a per-value check
+
+
+def _scalar_ok(t, dtype, out):
+    if len(_SCALAR_OK) < 256:
+        _SCALAR_OK[(t, dtype)] = out
+    return out
 
 
 def default_dtype_of_scalar(value):

@@ -3,6 +3,7 @@ from __future__ import annotations
 
 import numbers
 import operator
+import struct
 
 import numpy as np
 
@@ -10,6 +11,8 @@ from transforms.core import EVAL, trace_state, bind, get_aval
 from transforms.primitives.elementwise import broadcast_shapes, convert_element_type_p
 
 from . import _dtypes as D
+
+_DType = D.DType
 
 _SCALARS = (bool, int, float, complex)
 _SCALAR_SET = frozenset(_SCALARS)
@@ -30,20 +33,28 @@ def weak_scalar(value, dtype):
     """`value` (a Python scalar) as a weakly typed 0-d raw value of `dtype`. Eagerly the converted value
     is reused (x + 1 in a loop converts 1 once), keyed so that -0.0 and 0.0 (and signed complex zeros)
     stay apart, never for NaN; a reused value that was donated to a jitted function is made anew."""
+    if type(dtype) is _DType:
+        dtype = dtype._np   # (the engine's params hold NumPy dtypes)
     if trace_state.trace is EVAL:
         t = type(value)
         if t in _SCALAR_SET:
-            key = (t, repr(value) if t is complex or (t is float and not value) else value, dtype)
+            if value != value:   # NaN: keyed by its bits (NaN != NaN would miss every time)
+                key = (t, struct.pack("<d", value) if t is float else struct.pack("<dd", value.real, value.imag),
+                       dtype)
+            else:
+                key = (t, repr(value) if t is complex or (t is float and not value) else value, dtype)
             v = _WEAK.get(key)
             if v is None or v.is_deleted():
                 v = bind(convert_element_type_p, value, new_dtype=dtype, weak_type=True)
-                if value == value and len(_WEAK) < 1024:
+                if len(_WEAK) < 1024:
                     _WEAK[key] = v
             return v
     return bind(convert_element_type_p, value, new_dtype=dtype, weak_type=True)
 
 
 def cast(v, dtype):
+    if type(dtype) is _DType:
+        dtype = dtype._np   # (the engine's params hold NumPy dtypes; np == np compares in C)
     a = get_aval(v)
     if a.dtype == dtype and not a.weak_type:
         return v

@@ -269,6 +269,8 @@ def all(x, /, *, axis=None, keepdims=False):
     x = as_array(x, "all")
     axes = normalize_axes(axis, x.ndim, "all")
     b = cast(x._v, D.bool_)
+    if not axes:   # (nothing reduced, e.g. a 0-d x: the truth values themselves)
+        return wrap(b)
     return wrap(_keep(bind(R.reduce_and_p, b, axes=axes), x.shape, axes, keepdims))
 
 
@@ -287,4 +289,6 @@ def any(x, /, *, axis=None, keepdims=False):
     x = as_array(x, "any")
     axes = normalize_axes(axis, x.ndim, "any")
     b = cast(x._v, D.bool_)
+    if not axes:   # (nothing reduced, e.g. a 0-d x: the truth values themselves)
+        return wrap(b)
     return wrap(_keep(bind(R.reduce_or_p, b, axes=axes), x.shape, axes, keepdims))

@@ -418,3 +418,17 @@ def _s_select_n(avals, params):
 
 
 specializers[E.select_n_p] = _s_select_n
+
+
+def _s_convert(avals, params):
+    a, b = avals[0].dtype, np.dtype(params["new_dtype"])
+    if a == b:
+        return lambda x: x
+    if a.kind == "c" or (a.kind == "f" and b.kind in _INT):
+        return None   # (the kernel: real parts; XLA's saturating float -> int)
+    if b.kind == "b":
+        return lambda x: np.not_equal(x, 0)
+    return lambda x: x.astype(b)
+
+
+specializers[E.convert_element_type_p] = _s_convert

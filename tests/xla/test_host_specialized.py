@@ -121,7 +121,7 @@ def _dotted(got, want, what, args):
 
 def test_every_specialised_primitive_is_covered_here():
     covered = set(_UNARY_PRIMS) | set(_BINARY_PRIMS) | {E.select_n_p, E.pow_p, E.div_p, E.rem_p, L.dot_general_p,
-                                                        S.reshape_p} | set(_REDUCERS)
+                                                        S.reshape_p, E.convert_element_type_p} | set(_REDUCERS)
     assert set(specializers) <= covered, set(specializers) - covered
 
 
@@ -267,3 +267,39 @@ def test_max_min_reductions_propagate_nan_in_xla_and_on_the_host(prim):
                 got_host = impl_rules[prim](HostValue(a, _aval(a)), axes=axes).np
                 np.testing.assert_array_equal(got_xla, want)
                 np.testing.assert_array_equal(got_host, want)
+
+
+def test_convert_element_type_specialised_equals_the_kernel():
+    hits = 0
+    for a in DTYPES:
+        x = specials(a)
+        for b in DTYPES:
+            for v in (x, x[:1].reshape(()), x[:0]):
+                with np.errstate(all="ignore"):
+                    hits += _check(E.convert_element_type_p, (v,), {"new_dtype": b, "weak_type": False})
+    assert hits
+
+
+def test_alternating_signatures_on_one_operand_stay_apart():
+    """The eager impls recognise the last signature per first operand by identity: one operand met in turn with
+    other params, other second operands and another arity must give each call its own result."""
+    a = np.arange(12.0).reshape(3, 4)
+    v = HostValue(a, _aval(a))
+    w0, w1 = np.asarray(2.0), np.full((3, 4), 3.0)
+    hw0, hw1 = HostValue(w0, _aval(w0)), HostValue(w1, _aval(w1))
+    p = np.array([[True, False, True, False]] * 3)
+    hp = HostValue(p, _aval(p))
+    sum_, conv, add, sel = (impl_rules[q] for q in (R.reduce_sum_p, E.convert_element_type_p, E.add_p, E.select_n_p))
+    for _ in range(3):
+        for axes, want in (((0,), a.sum(0)), ((1,), a.sum(1)), ((0, 1), a.sum())):
+            np.testing.assert_array_equal(sum_(v, axes=axes).np, want)
+        for dt in (np.dtype(np.float32), np.dtype(bool), np.dtype(np.int32)):
+            out = conv(v, new_dtype=dt, weak_type=False)
+            assert out.np.dtype == dt and out.aval.dtype == dt and not out.aval.weak_type
+        assert conv(v, new_dtype=np.dtype(np.float64), weak_type=True).aval.weak_type
+        np.testing.assert_array_equal(add(v, hw0).np, a + 2.0)
+        np.testing.assert_array_equal(add(v, hw1).np, a + 3.0)
+        np.testing.assert_array_equal(add(v, v).np, a + a)
+        np.testing.assert_array_equal(sel(hp, v, hw1).np, np.where(p, w1, a))
+        np.testing.assert_array_equal(sel(hp, hw1, v).np, np.where(p, a, w1))
+        np.testing.assert_array_equal(sel(hp, v).np, a)
