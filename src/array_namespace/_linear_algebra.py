@@ -13,6 +13,7 @@ from ._helpers import as_array, as_int, cast, check_broadcast, check_kind, is_in
 
 
 _NUMERIC = frozenset(D.NUMERIC)
+_NUMERIC_NP = frozenset(d.dtype for d in D.NUMERIC)   # (NumPy dtypes: membership compares in C)
 
 
 def _operands(fname, x1, x2):
@@ -43,10 +44,9 @@ def matmul(x1, x2, /):
     """
     if type(x1) is Array and type(x2) is Array:   # the commonest case first: 2-D @ 2-D, one numeric dtype
         a, b = x1._v, x2._v
-        ta, tb = a.aval, b.aval
-        s1, s2 = ta.shape, tb.shape
-        if (len(s1) == 2 and len(s2) == 2 and s1[1] == s2[0] and ta.dtype == tb.dtype and ta.dtype in _NUMERIC
-                and not ta.weak_type and not tb.weak_type):
+        (s1, d1, w1), (s2, d2, w2) = a.aval, b.aval   # (shape, dtype, weak_type)
+        if (len(s1) == 2 and len(s2) == 2 and s1[1] == s2[0] and d1 == d2 and d1 in _NUMERIC_NP
+                and not w1 and not w2):
             return wrap(bind(L.dot_general_p, a, b, dimension_numbers=_MATMUL_2D))
     x1, x2, a, b = _operands("matmul", x1, x2)
     s1, s2 = x1.shape, x2.shape
