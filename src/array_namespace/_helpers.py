@@ -134,8 +134,9 @@ def binary(fname, x1, x2, broadcast=True):
             v2 = x2._v
             a2 = v2.aval
             d1, d2 = a1.dtype, a2.dtype
-            if broadcast and a1.shape != a2.shape:
-                check_broadcast(fname, a1.shape, a2.shape)
+            s1, s2 = a1.shape, a2.shape
+            if broadcast and s1 != s2 and s1 and s2:   # (a 0-d operand broadcasts with anything)
+                check_broadcast(fname, s1, s2)
             if d1 == d2:
                 return v1, v2, d1
             if a1.weak_type != a2.weak_type:

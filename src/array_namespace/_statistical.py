@@ -48,6 +48,7 @@ def _acc_dtype(fname, x, dtype):
 # bool or another int-like type never takes a plan). Bounded: cleared when full.
 _SUM_PLANS: dict = {}
 _MOMENT_PLANS: dict = {}
+_PLANS: dict = {}   # (function name, aval, axis) -> its plan (max, min, any, all)
 _PLANS_MAX = 1024
 
 
@@ -109,17 +110,35 @@ def prod(x, /, *, axis=None, dtype=None, keepdims=False):
     return wrap(_keep(bind(R.reduce_prod_p, cast(x._v, dt), axes=axes), x.shape, axes, keepdims))
 
 
+def _planned(fname, x, axis, make):
+    """(x's raw value, the plan for x and axis): kept from an earlier call on the same operand type and axis (None
+    or a Python int), or made by make(x) -- which validates, raising as the function documents -- and kept."""
+    if type(x) is Array and (axis is None or type(axis) is int):
+        v = x._v
+        key = (fname, v.aval, axis)
+        plan = _PLANS.get(key)
+        if plan is None:
+            plan = make(x, axis)
+            _remember(_PLANS, key, plan)
+        return v, plan
+    x = as_array(x, fname)
+    return x._v, make(x, axis)
+
+
 def _extreme(fname, prim):
-    def f(x, /, *, axis=None, keepdims=False):
-        x = as_array(x, fname)
+    def make(x, axis):
         check_kind(fname, x.dtype, D.REAL_NUMERIC_OR_BOOL, "a real-valued")
         axes = normalize_axes(axis, x.ndim, fname)
         if builtins.any(x.shape[a] == 0 for a in axes):
             raise ValueError(f"{fname}: zero-size reduction of x (shape {x.shape}) has no identity")
+        return axes
+
+    def f(x, /, *, axis=None, keepdims=False):
+        v, axes = _planned(fname, x, axis, make)
         # NaN propagates, as in NumPy: XLA's max/min reductions propagate it (jit, eager executables; JAX's
         # jnp.max relies on it too), and so do the host kernels (np.maximum.reduce)
-        v = bind(prim, x._v, axes=axes)
-        return wrap(_keep(v, x.shape, axes, keepdims))
+        out = bind(prim, v, axes=axes)
+        return wrap(_keep(out, v.aval.shape, axes, keepdims) if keepdims else out)
     f.__name__ = fname
     return f
 
@@ -254,6 +273,17 @@ def std(x, /, *, axis=None, correction=0.0, keepdims=False):
     return _var(x, axis, correction, keepdims, "std")
 
 
+_BOOL = D.bool_.dtype
+
+
+def _all_axes(x, axis):
+    return normalize_axes(axis, x.ndim, "all")
+
+
+def _any_axes(x, axis):
+    return normalize_axes(axis, x.ndim, "any")
+
+
 def all(x, /, *, axis=None, keepdims=False):
     """Whether every element of x over the given axes is true (non-zero).
 
@@ -266,12 +296,12 @@ def all(x, /, *, axis=None, keepdims=False):
     >>> xp.all(xp.asarray([[True, False], [True, True]]), axis=1)
     Array([False,  True])
     """
-    x = as_array(x, "all")
-    axes = normalize_axes(axis, x.ndim, "all")
-    b = cast(x._v, D.bool_)
+    v, axes = _planned("all", x, axis, _all_axes)
+    b = cast(v, _BOOL)
     if not axes:   # (nothing reduced, e.g. a 0-d x: the truth values themselves)
         return wrap(b)
-    return wrap(_keep(bind(R.reduce_and_p, b, axes=axes), x.shape, axes, keepdims))
+    out = bind(R.reduce_and_p, b, axes=axes)
+    return wrap(_keep(out, v.aval.shape, axes, keepdims) if keepdims else out)
 
 
 def any(x, /, *, axis=None, keepdims=False):
@@ -286,9 +316,9 @@ def any(x, /, *, axis=None, keepdims=False):
     >>> xp.any(xp.asarray([0, 0, 2]))
     Array(True)
     """
-    x = as_array(x, "any")
-    axes = normalize_axes(axis, x.ndim, "any")
-    b = cast(x._v, D.bool_)
+    v, axes = _planned("any", x, axis, _any_axes)
+    b = cast(v, _BOOL)
     if not axes:   # (nothing reduced, e.g. a 0-d x: the truth values themselves)
         return wrap(b)
-    return wrap(_keep(bind(R.reduce_or_p, b, axes=axes), x.shape, axes, keepdims))
+    out = bind(R.reduce_or_p, b, axes=axes)
+    return wrap(_keep(out, v.aval.shape, axes, keepdims) if keepdims else out)

@@ -176,3 +176,37 @@ def test_max_gradient_away_from_nan():
     np.testing.assert_allclose(g, [0.0, 0.5, 0.5, 0.0])   # (ties share the tangent)
     g = _np(grad(lambda v: xp.min(v * 2.0))(xp.asarray(a)))
     np.testing.assert_allclose(g, [0.0, 0.0, 0.0, 2.0])
+
+
+def test_max_min_any_all_plans_keep_validating():
+    x = xp.asarray(np.array([[1.0, 5.0, -2.0], [0.5, 0.0, 3.0]]))
+    b = xp.asarray(np.array([[True, False, True], [False, False, True]]))
+    for _ in range(3):
+        for axis in (None, 0, 1, -1):
+            for keepdims in (False, True):
+                a = np.asarray(x)
+                np.testing.assert_array_equal(_np(xp.max(x, axis=axis, keepdims=keepdims)),
+                                              a.max(axis=axis, keepdims=keepdims))
+                np.testing.assert_array_equal(_np(xp.min(x, axis=axis, keepdims=keepdims)),
+                                              a.min(axis=axis, keepdims=keepdims))
+                for f, g in ((xp.any, np.any), (xp.all, np.all)):
+                    for arr in (b, x):
+                        got = _np(f(arr, axis=axis, keepdims=keepdims))
+                        assert got.dtype == np.bool_
+                        np.testing.assert_array_equal(got, g(np.asarray(arr), axis=axis, keepdims=keepdims))
+        for f in (xp.max, xp.min, xp.any, xp.all):
+            with pytest.raises(TypeError):
+                f(x, axis=True)
+            with pytest.raises(IndexError):
+                f(x, axis=2)
+        e = xp.asarray(np.zeros((0, 3)))
+        for f in (xp.max, xp.min):
+            with pytest.raises(ValueError):
+                f(e, axis=0)
+            assert f(e, axis=1).shape == (0,)
+        with pytest.raises(TypeError):
+            xp.max(xp.asarray(np.array([1j])))
+        assert _np(xp.any(e)) == np.False_ and _np(xp.all(e)) == np.True_
+        z = xp.asarray(np.float64(0.0))
+        assert _np(xp.any(z)) == np.False_ and _np(xp.all(xp.asarray(np.float64(2.0)))) == np.True_
+        assert xp.any(z).dtype == xp.bool and xp.any(z).shape == ()
