@@ -181,12 +181,20 @@ _HALF_LOG_2PI = 0.5 * math.log(2 * math.pi)
 _LOG_PI = math.log(math.pi)
 
 
+_LANCZOS_K = np.arange(1.0, 9.0)
+_LANCZOS_C = np.array(_LANCZOS[1:])
+_LANCZOS_ROWS = 4096    # elements above which the series' terms are summed row by row (no 8x temporary)
+
+
 def _lgamma_lanczos(x):
     """log Gamma(x) for x >= 1/2."""
     z = x - 1.0
-    s = np.full(x.shape, _LANCZOS[0]) if x.ndim else np.float64(_LANCZOS[0])
-    for k in range(1, 9):
-        s = s + _LANCZOS[k] / (z + k)
+    if x.size <= _LANCZOS_ROWS:      # the eight terms at once: a few NumPy calls rather than two dozen
+        s = _LANCZOS[0] + (_LANCZOS_C / (z[..., None] + _LANCZOS_K)).sum(axis=-1)
+    else:
+        s = np.full(x.shape, _LANCZOS[0])
+        for k in range(1, 9):
+            s = s + _LANCZOS[k] / (z + k)
     t = z + (_LANCZOS_G + 0.5)
     return _HALF_LOG_2PI + (z + 0.5) * np.log(t) - t + np.log(s)
 
@@ -200,6 +208,8 @@ def _sinpi_abs(x):
 
 
 def lgamma64(x):
+    if x.size and ((x >= 0.5) & (x < np.inf)).all():    # the usual case: no reflection, pole or infinity
+        return _lgamma_lanczos(x)
     refl = x < 0.5
     pole = (x <= 0) & (np.floor(x) == x)
     y = np.where(refl, 1.0 - x, x)
