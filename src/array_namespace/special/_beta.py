@@ -19,6 +19,7 @@ from __future__ import annotations
 import numpy as np
 
 from transforms import custom_jvp, while_loop
+from transforms.core import EVAL, trace_state
 
 from .._helpers import wrap
 from .._staged import bucketed
@@ -66,6 +67,17 @@ def _xlogy(c, lx):
     return xp.where(c == 0, 0.0, c * lx)
 
 
+def _eager_none(mask):
+    """Whether `mask` is, eagerly, all False (a form computed only for its elements is then skipped: the
+    select that would take it takes none of it). Traced (staged, jit, vmap, grad): False, both are kept."""
+    return trace_state.trace is EVAL and not bool(_xp().any(mask))
+
+
+def _eager_all(mask):
+    """Whether `mask` is, eagerly, all True (see _eager_none)."""
+    return trace_state.trace is EVAL and bool(_xp().all(mask))
+
+
 # ------------------------------------------------------------------------------ betaln
 _LOG_SQRT_2PI = 0.5 * np.log(2 * np.pi)
 _STIRLING = (1 / 12, -1 / 360, 1 / 1260, -1 / 1680, 1 / 1188, -691 / 360360, 1 / 156, -3617 / 122400)
@@ -90,17 +102,22 @@ def _betaln_pos(a, b, big=True):
     lo, hi = xp.minimum(a, b), xp.maximum(a, b)
     both = lo >= 10.0
     mixed = (hi >= 10.0) & ~both
-    # lo < 10 <= hi: lgamma(lo) + [lgamma(hi) - lgamma(hi + lo)] with the bracket by Stirling
-    l2, h2 = xp.where(mixed, lo, 1.0), xp.where(mixed, hi, 10.0)
-    r = l2 / h2
-    lp = xp.log1p(r)
-    v_mixed = (gammaln(l2) - h2 * (lp - r) + 0.5 * lp - l2 * xp.log(h2 + l2)
-               + _stirling_corr(h2) - _stirling_corr(h2 + l2))
-    # both < 10
     gen = ~(both | mixed)
-    a3, b3 = xp.where(gen, a, 1.0), xp.where(gen, b, 1.0)
-    v_gen = gammaln(a3) + gammaln(b3) - gammaln(a3 + b3)
-    out = xp.where(mixed, v_mixed, v_gen)
+    out = None
+    if not _eager_none(gen):
+        # both < 10
+        a3, b3 = xp.where(gen, a, 1.0), xp.where(gen, b, 1.0)
+        out = gammaln(a3) + gammaln(b3) - gammaln(a3 + b3)
+    if not _eager_none(mixed):
+        # lo < 10 <= hi: lgamma(lo) + [lgamma(hi) - lgamma(hi + lo)] with the bracket by Stirling
+        l2, h2 = xp.where(mixed, lo, 1.0), xp.where(mixed, hi, 10.0)
+        r = l2 / h2
+        lp = xp.log1p(r)
+        v_mixed = (gammaln(l2) - h2 * (lp - r) + 0.5 * lp - l2 * xp.log(h2 + l2)
+                   + _stirling_corr(h2) - _stirling_corr(h2 + l2))
+        out = v_mixed if out is None else xp.where(mixed, v_mixed, out)
+    if out is None:            # (every element both >= 10, eagerly)
+        out = xp.zeros_like(a)
     if not big:
         return out
     # both >= 10: log sqrt(2pi) - log(lo)/2 + lo log(lo/(lo+hi)) - (hi - 1/2) log1p(lo/hi) + corrections
@@ -265,10 +282,6 @@ def _ibeta_parts(a, b, x, y, derivs):
     """(I, 1 - I) for valid a, b > 0 and 0 <= x <= 1 with y = 1 - x given separately; with derivs
     also (dI/da, dI/db)."""
     xp = _xp()
-    # log of x near 1 from the small y by log1p (y may be a rounded 1 - x); not beyond 0.25,
-    # where XLA's log1p is log(1 + x) and a rounded 1 - x is as good
-    lx = xp.where(y < 0.25, xp.log1p(-y), xp.log(x))
-    ly = xp.where(x < 0.25, xp.log1p(-x), xp.log(y))
     # the fraction for I_x(p, q) converges fast for x < (p+1)/(p+q+2); but where its first term
     # 1 - (p+q)x/(p+1) = (a(1-x) - bx + 1)/(a+1) nearly cancels (a >> b, x near 1) it is
     # ill-conditioned, while the swapped side converges in ~a(1-x) terms and 1 - J keeps its
@@ -276,20 +289,30 @@ def _ibeta_parts(a, b, x, y, derivs):
     ay = a * y
     swap = (x * (a + b + 2) > a + 1) | ((ay < b + 3) & (ay < 30) & (ay - b * x + 1 < 0.05 * (a + 1)))
     p, q = xp.where(swap, b, a), xp.where(swap, a, b)
-    lxx, lyy = xp.where(swap, ly, lx), xp.where(swap, lx, ly)
-    h, dh = _cf(p, q, xp.where(swap, y, x), derivs)
+    xx, yy = xp.where(swap, y, x), xp.where(swap, x, y)
+    h, dh = _cf(p, q, xx, derivs)
+    big = (p >= 10) & (q >= 10)
+    all_big = not derivs and _eager_all(big)
+    if not all_big:
+        # log of x near 1 from the small y by log1p (y may be a rounded 1 - x); not beyond 0.25,
+        # where XLA's log1p is log(1 + x) and a rounded 1 - x is as good
+        lx = xp.where(y < 0.25, xp.log1p(-y), xp.log(x))
+        ly = xp.where(x < 0.25, xp.log1p(-x), xp.log(y))
+        lxx, lyy = xp.where(swap, ly, lx), xp.where(swap, lx, ly)
     if derivs:
         from transforms import jvp
         one, zero = xp.ones_like(p), xp.zeros_like(p)
         bl, bl_p = jvp(_betaln_pos, (p, q), (one, zero))
         _, bl_q = jvp(_betaln_pos, (p, q), (zero, one))
-    else:
+    elif not all_big:
         bl = _betaln_pos(p, q, big=False)     # (where p, q >= 10 the front is _log_front_big's)
-    front = xp.exp(_xlogy(p, lxx) + _xlogy(q, lyy) - bl) / p
-    big = (p >= 10) & (q >= 10)
-    xx, yy = xp.where(swap, y, x), xp.where(swap, x, y)
-    front = xp.where(big, xp.exp(_log_front_big(xp.where(big, p, 10.0), xp.where(big, q, 10.0),
-                                                xp.where(big, xx, 0.5), xp.where(big, yy, 0.5))), front)
+    if all_big:                # (what the select below would take, without the other form)
+        front = xp.exp(_log_front_big(p, q, xx, yy))
+    else:
+        front = xp.exp(_xlogy(p, lxx) + _xlogy(q, lyy) - bl) / p
+        if not _eager_none(big):
+            front = xp.where(big, xp.exp(_log_front_big(xp.where(big, p, 10.0), xp.where(big, q, 10.0),
+                                                        xp.where(big, xx, 0.5), xp.where(big, yy, 0.5))), front)
     j = front * h
     ib = xp.where(swap, 1 - j, j)
     ic = xp.where(swap, j, 1 - j)
