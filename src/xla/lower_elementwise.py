@@ -7,7 +7,7 @@ from transforms.primitives import elementwise as E
 
 from ._jaxlib import chlo, hlo
 from .host import host_kernels, specializers
-from .lower_elementwise_complex import COMPLEX_KERNELS, complex_pow
+from .lower_elementwise_complex import COMPLEX_KERNELS, complex_div, complex_pow, complex_sign
 from .lowering import broadcast_to, constant, lowering_rules, ttype
 
 
@@ -172,7 +172,7 @@ def _h_sign(x):
     if k in "if":
         s = np.sign(x)   # NaN -> NaN; XLA keeps the sign of zero: sign(-0.0) = -0.0
         return np.where(x == 0, x, s) if k == "f" else s
-    return NotImplemented
+    return complex_sign(x) if k == "c" else NotImplemented
 
 
 def _h_not(x):
@@ -256,7 +256,9 @@ def _safe_divisor(x, y):
 def _h_div(x, y):
     k = x.dtype.kind
     if k == "f":
-        return np.true_divide(x, y)   # (complex division's special values differ: left to XLA)
+        return np.true_divide(x, y)
+    if k == "c":
+        return complex_div(x, y)   # (XLA's Smith algorithm, not NumPy's: xla/lower_elementwise_complex.py)
     if k not in _INT:
         return NotImplemented
     d, zero = _safe_divisor(x, y)

@@ -19,14 +19,14 @@ from xla import host, runtime
 from xla.host import host_kernels
 from xla.lower_elementwise_complex import COMPLEX_KERNELS
 
-from test_host_kernels import _host, _xla, compare
+from test_host_kernels import _host, _xla, compare, flushed, subnormal
 
 pytestmark = pytest.mark.skipif(host.MODE == "xla", reason="host kernels switched off (ARRAY_NAMESPACE_EAGER=xla)")
 
 CDTYPES = [np.dtype(np.complex64), np.dtype(np.complex128)]
 COVERED = sorted(COMPLEX_KERNELS, key=lambda p: p.name)
 POLES = {E.atan_p, E.atanh_p}   # decline re (atanh) / im (atan) == +-1 with the other part tiny
-DECLINED = [E.sin_p, E.cos_p, E.sinh_p, E.cosh_p, E.log1p_p, E.expm1_p, E.sign_p]
+DECLINED = [E.sin_p, E.cos_p, E.sinh_p, E.cosh_p, E.log1p_p, E.expm1_p]
 
 
 def grid(dt, zeros=True, nonfinite=False):
@@ -95,7 +95,7 @@ def test_the_pole_neighbourhoods_decline():
 def test_these_complex_functions_still_decline(prim):
     """sin/cos/sinh/cosh/log1p/expm1: XLA's formulas lose digits in ordinary regions (sin(1.73 +
     0.0081j) in complex64 is off in the fourth digit, sinh(1e-20 + 1e-20j) has real part 0), so no
-    NumPy kernel equals them; sign: not done."""
+    NumPy kernel equals them."""
     for dt in CDTYPES:
         assert not _takes(prim, np.array([0.5 + 0.25j], dt))
 
@@ -204,3 +204,95 @@ def test_namespace_pow_compiles_nothing_on_new_shapes_and_equals_jit(fresh_op_bu
             for g, wnt, e in zip(got, want, (w, 2.5, 0.5 + 1j)):
                 assert g.dtype == wnt.dtype == dt
                 pow_close(g, wnt, z, np.asarray(e, dt), f"xp.pow[{dt.name}]")
+
+
+# ------------------------------------------------------------------ division and sign (complex_div, complex_sign)
+def _parts_grid(dt, vals):
+    ft = np.float32 if dt == np.complex64 else np.float64
+    v = np.array(vals, ft)
+    g = np.empty((len(v), len(v)), dt)
+    g.real, g.imag = v[:, None], v[None, :]
+    return g.reshape(-1)
+
+
+def _div_pairs(dt):
+    """Every pair from a grid of parts (+-0, +-inf, NaN, the largest and smallest normal, huge, tiny, ordinary),
+    random pairs, pairs whose numerator parts cancel (y = x (1 + 1e-7 t)), pairs over a wide exponent range."""
+    ft = np.float32 if dt == np.complex64 else np.float64
+    fi = np.finfo(ft)
+    big, small, e = (1e30, 1e-30, 40) if ft == np.float32 else (1e300, 1e-300, 300)
+    g = _parts_grid(dt, [0.0, -0.0, 1, -1, 2.5, -3, 1e-3, 7, np.inf, -np.inf, np.nan, big, -big, small,
+                         1e10, 1e-10, float(fi.max), float(fi.tiny), 3e-20, 1e20])
+    x, y = np.repeat(g, len(g)), np.tile(g, len(g))
+    rng = np.random.default_rng(5)
+    r = rng.normal(size=(4, 4000))
+    sc = 10.0 ** rng.uniform(-e, e, size=(4, 4000))
+    xr = (r[0] + 1j * r[1]).astype(dt)
+    with np.errstate(over="ignore"):   # (complex64: some scaled parts overflow to inf)
+        x = np.concatenate([x, xr, xr, (r[0] * sc[0] + 1j * r[1] * sc[1]).astype(dt)])
+        y = np.concatenate([y, (r[2] + 1j * r[3]).astype(dt), (xr * (1 + 1e-7 * r[2])).astype(dt),
+                            (r[2] * sc[2] + 1j * r[3] * sc[3]).astype(dt)])
+    return x, y
+
+
+def assert_bits_equal(got, want, inputs, what):
+    """Bit for bit (NaN for NaN, signs of zeros), except where an input is subnormal (XLA reads it as 0);
+    the host's subnormal results flushed (XLA's CPU code flushes them)."""
+    keep = ~np.logical_or.reduce([np.broadcast_to(subnormal(i), want.shape) for i in inputs])
+    got, want = flushed(got)[keep], want[keep]
+    for g, w in ((got.real, want.real), (got.imag, want.imag)):
+        same = ((g == w) & (np.signbit(g) == np.signbit(w))) | (np.isnan(g) & np.isnan(w))
+        assert same.all(), (what, got[~same][:6], want[~same][:6])
+
+
+@pytest.mark.parametrize("dt", CDTYPES, ids=str)
+def test_complex_div_on_host_equals_xla(dt):
+    x, y = _div_pairs(dt)
+    assert host.run_quiet(host_kernels[E.div_p], [x, y], {}) is not NotImplemented   # every value, inf/NaN too
+    got, want = _host(E.div_p, [x, y], {})[0], _xla(E.div_p, [x, y], {})[0]
+    assert got.dtype == want.dtype == dt
+    compare(got, want, [x, y], f"div[{dt.name}]")
+    if dt == np.complex64:
+        assert_bits_equal(got, want, [x, y], "div[complex64]")   # the fused multiply-adds emulated exactly
+    else:
+        # float64's fused multiply-add is emulated (Dekker + TwoSum), to the bit but where a tie of the
+        # product is broken by a far smaller addend: bit for bit on the random, cancelling and scaled pairs
+        n = len(x) - 3 * 4000
+        assert_bits_equal(got[n:], want[n:], [x[n:], y[n:]], "div[complex128]")
+    # a cancelling numerator: NumPy's own x / y is off in most digits of the imaginary part, the kernel is not
+    c = slice(len(x) - 2 * 4000, len(x) - 4000)
+    assert np.abs((x[c] / y[c]).imag - want[c].imag).max() > 1e3 * np.abs(got[c].imag - want[c].imag).max()
+    # broadcasting: a 0-d divisor, a 0-d numerator
+    for a, b in ((x[:60], np.asarray(y[70])), (np.asarray(x[90]), y[:60]), (x[:60], np.asarray(dt.type(0)))):
+        got = _host(E.div_p, [a, b], {})[0]
+        assert_bits_equal(got, _xla(E.div_p, [a, b], {})[0], [a, b], f"div[{dt.name}] 0-d")
+
+
+@pytest.mark.parametrize("dt", CDTYPES, ids=str)
+def test_complex_sign_on_host_equals_xla(dt):
+    ft = np.float32 if dt == np.complex64 else np.float64
+    fi = np.finfo(ft)
+    rng = np.random.default_rng(7)
+    r = rng.normal(size=(2, 4000))
+    x = np.concatenate([_parts_grid(dt, [0.0, -0.0, 1, -1, 2.5, -3, 1e-3, 7, np.inf, -np.inf, np.nan, 1e30, -1e-30,
+                                         float(fi.max), float(fi.tiny), 3e-20, 1e20]), (r[0] + 1j * r[1]).astype(dt)])
+    got = _host(E.sign_p, [x], {})
+    assert got is not None and got[0].dtype == dt
+    assert_bits_equal(got[0], _xla(E.sign_p, [x], {})[0], [x], f"sign[{dt.name}]")
+
+
+@pytest.mark.parametrize("name", ["divide", "sign", "truediv", "reciprocal"])
+def test_namespace_division_and_sign_compile_nothing_on_new_shapes_and_equal_jit(name, fresh_op_budgets):
+    f = {"divide": lambda a, b: xp.divide(a, b), "sign": lambda a, b: xp.sign(a), "truediv": lambda a, b: a / b,
+         "reciprocal": lambda a, b: 1 / b}[name]
+    for dt in CDTYPES:
+        for n in (29, 31, 37):   # new shapes each
+            z, w = _values(dt, n, n), _values(dt, n, n + 1)[::-1].copy()
+            w[3] = 0   # a zero divisor
+            a, b = xp.asarray(z), xp.asarray(w)
+            before = runtime.compile_calls[0]
+            got = np.asarray(f(a, b))
+            assert runtime.compile_calls[0] == before, (name, dt, n)
+            want = np.asarray(jit(f)(a, b))
+            assert got.dtype == want.dtype == dt
+            assert_bits_equal(got, want, [z, w], f"xp.{name}[{dt.name}]")
