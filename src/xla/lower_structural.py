@@ -162,7 +162,21 @@ def _h_iota(*, dtype, shape, dimension):
 
 host_kernels[S.broadcast_in_dim_p] = _h_broadcast_in_dim
 host_kernels[S.reshape_p] = lambda x, *, new_sizes: x.reshape(new_sizes)
-host_kernels[S.transpose_p] = lambda x, *, permutation: np.transpose(x, permutation)
+
+
+# A transpose is laid out row-major (as XLA's) up to this many elements: library code moves the reduced axis
+# last (scipy's axis handling) and then reduces along it, reshapes and indexes -- on a strided view each of
+# those pays again (NumPy's reduction along a strided axis ran ~3x slower, a reshape copied), on a copy once
+# (~0.6 ns/element). Larger transposes stay views: their consumers are mostly BLAS, which takes them as they are.
+TRANSPOSE_COPY_MAX = 1 << 18
+
+
+def _h_transpose(x, *, permutation):
+    out = np.transpose(x, permutation)
+    return np.ascontiguousarray(out) if out.size <= TRANSPOSE_COPY_MAX else out
+
+
+host_kernels[S.transpose_p] = _h_transpose
 host_kernels[S.concatenate_p] = lambda *xs, dimension: np.concatenate(xs, axis=dimension)
 host_kernels[S.slice_p] = lambda x, *, start_indices, limit_indices, strides: x[tuple(
     slice(s, l, st) for s, l, st in zip(start_indices, limit_indices, strides))]

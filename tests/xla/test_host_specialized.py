@@ -303,3 +303,24 @@ def test_alternating_signatures_on_one_operand_stay_apart():
         np.testing.assert_array_equal(sel(hp, v, hw1).np, np.where(p, w1, a))
         np.testing.assert_array_equal(sel(hp, hw1, v).np, np.where(p, a, w1))
         np.testing.assert_array_equal(sel(hp, v).np, a)
+
+
+def test_transposes_are_laid_out_row_major_up_to_a_size(monkeypatch):
+    """Below TRANSPOSE_COPY_MAX elements a host transpose is a C-contiguous copy (later reductions along the moved
+    axis and reshapes run on contiguous data); above it a view. Values equal XLA's either way."""
+    from xla import lower_structural as LS
+    rng = np.random.default_rng(6)
+    for dt in (np.float32, np.float64, np.int8, np.bool_, np.complex64):
+        a = _values(dt, 60, rng).reshape(3, 4, 5)
+        for perm in ((1, 0, 2), (2, 1, 0), (0, 2, 1), (0, 1, 2)):
+            out = impl_rules[S.transpose_p](HostValue(a, _aval(a)), permutation=perm)
+            _same_bits(out.np, np.transpose(a, perm), f"transpose {perm}")
+            assert out.np.flags.c_contiguous
+            compare(out.np, _xla(S.transpose_p, (a,), {"permutation": perm})[0], [], f"transpose {perm} vs XLA")
+    monkeypatch.setattr(LS, "TRANSPOSE_COPY_MAX", 10)
+    a = np.arange(12.0).reshape(3, 4)
+    out = host_kernels[S.transpose_p](a, permutation=(1, 0))
+    assert np.shares_memory(out, a) and not out.flags.c_contiguous
+    np.testing.assert_array_equal(out, a.T)
+    x = xp.asarray(np.arange(6.0).reshape(2, 3))
+    np.testing.assert_array_equal(np.asarray(xp.permute_dims(x, (1, 0))), np.arange(6.0).reshape(2, 3).T)
