@@ -213,8 +213,8 @@ def _fma64(x, y, z):
     # near underflow the error terms are themselves subnormal (inexact) and a product may underflow to
     # zero: there (rare: a nonzero product and a result below 2^-900) the fused result is computed exactly,
     # and one below the smallest normal is XLA's zero of its sign
-    near = (np.abs(out) < _NEAR_UNDERFLOW) & (x != 0) & (y != 0)
-    if near.any():
+    near = np.abs(out) < _NEAR_UNDERFLOW
+    if near.any() and (near := near & (x != 0) & (y != 0)).any():
         x, y, z, out = np.broadcast_arrays(x, y, z, out)
         out = out.copy()
         out[near] = [_exact_fma(*v) for v in zip(x[near].tolist(), y[near].tolist(), z[near].tolist())]
