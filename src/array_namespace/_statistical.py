@@ -207,12 +207,27 @@ def var(x, /, *, axis=None, correction=0.0, keepdims=False):
 
 
 def _var(x, axis, correction, keepdims, fname):
+    tc = type(correction)
+    if type(x) is Array and (axis is None or type(axis) is int) and (tc is float or tc is int):
+        key = (fname, x._v.aval, axis, tc, correction)
+        axes = _PLANS.get(key)
+        if axes is None:
+            axes = _var_axes(x, axis, correction, fname)
+            if correction == correction:   # (a NaN correction would never be found again)
+                _remember(_PLANS, key, axes)
+        return _moment(x, fname, axes, correction, keepdims)
+    return _moment(as_array(x, fname), fname, _var_axes(x, axis, correction, fname), py_number(correction),
+                   keepdims)
+
+
+def _var_axes(x, axis, correction, fname):
+    """The reduced axes, once x and correction are checked."""
     x = as_array(x, fname)
     check_kind(fname, x.dtype, D.REAL_FLOAT, "a real floating-point")
     c = py_number(correction)
     if c is None or isinstance(c, (bool, complex)):
         raise TypeError(f"{fname}: correction must be a real number, got {type(correction).__name__}")
-    return _moment(x, fname, normalize_axes(axis, x.ndim, fname), c, keepdims)
+    return normalize_axes(axis, x.ndim, fname)
 
 
 # Eagerly, var/std (and mean of inputs of SMALL_ELEMENTS or more) run as one staged call: the backend

@@ -210,3 +210,32 @@ def test_max_min_any_all_plans_keep_validating():
         z = xp.asarray(np.float64(0.0))
         assert _np(xp.any(z)) == np.False_ and _np(xp.all(xp.asarray(np.float64(2.0)))) == np.True_
         assert xp.any(z).dtype == xp.bool and xp.any(z).shape == ()
+
+
+@pytest.mark.parametrize("fname", ["var", "std"])
+def test_var_std_plans_keep_validating(fname):
+    f, g = getattr(xp, fname), getattr(np, fname)
+    a = R.standard_normal((5, 4))
+    x = xp.asarray(a)
+    for _ in range(3):
+        for axis in (None, 0, 1):
+            for correction in (0, 1, 0.5, 1.0, 5):
+                n = a.size if axis is None else a.shape[axis]
+                got = _np(f(x, axis=axis, correction=correction))
+                if n - correction > 0:
+                    np.testing.assert_allclose(got, g(a, axis=axis, ddof=correction), rtol=1e-12)
+                else:   # (documented: NaN where N - correction <= 0)
+                    assert np.isnan(got).all()
+        assert np.isnan(_np(f(x, correction=float("nan"))))
+        for bad in (True, 1j, "1", None):
+            with pytest.raises(TypeError):
+                f(x, correction=bad)
+        with pytest.raises(TypeError):
+            f(x, axis=True)
+        with pytest.raises(TypeError):
+            f(xp.asarray(np.ones((2, 2), np.int32)))
+        with pytest.raises(TypeError):
+            f(xp.asarray(np.ones((2, 2), np.complex128)))
+        f32 = f(xp.asarray(a.astype(np.float32)), axis=0, correction=np.float64(1.0))
+        assert f32.dtype == xp.float32
+        np.testing.assert_allclose(_np(f32), g(a.astype(np.float32), axis=0, ddof=1), rtol=2e-6)
