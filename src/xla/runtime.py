@@ -335,6 +335,11 @@ def _make_host_impl(prim, kernel, xla_impl):
                 a, b = args
                 out = fn(a.np if type(a) is hv and a._buf is None else _np_of(a),
                          b.np if type(b) is hv and b._buf is None else _np_of(b))
+            elif n == 3:
+                a, b, c = args
+                out = fn(a.np if type(a) is hv and a._buf is None else _np_of(a),
+                         b.np if type(b) is hv and b._buf is None else _np_of(b),
+                         c.np if type(c) is hv and c._buf is None else _np_of(c))
             else:
                 out = fn(*[a.np if type(a) is hv and a._buf is None else _np_of(a) for a in args])
         finally:
@@ -345,7 +350,8 @@ def _make_host_impl(prim, kernel, xla_impl):
             return [_box_host(o, a, prim) for o, a in zip(out, avals)]
         if type(out) is not ndarray:
             out = asarray(out)   # (NumPy gives a scalar for a 0-d result)
-        if as_host and out.dtype == avals[1] and out.shape == avals[0]:
+        dt = out.dtype
+        if as_host and (dt is avals[1] or dt == avals[1]) and out.shape == avals[0]:   # (builtin dtypes: one object)
             return hv(out, avals)
         return _box_host(out, avals, prim)
     impl.kernel = kernel
