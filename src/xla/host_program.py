@@ -32,7 +32,7 @@ from transforms.jaxpr_transforms import jit_p
 from transforms.primitives import elementwise as E
 
 from . import host, host_eager, runtime
-from .host import HostValue, host_kernels
+from .host import HostValue, host_kernels, specializers
 
 _perf = time.perf_counter
 _nd = np.ndarray
@@ -142,14 +142,22 @@ def _step_direct(fn, ins, o, scalar):
 
 
 def _step_kernel(eqn, k, ins, outs):
-    """A registered kernel, its result checked: NotImplemented binds the equation, a dtype is fixed."""
+    """A registered kernel (specialised to the equation's signature where xla/host.py's `specializers` has
+    it: a reduction with its axes bound, a reshape, a dot), its result checked: NotImplemented binds the
+    equation, another dtype is cast."""
     p, params = eqn.prim, eqn.params
     in_avals = [v.aval for v in eqn.invars]
     out_avals = [v.aval for v in eqn.outvars]
-    if params:
-        kern = lambda *a: k(*a, **params)  # noqa: E731
-    else:
-        kern = k
+    spec = specializers.get(p)
+    kern = None
+    # (only beside the kernel its module registered it with: a kernel replaced since, e.g. by a test, runs itself)
+    if spec is not None and getattr(spec, "__module__", None) == getattr(k, "__module__", 0):
+        try:
+            kern = spec(in_avals, params)
+        except Exception:      # (a specialiser that cannot take this signature: the general kernel)
+            kern = None
+    if kern is None:
+        kern = (lambda *a: k(*a, **params)) if params else k
     if p.multiple_results:
         def step(r):
             vals = [r[i] for i in ins]
