@@ -22,14 +22,12 @@ What XLA computes, against NumPy (checked on grids in tests/xla/test_host_kernel
 A non-finite part declines: XLA's results there differ from NumPy's and from the standard's;
 the namespace selects the standard's values there and feeds the primitive finite values only.
 
-Division, sign and pow take every value, inf and NaN too: division is XLA's Smith algorithm with its
-fused multiply-adds emulated (float32 through float64, float64 by Dekker/TwoSum) and its flushes of
-subnormal intermediates -- bit for bit on grids and random values but where a float64 product's
-rounding tie is broken by a far smaller addend (an ulp); sign is z / |z| (z itself at 0).
+Division, sign and pow take every value, inf and NaN too. Division is Smith's algorithm, as XLA's: NumPy's
+quotient (Smith's too) where it is finite -- a few ulps from XLA's normwise, which fuses its multiply-adds and
+flushes subnormal intermediates -- and XLA's steps in plain float operations (its flushes, its values for zero
+and infinite parts) where not; sign is z / |z| (z itself at 0), likewise NumPy's where finite.
 """
 from __future__ import annotations
-
-from fractions import Fraction
 
 import numpy as np
 
@@ -166,90 +164,37 @@ def complex_pow(x, y):
     return out
 
 
-# ------------------------------------------------------------------ division: XLA's Smith algorithm
-# XLA's CPU code divides (a + bi) / (c + di) by Smith's method, its products and sums contracted into
-# fused multiply-adds (checked against XLA bit for bit on random values), with subnormal intermediates
-# flushed to zero, and fixes a (NaN, NaN) result at a zero divisor, an infinite numerator over a finite
-# divisor and a finite numerator over an infinite divisor.
-_SPLIT = np.float64(2.0 ** 27 + 1)   # Veltkamp's splitter: x = hi + lo, each 26 bits
+# ------------------------------------------------------------------ division: Smith's algorithm, as XLA's
+# XLA's CPU code divides (a + bi) / (c + di) by Smith's method (r = d / c where |c| >= |d|, then
+# (a + r b) / (c + r d) and (b - r a) / (c + r d); the parts trade roles where |c| < |d|), its products and
+# sums contracted into fused multiply-adds, subnormal intermediates flushed to zero, and it fixes a (NaN, NaN)
+# result at a zero divisor, an infinite numerator over a finite divisor and a finite numerator over an
+# infinite divisor. NumPy's complex division is Smith's method too (the same branches, a reciprocal of
+# the denominator multiplied in, no fused operations): on finite results it equals XLA's to a few ulps
+# normwise (a part that cancels may differ in its low digits), so the kernel takes NumPy's, and recomputes
+# as XLA does (plain float operations) only the elements where NumPy's is not finite.
+_vdot = np.vdot
 
 
-def _prod_err(x, y, p):
-    """x * y - p exactly (p = x * y rounded; Dekker), for finite x, y whose splits do not overflow."""
-    t = np.multiply(_SPLIT, x)
-    xh = np.subtract(t, np.subtract(t, x))
-    xl = np.subtract(x, xh)
-    t = np.multiply(_SPLIT, y)
-    yh = np.subtract(t, np.subtract(t, y))
-    yl = np.subtract(y, yh)
-    e = np.add(np.add(np.subtract(np.multiply(xh, yh), p), np.multiply(xh, yl)), np.multiply(xl, yh))
-    return np.add(e, np.multiply(xl, yl))
+def _finite(out):
+    """Whether every part of a complex array is finite, cheaply: the sum of |z|^2 (one BLAS call) is; a sum
+    that overflows reads as not finite (the caller then checks element by element)."""
+    s = _vdot(out, out)
+    return s - s == 0
 
 
-def _two_sum_err(s, x, y):
-    """x + y - s exactly (s = x + y rounded; Knuth's TwoSum)."""
-    bb = np.subtract(s, x)
-    return np.add(np.subtract(x, np.subtract(s, bb)), np.subtract(y, bb))
-
-
-def _fma64(x, y, z):
-    """x * y + z fused, for float64 x with |x| <= 1 (or NaN): the rounding errors of the product (Dekker)
-    and of the sum (TwoSum) added back to the sum, so the result is the fused one (a cancelling sum
-    exactly; a double rounding aside). A non-finite operand: x * y + z, which is then the fused result
-    (|x| <= 1: no finite product overflows)."""
-    p = np.multiply(x, y)
-    e = _prod_err(x, y, p)
-    ok = np.isfinite(e)
-    if not ok.all():
-        huge = ~ok & np.isfinite(p)          # |y| beyond 2^996: its split overflows; split y / 2^64 instead
-        k = np.float64(2.0 ** 64)
-        e2 = np.multiply(_prod_err(x, np.divide(y, k), np.divide(p, k)), k) if huge.any() else 0.0
-        e = np.where(ok, e, np.where(huge, e2, 0.0))
-    s = np.add(p, z)
-    t = _two_sum_err(s, p, z)
-    t = np.where(np.isfinite(t), t, 0.0) if not ok.all() else t
-    # s + (t + e), where a zero correction (of either sign) leaves s as it is (a -0.0 sum stays -0.0)
-    out = np.subtract(s, np.add(np.negative(np.add(t, e)), 0.0))
-    # near underflow the error terms are themselves subnormal (inexact) and a product may underflow to
-    # zero: there (rare: a nonzero product and a result below 2^-900) the fused result is computed exactly,
-    # and one below the smallest normal is XLA's zero of its sign
-    near = np.abs(out) < _NEAR_UNDERFLOW
-    if near.any() and (near := near & (x != 0) & (y != 0)).any():
-        x, y, z, out = np.broadcast_arrays(x, y, z, out)
-        out = out.copy()
-        out[near] = [_exact_fma(*v) for v in zip(x[near].tolist(), y[near].tolist(), z[near].tolist())]
+def complex_div(x, y):
+    """x / y for complex x, y with XLA's results (see above): NumPy's quotient where it is finite, XLA's
+    algorithm in plain float operations (with its flushes and corner cases) where not."""
+    out = np.divide(x, y)
+    if _finite(out):
+        return out
+    out = np.array(out)   # (a 0-d quotient is a NumPy scalar)
+    bad = ~np.isfinite(out)
+    if bad.any():
+        xb, yb = (np.broadcast_to(v, out.shape) for v in (x, y))
+        out[bad] = smith_div(xb[bad], yb[bad])
     return out
-
-
-def _exact_fma(x, y, z):
-    """x * y + z rounded once (finite x, y, z; x * y != 0); a signed zero where that is below the smallest normal."""
-    v = Fraction(x) * Fraction(y) + Fraction(z)
-    if v == 0:
-        return 0.0   # an exact cancellation: +0.0
-    r = float(v * _UP)   # rounded to 53 bits as if the exponent were unbounded: XLA flushes it if below tiny
-    return float(Fraction(r) / _UP) if abs(r) >= _TINY_UP else (-0.0 if v < 0 else 0.0)
-
-
-_NEAR_UNDERFLOW = np.float64(2.0 ** -900)
-_UP = Fraction(2) ** 1100
-_TINY_UP = float(Fraction(float(np.finfo(np.float64).tiny)) * _UP)
-_MID32 = np.int64(1 << 28)   # a float64 whose low 29 mantissa bits are this lies halfway between two float32
-
-
-def _fma32(x, y, z):
-    """x * y + z fused, for float32: float64's product of two float32 is exact and its sum is rounded to
-    float64 and then to float32; where the float64 sum lies exactly halfway between two float32 and is
-    inexact, it moves one float64 ulp toward the exact sum first (so the second rounding is the fused one)."""
-    f = np.float64
-    p, z = np.multiply(x.astype(f), y.astype(f)), z.astype(f)
-    s = np.add(p, z)
-    bits = s.view(np.int64)
-    mid = (bits & np.int64((1 << 29) - 1)) == _MID32
-    if mid.any():
-        err = _two_sum_err(s, p, z)
-        step = np.where((err > 0) == (s > 0), np.int64(1), np.int64(-1))
-        s = np.where(mid & (err != 0), (bits + step).view(f), s)
-    return s.astype(np.float32)
 
 
 def _ftz(t):
@@ -258,25 +203,22 @@ def _ftz(t):
     return np.where(m, np.multiply(t, t.dtype.type(0)), t) if m.any() else t
 
 
-def complex_div(x, y):
-    """x / y for complex x, y as XLA's CPU code computes it (see above). With |c| < |d| it takes
-    r = c / d, (r a + b) / (d + r c), (r b - a) / (d + r c), else r = d / c, (r b + a) / (c + r d),
-    (b - r a) / (c + r d), each numerator and denominator one fused multiply-add."""
+def smith_div(x, y):
+    """XLA's division step by step in plain float operations: with |c| < |d|, r = c / d, (r a + b) / (d + r c),
+    (r b - a) / (d + r c), else r = d / c, (r b + a) / (c + r d), (b - r a) / (c + r d); subnormal
+    intermediates flushed; XLA's values where that gives (NaN, NaN). To a few ulps of XLA normwise."""
     a, b, c, d = x.real, x.imag, y.real, y.imag
-    ft = a.dtype
-    fma = _fma64 if ft == np.float64 else _fma32
-    with np.errstate(all="ignore"):
-        lt = np.abs(c) < np.abs(d)
-        p, q = np.where(lt, d, c), np.where(lt, c, d)
-        r = _ftz(np.divide(q, p))
-        u, v = np.where(lt, a, b), np.where(lt, b, a)
-        den = _ftz(fma(r, q, p))
-        re = _ftz(fma(r, u, v))
-        im = _ftz(fma(np.where(lt, r, np.negative(r)), v, np.where(lt, np.negative(a), b)))
-        cr, ci = np.divide(re, den), np.divide(im, den)
-        both_nan = np.isnan(cr) & np.isnan(ci)
-        if both_nan.any():
-            cr, ci = _div_corner_cases(a, b, c, d, cr, ci, both_nan)
+    lt = np.abs(c) < np.abs(d)
+    p, q = np.where(lt, d, c), np.where(lt, c, d)
+    r = _ftz(np.divide(q, p))
+    u, v = np.where(lt, a, b), np.where(lt, b, a)
+    den = _ftz(np.add(np.multiply(r, q), p))
+    re = _ftz(np.add(np.multiply(r, u), v))
+    im = _ftz(np.add(np.multiply(np.where(lt, r, np.negative(r)), v), np.where(lt, np.negative(a), b)))
+    cr, ci = np.divide(re, den), np.divide(im, den)
+    both_nan = np.isnan(cr) & np.isnan(ci)
+    if both_nan.any():
+        cr, ci = _div_corner_cases(a, b, c, d, cr, ci, both_nan)
     out = np.empty(cr.shape, x.dtype)
     out.real, out.imag = cr, ci
     return out
@@ -308,14 +250,19 @@ def _div_corner_cases(a, b, c, d, cr, ci, both_nan):
 
 # ------------------------------------------------------------------ sign: z / |z|, z itself where |z| == 0
 def complex_sign(x):
-    """XLA's complex sign: each part divided by |z| (its |z| is NumPy's hypot to the bit on random values,
-    but NaN wherever a part is NaN), and z itself (its zeros' signs kept) where |z| == 0."""
-    with np.errstate(all="ignore"):
-        ab = np.abs(x)
-        nan = np.isnan(ab)   # (NumPy's |inf + nan j| is inf; XLA's is NaN)
-        if not nan.all() and (np.isnan(x.real) | np.isnan(x.imag)).any():
-            ab = np.where(np.isnan(x.real) | np.isnan(x.imag), ab.dtype.type(np.nan), ab)
-        out = np.empty(x.shape, x.dtype)
-        out.real, out.imag = np.divide(x.real, ab), np.divide(x.imag, ab)
-        zero = ab == 0
-        return np.where(zero, x, out) if zero.any() else out
+    """XLA's complex sign, z / |z|: NumPy's quotient of z by |z| (its |z| is XLA's to the bit on random
+    values), to an ulp or so, where that is finite; else sign_xla's. (NumPy's own sign differs at zeros and
+    infinities, and is slower.)"""
+    out = np.divide(x, np.abs(x))
+    return out if _finite(out) else sign_xla(x)
+
+
+def sign_xla(x):
+    """XLA's complex sign step by step: each part divided by |z| (an inf part over |z| = inf is NaN, a
+    finite one 0; a NaN part makes |z| and so both parts NaN), and z itself, its zeros' signs kept, where
+    |z| == 0."""
+    ab = np.abs(x)
+    out = np.empty(x.shape, x.dtype)
+    out.real, out.imag = np.divide(x.real, ab), np.divide(x.imag, ab)
+    zero = ab == 0
+    return np.where(zero, x, out) if zero.any() else out
