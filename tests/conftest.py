@@ -42,9 +42,8 @@ def fresh_op_budgets(monkeypatch):
     kernels), and budgets no loaded machine spends by accident: "compiles nothing" tests then do not depend
     on what earlier tests ran (a spent budget compiles; an evicted executable compiles again)."""
     from transforms import jaxpr_transforms as JT
-    from xla import host_control_flow, host_eager, host_special
-    monkeypatch.setattr(host_special, "_left", {})
-    monkeypatch.setattr(host_control_flow, "_sigs", {})
+    from xla import host_eager
+    monkeypatch.setattr(host_eager, "_left", {})   # (eager loops' and composite special kernels' budgets)
     monkeypatch.setattr(host_eager, "BY_OP_BUDGET_S", 10.0)
     monkeypatch.setattr(host_eager, "BY_OP_BUDGET_HEAVY_S", 10.0)
     JT._staged_jaxpr.cache_clear()

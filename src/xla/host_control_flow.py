@@ -26,7 +26,6 @@ from . import host, host_eager, runtime
 from .host_program import OverBudget, program
 
 _perf = time.perf_counter
-_sigs: dict = {}   # (unused: tests/conftest.py's fresh_op_budgets sets it until it resets host_eager._left)
 
 
 def _while_np(vals, params, deadline, state=None):

@@ -302,7 +302,6 @@ digamma_kernel = _unary(digamma64)
 
 
 # ------------------------------------------------------------------------------ composites
-_left: dict = {}   # (unused: tests/conftest.py's fresh_op_budgets sets it until it resets host_eager._left)
 
 
 def composite_kernel(closed_at):
