@@ -173,7 +173,17 @@ TRANSPOSE_COPY_MAX = 1 << 18
 
 def _h_transpose(x, *, permutation):
     out = np.transpose(x, permutation)
-    return np.ascontiguousarray(out) if out.size <= TRANSPOSE_COPY_MAX else out
+    if out.size > TRANSPOSE_COPY_MAX:
+        return out
+    if x.ndim == 2 and permutation == (1, 0) and x.size > 8192 and x.shape[0] >= 4 * x.shape[1]:
+        # a tall matrix (scipy's samples x features moved to features x samples): copied in bands of 256 rows,
+        # each band's columns landing in cache-resident stretches of the output (2020x70: ~2x NumPy's copy)
+        r = x.shape[0]
+        dst = np.empty(out.shape, x.dtype)
+        for i in range(0, r, 256):
+            dst[:, i:i + 256] = x[i:i + 256].T
+        return dst
+    return np.ascontiguousarray(out)
 
 
 host_kernels[S.transpose_p] = _h_transpose

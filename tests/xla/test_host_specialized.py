@@ -317,6 +317,14 @@ def test_transposes_are_laid_out_row_major_up_to_a_size(monkeypatch):
             _same_bits(out.np, np.transpose(a, perm), f"transpose {perm}")
             assert out.np.flags.c_contiguous
             compare(out.np, _xla(S.transpose_p, (a,), {"permutation": perm})[0], [], f"transpose {perm} vs XLA")
+    for shape in ((2020, 70), (1000, 200), (257, 3), (70, 2020)):   # (tall ones: copied in bands)
+        for dt in (np.float64, np.float32, np.int16, np.complex128):
+            a = _values(dt, shape[0] * shape[1], rng).reshape(shape)
+            out = impl_rules[S.transpose_p](HostValue(a, _aval(a)), permutation=(1, 0))
+            assert out.np.flags.c_contiguous
+            _same_bits(out.np, np.ascontiguousarray(a.T), f"transpose {shape} {dt}")
+            v = np.ascontiguousarray(a.T).T   # (an F-ordered operand)
+            _same_bits(host_kernels[S.transpose_p](v, permutation=(1, 0)), a.T, "F-ordered operand")
     monkeypatch.setattr(LS, "TRANSPOSE_COPY_MAX", 10)
     a = np.arange(12.0).reshape(3, 4)
     out = host_kernels[S.transpose_p](a, permutation=(1, 0))
