@@ -482,5 +482,6 @@ def apply(name, prim, z, divisor=None):
     log2/log10) on the folded input, with the standard's special values selected in and the
     symmetry unfolded; one staged call (staged once per signature). Eagerly on the CPU it runs op
     by op on host kernels (compiling nothing for a new shape) where every primitive of the body
-    has one, until its signature has spent its budget (xla/host_eager.py)."""
-    return staged_call(_body, [z], name, by_op=True, fname=name, prim=prim, divisor=divisor)[0]
+    has one, until its signature has spent its budget (xla/host_eager.py). The body never looks at z's
+    shape (shape_free): eagerly it is staged once per dtype, not per shape."""
+    return staged_call(_body, [z], name, by_op=True, shape_free=True, fname=name, prim=prim, divisor=divisor)[0]

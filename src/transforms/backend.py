@@ -41,9 +41,11 @@ class Backend:
     lower_text(closed, name, donate) -> str        impl_for(prim) -> eager impl (or raises)
     jit_fast_call(jitted) -> callable | None       the native dispatcher for a Python-wrapped jit
     jit_public(jitted) -> callable | None          the object `jit(f)` returns, when the backend has one
-    eager_by_op(closed) -> float                   seconds a staged call may run eagerly op by op (bound
+    eager_by_op(closed, in_avals=None) -> float    seconds a staged call may run eagerly op by op (bound
                                                    primitives) before it is compiled; 0: compile at once
-    run_by_op(closed, consts, raw, seconds) -> outputs | None   that op-by-op run (None: out of time, compile)
+                                                   (in_avals: the operands, where not closed's own avals)
+    run_by_op(closed, consts, raw, seconds, out_avals=None) -> outputs | None   that op-by-op run (None: out
+                                                   of time, compile; out_avals: where not closed's own)
     eager_in_place(prim, args, params) -> output | None   prim run eagerly writing its result into args[0]'s
                                                    memory, which the caller gives up (None: not done; bind)
     profiler() -> its profiler (memory profile, live values, stats, traces; see transforms/profiler.py)
@@ -55,7 +57,7 @@ class Backend:
             setattr(self, h, _missing(h))
         self.jit_fast_call = lambda jitted: None     # no native fast path: jit dispatches in Python
         self.jit_public = lambda jitted: None
-        self.eager_by_op = lambda closed: 0.0        # staged calls run eagerly as one compiled executable
+        self.eager_by_op = lambda closed, in_avals=None: 0.0   # staged calls run eagerly as one executable
         self.run_by_op = None                        # (None: the engine binds the equations one by one)
         self.eager_in_place = lambda prim, args, params: None   # (no in-place updates: always a new value)
 

@@ -12,6 +12,8 @@ from __future__ import annotations
 import functools
 import time
 
+import numpy as np
+
 from .ad import backward_pass, jvp_flat
 from .batching import move_to, rule_axis_name, vmap_flat
 from .backend import backend
@@ -123,20 +125,153 @@ def _staged_jaxpr(body, avals, static):
     return _Staged(stage(flat, list(avals)))
 
 
-def staged_call(body, raw, name, by_op=False, **static):
+def staged_call(body, raw, name, by_op=False, shape_free=False, **static):
     """Run a raw-value `body(*raw, **static)` as one staged call (a jit_p equation), staged once
     per input signature and static params: eagerly one cached executable instead of many
     single-op dispatches, under transforms an ordinary jit_p. `body` and the static values key
     the cache, so they must be hashable (a module-level function, not a fresh lambda).
     by_op=True: eagerly, the body may run op by op where the backend allows (see `_Staged`), for
     bodies whose eager results need not equal the compiled ones bit for bit (XLA may fuse a*b + c).
+    shape_free=True (with by_op): the caller promises the body's Python never looks at its operands'
+    shapes (no branch, no validation, no array built from them), so its jaxpr at one shape, where it
+    is pointwise (`_ShapeFree`), is its jaxpr at every shape: eagerly, op by op, it is staged once per
+    dtypes rather than per shape.
     Returns the list of outputs."""
-    ent = _staged_jaxpr(body, tuple(map(get_aval, raw)), tuple(sorted(static.items())) if static else ())
+    skey = tuple(sorted(static.items())) if static else ()
     if current_trace() is EVAL:
+        if shape_free and by_op:
+            outs = _eager_shape_free(body, raw, name, skey)
+            if outs is not None:
+                return outs
+        ent = _staged_jaxpr(body, tuple(map(get_aval, raw)), skey)
         outs = ent.eager(raw, name, by_op)
         if outs is not None:
             return outs
+    else:
+        ent = _staged_jaxpr(body, tuple(map(get_aval, raw)), skey)
     return bind(jit_p, *ent.consts, *raw, name=name, jaxpr=ent.closed)
+
+
+# ------------------------------------------------------------- staged once for every shape
+class _ShapeFree:
+    """A shape_free body's staged call at one shape `shape` (its template, a `_Staged`), found pointwise
+    there (`_pointwise_at`): every equation elementwise (or a call of such a body), every value either
+    0-d or of `shape`, constants 0-d. Its jaxpr at another shape S (the same dtypes and weak types, the
+    same operands 0-d) then differs only in putting S for `shape`, and the template's host program run
+    on operands of shape S (NumPy kernels broadcast the 0-d values as the avals do) gives each kernel
+    exactly the operands the exact jaxpr's program would: the same values, bit for bit. So eagerly a new
+    shape costs no staging and no program build, only its budget: each shape keeps its own op-by-op
+    budget (`shapes`: shape -> [seconds left, its output avals]), and one that has spent it is staged at
+    its exact shape and compiled as before (`_Staged`), as is any call where the backend has no
+    op-by-op run (an accelerator, large operands)."""
+    __slots__ = ("st", "shapes")
+
+    def __init__(self, st):
+        self.st, self.shapes = st, {}
+
+
+_FREE: dict = {}      # (body, static, (dtype, weak_type, 0-d) per operand) -> _ShapeFree, or False (not pointwise)
+_FREE_MAX, _SHAPES_MAX = 512, 1024
+
+
+def _eager_shape_free(body, raw, name, skey):
+    """The outputs of a shape_free by_op staged call run eagerly on its template's host program, or None
+    (the exact-shape path runs: no backend run, operands of different non-0-d shapes, all operands 0-d,
+    a body not pointwise, the shape's budget spent)."""
+    if boxing.buffer_type is None or backend.run_by_op is None:
+        return None
+    avals = [get_aval(v) for v in raw]
+    shape = ()
+    for a in avals:
+        s = a.shape
+        if s:
+            if not shape:
+                shape = s
+            elif s != shape:
+                return None
+    if not shape:          # (all 0-d: one signature per dtypes anyway)
+        return None
+    key = (body, skey, tuple([(a.dtype, a.weak_type, not a.shape) for a in avals]))
+    try:
+        ent = _FREE.get(key)
+    except TypeError:      # an unhashable static value
+        return None
+    if ent is None:
+        st = _staged_jaxpr(body, tuple(avals), skey)
+        ent = _ShapeFree(st) if _pointwise_at(st, shape) else False
+        if len(_FREE) >= _FREE_MAX:
+            _FREE.clear()
+        _FREE[key] = ent
+    if ent is False:
+        return None
+    per = ent.shapes.get(shape)
+    st = ent.st
+    if per is None:
+        out_avals = [a if not a.shape else a.update(shape=shape) for a in st.closed.out_avals]
+        per = [float(backend.eager_by_op(st.closed, avals)), out_avals]   # (sized by the operands: consts are 0-d)
+        if len(ent.shapes) >= _SHAPES_MAX:
+            ent.shapes.clear()
+        ent.shapes[shape] = per
+    left = per[0]
+    if left > 0:
+        t0 = time.perf_counter()
+        outs = backend.run_by_op(st.closed, st.consts, raw, left, per[1])
+        per[0] = left - (time.perf_counter() - t0) if outs is not None else 0.0
+        if outs is not None:
+            return outs
+    exact = _staged_jaxpr(body, tuple(avals), skey)     # (spent: staged at this shape, compiled)
+    if exact.by_op is None:
+        exact.by_op = 0.0
+    return None
+
+
+def _pointwise_at(st, shape):
+    """Whether staged call `st` is pointwise at `shape` (see `_ShapeFree`)."""
+    j = st.closed.jaxpr
+    return (all(not v.aval.shape for v in j.invars[:len(st.consts)])
+            and _pointwise_jaxpr(j, shape))
+
+
+def _pointwise_jaxpr(j, shape):
+    from .custom_derivatives import custom_jvp_call_p, custom_vjp_call_p, stop_gradient_p
+    from .primitives import elementwise as E
+    from .primitives.bits import bitcast_convert_type_p
+
+    def ok(a):
+        return a.shape == () or a.shape == shape
+    if not all(ok(v.aval) for v in list(j.constvars) + list(j.invars) + list(j.outvars)):
+        return False
+    for eqn in j.eqns:
+        p = eqn.prim
+        ins = [v.aval for v in eqn.invars]
+        outs = [v.aval for v in eqn.outvars]
+        if not all(map(ok, ins)) or not all(map(ok, outs)):
+            return False
+        if getattr(E, p.name + "_p", None) is p or p is bitcast_convert_type_p or p is stop_gradient_p:
+            want = shape if any(a.shape for a in ins) else ()
+            if len(outs) != 1 or outs[0].shape != want:
+                return False
+        elif p is jit_p or p is custom_jvp_call_p or p is custom_vjp_call_p:
+            inner = eqn.params["jaxpr" if p is jit_p else "call_jaxpr"]
+            ij = inner.jaxpr
+            if (any(np.shape(c) for c in inner.consts) or len(ij.invars) != len(ins)
+                    or any(v.aval.shape != a.shape for v, a in zip(ij.invars, ins))
+                    or any(v.aval.shape != a.shape for v, a in zip(ij.outvars, outs))
+                    or not _pointwise_jaxpr(ij, shape)):
+                return False
+        else:
+            return False
+    return True
+
+
+def _clear_staged():
+    """Forget every staged body (the exact-shape cache and the shape-free entries with their budgets)."""
+    _staged_clear()
+    _FREE.clear()
+
+
+_staged_clear = _staged_jaxpr.cache_clear
+_staged_jaxpr.cache_clear = _clear_staged   # (tests' fresh budgets clear both)
 
 
 # ------------------------------------------------------------------------- jit_p rules

@@ -115,18 +115,21 @@ def _make(prim, xla_impl):
     return impl
 
 
-def run_by_op(closed, consts, raw, seconds):
+def run_by_op(closed, consts, raw, seconds, out_avals=None):
     """A staged body (`closed`, constants first) run eagerly on host kernels op by op, on NumPy arrays
     (its host program, xla/host_program.py: what `_Staged.eager` does with eval_inline, several times as
     fast per equation); its loops give up once `seconds` have passed. Returns the output values, or None
-    when the time ran out (the caller compiles)."""
+    when the time ran out (the caller compiles). out_avals: the outputs' avals where not closed's own (a
+    pointwise body run on operands of another shape: transforms.jaxpr_transforms._ShapeFree)."""
     vals = [runtime._np_of(v) for v in raw]
     cvals = [runtime._np_of(c) for c in consts]
     try:
         outs = host.run_quiet(program(closed).run, (cvals + vals, _perf() + seconds), {})
     except OverBudget:
         return None
-    return [runtime._box_host(o, v.aval, jit_p) for o, v in zip(outs, closed.jaxpr.outvars)]
+    if out_avals is None:
+        out_avals = [v.aval for v in closed.jaxpr.outvars]
+    return [runtime._box_host(o, a, jit_p) for o, a in zip(outs, out_avals)]
 
 
 def register():

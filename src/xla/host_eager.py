@@ -103,9 +103,11 @@ def budget_for(jaxprs, in_avals, loop=False):
     return BY_OP_BUDGET_HEAVY_S if heavy else BY_OP_BUDGET_S
 
 
-def eager_by_op(closed):
-    """Seconds `closed` may run eagerly equation by equation before it is compiled (0: compile now)."""
-    return budget_for((closed,), closed.in_avals)
+def eager_by_op(closed, in_avals=None):
+    """Seconds `closed` may run eagerly equation by equation before it is compiled (0: compile now);
+    in_avals: the operands it runs on where not its own (a shape-free staged call run at another shape:
+    transforms.jaxpr_transforms._ShapeFree)."""
+    return budget_for((closed,), closed.in_avals if in_avals is None else in_avals)
 
 
 # ------------------------------------------------------------ op-by-op budgets per signature

@@ -103,8 +103,10 @@ def _find_direct(p, kernel, dts, out_dt):
 
 # ----------------------------------------------------------------------------- the steps
 def _bind_vals(p, params, vals, in_avals, out_avals):
-    """One equation through its eager impl (a kernel declining a value; a primitive met only here)."""
-    out = bind(p, *[HostValue(v, a) for v, a in zip(vals, in_avals)], **params)
+    """One equation through its eager impl (a kernel declining a value; a primitive met only here). A
+    value of another shape than its aval's (a pointwise program run at another shape) binds as it is."""
+    out = bind(p, *[HostValue(v, a if v.shape == a.shape else a.update(shape=v.shape))
+                    for v, a in zip(vals, in_avals)], **params)
     return [_fit(runtime._np_of(o), a) for o, a in zip(out if p.multiple_results else [out], out_avals)]
 
 
