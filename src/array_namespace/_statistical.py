@@ -22,10 +22,21 @@ def _count(shape, axes):
     return n
 
 
+_KEPT: dict = {}   # (shape, axes) -> the shape with the reduced axes kept (size 1)
+
+
 def _keep(v, shape, axes, keepdims):
     if not keepdims:
         return v
-    return S.reshape(v, tuple(1 if i in axes else d for i, d in enumerate(shape)))
+    key = (shape, axes)
+    kept = _KEPT.get(key)
+    if kept is None:
+        kept = tuple(1 if i in axes else d for i, d in enumerate(shape))
+        if len(_KEPT) < 1024:
+            _KEPT[key] = kept
+    if kept == get_aval(v).shape:   # (nothing to reshape: every reduced axis had size 1, or none was reduced)
+        return v
+    return bind(S.reshape_p, v, new_sizes=kept)
 
 
 # sum/prod without dtype=: small integers accumulate in the default integer (unsigned in uint64)
