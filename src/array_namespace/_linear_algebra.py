@@ -29,6 +29,7 @@ def _operands(fname, x1, x2):
 
 
 _MATMUL_2D = (((1,), (0,)), ((), ()))
+_LAST_2D = (None, None)   # the operand avals of the last 2-D @ 2-D that passed the checks below
 
 
 def matmul(x1, x2, /):
@@ -42,11 +43,17 @@ def matmul(x1, x2, /):
     >>> xp.matmul(xp.asarray([[1, 2], [3, 4]]), xp.asarray([1, 1]))
     Array([3, 7])
     """
+    global _LAST_2D
     if type(x1) is Array and type(x2) is Array:   # the commonest case first: 2-D @ 2-D, one numeric dtype
         a, b = x1._v, x2._v
-        (s1, d1, w1), (s2, d2, w2) = a.aval, b.aval   # (shape, dtype, weak_type)
+        ta, tb = a.aval, b.aval
+        last = _LAST_2D
+        if ta is last[0] and tb is last[1]:   # (the operand types checked last time: avals are shared)
+            return wrap(bind(L.dot_general_p, a, b, dimension_numbers=_MATMUL_2D))
+        (s1, d1, w1), (s2, d2, w2) = ta, tb   # (shape, dtype, weak_type)
         if (len(s1) == 2 and len(s2) == 2 and s1[1] == s2[0] and d1 == d2 and d1 in _NUMERIC_NP
                 and not w1 and not w2):
+            _LAST_2D = (ta, tb)
             return wrap(bind(L.dot_general_p, a, b, dimension_numbers=_MATMUL_2D))
     x1, x2, a, b = _operands("matmul", x1, x2)
     s1, s2 = x1.shape, x2.shape
