@@ -239,3 +239,17 @@ def test_var_std_plans_keep_validating(fname):
         f32 = f(xp.asarray(a.astype(np.float32)), axis=0, correction=np.float64(1.0))
         assert f32.dtype == xp.float32
         np.testing.assert_allclose(_np(f32), g(a.astype(np.float32), axis=0, ddof=1), rtol=2e-6)
+
+
+def test_matmul_remembered_operand_types_do_not_let_others_through():
+    x, y = xp.asarray(np.ones((2, 3))), xp.asarray(np.ones((3, 4)))
+    x32 = xp.asarray(np.ones((2, 3), np.float32))
+    for _ in range(3):
+        assert xp.matmul(x, y).shape == (2, 4)
+        with pytest.raises(ValueError):
+            xp.matmul(y, x)   # (3, 4) @ (2, 3)
+        with pytest.raises(ValueError):
+            xp.matmul(x, x)
+        assert xp.matmul(x32, xp.asarray(np.ones((3, 1), np.float32))).dtype == xp.float32
+        assert xp.matmul(x32, y).dtype == xp.float64   # (promoted: float32 with float64)
+        np.testing.assert_array_equal(_np(xp.matmul(x, y)), np.full((2, 4), 3.0))
