@@ -221,9 +221,15 @@ def basic_plan(x, hk, key, fname):
     p = _PLANS.get(ck)
     if p is not None:
         return p
-    p = _from_template(x.shape, hk)
+    p = _DERIVED.get(ck)
     if p is not None:
-        return p         # (not kept: a loop over x[i] would flood the cache)
+        return p
+    p = _from_template(x.shape, hk)
+    if p is not None:    # kept apart: a loop over x[i] floods its table, not the one of expanded keys
+        if len(_DERIVED) >= _PLANS_MAX:
+            _DERIVED.clear()
+        _DERIVED[ck] = p
+        return p
     _, ents = _expand(x, key, fname)
     p = _plan(x.shape, ents)
     if len(_PLANS) >= _PLANS_MAX:
@@ -256,6 +262,7 @@ def _plan(shape, ents):
 
 _INT = object()        # an int's place in a template key
 _TEMPLATES: dict = {}  # (shape, key with its ints as _INT) -> the plan of that key with every int 0
+_DERIVED: dict = {}    # (shape, key) -> its plan, derived from its template
 
 
 def _from_template(shape, hk):
