@@ -56,6 +56,9 @@ def default_device():
     return Device(backend.default_device())
 
 
+_DEVICES: dict = {}   # runtime device -> its Device (x.device makes none per call)
+
+
 # One lock for every rebinding (x[i] = v, x op= y, write-through, transform write-back): the read of
 # the old value and the rebind happen as one step, so writes from several threads are never lost.
 _MUTATION_LOCK = threading.RLock()
@@ -122,6 +125,15 @@ class Array:
 
     @property
     def device(self):
+        v = self._v
+        if not isinstance(v, Tracer):
+            got = backend.sharding_of(v)
+            if type(got) is tuple and len(got[0]) == 1:   # whole on one device: its Device (one per device)
+                d = got[0][0]
+                dev = _DEVICES.get(d)
+                if dev is None:
+                    dev = _DEVICES[d] = Device(d)
+                return dev
         from ._sharded import device_of
         return device_of(self)
 

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import builtins
 import math
+import struct
 
 import numpy as np
 
@@ -17,13 +18,55 @@ from transforms.primitives import elementwise as P
 from transforms.primitives import structural as S
 
 from . import _dtypes as D
-from ._array import Array, default_device
+from ._array import Array, Device, default_device
 from ._helpers import as_array, as_int, cast, is_int_like, py_number, wrap
+from ._statistical import _remember
 
 
 def _check_device(device, fname):
-    if device is not None and device != default_device():
+    if device is not None and not _is_default_device(device) and device != default_device():
         raise ValueError(f"{fname}: unknown device {device!r}; available: {default_device()!r}")
+
+
+def _is_default_device(device):
+    """Whether `device` is (a Device wrapping) the default device, known cheaply (False: compare it in full)."""
+    return device is None or (type(device) is Device and device._d is backend.default_device())
+
+
+# Small eager creations of Python scalars (asarray(True), full((), nan), zeros(3), ...) keep a validated plan, keyed
+# by (what, shape, the scalar's type, the scalar, dtype): the values made (a private read-only NumPy copy) and their
+# aval. A repeated call checks nothing it checked before and puts a fresh copy on the device (each call's array
+# owns its buffer, as before: donating one to a jitted function, or writing into it, touches no other). A call that
+# raises is never kept. Bounded: cleared when full.
+_MADE: dict = {}
+_MADE_MAX_ELEMENTS = 256
+_SCALAR_TYPES = frozenset((bool, int, float, complex))
+_PLAIN_INTS = frozenset((int, np.int8, np.int16, np.int32, np.int64, np.uint8, np.uint16, np.uint32, np.uint64,
+                         np.intp))
+
+
+def _scalar_key(value):
+    """A Python scalar as a dict key that keeps apart what == does not: -0.0 and 0.0 (and the signed complex
+    zeros), NaNs by their bits; its type goes into the key beside it (True == 1 == 1.0)."""
+    if value != value:
+        return struct.pack("<d", value) if type(value) is float else struct.pack("<dd", value.real, value.imag)
+    t = type(value)
+    return repr(value) if t is complex or (t is float and not value) else value
+
+
+def _made(key):
+    plan = _MADE.get(key)
+    if plan is not None:
+        return wrap(backend.device_put(plan[0], plan[1]))
+    return None
+
+
+def _keep_made(key, out):
+    v = out._v
+    values = np.array(backend.to_numpy(v))
+    values.flags.writeable = False
+    _remember(_MADE, key, (values, v.aval))
+    return out
 
 
 def _shape_arg(shape, fname, arg="shape"):
@@ -104,7 +147,15 @@ def asarray(obj, /, *, dtype=None, device=None, copy=None):
     Array([[1., 2.],
            [3., 4.]], dtype=float32)
     """
-    if device is not None and device != default_device():   # another device, or a layout over several
+    if type(obj) in _SCALAR_TYPES and copy is None and (dtype is None or type(dtype) is D.DType) and \
+            _is_default_device(device):
+        key = ("asarray", type(obj), _scalar_key(obj), dtype)
+        out = _made(key)
+        if out is not None:
+            return out
+        return _keep_made(key, _asarray_scalar(obj, dtype))
+    if device is not None and not _is_default_device(device) and device != default_device():
+        # another device, or a layout over several
         from ._sharded import to_device
         return to_device(asarray(obj, dtype=dtype, copy=copy), device, "asarray")
     if dtype is not None:
@@ -118,16 +169,7 @@ def asarray(obj, /, *, dtype=None, device=None, copy=None):
     if isinstance(obj, (np.ndarray, np.generic)):
         return _from_host(np.asarray(obj), dtype, "asarray")
     if isinstance(obj, (bool, int, float, complex)):
-        dt = dtype or D.default_dtype_of_scalar(obj)
-        if isinstance(obj, complex) and dt not in D.COMPLEX:
-            raise TypeError(f"asarray: cannot store a complex value in {dt.name}")
-        if isinstance(obj, float) and dt in D.INTEGER_OR_BOOL:
-            raise TypeError(f"asarray: cannot store a float in {dt.name}")
-        if isinstance(obj, int) and not isinstance(obj, bool) and dt in D.INTEGER:
-            info = np.iinfo(dt)
-            if not info.min <= obj <= info.max:
-                raise OverflowError(f"asarray: Python int {obj} is out of bounds for {dt.name}")
-        return _from_host(np.asarray(obj), dt, "asarray")
+        return _asarray_scalar(obj, dtype)
     if copy is False:
         raise ValueError("asarray: copy=False is impossible for host data; it must be copied to the device")
     if isinstance(obj, (list, tuple)) and _contains_array(obj):
@@ -156,6 +198,20 @@ def asarray(obj, /, *, dtype=None, device=None, copy=None):
         return _from_host(np.asarray(memoryview(obj)), dtype, "asarray")
     raise TypeError(f"asarray: cannot convert obj of type {type(obj).__name__} to an array; expected an "
                     "array, a Python scalar, a (nested) sequence of them, or a DLPack/buffer-protocol object")
+
+
+def _asarray_scalar(obj, dtype):
+    """asarray of a Python scalar (dtype checked or None)."""
+    dt = dtype or D.default_dtype_of_scalar(obj)
+    if isinstance(obj, complex) and dt not in D.COMPLEX:
+        raise TypeError(f"asarray: cannot store a complex value in {dt.name}")
+    if isinstance(obj, float) and dt in D.INTEGER_OR_BOOL:
+        raise TypeError(f"asarray: cannot store a float in {dt.name}")
+    if isinstance(obj, int) and not isinstance(obj, bool) and dt in D.INTEGER:
+        info = np.iinfo(dt)
+        if not info.min <= obj <= info.max:
+            raise OverflowError(f"asarray: Python int {obj} is out of bounds for {dt.name}")
+    return _from_host(np.asarray(obj), dt, "asarray")
 
 
 def from_dlpack(x, /, *, device=None, copy=None):
@@ -221,6 +277,28 @@ def full(shape, fill_value, *, dtype=None, device=None):
 
 
 def _full(shape, fill_value, dtype, device, fname):
+    if trace_state.trace is EVAL and type(fill_value) in _SCALAR_TYPES and (dtype is None or type(dtype) is D.DType) \
+            and _is_default_device(device) and _plain_shape(shape):
+        key = ("full", shape, type(fill_value), _scalar_key(fill_value), dtype)
+        out = _made(key)
+        if out is not None:
+            return out
+        out = _full_checked(shape, fill_value, dtype, device, fname)
+        return _keep_made(key, out) if out.size <= _MADE_MAX_ELEMENTS else out
+    return _full_checked(shape, fill_value, dtype, device, fname)
+
+
+def _plain_shape(shape):
+    t = type(shape)
+    if t is tuple:
+        for d in shape:
+            if type(d) not in _PLAIN_INTS:
+                return False
+        return True
+    return t in _PLAIN_INTS
+
+
+def _full_checked(shape, fill_value, dtype, device, fname):
     _check_device(device, fname)
     shape = _shape_arg(shape, fname)
     fill_value = _fill_value(fill_value, fname)

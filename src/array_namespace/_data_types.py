@@ -80,11 +80,20 @@ def finfo(type, /):
     1.1920928955078125e-07
     """
     dt = type.dtype if isinstance(type, Array) else D.check_dtype(type, "finfo", "type")
-    if dt not in D.FLOATING:
-        raise TypeError(f"finfo: type {dt.name} is not a floating-point dtype")
-    fi = np.finfo(dt)
-    real = D.real_dtype(dt)
-    return finfo_object(int(fi.bits), float(fi.eps), float(fi.max), float(fi.min), float(fi.smallest_normal), real)
+    info = _FINFO.get(dt)
+    if info is None:
+        if dt not in D.FLOATING:
+            raise TypeError(f"finfo: type {dt.name} is not a floating-point dtype")
+        fi = np.finfo(dt)
+        real = D.real_dtype(dt)
+        info = _FINFO[dt] = finfo_object(int(fi.bits), float(fi.eps), float(fi.max), float(fi.min),
+                                         float(fi.smallest_normal), real)
+    return info
+
+
+# finfo/iinfo results per dtype (frozen objects: one per dtype serves every call)
+_FINFO: dict = {}
+_IINFO: dict = {}
 
 
 def iinfo(type, /):
@@ -98,10 +107,13 @@ def iinfo(type, /):
     iinfo_object(bits=8, max=127, min=-128, dtype=array_namespace.int8)
     """
     dt = type.dtype if isinstance(type, Array) else D.check_dtype(type, "iinfo", "type")
-    if dt not in D.INTEGER:
-        raise TypeError(f"iinfo: type {dt.name} is not an integer dtype")
-    ii = np.iinfo(dt)
-    return iinfo_object(int(ii.bits), int(ii.max), int(ii.min), dt)
+    info = _IINFO.get(dt)
+    if info is None:
+        if dt not in D.INTEGER:
+            raise TypeError(f"iinfo: type {dt.name} is not an integer dtype")
+        ii = np.iinfo(dt)
+        info = _IINFO[dt] = iinfo_object(int(ii.bits), int(ii.max), int(ii.min), dt)
+    return info
 
 
 def isdtype(dtype, kind):

@@ -5,13 +5,38 @@ import math
 
 import numpy as np
 
-from transforms.core import ShapedArray, check_size
+from transforms.core import ShapedArray, bind, check_size
 from transforms.primitives import elementwise as P
 from transforms.primitives import structural as S
 
 from . import _dtypes as D
-from ._array import view_of
+from ._array import Array, view_of
 from ._helpers import as_array, as_int, cast, is_int_like, normalize_axes, normalize_axis, wrap
+from ._statistical import _remember
+
+# Validated plans of the shape functions, per (operand shape, static arguments): a repeated call (eager or traced)
+# skips the validation it passed before and binds its one primitive with the params worked out then. Only static
+# arguments made of plain ints are keys (True == 1 and 1.0 == 1 as dict keys, but bools and floats are refused;
+# NumPy integers hash as the int they are and mean it); a call that raises is never kept. Bounded: cleared when full.
+_RESHAPE_PLANS: dict = {}      # (x.shape, shape) -> the new shape
+_TRANSPOSE_PLANS: dict = {}    # ("p", ndim, axes) / ("m", ndim, source, destination) -> (permutation, inverse)
+_SQUEEZE_PLANS: dict = {}      # ("s", x.shape, axis) / ("e", x.shape, axis) -> the new shape
+_BROADCAST_PLANS: dict = {}    # (x.shape, x.dtype, shape) -> the new shape (x.shape itself: nothing to broadcast)
+_PLAIN_INTS = frozenset((int, np.int8, np.int16, np.int32, np.int64, np.uint8, np.uint16, np.uint32, np.uint64,
+                         np.intp))
+
+
+def _plain(arg):
+    """Whether `arg` (a static argument) is an int or a tuple of ints a plan may be kept under."""
+    t = type(arg)
+    if t in _PLAIN_INTS:
+        return True
+    if t is tuple:
+        for d in arg:
+            if type(d) not in _PLAIN_INTS:
+                return False
+        return True
+    return False
 
 
 def _ints(v, fname, arg):
@@ -39,7 +64,20 @@ def reshape(x, /, shape, *, copy=None):
            [3, 4],
            [5, 6]])
     """
+    if type(x) is Array and _plain(shape):
+        v = x._v
+        key = (v.aval.shape, shape)
+        new = _RESHAPE_PLANS.get(key)
+        if new is None:
+            new = _reshape_plan(x, shape)
+            _remember(_RESHAPE_PLANS, key, new)
+        return _reshaped(x, v, new, copy)
     x = as_array(x, "reshape")
+    return _reshaped(x, x._v, _reshape_plan(x, shape), copy)
+
+
+def _reshape_plan(x, shape):
+    """The shape x is reshaped to (a -1 worked out); the errors reshape documents."""
     shape = _ints(shape, "reshape", "shape")
     if sum(1 for d in shape if d == -1) > 1:
         raise ValueError(f"reshape: at most one -1 is allowed in shape {shape}")
@@ -52,10 +90,15 @@ def reshape(x, /, shape, *, copy=None):
         shape = tuple(x.size // known if d == -1 else d for d in shape)
     if math.prod(shape) != x.size:
         raise ValueError(f"reshape: cannot reshape array of shape {x.shape} (size {x.size}) into shape {shape}")
-    if copy:
-        return wrap(S.reshape(x._v, shape))
-    return view_of(wrap(S.reshape(x._v, shape)), x, lambda v, s=x.shape: S.reshape(v, s),
-                   copies_if_parent_is_a_view=True)
+    return tuple(map(int, shape))
+
+
+def _reshaped(x, v, new, copy):
+    old = v.aval.shape
+    out = wrap(v if new == old else bind(S.reshape_p, v, new_sizes=new))
+    if copy or getattr(x, "_base", None) is not None:   # (a view's reshape copies, as NumPy's of a strided view)
+        return out
+    return view_of(out, x, lambda r: S.reshape(r, old))
 
 
 def permute_dims(x, /, axes):
@@ -72,20 +115,46 @@ def permute_dims(x, /, axes):
            [2, 5],
            [3, 6]])
     """
+    if type(x) is Array and _plain(axes):
+        key = ("p", len(x._v.aval.shape), axes)
+        plan = _TRANSPOSE_PLANS.get(key)
+        if plan is None:
+            plan = _permutation(_permute_dims_order(x, axes))
+            _remember(_TRANSPOSE_PLANS, key, plan)
+        return _transposed(x, plan)
     x = as_array(x, "permute_dims")
+    return _transposed(x, _permutation(_permute_dims_order(x, axes)))
+
+
+def _permute_dims_order(x, axes):
     axes = _ints(axes, "permute_dims", "axes")
     if len(axes) != x.ndim:
         raise ValueError(f"permute_dims: axes {axes} must name each of the {x.ndim} dimensions once")
     norm = [normalize_axis(a, x.ndim, "permute_dims", "axes") for a in axes]
     if sorted(norm) != list(range(x.ndim)):
         raise ValueError(f"permute_dims: axes {axes} is not a permutation of {x.ndim} dimensions")
-    return _transposed(x, norm)
+    return norm
 
 
-def _transposed(x, perm):
-    """x with its axes permuted: a view of x (in-place updates reach x), as in NumPy."""
-    inv = tuple(sorted(range(len(perm)), key=lambda i: perm[i]))
-    return view_of(wrap(S.transpose(x._v, tuple(perm))), x, lambda v: S.transpose(v, inv))
+def _permutation(order):
+    """(the permutation, its inverse); () for the identity (nothing to transpose)."""
+    perm = tuple(order)
+    if perm == tuple(range(len(perm))):
+        return ()
+    return perm, tuple(sorted(range(len(perm)), key=lambda i: perm[i]))
+
+
+def _transposed(x, plan):
+    """x with its axes permuted by plan (_permutation's): a view of x (in-place updates reach x), as in NumPy."""
+    v = x._v
+    if not plan:
+        return view_of(wrap(v), x, _same)
+    perm, inv = plan
+    return view_of(wrap(bind(S.transpose_p, v, permutation=perm)), x, lambda r: bind(S.transpose_p, r, permutation=inv))
+
+
+def _same(r):
+    return r
 
 
 def expand_dims(x, /, axis=0):
@@ -99,7 +168,18 @@ def expand_dims(x, /, axis=0):
     >>> xp.expand_dims(xp.asarray([1, 2]), axis=0)
     Array([[1, 2]])
     """
+    if type(x) is Array and _plain(axis):
+        key = ("e", x._v.aval.shape, axis)
+        new = _SQUEEZE_PLANS.get(key)
+        if new is None:
+            new = _expand_dims_plan(x, axis)
+            _remember(_SQUEEZE_PLANS, key, new)
+        return _unit_axes_changed(x, new)
     x = as_array(x, "expand_dims")
+    return _unit_axes_changed(x, _expand_dims_plan(x, axis))
+
+
+def _expand_dims_plan(x, axis):
     axes = _ints(axis, "expand_dims", "axis")
     nd = x.ndim + len(axes)
     norm = []
@@ -110,8 +190,7 @@ def expand_dims(x, /, axis=0):
     if len(set(norm)) != len(norm):
         raise ValueError(f"expand_dims: repeated axis in {axis}")
     it = iter(x.shape)
-    shape = tuple(1 if i in norm else next(it) for i in range(nd))
-    return view_of(wrap(S.reshape(x._v, shape)), x, lambda v, s=x.shape: S.reshape(v, s))
+    return tuple(1 if i in norm else next(it) for i in range(nd))
 
 
 def squeeze(x, /, axis):
@@ -125,13 +204,30 @@ def squeeze(x, /, axis):
     >>> xp.squeeze(xp.asarray([[1], [2]]), axis=1)
     Array([1, 2])
     """
+    if type(x) is Array and _plain(axis):
+        key = ("s", x._v.aval.shape, axis)
+        new = _SQUEEZE_PLANS.get(key)
+        if new is None:
+            new = _squeeze_plan(x, axis)
+            _remember(_SQUEEZE_PLANS, key, new)
+        return _unit_axes_changed(x, new)
     x = as_array(x, "squeeze")
+    return _unit_axes_changed(x, _squeeze_plan(x, axis))
+
+
+def _squeeze_plan(x, axis):
     axes = normalize_axes(axis, x.ndim, "squeeze")
     for a in axes:
         if x.shape[a] != 1:
             raise ValueError(f"squeeze: axis {a} has size {x.shape[a]}, not 1")
-    return view_of(wrap(S.reshape(x._v, tuple(d for i, d in enumerate(x.shape) if i not in axes))), x,
-                   lambda v, s=x.shape: S.reshape(v, s))
+    return tuple(d for i, d in enumerate(x.shape) if i not in axes)
+
+
+def _unit_axes_changed(x, new):
+    """x reshaped to `new` (x's shape with axes of size 1 removed or inserted): a view of x."""
+    v = x._v
+    old = v.aval.shape
+    return view_of(wrap(v if new == old else bind(S.reshape_p, v, new_sizes=new)), x, lambda r: S.reshape(r, old))
 
 
 def broadcast_shapes(*shapes):
@@ -173,14 +269,30 @@ def broadcast_to(x, /, shape):
     Array([[1, 2],
            [1, 2]])
     """
+    if type(x) is Array and _plain(shape):
+        v = x._v
+        a = v.aval
+        key = (a.shape, a.dtype, shape)
+        new = _BROADCAST_PLANS.get(key)
+        if new is None:
+            new = _broadcast_to_plan(x, shape)
+            _remember(_BROADCAST_PLANS, key, new)
+        if new == a.shape:
+            return wrap(v)
+        return wrap(bind(S.broadcast_in_dim_p, v, shape=new,
+                         broadcast_dimensions=tuple(range(len(new) - len(a.shape), len(new)))))
     x = as_array(x, "broadcast_to")
-    shape = _ints(shape, "broadcast_to", "shape")
+    return wrap(S.broadcast_to_shape(x._v, _broadcast_to_plan(x, shape)))
+
+
+def _broadcast_to_plan(x, shape):
+    shape = tuple(map(int, _ints(shape, "broadcast_to", "shape")))
     if any(d < 0 for d in shape):
         raise ValueError(f"broadcast_to: shape {shape} has a negative dimension")
     if len(shape) < x.ndim or any(d not in (1, s) for d, s in zip(x.shape[::-1], shape[::-1])):
         raise ValueError(f"broadcast_to: cannot broadcast x of shape {x.shape} to shape {shape}")
     check_size(ShapedArray(shape, x.dtype), "broadcast_to (shape)")
-    return wrap(S.broadcast_to_shape(x._v, shape))
+    return shape
 
 
 def broadcast_arrays(*arrays):
@@ -313,7 +425,18 @@ def moveaxis(x, source, destination, /):
     >>> xp.moveaxis(xp.zeros((2, 3, 4)), 0, -1).shape
     (3, 4, 2)
     """
+    if type(x) is Array and _plain(source) and _plain(destination):
+        key = ("m", len(x._v.aval.shape), source, destination)
+        plan = _TRANSPOSE_PLANS.get(key)
+        if plan is None:
+            plan = _permutation(_moveaxis_order(x, source, destination))
+            _remember(_TRANSPOSE_PLANS, key, plan)
+        return _transposed(x, plan)
     x = as_array(x, "moveaxis")
+    return _transposed(x, _permutation(_moveaxis_order(x, source, destination)))
+
+
+def _moveaxis_order(x, source, destination):
     src = _ints(source, "moveaxis", "source")
     dst = _ints(destination, "moveaxis", "destination")
     if len(src) != len(dst):
@@ -325,7 +448,7 @@ def moveaxis(x, source, destination, /):
     order = [i for i in range(x.ndim) if i not in src]
     for d, s in sorted(zip(dst, src)):
         order.insert(d, s)
-    return _transposed(x, order)
+    return order
 
 
 def roll(x, /, shift, *, axis=None):
