@@ -16,7 +16,7 @@ from typing import NamedTuple
 import numpy as np
 
 from transforms.backend import backend
-from transforms.core import bind
+from transforms.core import Tracer, bind
 from transforms.primitives import elementwise as P
 from transforms.primitives import reductions as R
 from transforms.primitives import sorting as T
@@ -49,20 +49,34 @@ _HINT = ("Call it outside jit/vmap (eagerly); inside, use a fixed-size formulati
          "and compare neighbours (xp.sort, xp.diff) or count with a mask.")
 
 
+# what each function returns besides the values: (inverse indices, counts); first indices are always computed
+_ASKED = {"unique_all": (True, True), "unique_counts": (False, True), "unique_inverse": (True, False),
+          "unique_values": (False, False)}
+
+
 def _unique(x, fname):
+    """(x, values, first indices, inverse indices, counts); the last two None where `fname` does not return them."""
     x = as_array(x, fname)
-    hv = require_host(x._v, fname, _HINT).reshape(-1)
-    vals, first, inv, counts = np.unique(hv, return_index=True, return_inverse=True, return_counts=True,
-                                         equal_nan=False)
-    flat = S.reshape(x._v, (x.size,))
-    if len(first):
+    v = x._v
+    hv = require_host(v, fname, _HINT).reshape(-1)
+    want_inv, want_counts = _ASKED[fname]
+    got = np.unique(hv, return_index=True, return_inverse=want_inv, return_counts=want_counts, equal_nan=False)
+    first = got[1]
+    put = lambda a, shape: wrap(backend.device_put(np.asarray(a, D.DEFAULT_INDEX).reshape(shape)))  # noqa: E731
+    if not isinstance(v, Tracer) and not v.aval.weak_type:
+        # a plain eager value: no gradient to carry, so x's values at their first indices are read on the host
+        # (what the gather would give, bit for bit: -0.0 or 0.0 and NaN payloads as they stand in x)
+        values = wrap(backend.device_put(hv[first]))
+    elif len(first):
         from transforms.primitives import indexing as I
+        flat = S.reshape(v, (x.size,))
         idx = backend.device_put(np.asarray(first, D.DEFAULT_INDEX).reshape(-1, 1))
         values = wrap(I.gather(flat, idx, I.GatherDims((), (0,), (0,)), (1,)))
     else:
-        values = wrap(flat)
-    put = lambda a, shape: wrap(backend.device_put(np.asarray(a, D.DEFAULT_INDEX).reshape(shape)))  # noqa: E731
-    return x, values, put(first, (-1,)), put(inv, x.shape), put(counts, (-1,))
+        values = wrap(S.reshape(v, (x.size,)))
+    inv = put(got[2], x.shape) if want_inv else None
+    counts = put(got[-1], (-1,)) if want_counts else None
+    return x, values, first, inv, counts
 
 
 def unique_all(x, /):
@@ -80,7 +94,7 @@ def unique_all(x, /):
                     counts=Array([1, 2]))
     """
     _, values, first, inv, counts = _unique(x, "unique_all")
-    return UniqueAllResult(values, first, inv, counts)
+    return UniqueAllResult(values, wrap(backend.device_put(np.asarray(first, D.DEFAULT_INDEX))), inv, counts)
 
 
 def unique_counts(x, /):

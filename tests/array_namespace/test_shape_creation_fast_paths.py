@@ -364,3 +364,62 @@ def test_device_property_eager_and_traced():
     seen = []
     jit(lambda v: seen.append(v.device) or v)(x)
     assert seen == [dev]
+
+
+# ------------------------------------------------------------------------------------------------------ unique
+
+UNIQUE_INPUTS = [
+    np.array([3, 1, 3, 2, 1], np.int64),
+    np.array([[2, 1, 2], [5, 1, 1]], np.int32),
+    np.array([0.0, -0.0, 1.5, np.nan, -0.0, np.nan, 1.5, -np.inf], np.float64),
+    np.array([-0.0, 0.0, 2.0], np.float32),
+    np.array([1 + 1j, 1 - 1j, 1 + 1j, complex(np.nan, 0)], np.complex64),
+    np.array([True, False, True]),
+    np.zeros((0, 3), np.float64),
+    np.array(4.0),
+]
+
+
+def _gathered_values(a):
+    """What the gradient-carrying path gives: x's values at their first indices (under jvp, a traced x)."""
+    from transforms import jvp
+    x = xp.asarray(a)
+    if a.dtype.kind != "f":
+        return None
+    return jvp(lambda v: xp.unique_values(v), (x,), (xp.ones_like(x),))[0]
+
+
+@pytest.mark.parametrize("i", range(len(UNIQUE_INPUTS)))
+def test_unique_functions_equal_numpy_bit_for_bit(i):
+    a = UNIQUE_INPUTS[i]
+    vals, first, inv, counts = np.unique(a.reshape(-1), return_index=True, return_inverse=True, return_counts=True,
+                                         equal_nan=False)
+    want_vals = a.reshape(-1)[first]   # (the first occurrence's bits: -0.0 where it came first)
+    x = xp.asarray(a)
+    for _ in range(2):
+        r = xp.unique_all(x)
+        _bits_equal(r.values, want_vals)
+        _same(r.indices, first.astype(np.int64))
+        _same(r.inverse_indices, inv.astype(np.int64).reshape(a.shape))
+        _same(r.counts, counts.astype(np.int64))
+        _bits_equal(xp.unique_values(x), want_vals)
+        v, c = xp.unique_counts(x)
+        _bits_equal(v, want_vals)
+        _same(c, counts.astype(np.int64))
+        v, k = xp.unique_inverse(x)
+        _bits_equal(v, want_vals)
+        _same(k, inv.astype(np.int64).reshape(a.shape))
+        np.testing.assert_array_equal(np.asarray(v)[np.asarray(k)], a)   # (NaNs compare equal here)
+    traced = _gathered_values(a)
+    if traced is not None:
+        _bits_equal(traced, want_vals)
+
+
+def test_unique_of_a_weak_scalar_and_under_grad():
+    for _ in range(2):
+        u = xp.unique_values(2.5)
+        assert u.dtype == xp.float64 and np.asarray(u).tolist() == [2.5]
+    from transforms import grad
+    a = np.array([3.0, 1.0, 3.0, 2.0])
+    g = grad(lambda v: xp.sum(xp.unique_values(v) ** 2))(xp.asarray(a))
+    np.testing.assert_array_equal(np.asarray(g), [6.0, 2.0, 0.0, 4.0])   # (the first occurrences carry it)
