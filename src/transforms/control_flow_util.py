@@ -15,7 +15,7 @@ import numpy as np
 
 from .api_util import Store, flatten_fun
 from .core import get_aval
-from .jaxpr import ClosedJaxpr, Jaxpr, Var, pp_jaxpr
+from .jaxpr import ClosedJaxpr, Jaxpr, Literal, Var
 from .jaxpr_transforms import stage
 from .primitives import elementwise as E
 from .pytree import PyTreeDef
@@ -72,31 +72,70 @@ join_consts_cached = functools.lru_cache(maxsize=1024)(join_consts)
 _INTERNED: dict = {}
 
 
-def _printable_exactly(jaxpr):
-    """Whether the printed text determines the jaxpr (callable params print only their name)."""
-    def ok(p):
-        if isinstance(p, ClosedJaxpr):
-            return _printable_exactly(p.jaxpr)
-        if isinstance(p, Jaxpr):
-            return _printable_exactly(p)
-        if isinstance(p, tuple):
-            return all(ok(x) for x in p)
-        return not callable(p) or isinstance(p, (type, np.dtype))
-    return all(ok(p) for e in jaxpr.eqns for p in e.params.values())
+class _Unkeyable(Exception):
+    """A jaxpr whose structure has no exact hashable key here (a callable or a constant in its params)."""
+
+
+def _param_key(p):
+    t = type(p)
+    if t is ClosedJaxpr:
+        if p.consts or p.jaxpr.constvars:
+            raise _Unkeyable
+        return ("closed", _structure(p.jaxpr))
+    if t is Jaxpr:
+        return ("jaxpr", _structure(p))
+    if t is tuple or t is list:
+        return (t, tuple([_param_key(x) for x in p]))
+    if t is float:
+        return (t, p.hex())                  # (-0.0 and 0.0 apart, NaN equal to itself)
+    if isinstance(p, (np.ndarray, np.generic)):
+        a = np.asarray(p)
+        return ("array", a.dtype, a.shape, a.tobytes())
+    if callable(p) and not isinstance(p, (type, np.dtype)):
+        raise _Unkeyable                     # (a function: its behaviour is not its structure)
+    return (t, p)                            # (with its type: True, 1 and 1.0 stay apart)
+
+
+def _structure(jaxpr):
+    """A hashable key equal for two jaxprs exactly when they compute the same thing the same way: each
+    variable by its position of definition, each equation by primitive, operands, result avals (weak types
+    included) and params, each literal by its aval and bits."""
+    ids = {}
+    for v in jaxpr.constvars:
+        ids[v] = len(ids)
+    for v in jaxpr.invars:
+        ids[v] = len(ids)
+
+    def ref(v):
+        if type(v) is Literal:
+            return (v.aval, np.asarray(v.val).tobytes())
+        return ids[v]
+    parts = [tuple([v.aval for v in jaxpr.constvars]), tuple([v.aval for v in jaxpr.invars])]
+    for e in jaxpr.eqns:
+        ins = tuple([ref(v) for v in e.invars])
+        for v in e.outvars:
+            ids[v] = len(ids)
+        parts.append((e.prim, ins, tuple([v.aval for v in e.outvars]),
+                      tuple([(k, _param_key(x)) for k, x in e.params.items()])))
+    parts.append(tuple([ref(v) for v in jaxpr.outvars]))
+    return tuple(parts)
 
 
 def intern_jaxpr(closed):
     """One object per structurally equal constant-free jaxpr traced by the public functions.
 
-    Params jaxprs key compile caches by identity; without this every eager call of cond /
-    scan / while_loop would trace new jaxprs and compile again. The key is the printed
-    text plus the weak types it leaves out of the in/out types.
+    Params jaxprs key compile caches (and host programs) by identity; without this every eager call of
+    cond / scan / while_loop would trace new jaxprs and compile again. The key is the jaxpr's structure
+    (`_structure`: built in about a microsecond per equation, where printing it took ~10); a jaxpr with a
+    function or a constant in its params is not interned.
     """
-    if closed.consts or closed.jaxpr.constvars or not _printable_exactly(closed.jaxpr):
+    if closed.consts or closed.jaxpr.constvars:
         return closed
-    key = (pp_jaxpr(closed.jaxpr), tuple(a.weak_type for a in closed.in_avals),
-           tuple(a.weak_type for a in closed.out_avals))
-    got = _INTERNED.get(key)
+    try:
+        key = _structure(closed.jaxpr)
+        got = _INTERNED.get(key)
+    except (_Unkeyable, TypeError):          # (TypeError: an unhashable param)
+        return closed
     if got is None:
         if len(_INTERNED) >= 4096:
             _INTERNED.clear()
