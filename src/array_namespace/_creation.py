@@ -8,7 +8,6 @@ from __future__ import annotations
 
 import builtins
 import math
-import struct
 
 import numpy as np
 
@@ -18,55 +17,14 @@ from transforms.primitives import elementwise as P
 from transforms.primitives import structural as S
 
 from . import _dtypes as D
-from ._array import Array, Device, default_device
+from ._array import Array, default_device
 from ._helpers import as_array, as_int, cast, is_int_like, py_number, wrap
-from ._statistical import _remember
+from ._plans import MADE_MAX_ELEMENTS, SCALAR_TYPES, is_default_device, keep_made, made, plain, scalar_key
 
 
 def _check_device(device, fname):
-    if device is not None and not _is_default_device(device) and device != default_device():
+    if device is not None and not is_default_device(device) and device != default_device():
         raise ValueError(f"{fname}: unknown device {device!r}; available: {default_device()!r}")
-
-
-def _is_default_device(device):
-    """Whether `device` is (a Device wrapping) the default device, known cheaply (False: compare it in full)."""
-    return device is None or (type(device) is Device and device._d is backend.default_device())
-
-
-# Small eager creations of Python scalars (asarray(True), full((), nan), zeros(3), ...) keep a validated plan, keyed
-# by (what, shape, the scalar's type, the scalar, dtype): the values made (a private read-only NumPy copy) and their
-# aval. A repeated call checks nothing it checked before and puts a fresh copy on the device (each call's array
-# owns its buffer, as before: donating one to a jitted function, or writing into it, touches no other). A call that
-# raises is never kept. Bounded: cleared when full.
-_MADE: dict = {}
-_MADE_MAX_ELEMENTS = 256
-_SCALAR_TYPES = frozenset((bool, int, float, complex))
-_PLAIN_INTS = frozenset((int, np.int8, np.int16, np.int32, np.int64, np.uint8, np.uint16, np.uint32, np.uint64,
-                         np.intp))
-
-
-def _scalar_key(value):
-    """A Python scalar as a dict key that keeps apart what == does not: -0.0 and 0.0 (and the signed complex
-    zeros), NaNs by their bits; its type goes into the key beside it (True == 1 == 1.0)."""
-    if value != value:
-        return struct.pack("<d", value) if type(value) is float else struct.pack("<dd", value.real, value.imag)
-    t = type(value)
-    return repr(value) if t is complex or (t is float and not value) else value
-
-
-def _made(key):
-    plan = _MADE.get(key)
-    if plan is not None:
-        return wrap(backend.device_put(plan[0], plan[1]))
-    return None
-
-
-def _keep_made(key, out):
-    v = out._v
-    values = np.array(backend.to_numpy(v))
-    values.flags.writeable = False
-    _remember(_MADE, key, (values, v.aval))
-    return out
 
 
 def _shape_arg(shape, fname, arg="shape"):
@@ -147,14 +105,14 @@ def asarray(obj, /, *, dtype=None, device=None, copy=None):
     Array([[1., 2.],
            [3., 4.]], dtype=float32)
     """
-    if type(obj) in _SCALAR_TYPES and copy is None and (dtype is None or type(dtype) is D.DType) and \
-            _is_default_device(device):
-        key = ("asarray", type(obj), _scalar_key(obj), dtype)
-        out = _made(key)
+    if type(obj) in SCALAR_TYPES and copy is None and (dtype is None or type(dtype) is D.DType) and \
+            is_default_device(device):
+        key = ("asarray", type(obj), scalar_key(obj), dtype)
+        out = made(key)
         if out is not None:
             return out
-        return _keep_made(key, _asarray_scalar(obj, dtype))
-    if device is not None and not _is_default_device(device) and device != default_device():
+        return keep_made(key, _asarray_scalar(obj, dtype))
+    if device is not None and not is_default_device(device) and device != default_device():
         # another device, or a layout over several
         from ._sharded import to_device
         return to_device(asarray(obj, dtype=dtype, copy=copy), device, "asarray")
@@ -277,25 +235,15 @@ def full(shape, fill_value, *, dtype=None, device=None):
 
 
 def _full(shape, fill_value, dtype, device, fname):
-    if trace_state.trace is EVAL and type(fill_value) in _SCALAR_TYPES and (dtype is None or type(dtype) is D.DType) \
-            and _is_default_device(device) and _plain_shape(shape):
-        key = ("full", shape, type(fill_value), _scalar_key(fill_value), dtype)
-        out = _made(key)
+    if trace_state.trace is EVAL and type(fill_value) in SCALAR_TYPES and (dtype is None or type(dtype) is D.DType) \
+            and is_default_device(device) and plain(shape):
+        key = ("full", shape, type(fill_value), scalar_key(fill_value), dtype)
+        out = made(key)
         if out is not None:
             return out
         out = _full_checked(shape, fill_value, dtype, device, fname)
-        return _keep_made(key, out) if out.size <= _MADE_MAX_ELEMENTS else out
+        return keep_made(key, out) if out.size <= MADE_MAX_ELEMENTS else out
     return _full_checked(shape, fill_value, dtype, device, fname)
-
-
-def _plain_shape(shape):
-    t = type(shape)
-    if t is tuple:
-        for d in shape:
-            if type(d) not in _PLAIN_INTS:
-                return False
-        return True
-    return t in _PLAIN_INTS
 
 
 def _full_checked(shape, fill_value, dtype, device, fname):

@@ -12,31 +12,15 @@ from transforms.primitives import structural as S
 from . import _dtypes as D
 from ._array import Array, view_of
 from ._helpers import as_array, as_int, cast, is_int_like, normalize_axes, normalize_axis, wrap
-from ._statistical import _remember
+from ._plans import plain as _plain, remember as _remember
 
-# Validated plans of the shape functions, per (operand shape, static arguments): a repeated call (eager or traced)
-# skips the validation it passed before and binds its one primitive with the params worked out then. Only static
-# arguments made of plain ints are keys (True == 1 and 1.0 == 1 as dict keys, but bools and floats are refused;
-# NumPy integers hash as the int they are and mean it); a call that raises is never kept. Bounded: cleared when full.
+# Validated plans of the shape functions (_plans.py), per (operand shape, static arguments of plain ints): a repeated
+# call (eager or traced) skips the validation it passed before and binds its one primitive with the params kept.
 _RESHAPE_PLANS: dict = {}      # (x.shape, shape) -> the new shape
 _TRANSPOSE_PLANS: dict = {}    # ("p", ndim, axes) / ("m", ndim, source, destination) -> (permutation, inverse)
 _SQUEEZE_PLANS: dict = {}      # ("s", x.shape, axis) / ("e", x.shape, axis) -> the new shape
 _BROADCAST_PLANS: dict = {}    # (x.shape, x.dtype, shape) -> the new shape (x.shape itself: nothing to broadcast)
-_PLAIN_INTS = frozenset((int, np.int8, np.int16, np.int32, np.int64, np.uint8, np.uint16, np.uint32, np.uint64,
-                         np.intp))
-
-
-def _plain(arg):
-    """Whether `arg` (a static argument) is an int or a tuple of ints a plan may be kept under."""
-    t = type(arg)
-    if t in _PLAIN_INTS:
-        return True
-    if t is tuple:
-        for d in arg:
-            if type(d) not in _PLAIN_INTS:
-                return False
-        return True
-    return False
+_BROADCAST_ARRAYS_PLANS: dict = {}   # ((shape, dtype) of each array, ...) -> the common shape
 
 
 def _ints(v, fname, arg):
@@ -307,9 +291,33 @@ def broadcast_arrays(*arrays):
     Array([[3, 3],
            [4, 4]])
     """
+    key = []
+    for a in arrays:
+        if type(a) is not Array:
+            break
+        av = a._v.aval
+        key.append((av.shape, av.dtype))
+    else:   # all Arrays: the common shape kept per (shapes, dtypes)
+        key = tuple(key)
+        shape = _BROADCAST_ARRAYS_PLANS.get(key)
+        if shape is None:
+            shape = _broadcast_arrays_shape(arrays)
+            _remember(_BROADCAST_ARRAYS_PLANS, key, shape)
+        return tuple(wrap(a._v) if s == shape else
+                     wrap(bind(S.broadcast_in_dim_p, a._v, shape=shape,
+                               broadcast_dimensions=tuple(range(len(shape) - len(s), len(shape)))))
+                     for a, (s, _) in zip(arrays, key))
     arrays = [as_array(a, "broadcast_arrays", "arrays entry") for a in arrays]
-    shape = _broadcast_shapes([a.shape for a in arrays], "broadcast_arrays", "arrays")
+    shape = _broadcast_arrays_shape(arrays)
     return tuple(broadcast_to(a, shape) for a in arrays)
+
+
+def _broadcast_arrays_shape(arrays):
+    """The common shape (each array's size checked as broadcast_to checks it)."""
+    shape = _broadcast_shapes([a.shape for a in arrays], "broadcast_arrays", "arrays")
+    for a in arrays:
+        _broadcast_to_plan(a, shape)
+    return shape
 
 
 def _common(arrays, fname):

@@ -1,4 +1,5 @@
-"""The kept plans of the shape and creation functions give what the validated path gives, and refuse what it refuses.
+"""The kept plans (_plans.py) of the shape and creation functions give what the validated path gives, and refuse
+what it refuses.
 
 reshape, permute_dims, moveaxis, squeeze, expand_dims and broadcast_to keep a validated plan per (operand shape,
 static arguments of plain ints); asarray of a Python scalar and full/zeros/ones of a small shape keep theirs per
@@ -6,13 +7,14 @@ static arguments of plain ints); asarray of a Python scalar and full/zeros/ones 
 answers without a lookup per call. Checked here against NumPy and against jit: dtypes, shapes, values, -0.0 and
 NaN kept apart, views vs copies, each call's array its own (writes and donation touch no other), and the errors
 (types and messages) unchanged once a plan exists for a look-alike argument (True after 1, 1.0 after 1), eagerly
-and under jit, with signatures alternating.
+and under jit, with signatures alternating. Also here: unique_* of a plain eager array read their values on the host
+(bit for bit what the gradient-carrying gather gives).
 """
 import numpy as np
 import pytest
 
 import array_namespace as xp
-from array_namespace import _creation as C
+from array_namespace import _plans as PL
 from array_namespace import _manipulation as M
 from transforms import jit
 
@@ -109,6 +111,50 @@ def test_shape_functions_of_weak_scalars_and_python_scalars():
         _same(xp.broadcast_to(w, (2,)), np.full((2,), 3.0, np.float32))
 
 
+BROADCAST_ARRAYS_CASES = [
+    [(), (23,), (23,)],
+    [(3, 1), (4,), ()],
+    [(2, 3), (2, 3)],
+    [(0, 3), (1, 3), (3,)],
+    [(5,)],
+    [],
+]
+
+
+@pytest.mark.parametrize("i", range(len(BROADCAST_ARRAYS_CASES)))
+def test_broadcast_arrays_repeated_and_jitted_equal_numpy(i):
+    shapes = BROADCAST_ARRAYS_CASES[i]
+    data = [_data(s, dt) for s, dt in zip(shapes, ["bool", "float64", "float32", "int32"])]
+    want = np.broadcast_arrays(*data)
+    arrs = [xp.asarray(d) for d in data]
+    for _ in range(3):
+        got = xp.broadcast_arrays(*arrs)
+        assert len(got) == len(want)
+        for g, w in zip(got, want):
+            _same(g, np.asarray(w))
+    got = jit(lambda *v: xp.broadcast_arrays(*v))(*arrs)
+    for g, w in zip(got, want):
+        _same(g, np.asarray(w))
+    mixed = xp.broadcast_arrays(*arrs, 2.5) if arrs else ()   # (a Python scalar among them: the checked path)
+    for g, w in zip(mixed, want):
+        _same(g, np.asarray(w))
+
+
+def test_broadcast_arrays_refusals_unchanged():
+    x, y = xp.asarray(np.ones((2, 3))), xp.asarray(np.ones((3,)))
+    _clear_plans()
+    before = [_error(lambda: xp.broadcast_arrays(x, xp.asarray(np.ones(4)))),
+              _error(lambda: xp.broadcast_arrays(x, "a")),
+              _error(lambda: jit(lambda a, b: xp.broadcast_arrays(a, b))(x, xp.asarray(np.ones(4))))]
+    assert all(b is not None for b in before)
+    for _ in range(2):
+        xp.broadcast_arrays(x, y)
+        xp.broadcast_arrays(x, xp.asarray(np.ones(3)))
+        assert [_error(lambda: xp.broadcast_arrays(x, xp.asarray(np.ones(4)))),
+                _error(lambda: xp.broadcast_arrays(x, "a")),
+                _error(lambda: jit(lambda a, b: xp.broadcast_arrays(a, b))(x, xp.asarray(np.ones(4))))] == before
+
+
 def _view_body(a):
     ours = not isinstance(a, np.ndarray)
     r = xp.reshape(a, (-1,)) if ours else a.reshape(-1)
@@ -178,7 +224,8 @@ LOOKALIKES = [
 
 
 def _clear_plans():
-    for t in (M._RESHAPE_PLANS, M._TRANSPOSE_PLANS, M._SQUEEZE_PLANS, M._BROADCAST_PLANS, C._MADE):
+    for t in (M._RESHAPE_PLANS, M._TRANSPOSE_PLANS, M._SQUEEZE_PLANS, M._BROADCAST_PLANS, M._BROADCAST_ARRAYS_PLANS,
+              PL.MADE):
         t.clear()
 
 
