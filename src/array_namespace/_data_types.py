@@ -8,6 +8,7 @@ import numpy as np
 from . import _dtypes as D
 from ._array import Array
 from ._helpers import as_array, cast, py_number, wrap
+from ._statistical import _remember
 
 
 def astype(x, dtype, /, *, copy=True, device=None):
@@ -129,9 +130,28 @@ def isdtype(dtype, kind):
     >>> xp.isdtype(xp.float32, "real floating"), xp.isdtype(xp.int8, ("bool", "unsigned integer"))
     (True, False)
     """
+    if type(dtype) is D.DType:
+        key = (dtype, kind)
+        try:
+            r = _ISDTYPE.get(key)
+        except TypeError:   # (an unhashable kind: the checked path below says what is wrong with it)
+            r = key = None
+        if r is not None:
+            return r
+        if key is not None:
+            r = _isdtype(dtype, kind)
+            _remember(_ISDTYPE, key, r)   # (kept only once answered: a refused kind raised above)
+            return r
+    return _isdtype(dtype, kind)
+
+
+_ISDTYPE: dict = {}   # (dtype, kind) -> isdtype's answer
+
+
+def _isdtype(dtype, kind):
     dtype = D.check_dtype(dtype, "isdtype")
     if isinstance(kind, tuple):
-        return any(isdtype(dtype, k) for k in kind)
+        return any(_isdtype(dtype, k) for k in kind)
     if isinstance(kind, str):
         if kind not in D.CATEGORIES:
             raise ValueError(f"isdtype: unknown kind {kind!r}; expected one of {sorted(D.CATEGORIES)}")

@@ -15,6 +15,7 @@ import pytest
 
 import array_namespace as xp
 from array_namespace import _plans as PL
+from array_namespace import _data_types as DT
 from array_namespace import _manipulation as M
 from transforms import jit
 
@@ -470,3 +471,43 @@ def test_unique_of_a_weak_scalar_and_under_grad():
     a = np.array([3.0, 1.0, 3.0, 2.0])
     g = grad(lambda v: xp.sum(xp.unique_values(v) ** 2))(xp.asarray(a))
     np.testing.assert_array_equal(np.asarray(g), [6.0, 2.0, 0.0, 4.0])   # (the first occurrences carry it)
+
+
+# ------------------------------------------------------------------------------------------------------ isdtype
+
+KINDS = ["bool", "signed integer", "unsigned integer", "integral", "real floating", "complex floating", "numeric"]
+NP_KIND = {"bool": "b", "signed integer": "i", "unsigned integer": "u", "integral": "iu", "real floating": "f",
+           "complex floating": "c", "numeric": "iufc"}
+
+
+def test_isdtype_kept_answers_equal_the_categories():
+    names = ["bool", "int8", "int16", "int32", "int64", "uint8", "uint16", "uint32", "uint64", "float32", "float64",
+             "complex64", "complex128"]
+    for _ in range(2):   # (the second round answers from the table)
+        for n in names:
+            dt, kind = getattr(xp, n), np.dtype(n if n != "bool" else "bool").kind
+            for k in KINDS:
+                assert xp.isdtype(dt, k) is (kind in NP_KIND[k])
+            assert xp.isdtype(dt, ("real floating", "complex floating")) is (kind in "fc")
+            assert xp.isdtype(dt, ()) is False
+            assert xp.isdtype(dt, xp.float64) is (n == "float64")
+            assert xp.isdtype(dt, (xp.int8, "bool")) is (n in ("int8", "bool"))
+            assert xp.isdtype(np.dtype(n), "numeric") is (kind in "iufc")
+
+
+def test_isdtype_refusals_unchanged_after_answers():
+    bad = [lambda: xp.isdtype(xp.float64, "floating"), lambda: xp.isdtype(xp.float64, ["real floating"]),
+           lambda: xp.isdtype(xp.float64, ("bogus",)), lambda: xp.isdtype(xp.float64, True),
+           lambda: xp.isdtype(xp.float64, (["real floating"],)), lambda: xp.isdtype("float64", "numeric"),
+           lambda: xp.isdtype(xp.float64, 1)]
+    DT._ISDTYPE.clear()
+    before = [_error(f) for f in bad]
+    assert all(b is not None and b[0] in (TypeError, ValueError) for b in before)
+    for _ in range(2):
+        xp.isdtype(xp.float64, "real floating")
+        xp.isdtype(xp.float64, ("real floating",))
+        xp.isdtype(xp.float64, xp.float64)
+        assert [_error(f) for f in bad] == before
+    # (a kind after a match is not looked at, as before: the answer is kept, not an error)
+    assert xp.isdtype(xp.float64, ("real floating", "bogus")) is True
+    assert xp.isdtype(xp.float64, ("real floating", "bogus")) is True
