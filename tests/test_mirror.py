@@ -15,6 +15,9 @@ TESTS = os.path.join(ROOT, "tests")
 
 # module path under src/ -> why it has no mirrored test module (one line)
 REASONS = {
+    "xla/lower_elementwise_complex.py": "the complex host kernels (and the complex primitive's lowering), checked "
+                                        "against XLA in tests/xla/test_host_kernels_complex.py and "
+                                        "tests/transforms/primitives/test_complex_parts.py",
     "xla/_special_erf_tables.py": "coefficient tables only, checked through every function that reads them in "
                                   "tests/xla/test_lower_special_erf.py",
     "xla/host.py": "the host kernels' value type, checked through tests/xla/test_host_kernels.py and "
