@@ -251,7 +251,7 @@ def slogdet(x, /):
     return SlogdetResult(wrap(sign), wrap(logabs))
 
 
-@compiled
+@compiled(arrays=("x",))     # (n is static: an Array n is refused, as under jit)
 def matrix_power(x, n, /):
     x = _matrix("matrix_power", x, kinds=D.NUMERIC, what="a numeric")
     n = as_int(n, "matrix_power", "n")
@@ -302,7 +302,7 @@ def _times_smax(s, rtol_v, batch):
     return P.mul(smax, rtol_v)
 
 
-@compiled
+@compiled(arrays=("x", "rtol"))
 def matrix_rank(x, /, *, rtol=None):
     x = _matrix("matrix_rank", x, square=False)
     batch = x.shape[:-2]
@@ -319,7 +319,7 @@ def matrix_rank(x, /, *, rtol=None):
     return wrap(R.reduce_sum(big, (len(out_batch),)))
 
 
-@compiled
+@compiled(arrays=("x", "rtol"))
 def pinv(x, /, *, rtol=None):
     x = _matrix("pinv", x, square=False)
     a = _strong(x)

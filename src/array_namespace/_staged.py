@@ -3,12 +3,17 @@ per signature (transforms.jaxpr_transforms.staged_call), and `bucketed` does so 
 power-of-two size, for composites whose loops would otherwise be staged for every new shape.
 
 Used by xp.linalg and xp.fft (compiled) and by xp.special's iterative functions (bucketed); under a
-transform both trace the function inline.
+transform both trace the function inline. Where eager work runs on host kernels (the CPU), the first
+call at a signature runs the plain body op by op instead of staging it: staging and building its host
+program cost several times a run, and library code on one new shape often calls once.
 """
 from __future__ import annotations
 
 import functools
+import inspect
 import math
+
+import numpy as np
 
 from transforms.api_util import to_raw
 from transforms.backend import backend
@@ -26,13 +31,15 @@ class _Signature:
     """`fn` with its static arguments fixed, as a raw-value body for `staged_call`: which positions
     and keywords are Arrays (traced), the other arguments (static). Records the output pytree per
     input signature while staging."""
-    __slots__ = ("fn", "args", "kwargs", "pos", "kws", "out_trees", "tree", "__name__")
+    __slots__ = ("fn", "args", "kwargs", "pos", "kws", "out_trees", "tree", "__name__", "plain", "seen")
 
-    def __init__(self, fn, args, kwargs, pos, kws):
+    def __init__(self, fn, args, kwargs, pos, kws, plain):
         self.fn, self.pos, self.kws = fn, pos, kws
         self.args = tuple(None if i in pos else a for i, a in enumerate(args))     # holds no Array alive
         self.kwargs = {k: v for k, v in kwargs.items() if k not in kws}
         self.out_trees, self.tree, self.__name__ = {}, None, fn.__name__
+        self.plain = plain       # whether a first call at new avals may run the plain body (see `compiled`)
+        self.seen = set()        # the operand avals it has been called at
 
     def __call__(self, *raw):
         full, kw = list(self.args), dict(self.kwargs)
@@ -46,7 +53,7 @@ class _Signature:
         return [to_raw(x, f"{self.__name__} output") for x in leaves]
 
 
-def compiled(fn):
+def compiled(fn=None, *, arrays=None, plain_first=True):
     """Run a namespace function eagerly as one staged call per signature (`staged_call`).
 
     Each of these functions is a composition of many primitives. Called eagerly with Array
@@ -57,8 +64,27 @@ def compiled(fn):
     otherwise, and then, as one compiled executable (`staged_call(by_op=True)`).
     Validation runs while staging, so errors are the same. Under a transform the function is
     traced inline.
+
+    The first call at a signature (statics and operand avals) where eager work runs on host kernels
+    (`_plain_runs_on_host`) runs fn's plain body instead, its primitives bound one by one on those
+    kernels: the same kernels on the same values as the staged body's op-by-op run, so the same
+    results, and the same Python (validation included) on the same shapes. Staging pays from the
+    second call. Only where every Array argument is one of fn's array parameters (`arrays`: their
+    names; default its positional-only ones): an Array given for a static parameter (an axis, n)
+    is traced when staged, and refused there (a traced value has no Python value) -- run plain it
+    would be read and taken. plain_first=False: always staged (bucketed's padded bodies).
     """
+    if fn is None:
+        return functools.partial(compiled, arrays=arrays, plain_first=plain_first)
     signatures = {}
+    _ALL_SIGNATURES.append(signatures)
+    params = list(inspect.signature(fn).parameters.values())
+    if arrays is None:
+        arrays = [p.name for p in params if p.kind is p.POSITIONAL_ONLY]
+    arr_pos = frozenset(i for i, p in enumerate(params)
+                        if p.name in arrays and p.kind in (p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD))
+    arr_kw = frozenset(p.name for p in params if p.name in arrays and p.kind is not p.POSITIONAL_ONLY)
+    name = fn.__name__
 
     @functools.wraps(fn)
     def wrapper(*args, **kwargs):
@@ -77,12 +103,51 @@ def compiled(fn):
         except TypeError:          # an unhashable static argument: run op by op
             return fn(*args, **kwargs)
         if body is None:
-            body = signatures[key] = _Signature(fn, args, kwargs, pos, kws)
+            plain = plain_first and arr_pos.issuperset(pos) and arr_kw.issuperset(kws)
+            body = signatures[key] = _Signature(fn, args, kwargs, pos, kws, plain)
         raw = [args[i]._v for i in pos] + [kwargs[k]._v for k in kws]
-        outs = staged_call(body, raw, fn.__name__, by_op=True)   # (on the CPU: host kernels, no compile)
+        if body.plain:
+            avals = tuple([get_aval(x) for x in raw])
+            seen = body.seen
+            if avals not in seen:
+                if len(seen) >= _SEEN_MAX:
+                    seen.clear()
+                seen.add(avals)
+                if _plain_runs_on_host(avals):
+                    leaves, tree = tree_flatten(fn(*args, **kwargs))
+                    return tree_unflatten(tree, [wrap(to_raw(x, f"{name} output")) for x in leaves])
+        outs = staged_call(body, raw, name, by_op=True)   # (on the CPU: host kernels, no compile)
         tree = body.tree if body.tree is not None else body.out_trees[tuple(get_aval(x) for x in raw)]
         return tree_unflatten(tree, [wrap(o) for o in outs])
     return wrapper
+
+
+_ALL_SIGNATURES: list = []     # every `compiled` function's signature table
+
+
+def forget_signatures():
+    """Every `compiled` function meets its signatures afresh (its next call at each is a first call)."""
+    for table in _ALL_SIGNATURES:
+        table.clear()
+
+
+_SEEN_MAX = 4096     # remembered signatures (of one static signature of `compiled`; of `bucketed`'s buckets)
+
+
+@functools.lru_cache(maxsize=None)
+def _identity(dtype):
+    return stage(lambda a: [a], [ShapedArray((), dtype)])
+
+
+def _plain_runs_on_host(avals):
+    """Whether the backend would run a staged body on operands `avals` op by op on host kernels (a trivial
+    body on each dtype; its size limits on all of them): there a plain eager run compiles nothing either."""
+    if not avals:
+        return _host_by_op(np.dtype(np.float64))
+    for a in avals:
+        if not _host_by_op(a.dtype):
+            return False
+    return backend.eager_by_op(_identity(avals[0].dtype), avals) > 0
 
 
 @functools.lru_cache(maxsize=None)
@@ -90,7 +155,7 @@ def _host_by_op(dtype):
     """Whether the backend runs eager work on values of `dtype` op by op on host kernels (it would so run a
     trivial staged body), where a plain eager run of a body compiles nothing; elsewhere (an accelerator,
     host kernels switched off) the body's loops would compile once per exact shape."""
-    return backend.eager_by_op(stage(lambda a: [a], [ShapedArray((), dtype)])) > 0
+    return backend.eager_by_op(_identity(dtype)) > 0
 
 
 def _runs_on_host(v):
@@ -113,7 +178,6 @@ def _padding(k, fill, like):
 
 _BUCKETED = {}
 _SEEN: set = set()     # (fn, bucket size, dtypes) that have run once eagerly
-_SEEN_MAX = 4096
 
 
 def bucketed(fn, args, fills, first=None):
@@ -139,7 +203,7 @@ def bucketed(fn, args, fills, first=None):
             return first(*args)
     run = _BUCKETED.get(fn)
     if run is None:
-        run = _BUCKETED[fn] = compiled(fn)
+        run = _BUCKETED[fn] = compiled(fn, plain_first=False)
     flat = []
     for v, fill in zip(args, fills):
         if len(shape) != 1:
