@@ -189,7 +189,10 @@ def mean(x, /, *, axis=None, keepdims=False):
         plan = _MOMENT_PLANS.get((a, axis))
         if plan is not None and plan[2] < SMALL_ELEMENTS:   # a mean validated before: its two primitives
             axes, n, _ = plan
-            out = bind(P.div_p, bind(R.reduce_sum_p, v, axes=axes), weak_scalar(n, a.dtype))
+            if trace_state.trace is EVAL:
+                out = staged_call(_moment_raw, [v], "mean", by_op="always", fname="mean", axes=axes, correction=0)[0]
+            else:
+                out = bind(P.div_p, bind(R.reduce_sum_p, v, axes=axes), weak_scalar(n, a.dtype))
             return wrap(_keep(out, a.shape, axes, keepdims) if keepdims else out)
     x = as_array(x, "mean")
     check_kind("mean", x.dtype, D.FLOATING, "a floating-point")
@@ -244,21 +247,24 @@ def _var_axes(x, axis, correction, fname):
 # Eagerly, var/std (and mean of inputs of SMALL_ELEMENTS or more) run as one staged call: the backend
 # runs it op by op on its host kernels for a budget of running time per signature (about one compile;
 # a call on a fresh shape, as library code makes, never compiles), then compiles it into one fused pass
-# for a hot signature, and at once for very large inputs, where fusion pays for the compile (see
-# xla/host_eager.py). A mean binds its two primitives (a reduction, a division by the count) directly
-# below SMALL_ELEMENTS: fusing them saves nothing (on the CPU a compiled 2020x70 mean ran ~1.5x slower
-# than NumPy's reduction, and its device-buffer result cost a conversion in every later host op);
-# from there on (host_eager.BY_OP_MAX_ELEMENTS's size) XLA's multithreaded pass pays for its compile.
-# A NaN correction never keys a staged signature (NaN != NaN: it would stage every call).
+# for a hot signature (kept only where it ran faster than op by op: jaxpr_transforms._Staged), and at
+# once for very large inputs, where fusion pays for the compile (see xla/host_eager.py). Below
+# SMALL_ELEMENTS a mean runs its two primitives (a reduction, a division by the count) with its kernels,
+# never compiled: fusing them saves nothing (on the CPU a compiled 2020x70 mean ran ~1.5x slower than
+# NumPy's reduction, and its device-buffer result cost a conversion in every later host op); it is
+# staged by_op="always", so the two kernels run as one host program (one dispatch, not two binds) and
+# give what the two binds gave, bit for bit (elsewhere, e.g. an accelerator, the two are bound as
+# before). From SMALL_ELEMENTS on (host_eager.BY_OP_MAX_ELEMENTS's size) XLA's multithreaded pass pays
+# for its compile. A NaN correction never keys a staged signature (NaN != NaN: it would stage every call).
 SMALL_ELEMENTS = 1 << 22
 
 
 def _moment(x, fname, axes, correction, keepdims):
     v = x._v
     shape = v.aval.shape
-    if (trace_state.trace is EVAL and correction == correction
-            and (fname != "mean" or math.prod(shape) >= SMALL_ELEMENTS)):
-        out = staged_call(_moment_raw, [v], fname, by_op=True, fname=fname, axes=axes, correction=correction)[0]
+    if trace_state.trace is EVAL and correction == correction:
+        how = True if fname != "mean" or math.prod(shape) >= SMALL_ELEMENTS else "always"
+        out = staged_call(_moment_raw, [v], fname, by_op=how, fname=fname, axes=axes, correction=correction)[0]
     else:
         out = _moment_raw(v, fname=fname, axes=axes, correction=correction)
     return wrap(_keep(out, shape, axes, keepdims) if keepdims else out)

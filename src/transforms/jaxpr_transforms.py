@@ -74,8 +74,15 @@ class _Staged:
     call runs. Op by op first where the backend allows it (`backend.eager_by_op`: e.g. host kernels
     on the CPU, where a compile per new shape costs more than many whole calls), until the time spent
     so reaches the backend's budget (about one compile: a call made that often pays for its
-    executable); then, or at once, the executable compiled on first need, run directly with no bind."""
-    __slots__ = ("closed", "consts", "exe", "const_bufs", "by_op")
+    executable); then, or at once, the executable compiled on first need, run directly with no bind.
+    Once compiled after op-by-op running, the next PROBES compiled calls are timed (to their results'
+    readiness) against the fastest op-by-op call (`t_op`): where op by op was faster (small operands: a
+    few NumPy kernels can beat one XLA launch), the signature goes back to op by op for another budget,
+    keeping its executable, and is measured again after it (so a hot signature compiles once and runs
+    the faster way as measured, most recently, on this machine). by_op="always" (a body whose eager
+    results must stay those of its kernels, bit for bit): op by op with no budget where the backend
+    allows, else its equations are bound one by one as if unstaged; never compiled eagerly."""
+    __slots__ = ("closed", "consts", "exe", "const_bufs", "by_op", "budget", "t_op", "t_exe", "probes")
 
     def __init__(self, closed):
         if closed.consts:
@@ -85,6 +92,9 @@ class _Staged:
             consts = []
         self.closed, self.consts, self.exe, self.const_bufs = closed, list(consts), None, None
         self.by_op = None   # seconds of op-by-op running left before compiling (<= 0: compiled)
+        self.budget = 0.0   # the backend's op-by-op budget for this signature (0: compiled at once)
+        self.t_op = self.t_exe = _INF   # the fastest op-by-op / compiled call timed (seconds)
+        self.probes = 0     # compiled calls timed since op by op last ran
 
     def eager(self, raw, name, allow_by_op=False):
         """The outputs, run eagerly; None where the bind path must run (no backend, or a value that
@@ -93,28 +103,68 @@ class _Staged:
         if buf is None or self.exe is False:
             return None
         by_op = self.by_op
-        if by_op is None:
-            by_op = self.by_op = float(backend.eager_by_op(self.closed)) if allow_by_op else 0.0
-        if by_op > 0:
-            t0 = time.perf_counter()
+        if by_op == _INF:                      # (by_op="always", op by op on the backend: nothing to time)
             run = backend.run_by_op
+            if run is not None:
+                return run(self.closed, self.consts, raw, _INF)
+        elif by_op is None:
+            by_op = float(backend.eager_by_op(self.closed)) if allow_by_op else 0.0
+            if allow_by_op == "always":
+                by_op = _INF if by_op > 0 else -_INF     # (-inf: bound one by one)
+            self.budget = by_op = self.by_op = by_op
+        if by_op > 0:
+            run = backend.run_by_op
+            t0 = _perf()
             outs = (eval_inline(self.closed.jaxpr, self.consts, raw) if run is None
                     else run(self.closed, self.consts, raw, by_op))
-            self.by_op = by_op - (time.perf_counter() - t0) if outs is not None else 0.0
+            dt = _perf() - t0
             if outs is not None:
+                self.by_op = by_op - dt
+                if dt < self.t_op:
+                    self.t_op = dt
                 return outs
+            self.by_op = 0.0
+        elif by_op == -_INF:
+            return eval_inline(self.closed.jaxpr, self.consts, raw)
         args = [v if type(v) is buf else conv(v) for v in raw]
         for a in args:
             if type(a) is not buf:
                 return None
-        if self.exe is None:
+        exe = self.exe
+        if exe is None:
             bufs = [c if type(c) is buf else conv(c) for c in self.consts]
             if any(type(c) is not buf for c in bufs):
                 self.exe = False
                 return None
             self.const_bufs = bufs
-            self.exe = backend.compile_jaxpr(self.closed, (), name)
-        return self.exe(self.const_bufs + args)
+            exe = self.exe = backend.compile_jaxpr(self.closed, (), name)
+        n = self.probes
+        if n >= PROBES or self.budget <= 0:
+            return exe(self.const_bufs + args)
+        return self._probe(exe, args, n)
+
+    def _probe(self, exe, args, n):
+        """A compiled call timed to its results' readiness; after the PROBES-th, the faster way is chosen."""
+        t0 = _perf()
+        outs = exe(self.const_bufs + args)
+        for o in outs:
+            block = getattr(o, "block_until_ready", None)
+            if block is not None:
+                block()
+        dt = _perf() - t0
+        if dt < self.t_exe:
+            self.t_exe = dt
+        self.probes = n = n + 1
+        if n >= PROBES and self.t_op < self.t_exe:    # op by op was faster: back to it, measured afresh
+            self.t_op = self.t_exe = _INF
+            self.probes = 0
+            self.by_op = self.budget
+        return outs
+
+
+_INF = float("inf")
+PROBES = 5          # compiled calls timed before a signature that ran op by op chooses its way
+_perf = time.perf_counter
 
 
 @functools.lru_cache(maxsize=512)
@@ -125,6 +175,13 @@ def _staged_jaxpr(body, avals, static):
     return _Staged(stage(flat, list(avals)))
 
 
+# body -> (static, avals, by_op, entry) of its last eager call outside the shape-free path: a call with the
+# same static values (==, as the cache's key compares them) and the same operand avals (identity, else ==)
+# skips building and hashing the cache key (~1 us of a ~5 us small call)
+_LAST: dict = {}
+_LAST_MAX = 512
+
+
 def staged_call(body, raw, name, by_op=False, shape_free=False, **static):
     """Run a raw-value `body(*raw, **static)` as one staged call (a jit_p equation), staged once
     per input signature and static params: eagerly one cached executable instead of many
@@ -132,22 +189,46 @@ def staged_call(body, raw, name, by_op=False, shape_free=False, **static):
     the cache, so they must be hashable (a module-level function, not a fresh lambda).
     by_op=True: eagerly, the body may run op by op where the backend allows (see `_Staged`), for
     bodies whose eager results need not equal the compiled ones bit for bit (XLA may fuse a*b + c).
+    by_op="always": eagerly always op by op (see `_Staged`): the same kernels as unstaged, bit for bit.
     shape_free=True (with by_op): the caller promises the body's Python never looks at its operands'
     shapes (no branch, no validation, no array built from them), so its jaxpr at one shape, where it
     is pointwise (`_ShapeFree`), is its jaxpr at every shape: eagerly, op by op, it is staged once per
     dtypes rather than per shape.
     Returns the list of outputs."""
-    skey = tuple(sorted(static.items())) if static else ()
     if current_trace() is EVAL:
         if shape_free and by_op:
+            skey = tuple(sorted(static.items())) if static else ()
             outs = _eager_shape_free(body, raw, name, skey)
             if outs is not None:
                 return outs
+        else:
+            last = _LAST.get(body)
+            try:
+                avals = [v.aval for v in raw]
+            except AttributeError:     # (a Python scalar operand)
+                avals = None
+            if last is not None and avals is not None and last[1] == avals and last[0] == static and last[2] == by_op:
+                ent = last[3]
+                outs = ent.eager(raw, name, by_op)
+                if outs is not None:
+                    return outs
+                return bind(jit_p, *ent.consts, *raw, name=name, jaxpr=ent.closed)
+            skey = tuple(sorted(static.items())) if static else ()
+            ent = _staged_jaxpr(body, tuple(map(get_aval, raw)), skey)
+            if avals is not None:
+                if len(_LAST) >= _LAST_MAX:
+                    _LAST.clear()
+                _LAST[body] = (static, avals, by_op, ent)
+            outs = ent.eager(raw, name, by_op)
+            if outs is not None:
+                return outs
+            return bind(jit_p, *ent.consts, *raw, name=name, jaxpr=ent.closed)
         ent = _staged_jaxpr(body, tuple(map(get_aval, raw)), skey)
         outs = ent.eager(raw, name, by_op)
         if outs is not None:
             return outs
     else:
+        skey = tuple(sorted(static.items())) if static else ()
         ent = _staged_jaxpr(body, tuple(map(get_aval, raw)), skey)
     return bind(jit_p, *ent.consts, *raw, name=name, jaxpr=ent.closed)
 
@@ -265,8 +346,10 @@ def _pointwise_jaxpr(j, shape):
 
 
 def _clear_staged():
-    """Forget every staged body (the exact-shape cache and the shape-free entries with their budgets)."""
+    """Forget every staged body (the exact-shape cache, the last call per body, the shape-free entries
+    with their budgets)."""
     _staged_clear()
+    _LAST.clear()
     _FREE.clear()
 
 
