@@ -154,7 +154,7 @@ def scalar_dtype_for(value, dtype, fname):
     It is the array's dtype, except that a complex scalar next to a real floating array gives
     the complex dtype of the array's precision (2024.12: float32 + 1j -> complex64)."""
     t = type(value)
-    ok = _SCALAR_OK.get((t, dtype))
+    ok = _SCALAR_OK.get((t, type(dtype), dtype))
     if ok is not None:   # (a pair that passed before, with no per-value check)
         return ok
     if t is bool:
@@ -185,12 +185,15 @@ def scalar_dtype_for(value, dtype, fname):
     raise TypeError(f"{fname}: expected an array or a Python scalar, got {t.__name__}")
 
 
-_SCALAR_OK: dict = {}   # (Python scalar type, array dtype) -> result dtype, for the pairs without a per-value check
+# (Python scalar type, dtype's type, array dtype) -> result dtype, for the pairs without a per-value check. The
+# dtype's type is part of the key: a NumPy dtype equals the namespace dtype of its name, and each caller gets
+# back the kind it gave (xp.result_type returns namespace dtypes; the engine's callers pass NumPy's).
+_SCALAR_OK: dict = {}
 
 
 def _scalar_ok(t, dtype, out):
     if len(_SCALAR_OK) < 256:
-        _SCALAR_OK[(t, dtype)] = out
+        _SCALAR_OK[(t, type(dtype), dtype)] = out
     return out
 
 

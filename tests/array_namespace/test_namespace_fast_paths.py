@@ -253,3 +253,22 @@ def test_matmul_remembered_operand_types_do_not_let_others_through():
         assert xp.matmul(x32, xp.asarray(np.ones((3, 1), np.float32))).dtype == xp.float32
         assert xp.matmul(x32, y).dtype == xp.float64   # (promoted: float32 with float64)
         np.testing.assert_array_equal(_np(xp.matmul(x, y)), np.full((2, 4), 3.0))
+
+
+def test_result_type_gives_namespace_dtypes_after_the_engine_asked_with_numpy_dtypes():
+    # the (scalar type, dtype) memo once returned the NumPy dtype an engine caller had stored for result_type
+    from array_namespace import _dtypes as D
+    D._SCALAR_OK.clear()
+    for dt in (xp.float32, xp.float64, xp.complex64, xp.int16):
+        npdt = np.dtype(dt.name)
+        for s in (True, 1, 2.0, 1j):
+            try:
+                D.scalar_dtype_for(s, npdt, "t")
+            except TypeError:
+                continue
+        for s in (1, 2.0):
+            try:
+                got = xp.result_type(xp.asarray([1], dtype=dt), s)
+            except TypeError:
+                continue
+            assert got == dt and type(got) is type(dt), (dt, s, got)
