@@ -5,7 +5,7 @@ import builtins
 import math
 
 from transforms.core import EVAL, bind, get_aval, trace_state
-from transforms.jaxpr_transforms import staged_call
+from transforms.jaxpr_transforms import on_staged_clear, staged_call, staged_runner
 from transforms.primitives import elementwise as P
 from transforms.primitives import reductions as R
 from transforms.primitives import structural as S
@@ -59,8 +59,11 @@ def _acc_dtype(fname, x, dtype):
 # bool or another int-like type never takes a plan). Bounded: cleared when full.
 _SUM_PLANS: dict = {}
 _MOMENT_PLANS: dict = {}
-_PLANS: dict = {}   # (function name, aval, axis) -> its plan (max, min, any, all)
+_PLANS: dict = {}   # (function name, aval, axis) -> its plan (max, min, any, all); var/std: more keys, [axes, runner]
 _PLANS_MAX = 1024
+# (the plans of mean/var/std keep their staged call's runner: forgotten with the staged bodies)
+on_staged_clear(_MOMENT_PLANS.clear)
+on_staged_clear(_PLANS.clear)
 
 
 def _remember(plans, key, plan):
@@ -188,9 +191,12 @@ def mean(x, /, *, axis=None, keepdims=False):
         a = v.aval
         plan = _MOMENT_PLANS.get((a, axis))
         if plan is not None and plan[2] < SMALL_ELEMENTS:   # a mean validated before: its two primitives
-            axes, n, _ = plan
+            axes, n, _, run = plan
             if trace_state.trace is EVAL:
-                out = staged_call(_moment_raw, [v], "mean", by_op="always", fname="mean", axes=axes, correction=0)[0]
+                if run is None:   # (its staged call kept: eagerly one host program of its two kernels)
+                    run = plan[3] = staged_runner(_moment_raw, [v], "mean", by_op="always", fname="mean",
+                                                  axes=axes, correction=0)
+                out = run([v])[0]
             else:
                 out = bind(P.div_p, bind(R.reduce_sum_p, v, axes=axes), weak_scalar(n, a.dtype))
             return wrap(_keep(out, a.shape, axes, keepdims) if keepdims else out)
@@ -200,7 +206,7 @@ def mean(x, /, *, axis=None, keepdims=False):
     a = x._v.aval
     if (axis is None or type(axis) is int) and not a.weak_type:
         n = _count(a.shape, axes)
-        _remember(_MOMENT_PLANS, (a, axis), (axes, float(n) if n else float("nan"), math.prod(a.shape)))
+        _remember(_MOMENT_PLANS, (a, axis), [axes, float(n) if n else float("nan"), math.prod(a.shape), None])
     return _moment(x, "mean", axes, 0, keepdims)
 
 
@@ -223,13 +229,22 @@ def var(x, /, *, axis=None, correction=0.0, keepdims=False):
 def _var(x, axis, correction, keepdims, fname):
     tc = type(correction)
     if type(x) is Array and (axis is None or type(axis) is int) and (tc is float or tc is int):
-        key = (fname, x._v.aval, axis, tc, correction)
-        axes = _PLANS.get(key)
-        if axes is None:
-            axes = _var_axes(x, axis, correction, fname)
-            if correction == correction:   # (a NaN correction would never be found again)
-                _remember(_PLANS, key, axes)
-        return _moment(x, fname, axes, correction, keepdims)
+        v = x._v
+        key = (fname, v.aval, axis, tc, correction)
+        plan = _PLANS.get(key)
+        if plan is None:
+            plan = [_var_axes(x, axis, correction, fname), None]   # (axes, the staged call's runner once made)
+            if correction != correction:   # (a NaN correction would never be found again)
+                return _moment(x, fname, plan[0], correction, keepdims)
+            _remember(_PLANS, key, plan)
+        axes, run = plan
+        if trace_state.trace is not EVAL:
+            return _moment(x, fname, axes, correction, keepdims)
+        if run is None:
+            run = plan[1] = staged_runner(_moment_raw, [v], fname, by_op=True, fname=fname, axes=axes,
+                                          correction=correction)
+        out = run([v])[0]
+        return wrap(_keep(out, v.aval.shape, axes, keepdims) if keepdims else out)
     return _moment(as_array(x, fname), fname, _var_axes(x, axis, correction, fname), py_number(correction),
                    keepdims)
 

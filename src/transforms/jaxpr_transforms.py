@@ -233,6 +233,29 @@ def staged_call(body, raw, name, by_op=False, shape_free=False, **static):
     return bind(jit_p, *ent.consts, *raw, name=name, jaxpr=ent.closed)
 
 
+def staged_runner(body, raw, name, by_op=False, **static):
+    """staged_call(body, raw, name, by_op, **static) as a function `run(raw)` of operands with raw's avals,
+    for a caller that keeps it per signature (a validated plan): eagerly (only there) it runs the staged
+    entry with no signature lookup at all. A caller keeping runners registers its store's clear with
+    `on_staged_clear` (forgetting staged bodies -- tests' fresh budgets -- must reach it too)."""
+    ent = _staged_jaxpr(body, tuple(map(get_aval, raw)), tuple(sorted(static.items())) if static else ())
+    eager, consts, closed = ent.eager, ent.consts, ent.closed
+
+    def run(raw):
+        outs = eager(raw, name, by_op)
+        return outs if outs is not None else bind(jit_p, *consts, *raw, name=name, jaxpr=closed)
+    run.entry = ent
+    return run
+
+
+_CLEAR_HOOKS: list = []
+
+
+def on_staged_clear(fn):
+    """Call fn() whenever the staged bodies are forgotten (`_staged_jaxpr.cache_clear`)."""
+    _CLEAR_HOOKS.append(fn)
+
+
 # ------------------------------------------------------------- staged once for every shape
 class _ShapeFree:
     """A shape_free body's staged call at one shape `shape` (its template, a `_Staged`), found pointwise
@@ -351,6 +374,8 @@ def _clear_staged():
     _staged_clear()
     _LAST.clear()
     _FREE.clear()
+    for fn in _CLEAR_HOOKS:
+        fn()
 
 
 _staged_clear = _staged_jaxpr.cache_clear

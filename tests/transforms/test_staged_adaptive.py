@@ -207,3 +207,49 @@ def test_run_eager_equals_run_by_op_and_gives_up_past_its_time(dt):
         (inf,) = host_program.run_eager(ent.closed, ent.consts, [r], float("inf"))
         np.testing.assert_array_equal(np.asarray(inf), np.asarray(ref))
     assert host_program.run_eager(ent.closed, ent.consts, [r], -1.0) is None     # (the loop's deadline passed)
+
+
+# ------------------------------------------------------------------ runners kept by callers
+def test_staged_runner_equals_staged_call_and_is_forgotten_with_the_cache(fresh_op_budgets):
+    x = np.linspace(-1.0, 1.0, 9)
+    r = xp.asarray(x)._v
+    run = JT.staged_runner(_body, [r], "b", by_op=True, k=2.0)
+    (got,) = run([xp.asarray(x + 0.5)._v])
+    (ref,) = JT.staged_call(_body, [xp.asarray(x + 0.5)._v], "b", by_op=True, k=2.0)
+    np.testing.assert_array_equal(np.asarray(got), np.asarray(ref))
+    # xp.std/var/mean keep runners in their plans: cleared with the staged bodies
+    from array_namespace import _statistical as ST
+    a = xp.asarray(np.arange(12.0).reshape(3, 4))
+    xp.std(a, axis=0), xp.var(a, correction=1), xp.mean(a, axis=1)
+    xp.std(a, axis=0), xp.var(a, correction=1), xp.mean(a, axis=1)
+    assert any(type(p) is list and p[-1] is not None for p in ST._PLANS.values())
+    assert any(p[3] is not None for p in ST._MOMENT_PLANS.values())
+    JT._staged_jaxpr.cache_clear()
+    assert not ST._PLANS and not ST._MOMENT_PLANS
+    np.testing.assert_allclose(np.asarray(xp.std(a, axis=0)), np.std(np.arange(12.0).reshape(3, 4), axis=0),
+                               rtol=1e-15)
+
+
+def test_std_var_through_kept_runners_equal_numpy_and_jit_on_both_ways(fresh_op_budgets):
+    """xp.std/var's planned path, op by op and then compiled (its entry's budget spent), equals NumPy and jit."""
+    from array_namespace import _statistical as ST
+    from transforms import jit
+    x_np = np.random.default_rng(5).standard_normal((20, 5))
+    x = xp.asarray(x_np)
+    before = runtime.compile_calls[0]
+    for f, ref in ((lambda a: xp.std(a, axis=0), np.std(x_np, axis=0)),
+                   (lambda a: xp.var(a, correction=1), np.var(x_np, ddof=1)),
+                   (lambda a: xp.std(a, axis=1, keepdims=True), np.std(x_np, axis=1, keepdims=True))):
+        first = f(x)
+        f(x)
+        assert runtime.compile_calls[0] == before                    # (op by op so far)
+        for p in ST._PLANS.values():
+            if type(p) is list and p[-1] is not None:
+                p[-1].entry.by_op = 0.0                              # (budgets spent: compiled, probed)
+        for _ in range(JT.PROBES + 2):
+            again = f(x)
+        assert runtime.compile_calls[0] == before + 1                # (compiled once, whichever way is kept)
+        for got in (first, again, jit(f)(x)):
+            assert got.shape == ref.shape
+            np.testing.assert_allclose(np.asarray(got), ref, rtol=1e-13, atol=0)
+        before = runtime.compile_calls[0]
