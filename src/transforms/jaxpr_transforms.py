@@ -76,12 +76,13 @@ class _Staged:
     so reaches the backend's budget (about one compile: a call made that often pays for its
     executable); then, or at once, the executable compiled on first need, run directly with no bind.
     Once compiled after op-by-op running, the next PROBES compiled calls are timed (to their results'
-    readiness) against the fastest op-by-op call (`t_op`): where op by op was faster (small operands: a
-    few NumPy kernels can beat one XLA launch), the signature goes back to op by op for another budget,
-    keeping its executable, and is measured again after it (so a hot signature compiles once and runs
-    the faster way as measured, most recently, on this machine). by_op="always" (a body whose eager
-    results must stay those of its kernels, bit for bit): op by op with no budget where the backend
-    allows, else its equations are bound one by one as if unstaged; never compiled eagerly."""
+    readiness) against the fastest op-by-op call (`t_op`): where op by op was clearly faster (small
+    operands: a few NumPy kernels can beat one XLA launch; a near tie stays compiled: MARGIN), the
+    signature goes back to op by op for another budget, keeping its executable, and is measured again
+    after it (so a hot signature compiles once and runs the faster way as measured, most recently, on
+    this machine). by_op="always" (a body whose eager results must stay those of its kernels, bit for
+    bit): op by op with no budget where the backend allows, else its equations are bound one by one as
+    if unstaged; never compiled eagerly."""
     __slots__ = ("closed", "consts", "exe", "const_bufs", "by_op", "budget", "t_op", "t_exe", "probes")
 
     def __init__(self, closed):
@@ -155,7 +156,7 @@ class _Staged:
         if dt < self.t_exe:
             self.t_exe = dt
         self.probes = n = n + 1
-        if n >= PROBES and self.t_op < self.t_exe:    # op by op was faster: back to it, measured afresh
+        if n >= PROBES and self.t_op < MARGIN * self.t_exe:    # op by op clearly faster: back to it, measured afresh
             self.t_op = self.t_exe = _INF
             self.probes = 0
             self.by_op = self.budget
@@ -163,7 +164,11 @@ class _Staged:
 
 
 _INF = float("inf")
-PROBES = 5          # compiled calls timed before a signature that ran op by op chooses its way
+# Compiled calls timed before a signature that ran op by op chooses its way, and by how much op by op must
+# win: its best call is the least of thousands and the executable's of a few, the first of them cold, so a
+# near tie would go to op by op by chance (xp.std of 20x5 did: op by op 6.7 us a call, compiled 5.6).
+PROBES = 16
+MARGIN = 0.8
 _perf = time.perf_counter
 
 
