@@ -152,15 +152,20 @@ def expand_dims(x, /, axis=0):
     >>> xp.expand_dims(xp.asarray([1, 2]), axis=0)
     Array([[1, 2]])
     """
+    return _unit_axes_call("e", "expand_dims", _expand_dims_plan, x, axis)
+
+
+def _unit_axes_call(tag, fname, plan_of, x, axis):
+    """expand_dims/squeeze: x reshaped to the shape `plan_of` validates, kept per (shape, axis) for plain axes."""
     if type(x) is Array and _plain(axis):
-        key = ("e", x._v.aval.shape, axis)
+        key = (tag, x._v.aval.shape, axis)
         new = _SQUEEZE_PLANS.get(key)
         if new is None:
-            new = _expand_dims_plan(x, axis)
+            new = plan_of(x, axis)
             _remember(_SQUEEZE_PLANS, key, new)
         return _unit_axes_changed(x, new)
-    x = as_array(x, "expand_dims")
-    return _unit_axes_changed(x, _expand_dims_plan(x, axis))
+    x = as_array(x, fname)
+    return _unit_axes_changed(x, plan_of(x, axis))
 
 
 def _expand_dims_plan(x, axis):
@@ -188,15 +193,7 @@ def squeeze(x, /, axis):
     >>> xp.squeeze(xp.asarray([[1], [2]]), axis=1)
     Array([1, 2])
     """
-    if type(x) is Array and _plain(axis):
-        key = ("s", x._v.aval.shape, axis)
-        new = _SQUEEZE_PLANS.get(key)
-        if new is None:
-            new = _squeeze_plan(x, axis)
-            _remember(_SQUEEZE_PLANS, key, new)
-        return _unit_axes_changed(x, new)
-    x = as_array(x, "squeeze")
-    return _unit_axes_changed(x, _squeeze_plan(x, axis))
+    return _unit_axes_call("s", "squeeze", _squeeze_plan, x, axis)
 
 
 def _squeeze_plan(x, axis):

@@ -343,11 +343,16 @@ def all(x, /, *, axis=None, keepdims=False):
     >>> xp.all(xp.asarray([[True, False], [True, True]]), axis=1)
     Array([False,  True])
     """
-    v, axes = _planned("all", x, axis, _all_axes)
+    return _truth_reduce("all", x, axis, keepdims, _all_axes, R.reduce_and_p)
+
+
+def _truth_reduce(fname, x, axis, keepdims, axes_of, prim):
+    """all/any: x's truth values reduced by `prim` over the validated (planned) axes."""
+    v, axes = _planned(fname, x, axis, axes_of)
     b = cast(v, _BOOL)
     if not axes:   # (nothing reduced, e.g. a 0-d x: the truth values themselves)
         return wrap(b)
-    out = bind(R.reduce_and_p, b, axes=axes)
+    out = bind(prim, b, axes=axes)
     return wrap(_keep(out, v.aval.shape, axes, keepdims) if keepdims else out)
 
 
@@ -363,9 +368,4 @@ def any(x, /, *, axis=None, keepdims=False):
     >>> xp.any(xp.asarray([0, 0, 2]))
     Array(True)
     """
-    v, axes = _planned("any", x, axis, _any_axes)
-    b = cast(v, _BOOL)
-    if not axes:   # (nothing reduced, e.g. a 0-d x: the truth values themselves)
-        return wrap(b)
-    out = bind(R.reduce_or_p, b, axes=axes)
-    return wrap(_keep(out, v.aval.shape, axes, keepdims) if keepdims else out)
+    return _truth_reduce("any", x, axis, keepdims, _any_axes, R.reduce_or_p)

@@ -122,14 +122,7 @@ class Primitive:
         self.multiple_results = multiple_results
 
     def bind(self, *args, **params):
-        trace = _state.trace
-        if trace is EVAL:   # (eager: the impl directly, one call less per eager op)
-            try:
-                impl = impl_rules[self]
-            except KeyError:
-                impl = _impl_missing(self)
-            return impl(*args, **params)
-        return trace.process(self, args, params)
+        return bind(self, *args, **params)
 
     def __repr__(self):
         return self.name
