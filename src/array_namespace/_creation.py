@@ -217,6 +217,37 @@ def _eager_small(shape):
     return trace_state.trace is EVAL and math.prod(shape) <= _HOST_FILL_MAX
 
 
+def _scalars_key(fname, scalars, rest):
+    """The made-value key of an eager call of `fname` on Python scalars (or None) `scalars` and plain static `rest`
+    (ints, None, bools, dtypes), or None where the call may not be kept (traced, another device, other types)."""
+    if trace_state.trace is not EVAL:
+        return None
+    key = [fname]
+    for v in scalars:
+        if v is not None and type(v) not in SCALAR_TYPES:
+            return None
+        key += (type(v), scalar_key(v))
+    for v in rest:
+        t = type(v)
+        if not (v is None or t is bool or t is D.DType or plain(v)):
+            return None
+        key += (t, v)
+    return tuple(key)
+
+
+def _made_by(key, make):
+    """make() -- an eager creation of static arguments only -- or, where `key` is not None and the same call
+    was made before, a fresh copy of the values it made (kept when small: nothing checked or computed again)."""
+    if key is None:
+        return make()
+    out = made(key)
+    if out is None:
+        out = make()
+        if out.size <= MADE_MAX_ELEMENTS:
+            keep_made(key, out)
+    return out
+
+
 def full(shape, fill_value, *, dtype=None, device=None):
     """An array of the given shape, every element fill_value.
 
@@ -412,6 +443,11 @@ def arange(start, /, stop=None, step=1, *, dtype=None, device=None):
     >>> xp.arange(1.0, 2.0, 0.25)
     Array([1.  , 1.25, 1.5 , 1.75])
     """
+    key = _scalars_key("arange", (start, stop, step), (dtype,)) if is_default_device(device) else None
+    return _made_by(key, lambda: _arange(start, stop, step, dtype, device))
+
+
+def _arange(start, stop, step, dtype, device):
     _check_device(device, "arange")
     if stop is None:
         start, stop = 0, start
@@ -456,6 +492,12 @@ def linspace(start, stop, /, num, *, dtype=None, device=None, endpoint=True):
     >>> xp.linspace(0, 1, 5)
     Array([0.  , 0.25, 0.5 , 0.75, 1.  ])
     """
+    key = (_scalars_key("linspace", (start, stop), (num, dtype, endpoint))
+           if is_default_device(device) and type(endpoint) is bool else None)
+    return _made_by(key, lambda: _linspace(start, stop, num, dtype, device, endpoint))
+
+
+def _linspace(start, stop, num, dtype, device, endpoint):
     _check_device(device, "linspace")
     num = as_int(num, "linspace", "num")
     if num < 0:
@@ -498,6 +540,11 @@ def eye(n_rows, n_cols=None, /, *, k=0, dtype=None, device=None):
     Array([[0., 1., 0.],
            [0., 0., 1.]])
     """
+    key = _scalars_key("eye", (), (n_rows, n_cols, k, dtype)) if is_default_device(device) else None
+    return _made_by(key, lambda: _eye(n_rows, n_cols, k, dtype, device))
+
+
+def _eye(n_rows, n_cols, k, dtype, device):
     _check_device(device, "eye")
     n_cols = n_rows if n_cols is None else n_cols
     shape = (_shape_arg(n_rows, "eye", "n_rows")[0], _shape_arg(n_cols, "eye", "n_cols")[0])
