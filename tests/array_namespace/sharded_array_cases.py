@@ -76,6 +76,15 @@ def test_getitem_under_jit_and_a_one_dimensional_result():
         assert s[i].shape == () and float(s[i]) == pytest.approx(x_np[i].sum(), rel=1e-15)
 
 
+def test_iterating_a_pmap_result_reads_one_shard_per_element(no_gather):
+    x_np = RNG.standard_normal((N, 2))
+    s = pmap(lambda a: xp.sum(a))(xp.asarray(x_np))   # shape (8,): each element on its own device
+    no_gather.clear()
+    got = [float(e) for e in s]
+    assert got == pytest.approx(x_np.sum(1).tolist(), rel=1e-15)
+    assert (N,) not in no_gather   # (read shard by shard, as x[i] does: nothing gathered)
+
+
 @pytest.mark.parametrize("shape,spec,split_rows", [((N, 3), ("i",), True), ((16, 3), ("i",), True),
                                                    ((8, 6), ("i", "j"), False), ((12, 3), ("i",), True),
                                                    ((8, 4), (None, "i"), False), ((8, 4), (("i", "j"),), True)])
