@@ -160,9 +160,22 @@ def abstract_eval(prim, avals, params):
                 _abstract_cache.clear()
             _abstract_cache[key] = out
         return out
+    return eval_rule(prim, avals, params)
+
+
+def eval_rule(prim, avals, params):
+    """abstract_eval without the memo, for callers that keep their own cache per signature (the eager
+    runtime's miss path: a second, global memo would cost a key and a store per new shape for nothing).
+    A result that is one of the operands' avals (x + 1, sin(x)) describes a value that exists: not re-checked."""
     out = abstract_eval_rules[prim](*avals, **params)
-    for a in (out if prim.multiple_results else (out,)):
-        check_size(a, prim.name)
+    if prim.multiple_results:
+        for a in out:
+            check_size(a, prim.name)
+        return out
+    for a in avals:
+        if a is out:
+            return out
+    check_size(out, prim.name)
     return out
 
 

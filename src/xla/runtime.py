@@ -14,7 +14,7 @@ import numpy as np
 
 from transforms.caches import LRUCache
 from transforms.core import (ShapedArray, Tracer, UnexpectedTracerError, abstract_eval, abstract_eval_rules, boxing,
-                             get_aval, impl_rules)
+                             eval_rule, get_aval, impl_rules)
 from transforms.jaxpr import ClosedJaxpr, Eqn, Jaxpr, Var
 from transforms.jaxpr_transforms import jit_p
 from transforms.primitives import elementwise as E
@@ -215,7 +215,10 @@ def _out_avals(prim, args, params):
         if any(isinstance(a, Tracer) for a in args):
             _raise_if_tracer(args)
         key = (prim, tuple(params.items()), *[get_aval(a) for a in args])
-    out = _aval_cache.get(key)
+    try:
+        out = _aval_cache.get(key)
+    except TypeError:   # an unhashable parameter: not cached
+        return abstract_eval(prim, list(key[2:]), params)
     if out is None:
         out = abstract_eval(prim, list(key[2:]), params)
         if len(_aval_cache) >= _AVAL_CACHE_MAX:
@@ -271,31 +274,29 @@ def _make_host_impl(prim, kernel, xla_impl):
     ndarray, asarray = np.ndarray, np.asarray
     specialize = host.specializers.get(prim)
 
-    def miss(args, params):
-        avals = _out_avals(prim, args, params)
-        fn = None
-        if specialize is not None:
-            try:
-                fn = specialize([a.aval for a in args], params)
-            except AttributeError:   # (a Python scalar operand: the general kernel)
-                fn = None
-        if fn is None:
-            fn = (lambda *xs: kernel(*xs, **params)) if params else kernel
-        ent = (avals, fn)
-        try:
-            key = (*map(_get_aval, args), *params.items())
-            if len(cache) >= _AVAL_CACHE_MAX:
-                cache.clear()   # (dict ops are atomic under the GIL: safe from several threads)
-            cache[key] = ent
-        except (AttributeError, TypeError):   # a Python scalar operand, an unhashable parameter
-            pass
+    def general(params):
+        return (lambda *xs: kernel(*xs, **params)) if params else kernel
+
+    def miss(key, n, params):
+        """A new signature (`key`: the input avals, then the params' items): its output aval(s) from the shape
+        rule (uncached: this cache is the memo) and its specialised kernel, stored under `key`."""
+        in_avals = key[:n]
+        avals = eval_rule(prim, in_avals, params)
+        fn = specialize(in_avals, params) if specialize is not None else None
+        ent = (avals, general(params) if fn is None else fn)
+        if len(cache) >= _AVAL_CACHE_MAX:
+            cache.clear()   # (dict ops are atomic under the GIL: safe from several threads)
+        cache[key] = ent
         return ent
 
     def lookup(args, params, n):
         try:
-            ent = cache[(*map(_get_aval, args), *params.items())]
-        except (KeyError, AttributeError, TypeError):
-            return miss(args, params)
+            key = (*map(_get_aval, args), *params.items())
+            ent = cache[key]
+        except KeyError:
+            return miss(key, n, params)
+        except (AttributeError, TypeError):   # a Python scalar operand, an unhashable parameter: not cached
+            return _out_avals(prim, args, params), general(params)
         if 0 < n <= 3:   # (hashable params, avals on every operand: the lookup above succeeded)
             if len(memo) >= _MEMO_MAX:
                 memo.clear()

@@ -17,7 +17,13 @@ from . import structural as S   # reductions imports this module: reduce_sum is 
 def broadcast_shapes(*shapes):
     """NumPy broadcasting of shapes; ValueError naming the shapes when they do not broadcast."""
     first = shapes[0]
-    if all(s == first for s in shapes):
+    if len(shapes) == 2:   # (the common cases without the loop: equal shapes, a 0-d operand)
+        second = shapes[1]
+        if first == second or not second:
+            return tuple(first)
+        if not first:
+            return tuple(second)
+    elif all(s == first for s in shapes):
         return tuple(first)
     ndim = max(len(s) for s in shapes)
     out = []
@@ -39,14 +45,24 @@ def broadcast_shapes(*shapes):
 
 def _nary_abstract(out_dtype=None):
     def rule(*avals, **params):
-        dt = avals[0].dtype
+        a0 = avals[0]
+        if len(avals) == 1:   # (unary: the operand's aval itself where the dtype is kept -- a new shape's first
+            return a0 if out_dtype is None else ShapedArray(a0.shape, out_dtype(a0.dtype))  # call makes none)
+        dt = a0.dtype
         for a in avals[1:]:
             if a.dtype != dt:
                 raise TypeError(f"elementwise operands must share a dtype, got "
                                 f"{', '.join(a.dtype.name for a in avals)}")
-        shape = broadcast_shapes(*[a.shape for a in avals]) if len(avals) > 1 else avals[0].shape
-        weak = all(a.weak_type for a in avals)
-        return ShapedArray(shape, out_dtype(dt) if out_dtype else dt, weak and out_dtype is None)
+        shape = broadcast_shapes(*[a.shape for a in avals])
+        if out_dtype is not None:
+            return ShapedArray(shape, out_dtype(dt))
+        weak = True
+        for a in avals:
+            weak = weak and a.weak_type
+        for a in avals:   # an operand with exactly the result's aval (x * 2, x + y): that aval, shared
+            if a.weak_type == weak and a.shape == shape:
+                return a
+        return ShapedArray(shape, dt, weak)
     return rule
 
 

@@ -11,10 +11,12 @@ from . import structural as S
 
 def _reduce_abstract(out_dtype=None, keep_weak=True):
     def rule(x, *, axes, **params):
+        xs = x.shape
+        nd = len(xs)
         for a in axes:
-            if not 0 <= a < x.ndim:
-                raise ValueError(f"reduction axis {a} out of range for {x.ndim} dimensions")
-        shape = tuple(d for i, d in enumerate(x.shape) if i not in axes)
+            if not 0 <= a < nd:
+                raise ValueError(f"reduction axis {a} out of range for {nd} dimensions")
+        shape = () if len(axes) == nd == len(set(axes)) else tuple([d for i, d in enumerate(xs) if i not in axes])
         dt = out_dtype(x, params) if out_dtype else x.dtype
         return ShapedArray(shape, dt, x.weak_type and keep_weak and out_dtype is None)
     return rule
