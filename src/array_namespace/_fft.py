@@ -127,7 +127,7 @@ def _c2c(fname, x, n, axis, norm, inverse):
     return wrap(_scale(out, fname, norm, n, inverse))
 
 
-@compiled
+@compiled(host="fft.fft")
 def fft(x, /, *, n=None, axis=-1, norm="backward"):
     """The one-dimensional discrete Fourier transform along axis.
 
@@ -145,7 +145,7 @@ def fft(x, /, *, n=None, axis=-1, norm="backward"):
     return _c2c("fft", x, n, axis, norm, False)
 
 
-@compiled
+@compiled(host="fft.ifft")
 def ifft(x, /, *, n=None, axis=-1, norm="backward"):
     """The one-dimensional inverse discrete Fourier transform along axis.
 
@@ -175,7 +175,7 @@ def _irfft_raw(fname, v, n, axis, norm):
     return _scale(out, fname, norm, n, True)
 
 
-@compiled
+@compiled(host="fft.rfft")
 def rfft(x, /, *, n=None, axis=-1, norm="backward"):
     """The one-dimensional discrete Fourier transform of a real signal: the n // 2 + 1 non-negative frequencies.
 

@@ -97,7 +97,7 @@ def _eye_like(v):
 
 # -------------------------------------------------------------------------- decompositions
 
-@compiled
+@compiled(host="linalg.cholesky")
 def cholesky(x, /, *, upper=False):
     """L with x = L L^H (or U with x = U^H U when upper=True); x Hermitian positive-definite."""
     x = _matrix("cholesky", x)
@@ -105,7 +105,7 @@ def cholesky(x, /, *, upper=False):
     return wrap(LP.mH(lo) if upper else lo)
 
 
-@compiled
+@compiled(host="linalg.eigh", result=EighResult)
 def eigh(x, /):
     """Eigenvalues (ascending, real) and orthonormal eigenvectors of Hermitian matrices."""
     x = _matrix("eigh", x)
@@ -113,7 +113,7 @@ def eigh(x, /):
     return EighResult(wrap(w), wrap(v))
 
 
-@compiled
+@compiled(host="linalg.eigvalsh")
 def eigvalsh(x, /):
     x = _matrix("eigvalsh", x)
     w, _ = LP.eigh(_symmetrize(_strong(x)))
@@ -135,7 +135,7 @@ def eigvals(x, /):
     return wrap(w)
 
 
-@compiled
+@compiled(host="linalg.qr", result=QRResult)
 def qr(x, /, *, mode="reduced"):
     if mode not in ("reduced", "complete"):
         raise ValueError(f"qr: mode must be 'reduced' or 'complete', got {mode!r}")
@@ -144,14 +144,14 @@ def qr(x, /, *, mode="reduced"):
     return QRResult(wrap(q), wrap(r))
 
 
-@compiled
+@compiled(host="linalg.svd", result=SVDResult)
 def svd(x, /, *, full_matrices=True):
     x = _matrix("svd", x, square=False)
     s, u, vh = LP.svd(_strong(x), full_matrices=bool(full_matrices), compute_uv=True)
     return SVDResult(wrap(u), wrap(s), wrap(vh))
 
 
-@compiled
+@compiled(host="linalg.svdvals")
 def svdvals(x, /):
     x = _matrix("svdvals", x, square=False)
     (s,) = LP.svd(_strong(x), full_matrices=False, compute_uv=False)
@@ -181,7 +181,7 @@ def _lu_solve(a, b):
     return LP.triangular_solve(lu, y, left_side=True, lower=False)
 
 
-@compiled
+@compiled(host="linalg.solve")
 def solve(x1, x2, /):
     """x with x1 @ x = x2; x2 of shape (M,) is a single vector, else (..., M, K)."""
     x1 = as_array(x1, "solve", "x1")
@@ -217,13 +217,13 @@ def _lu_inv(a):
     return LP.triangular_solve(lu, y, left_side=True, lower=False)
 
 
-@compiled
+@compiled(host="linalg.inv")
 def inv(x, /):
     x = _matrix("inv", x)
     return wrap(_lu_inv(_strong(x)))
 
 
-@compiled
+@compiled(host="linalg.det")
 def det(x, /):
     x = _matrix("det", x)
     a = _strong(x)

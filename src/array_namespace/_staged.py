@@ -5,7 +5,9 @@ power-of-two size, for composites whose loops would otherwise be staged for ever
 Used by xp.linalg and xp.fft (compiled) and by xp.special's iterative functions (bucketed); under a
 transform both trace the function inline. Where eager work runs on host kernels (the CPU), the first
 call at a signature runs the plain body op by op instead of staging it: staging and building its host
-program cost several times a run, and library code on one new shape often calls once.
+program cost several times a run, and library code on one new shape often calls once. A composite
+with a direct form on host kernels (`compiled(host=...)`: xla/host_composites.py) runs that instead of
+its plain body there: the same kernels, without a bind per primitive.
 """
 from __future__ import annotations
 
@@ -18,7 +20,7 @@ import numpy as np
 from transforms.api_util import to_raw
 from transforms.backend import backend
 from transforms.core import EVAL, ShapedArray, get_aval, trace_state
-from transforms.jaxpr_transforms import stage, staged_call
+from transforms.jaxpr_transforms import host_composites, stage, staged_call
 from transforms.pytree import tree_flatten, tree_unflatten
 
 from ._array import Array
@@ -53,7 +55,7 @@ class _Signature:
         return [to_raw(x, f"{self.__name__} output") for x in leaves]
 
 
-def compiled(fn=None, *, arrays=None, plain_first=True):
+def compiled(fn=None, *, arrays=None, plain_first=True, host=None, result=None):
     """Run a namespace function eagerly as one staged call per signature (`staged_call`).
 
     Each of these functions is a composition of many primitives. Called eagerly with Array
@@ -73,9 +75,14 @@ def compiled(fn=None, *, arrays=None, plain_first=True):
     names; default its positional-only ones): an Array given for a static parameter (an axis, n)
     is traced when staged, and refused there (a traced value has no Python value) -- run plain it
     would be read and taken. plain_first=False: always staged (bucketed's padded bodies).
+
+    host: the name of fn's direct form in `host_composites` (xla/host_composites.py): that first call
+    then runs it instead of the plain body -- the same host kernels on the same values, without a bind
+    (and its miss at a new signature) per primitive -- unless it declines (None). It returns raw outputs:
+    one, or `result(*outputs)` (a NamedTuple type).
     """
     if fn is None:
-        return functools.partial(compiled, arrays=arrays, plain_first=plain_first)
+        return functools.partial(compiled, arrays=arrays, plain_first=plain_first, host=host, result=result)
     signatures = {}
     _ALL_SIGNATURES.append(signatures)
     params = list(inspect.signature(fn).parameters.values())
@@ -113,6 +120,10 @@ def compiled(fn=None, *, arrays=None, plain_first=True):
                 if len(seen) >= _SEEN_MAX:
                     seen.clear()
                 seen.add(avals)
+                if host is not None and not kws and all(_host_by_op(a.dtype) for a in avals):
+                    outs = _direct(host, args, kwargs)   # (it declines operands too large for op by op)
+                    if outs is not None:
+                        return result(*map(wrap, outs)) if result is not None else wrap(outs[0])
                 if _plain_runs_on_host(avals):
                     leaves, tree = tree_flatten(fn(*args, **kwargs))
                     return tree_unflatten(tree, [wrap(to_raw(x, f"{name} output")) for x in leaves])
@@ -123,6 +134,17 @@ def compiled(fn=None, *, arrays=None, plain_first=True):
 
 
 _ALL_SIGNATURES: list = []     # every `compiled` function's signature table
+
+
+def _direct(host, args, kwargs):
+    """The raw outputs of composite `host` computed directly on host kernels, or None (declined)."""
+    direct = host_composites.get(host)
+    if direct is None:
+        return None
+    try:
+        return direct(*[a._v if type(a) is Array else a for a in args], **kwargs)
+    except TypeError:      # (arguments it does not take: the plain body says what is wrong)
+        return None
 
 
 def forget_signatures():

@@ -260,6 +260,12 @@ def staged_runner(body, raw, name, by_op=False, **static):
     return run
 
 
+# name -> fn(*operands, **statics): a namespace composite's first eager call at a new signature computed
+# directly on host kernels (xla/host_composites.py), without a bind per primitive: a tuple of raw outputs,
+# or None where it declines (the plain body then runs). Filled by the backend; used by
+# array_namespace/_staged.py `compiled(host=name)`.
+host_composites: dict = {}
+
 _CLEAR_HOOKS: list = []
 
 

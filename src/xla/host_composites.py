@@ -1,0 +1,349 @@
+"""Namespace composites (xp.linalg, xp.fft) computed directly on host kernels: their first eager call at
+a new signature (array_namespace/_staged.py `compiled(host=name)`).
+
+Why: the first call at a signature ran the composite's plain body, binding primitive after primitive,
+and each bind at a never-seen signature pays a miss (output avals, a specialised kernel, boxing):
+~10-15 us each, 7 binds for inv, 16 for eigh -- a first call cost 4-9x a steady one. Here the same
+host kernels (xla/host.py's table: the ones the body's binds and its staged op-by-op program run) are
+called in the body's order on the body's values, so the results are the plain body's, bit for bit.
+Only the common case is taken: anything else -- a weak or unexpected dtype, a static argument out of
+the ordinary, a non-finite operand (the guards' and kernels' NaN paths), a kernel declining
+(NotImplemented: a singular triangle) -- returns None, and the plain body runs (validating, raising,
+falling back to XLA where a kernel declines), as before.
+"""
+from __future__ import annotations
+
+import math
+
+import numpy as np
+
+from transforms.jaxpr_transforms import host_composites
+from transforms.primitives import elementwise as E
+from transforms.primitives import fft as F
+from transforms.primitives import lapack as LP
+from transforms.primitives import linalg as L
+from transforms.primitives import reductions as R
+from transforms.primitives import structural as S
+from transforms.core import ShapedArray
+
+from . import host, host_eager, runtime
+from .host import HostValue, host_kernels as K
+
+_FLOATS = frozenset(np.dtype(t) for t in (np.float32, np.float64, np.complex64, np.complex128))
+_REAL = frozenset((np.dtype(np.float32), np.dtype(np.float64)))
+_ArrayImpl = runtime._ArrayImpl
+
+
+def _operand(v, ndim_min, kinds=_FLOATS):
+    """v's ndarray where v is an eager value of a dtype in `kinds` (strong) with at least ndim_min dims,
+    small enough to run op by op on the host (host_eager.BY_OP_MAX_ELEMENTS); else None."""
+    t = type(v)
+    if t is HostValue:
+        a = v.aval
+        if a.weak_type or a.dtype not in kinds or len(a.shape) < ndim_min:
+            return None
+        x = v.np if v._buf is None else runtime._np_of(v)
+    elif t is _ArrayImpl and runtime._kernels_on():
+        a = v.aval
+        if a.weak_type or a.dtype not in kinds or len(a.shape) < ndim_min:
+            return None
+        x = runtime._np_of(v)
+    else:
+        return None
+    return x if x.size <= host_eager.BY_OP_MAX_ELEMENTS else None
+
+
+def _square(v):
+    x = _operand(v, 2)
+    return x if x is not None and x.shape[-1] == x.shape[-2] else None
+
+
+_avals: dict = {}
+
+
+def _box(o, dtype):
+    """A kernel's result as an eager value of `dtype` (cast where the kernel gave another, as the eager
+    impls and host programs do)."""
+    if o.__class__ is not np.ndarray:
+        o = np.asarray(o)
+    if o.dtype != dtype:
+        o = o.astype(dtype)
+    key = (o.shape, dtype)
+    a = _avals.get(key)
+    if a is None:
+        if len(_avals) >= 1024:
+            _avals.clear()
+        a = _avals[key] = ShapedArray(o.shape, dtype)
+    return runtime._box_host(o, a, LP.lu_p)
+
+
+def _quiet(fn):
+    """fn run with floating-point warnings silenced (as every eager kernel runs)."""
+    def run(*args, **kw):
+        tok = host.err_set(host.QUIET)
+        try:
+            return fn(*args, **kw)
+        finally:
+            host.err_reset(tok)
+    run.__name__ = fn.__name__
+    return run
+
+
+# ----------------------------------------------------------------------------- raw-value helpers
+def _mT(x):
+    n = x.ndim
+    return K[S.transpose_p](x, permutation=tuple(range(n - 2)) + (n - 1, n - 2))
+
+
+def _mH(x):
+    t = _mT(x)
+    return K[E.conj_p](t) if x.dtype.kind == "c" else t
+
+
+def _symmetrize(x):
+    """_linalg._symmetrize: (x + x^H) * 0.5."""
+    s = K[E.add_p](x, _mH(x))
+    return K[E.mul_p](s, np.asarray(0.5, x.dtype))
+
+
+def _finite(x):
+    return bool(np.isfinite(x).all())
+
+
+# ------------------------------------------------------------------------------- decompositions
+@_quiet
+def _cholesky(x, *, upper=False):
+    a = _square(x)
+    if a is None:
+        return None
+    lo = K[LP.cholesky_p](_symmetrize(a))
+    return (_box(_mH(lo) if upper else lo, a.dtype),)
+
+
+def _eigh_raw(x):
+    a = _square(x)
+    if a is None:
+        return None, None
+    s = _symmetrize(a)
+    if not _finite(s):       # (the finite guard's zeros-in, NaN-out path)
+        return None, None
+    return a, K[LP.eigh_p](s, lower=True)
+
+
+@_quiet
+def _eigh(x):
+    a, wv = _eigh_raw(x)
+    return None if a is None else (_box(wv[0], np.dtype(LP.real_dtype(a.dtype))), _box(wv[1], a.dtype))
+
+
+@_quiet
+def _eigvalsh(x):
+    a, wv = _eigh_raw(x)
+    return None if a is None else (_box(wv[0], np.dtype(LP.real_dtype(a.dtype))),)
+
+
+def _svd_raw(x, full_matrices, compute_uv):
+    a = _operand(x, 2)
+    if a is None or not _finite(a):
+        return None, None
+    return a, K[LP.svd_p](a, full_matrices=full_matrices, compute_uv=compute_uv)
+
+
+@_quiet
+def _svd(x, *, full_matrices=True):
+    a, outs = _svd_raw(x, bool(full_matrices), True)
+    if a is None:
+        return None
+    s, u, vh = outs
+    return (_box(u, a.dtype), _box(s, np.dtype(LP.real_dtype(a.dtype))), _box(vh, a.dtype))
+
+
+@_quiet
+def _svdvals(x):
+    a, outs = _svd_raw(x, False, False)
+    return None if a is None else (_box(outs[0], np.dtype(LP.real_dtype(a.dtype))),)
+
+
+@_quiet
+def _qr(x, *, mode="reduced"):
+    if type(mode) is not str or mode not in ("reduced", "complete"):
+        return None
+    a = _operand(x, 2)
+    if a is None:
+        return None
+    q, r = K[LP.qr_p](a, full_matrices=(mode == "complete"))
+    return (_box(q, a.dtype), _box(r, a.dtype))
+
+
+# ------------------------------------------------------------------------------------ LU-based
+_LOWER_UNIT = dict(left_side=True, lower=True, transpose_a=False, conjugate_a=False, unit_diagonal=True)
+_UPPER = dict(left_side=True, lower=False, transpose_a=False, conjugate_a=False, unit_diagonal=False)
+
+
+def _permutation_matrix(perm, dtype):
+    """LP.permutation_matrix: P[..., i, j] = (perm[..., i] == j)."""
+    m = perm.shape[-1]
+    eq = K[E.eq_p](perm[..., :, None], np.arange(m, dtype=np.int32))
+    return eq.astype(dtype)
+
+
+def _lu_solve_raw(a, b):
+    """_linalg._lu_solve (b given: P @ b) or _lu_inv (b None: P itself), None where a kernel declines."""
+    lu, _, perm = K[LP.lu_p](a)   # (a is finite: the kernel takes it)
+    p = _permutation_matrix(perm, a.dtype)
+    if b is not None:
+        n = a.ndim
+        batch = tuple(range(n - 2))
+        p = K[L.dot_general_p](p, b, dimension_numbers=(((n - 1,), (n - 2,)), (batch, batch)))
+    y = K[LP.triangular_solve_p](lu, p, **_LOWER_UNIT)
+    if y is NotImplemented:
+        return None
+    x = K[LP.triangular_solve_p](lu, y, **_UPPER)
+    return None if x is NotImplemented else x
+
+
+@_quiet
+def _inv(x):
+    a = _square(x)
+    if a is None or not _finite(a):
+        return None
+    out = _lu_solve_raw(a, None)
+    return None if out is None else (_box(out, a.dtype),)
+
+
+@_quiet
+def _solve(x1, x2):
+    a, b = _square(x1), _operand(x2, 1)
+    if a is None or b is None or a.dtype != b.dtype or not (_finite(a) and _finite(b)):
+        return None
+    m = a.shape[-1]
+    vector = b.ndim == 1
+    if vector:
+        if a.ndim != 2 or b.shape[0] != m:
+            return None
+        b = b.reshape((m, 1))
+    elif b.ndim != a.ndim or b.shape[-2] != m or b.shape[:-2] != a.shape[:-2]:
+        return None        # (broadcast batches, mismatches: the plain body)
+    out = _lu_solve_raw(a, b)
+    if out is None:
+        return None
+    return (_box(out.reshape(out.shape[:-1]) if vector else out, a.dtype),)
+
+
+@_quiet
+def _det(x):
+    a = _square(x)
+    if a is None or a.shape[-1] == 0 or not _finite(a):
+        return None
+    lu, piv, _ = K[LP.lu_p](a)
+    m = a.shape[-1]
+    lead = a.shape[:-2]
+    d = lu.reshape(lead + (m * m,))[..., 0:(m - 1) * (m + 1) + 1:m + 1]     # LP.diagonal: a strided slice
+    last = (len(lead),)
+    prod = K[R.reduce_prod_p](d, axes=last)
+    return (_box(K[E.mul_p](prod, _parity_sign(piv, a.dtype)), a.dtype),)
+
+
+def _parity_sign(piv, dtype):
+    """_linalg._parity_sign: (-1) ** (row swaps), in dtype."""
+    k = piv.shape[-1]
+    swapped = K[E.ne_p](piv, np.arange(k, dtype=np.int32))
+    n = K[R.reduce_sum_p](swapped.astype(np.int32), axes=(piv.ndim - 1,))
+    odd = np.remainder(n, np.int32(2))
+    one, two = np.asarray(1, dtype), np.asarray(2, dtype)
+    return K[E.sub_p](one, K[E.mul_p](odd.astype(dtype), two))
+
+
+# ------------------------------------------------------------------------------------------ fft
+_NORMS = ("backward", "ortho", "forward")
+
+
+def _fft_args(x, n, axis, norm, kinds):
+    """(ndarray, axis, n) for a 1-D transform's usual arguments, or None."""
+    if type(norm) is not str or norm not in _NORMS or type(axis) is not int:
+        return None
+    a = _operand(x, 1, kinds)
+    if a is None or not -a.ndim <= axis < a.ndim:
+        return None
+    axis %= a.ndim
+    if n is None:
+        n = a.shape[axis]
+    elif type(n) is not int:
+        return None
+    return None if n < 1 else (a, axis, n)
+
+
+def _resize(v, axis, n):
+    """_fft._resize: trim or zero-pad along axis."""
+    size = v.shape[axis]
+    if size == n:
+        return v
+    if size > n:
+        return v[(slice(None),) * axis + (slice(0, n),)]
+    cfg = [(0, 0)] * v.ndim
+    cfg[axis] = (0, n - size)
+    return np.pad(v, cfg)
+
+
+def _apply(v, axis, fft_type, n):
+    """_fft._apply for one axis: moved to the end, transformed, moved back."""
+    nd = v.ndim
+    perm = [i for i in range(nd) if i != axis] + [axis]
+    out = K[F.fft_p](K[S.transpose_p](v, permutation=tuple(perm)), fft_type=fft_type, fft_lengths=(n,))
+    return out, tuple(int(i) for i in np.argsort(perm))
+
+
+def _scale(v, norm, n, inverse):
+    if norm == "backward":
+        return v
+    if norm == "ortho":
+        f = math.sqrt(n) if inverse else 1.0 / math.sqrt(n)
+    else:
+        f = float(n) if inverse else 1.0 / n
+    return K[E.mul_p](v, np.asarray(f, v.dtype))
+
+
+def _c2c(x, n, axis, norm, inverse):
+    got = _fft_args(x, n, axis, norm, _FLOATS)
+    if got is None:
+        return None
+    a, axis, n = got
+    cdt = np.dtype(LP.complex_dtype(a.dtype))
+    v = a if a.dtype == cdt else a.astype(cdt)
+    out, back = _apply(_resize(v, axis, n), axis, "IFFT" if inverse else "FFT", n)
+    out = _fit(out, cdt)
+    return (_box(_scale(K[S.transpose_p](out, permutation=back), norm, n, inverse), cdt),)
+
+
+def _fit(o, dtype):
+    o = np.asarray(o)
+    return o if o.dtype == dtype else o.astype(dtype)
+
+
+@_quiet
+def _fft(x, *, n=None, axis=-1, norm="backward"):
+    return _c2c(x, n, axis, norm, False)
+
+
+@_quiet
+def _ifft(x, *, n=None, axis=-1, norm="backward"):
+    return _c2c(x, n, axis, norm, True)
+
+
+@_quiet
+def _rfft(x, *, n=None, axis=-1, norm="backward"):
+    got = _fft_args(x, n, axis, norm, _REAL)
+    if got is None:
+        return None
+    a, axis, n = got
+    cdt = np.dtype(LP.complex_dtype(a.dtype))
+    out, back = _apply(_resize(a, axis, n), axis, "RFFT", n)
+    out = _fit(out, cdt)
+    return (_box(_scale(K[S.transpose_p](out, permutation=back), norm, n, False), cdt),)
+
+
+host_composites.update({
+    "linalg.cholesky": _cholesky, "linalg.eigh": _eigh, "linalg.eigvalsh": _eigvalsh, "linalg.svd": _svd,
+    "linalg.svdvals": _svdvals, "linalg.qr": _qr, "linalg.inv": _inv, "linalg.solve": _solve,
+    "linalg.det": _det, "fft.fft": _fft, "fft.ifft": _ifft, "fft.rfft": _rfft,
+})
