@@ -231,8 +231,10 @@ def _s_reducer(kind, ufunc, bool_ufunc=None, with_dtype=False):
         k = a.dtype.kind
         if k in "fc" and kind in ("and", "or") or k == "c" and kind in ("max", "min"):
             return None   # (the kernel declines)
-        if any(a.shape[i] == 0 for i in axes):
-            return None   # (the kernel fills the identity)
+        shape = a.shape
+        for i in axes:
+            if shape[i] == 0:
+                return None   # (the kernel fills the identity)
         if k == "b" and bool_reduce is not None:
             return lambda x: bool_reduce(x, axes)
         if with_dtype:

@@ -187,3 +187,20 @@ def test_namespace_sum_on_new_shapes_equals_numpy_and_jit():
             np.testing.assert_allclose(np.asarray(xp.sum(a)), want, rtol=1e-5)
             np.testing.assert_allclose(np.asarray(f(a)), want, rtol=1e-5)
             np.testing.assert_allclose(np.asarray(xp.sum(a, axis=1)), np.asarray(g(a)), rtol=1e-5)
+
+
+def test_reduction_rule_per_rank_and_axes_and_dtype():
+    """The kept axes are remembered per (rank, axes): other shapes of that rank get their own sizes, another rank
+    or axes its own check; a full reduction's 0-d aval is shared per (dtype, weak type)."""
+    for shape in [(2, 3), (5, 7), (0, 4)]:
+        for axes, want in [((0,), shape[1:]), ((1,), shape[:1]), ((0, 1), ()), ((1, 0), ()), ((), shape)]:
+            for dt, weak in [(np.float32, False), (np.float32, True), (np.int64, False)]:
+                out = eval_rule(R.reduce_sum_p, (ShapedArray(shape, dt, weak),), {"axes": axes})
+                assert out == ShapedArray(want, dt, weak), (shape, axes, dt, weak, out)
+    with pytest.raises(ValueError, match="out of range"):
+        eval_rule(R.reduce_sum_p, (ShapedArray((2,), np.float32),), {"axes": (1,)})
+    assert eval_rule(R.reduce_sum_p, (ShapedArray((2, 3), np.float32),), {"axes": [1]}) == ShapedArray((2,), np.float32)
+    a = eval_rule(R.reduce_sum_p, (ShapedArray((2, 3), np.float32),), {"axes": (0, 1)})
+    assert a is eval_rule(R.reduce_sum_p, (ShapedArray((4,), np.float32),), {"axes": (0,)})
+    assert eval_rule(R.argmax_p, (ShapedArray((4, 2), np.float32),), {"axes": (0,), "index_dtype": np.dtype(np.int32)}) \
+        == ShapedArray((2,), np.int32)

@@ -9,16 +9,32 @@ from . import elementwise as E
 from . import structural as S
 
 
+_KEPT: dict = {}     # (ndim, axes) -> the axes kept, checked once (a new shape of a known rank and axes: no re-check)
+_SCALARS: dict = {}  # (dtype, weak) -> the 0-d aval: a full reduction's result, shared (no new aval per shape)
+
+
 def _reduce_abstract(out_dtype=None, keep_weak=True):
     def rule(x, *, axes, **params):
         xs = x.shape
         nd = len(xs)
-        for a in axes:
-            if not 0 <= a < nd:
-                raise ValueError(f"reduction axis {a} out of range for {nd} dimensions")
-        shape = () if len(axes) == nd == len(set(axes)) else tuple([d for i, d in enumerate(xs) if i not in axes])
+        if type(axes) is not tuple:
+            axes = tuple(axes)
+        kept = _KEPT.get((nd, axes))
+        if kept is None:
+            for a in axes:
+                if not 0 <= a < nd:
+                    raise ValueError(f"reduction axis {a} out of range for {nd} dimensions")
+            kept = tuple([i for i in range(nd) if i not in axes])
+            if len(_KEPT) < 4096:
+                _KEPT[(nd, axes)] = kept
         dt = out_dtype(x, params) if out_dtype else x.dtype
-        return ShapedArray(shape, dt, x.weak_type and keep_weak and out_dtype is None)
+        weak = x.weak_type and keep_weak and out_dtype is None
+        if kept:
+            return ShapedArray(tuple([xs[i] for i in kept]), dt, weak)
+        out = _SCALARS.get((dt, weak))
+        if out is None:
+            out = _SCALARS[(dt, weak)] = ShapedArray((), dt, weak)
+        return out
     return rule
 
 
