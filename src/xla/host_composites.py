@@ -286,11 +286,16 @@ def _resize(v, axis, n):
 
 
 def _apply(v, axis, fft_type, n):
-    """_fft._apply for one axis: moved to the end, transformed, moved back."""
+    """_fft._apply for one axis: moved to the end, transformed, moved back (the moves are the transpose
+    kernel's; along the last axis they are copies of C-contiguous data, and skipped: the same values)."""
     nd = v.ndim
-    perm = [i for i in range(nd) if i != axis] + [axis]
-    out = K[F.fft_p](K[S.transpose_p](v, permutation=tuple(perm)), fft_type=fft_type, fft_lengths=(n,))
-    return out, tuple(int(i) for i in np.argsort(perm))
+    dt = v.dtype if fft_type != "RFFT" else np.dtype(LP.complex_dtype(v.dtype))
+    if axis == nd - 1:
+        return _fit(K[F.fft_p](v, fft_type=fft_type, fft_lengths=(n,)), dt)
+    perm = tuple([i for i in range(nd) if i != axis] + [axis])
+    back = tuple(perm.index(i) for i in range(nd))
+    out = _fit(K[F.fft_p](K[S.transpose_p](v, permutation=perm), fft_type=fft_type, fft_lengths=(n,)), dt)
+    return K[S.transpose_p](out, permutation=back)
 
 
 def _scale(v, norm, n, inverse):
@@ -310,12 +315,12 @@ def _c2c(x, n, axis, norm, inverse):
     a, axis, n = got
     cdt = np.dtype(LP.complex_dtype(a.dtype))
     v = a if a.dtype == cdt else a.astype(cdt)
-    out, back = _apply(_resize(v, axis, n), axis, "IFFT" if inverse else "FFT", n)
-    out = _fit(out, cdt)
-    return (_box(_scale(K[S.transpose_p](out, permutation=back), norm, n, inverse), cdt),)
+    out = _apply(_resize(v, axis, n), axis, "IFFT" if inverse else "FFT", n)
+    return (_box(_scale(out, norm, n, inverse), cdt),)
 
 
 def _fit(o, dtype):
+    """A kernel's result in its aval's dtype (cast, as the eager impls do)."""
     o = np.asarray(o)
     return o if o.dtype == dtype else o.astype(dtype)
 
@@ -337,9 +342,8 @@ def _rfft(x, *, n=None, axis=-1, norm="backward"):
         return None
     a, axis, n = got
     cdt = np.dtype(LP.complex_dtype(a.dtype))
-    out, back = _apply(_resize(a, axis, n), axis, "RFFT", n)
-    out = _fit(out, cdt)
-    return (_box(_scale(K[S.transpose_p](out, permutation=back), norm, n, False), cdt),)
+    out = _apply(_resize(a, axis, n), axis, "RFFT", n)
+    return (_box(_scale(out, norm, n, False), cdt),)
 
 
 host_composites.update({
