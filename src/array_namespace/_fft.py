@@ -195,7 +195,7 @@ def rfft(x, /, *, n=None, axis=-1, norm="backward"):
     return wrap(_rfft_raw("rfft", x, v, n, axis, norm))
 
 
-@compiled
+@compiled(host="fft.irfft")
 def irfft(x, /, *, n=None, axis=-1, norm="backward"):
     """The inverse of rfft: a real signal of length n from its non-negative frequencies.
 

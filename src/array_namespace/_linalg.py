@@ -355,7 +355,7 @@ def _keep(v, shape, axes, keepdims):
     return S.reshape(v, tuple(1 if i in axes else d for i, d in enumerate(shape)))
 
 
-@compiled
+@compiled(host="linalg.vector_norm")
 def vector_norm(x, /, *, axis=None, keepdims=False, ord=2):
     x = as_array(x, "vector_norm")
     check_kind("vector_norm", x.dtype, D.FLOATING, "a floating-point")
@@ -385,7 +385,7 @@ def vector_norm(x, /, *, axis=None, keepdims=False, ord=2):
     return wrap(_keep(out, x.shape, axes, keepdims))
 
 
-@compiled
+@compiled(host="linalg.matrix_norm")
 def matrix_norm(x, /, *, keepdims=False, ord="fro"):
     x = _matrix("matrix_norm", x, square=False)
     if not isinstance(ord, str) and type(py_number(ord)) in (int, float):   # NumPy scalars too

@@ -258,8 +258,8 @@ def _parity_sign(piv, dtype):
 _NORMS = ("backward", "ortho", "forward")
 
 
-def _fft_args(x, n, axis, norm, kinds):
-    """(ndarray, axis, n) for a 1-D transform's usual arguments, or None."""
+def _fft_args(x, n, axis, norm, kinds, default=None):
+    """(ndarray, axis, n) for a 1-D transform's usual arguments, or None. default: n from the axis length."""
     if type(norm) is not str or norm not in _NORMS or type(axis) is not int:
         return None
     a = _operand(x, 1, kinds)
@@ -267,7 +267,7 @@ def _fft_args(x, n, axis, norm, kinds):
         return None
     axis %= a.ndim
     if n is None:
-        n = a.shape[axis]
+        n = a.shape[axis] if default is None else default(a.shape[axis])
     elif type(n) is not int:
         return None
     return None if n < 1 else (a, axis, n)
@@ -346,8 +346,78 @@ def _rfft(x, *, n=None, axis=-1, norm="backward"):
     return (_box(_scale(out, norm, n, False), cdt),)
 
 
+@_quiet
+def _irfft(x, *, n=None, axis=-1, norm="backward"):
+    got = _fft_args(x, n, axis, norm, _FLOATS, default=lambda m: 2 * (m - 1))
+    if got is None:
+        return None
+    a, axis, n = got
+    cdt = np.dtype(LP.complex_dtype(a.dtype))
+    rdt = np.dtype(LP.real_dtype(cdt))
+    v = a if a.dtype == cdt else a.astype(cdt)
+    v = _resize(v, axis, n // 2 + 1)
+    nd = v.ndim
+    if axis == nd - 1:
+        out = _fit(K[F.fft_p](v, fft_type="IRFFT", fft_lengths=(n,)), rdt)
+    else:
+        perm = tuple([i for i in range(nd) if i != axis] + [axis])
+        out = _fit(K[F.fft_p](K[S.transpose_p](v, permutation=perm), fft_type="IRFFT", fft_lengths=(n,)), rdt)
+        out = K[S.transpose_p](out, permutation=tuple(perm.index(i) for i in range(nd)))
+    return (_box(_scale(out, norm, n, True), rdt),)
+
+
+# ---------------------------------------------------------------------------------------- norms
+def _axes(axis, nd):
+    """_helpers.normalize_axes for ints and tuples of ints (sorted, unique), else None."""
+    if axis is None:
+        return tuple(range(nd))
+    axes = (axis,) if type(axis) is int else axis if type(axis) is tuple else None
+    if axes is None or any(type(a) is not int or not -nd <= a < nd for a in axes):
+        return None
+    out = sorted(a % nd for a in axes)
+    return tuple(out) if len(set(out)) == len(out) else None
+
+
+def _two_norm(a, axes):
+    """sqrt(sum(|a|^2)) over axes, by the kernels _linalg's ord=2 / 'fro' bind."""
+    m = K[E.abs_p](a)
+    if m is NotImplemented:
+        return None
+    m = _fit(m, np.dtype(LP.real_dtype(a.dtype)))
+    return K[E.sqrt_p](K[R.reduce_sum_p](K[E.mul_p](m, m), axes=axes))
+
+
+def _kept(out, shape, axes, keepdims):
+    return out.reshape(tuple(1 if i in axes else d for i, d in enumerate(shape))) if keepdims else out
+
+
+@_quiet
+def _vector_norm(x, *, axis=None, keepdims=False, ord=2):
+    if type(ord) not in (int, float) or ord != 2 or type(keepdims) is not bool:
+        return None
+    a = _operand(x, 0)
+    axes = None if a is None else _axes(axis, a.ndim)
+    if axes is None:
+        return None
+    out = _two_norm(a, axes)
+    return None if out is None else (_box(_kept(out, a.shape, axes, keepdims), np.dtype(LP.real_dtype(a.dtype))),)
+
+
+@_quiet
+def _matrix_norm(x, *, keepdims=False, ord="fro"):
+    if type(ord) is not str or ord != "fro" or type(keepdims) is not bool:
+        return None
+    a = _operand(x, 2)
+    if a is None:
+        return None
+    axes = (a.ndim - 2, a.ndim - 1)
+    out = _two_norm(a, axes)
+    return None if out is None else (_box(_kept(out, a.shape, axes, keepdims), np.dtype(LP.real_dtype(a.dtype))),)
+
+
 host_composites.update({
     "linalg.cholesky": _cholesky, "linalg.eigh": _eigh, "linalg.eigvalsh": _eigvalsh, "linalg.svd": _svd,
     "linalg.svdvals": _svdvals, "linalg.qr": _qr, "linalg.inv": _inv, "linalg.solve": _solve,
-    "linalg.det": _det, "fft.fft": _fft, "fft.ifft": _ifft, "fft.rfft": _rfft,
+    "linalg.det": _det, "linalg.vector_norm": _vector_norm, "linalg.matrix_norm": _matrix_norm,
+    "fft.fft": _fft, "fft.ifft": _ifft, "fft.rfft": _rfft, "fft.irfft": _irfft,
 })
