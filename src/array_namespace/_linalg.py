@@ -235,7 +235,7 @@ def det(x, /):
     return wrap(P.mul(prod, _parity_sign(piv, x.dtype)))
 
 
-@compiled
+@compiled(host="linalg.slogdet", result=SlogdetResult)
 def slogdet(x, /):
     """(sign, log|det|); sign is 0 and logabsdet -inf for singular matrices."""
     x = _matrix("slogdet", x)

@@ -244,6 +244,31 @@ def _det(x):
     return (_box(K[E.mul_p](prod, _parity_sign(piv, a.dtype)), a.dtype),)
 
 
+@_quiet
+def _slogdet(x):
+    a = _square(x)
+    if a is None or a.shape[-1] == 0 or not _finite(a):
+        return None
+    dt, rdt = a.dtype, np.dtype(LP.real_dtype(a.dtype))
+    lu, piv, _ = K[LP.lu_p](a)
+    m = a.shape[-1]
+    lead = a.shape[:-2]
+    d = lu.reshape(lead + (m * m,))[..., 0:(m - 1) * (m + 1) + 1:m + 1]     # LP.diagonal
+    last = (len(lead),)
+    absd = _fit(K[E.abs_p](d), rdt)
+    logabs = K[R.reduce_sum_p](_fit(K[E.log_p](absd), rdt), axes=last)
+    if dt.kind == "c":
+        is0 = K[E.eq_p](absd, np.asarray(0, rdt))
+        den = K[E.convert_element_type_p](np.where(is0, np.asarray(1, rdt), absd), new_dtype=dt, weak_type=False)
+        unit = np.where(is0, np.asarray(0, dt), _fit(K[E.div_p](d, den), dt))
+    else:
+        unit = K[E.sign_p](d)
+    if any(o is NotImplemented for o in (absd, logabs, unit)):
+        return None
+    sign = K[E.mul_p](K[R.reduce_prod_p](unit, axes=last), _parity_sign(piv, dt))
+    return (_box(sign, dt), _box(logabs, rdt))
+
+
 def _parity_sign(piv, dtype):
     """_linalg._parity_sign: (-1) ** (row swaps), in dtype."""
     k = piv.shape[-1]
@@ -418,6 +443,6 @@ def _matrix_norm(x, *, keepdims=False, ord="fro"):
 host_composites.update({
     "linalg.cholesky": _cholesky, "linalg.eigh": _eigh, "linalg.eigvalsh": _eigvalsh, "linalg.svd": _svd,
     "linalg.svdvals": _svdvals, "linalg.qr": _qr, "linalg.inv": _inv, "linalg.solve": _solve,
-    "linalg.det": _det, "linalg.vector_norm": _vector_norm, "linalg.matrix_norm": _matrix_norm,
+    "linalg.det": _det, "linalg.slogdet": _slogdet, "linalg.vector_norm": _vector_norm, "linalg.matrix_norm": _matrix_norm,
     "fft.fft": _fft, "fft.ifft": _ifft, "fft.rfft": _rfft, "fft.irfft": _irfft,
 })

@@ -57,6 +57,8 @@ def _sym_np(a):
 CASES = [
     ("linalg.inv", xp.linalg.inv, [_spd], np.linalg.inv, False),
     ("linalg.det", xp.linalg.det, [_gen], np.linalg.det, False),
+    ("linalg.slogdet", xp.linalg.slogdet, [_gen], np.linalg.slogdet, False),
+    ("linalg.slogdet", xp.linalg.slogdet, [_spd], np.linalg.slogdet, False),
     ("linalg.solve", xp.linalg.solve, [_spd, _gen], np.linalg.solve, False),
     ("linalg.cholesky", xp.linalg.cholesky, [_spd], lambda a: np.linalg.cholesky(_sym_np(a)), False),
     ("linalg.cholesky", lambda x: xp.linalg.cholesky(x, upper=True), [_spd],
@@ -166,6 +168,8 @@ class _staged_off:
     ("inv nan", xp.linalg.inv, [np.array([[1.0, np.nan], [0.0, 1.0]])]),
     ("det inf", xp.linalg.det, [np.array([[np.inf, 0.0], [0.0, 1.0]])]),
     ("det empty", xp.linalg.det, [np.zeros((3, 0, 0))]),
+    ("slogdet nan", xp.linalg.slogdet, [np.array([[np.nan, 0.0], [0.0, 1.0]])]),
+    ("slogdet empty", xp.linalg.slogdet, [np.zeros((0, 0))]),
     ("eigh nan", xp.linalg.eigh, [np.array([[[1.0, 0.0], [0.0, 1.0]], [[np.nan, 0.0], [0.0, 1.0]]])]),
     ("svd inf", xp.linalg.svdvals, [np.array([[np.inf, 0.0], [0.0, 1.0]])]),
     ("solve broadcast", xp.linalg.solve, [np.eye(3)[None].repeat(2, 0) * 2.0, np.ones((1, 3, 2))]),
