@@ -4,6 +4,7 @@ from __future__ import annotations
 from transforms.primitives import fft as F
 
 import numpy as np
+import numpy.fft  # noqa: F401  (NumPy loads it on first use: ~1-2 ms inside the first eager fft, here at import)
 
 from ._jaxlib import hlo
 from .host import host_kernels
