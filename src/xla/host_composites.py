@@ -32,6 +32,9 @@ from .host import HostValue, host_kernels as K
 _FLOATS = frozenset(np.dtype(t) for t in (np.float32, np.float64, np.complex64, np.complex128))
 _REAL = frozenset((np.dtype(np.float32), np.dtype(np.float64)))
 _ArrayImpl = runtime._ArrayImpl
+_REAL_OF = {d: np.dtype(LP.real_dtype(d)) for d in _FLOATS}
+_COMPLEX_OF = {d: np.dtype(LP.complex_dtype(d)) for d in _FLOATS}
+_AS_HOST = host.MODE == "host"
 
 
 def _operand(v, ndim_min, kinds=_FLOATS):
@@ -74,7 +77,7 @@ def _box(o, dtype):
         if len(_avals) >= 1024:
             _avals.clear()
         a = _avals[key] = ShapedArray(o.shape, dtype)
-    return runtime._box_host(o, a, LP.lu_p)
+    return HostValue(o, a) if _AS_HOST else runtime._box_host(o, a, LP.lu_p)
 
 
 def _quiet(fn):
@@ -133,13 +136,13 @@ def _eigh_raw(x):
 @_quiet
 def _eigh(x):
     a, wv = _eigh_raw(x)
-    return None if a is None else (_box(wv[0], np.dtype(LP.real_dtype(a.dtype))), _box(wv[1], a.dtype))
+    return None if a is None else (_box(wv[0], _REAL_OF[a.dtype]), _box(wv[1], a.dtype))
 
 
 @_quiet
 def _eigvalsh(x):
     a, wv = _eigh_raw(x)
-    return None if a is None else (_box(wv[0], np.dtype(LP.real_dtype(a.dtype))),)
+    return None if a is None else (_box(wv[0], _REAL_OF[a.dtype]),)
 
 
 def _svd_raw(x, full_matrices, compute_uv):
@@ -155,13 +158,13 @@ def _svd(x, *, full_matrices=True):
     if a is None:
         return None
     s, u, vh = outs
-    return (_box(u, a.dtype), _box(s, np.dtype(LP.real_dtype(a.dtype))), _box(vh, a.dtype))
+    return (_box(u, a.dtype), _box(s, _REAL_OF[a.dtype]), _box(vh, a.dtype))
 
 
 @_quiet
 def _svdvals(x):
     a, outs = _svd_raw(x, False, False)
-    return None if a is None else (_box(outs[0], np.dtype(LP.real_dtype(a.dtype))),)
+    return None if a is None else (_box(outs[0], _REAL_OF[a.dtype]),)
 
 
 @_quiet
@@ -249,7 +252,7 @@ def _slogdet(x):
     a = _square(x)
     if a is None or a.shape[-1] == 0 or not _finite(a):
         return None
-    dt, rdt = a.dtype, np.dtype(LP.real_dtype(a.dtype))
+    dt, rdt = a.dtype, _REAL_OF[a.dtype]
     lu, piv, _ = K[LP.lu_p](a)
     m = a.shape[-1]
     lead = a.shape[:-2]
@@ -314,7 +317,7 @@ def _apply(v, axis, fft_type, n):
     """_fft._apply for one axis: moved to the end, transformed, moved back (the moves are the transpose
     kernel's; along the last axis they are copies of C-contiguous data, and skipped: the same values)."""
     nd = v.ndim
-    dt = v.dtype if fft_type != "RFFT" else np.dtype(LP.complex_dtype(v.dtype))
+    dt = v.dtype if fft_type != "RFFT" else _COMPLEX_OF[v.dtype]
     if axis == nd - 1:
         return _fit(K[F.fft_p](v, fft_type=fft_type, fft_lengths=(n,)), dt)
     perm = tuple([i for i in range(nd) if i != axis] + [axis])
@@ -338,7 +341,7 @@ def _c2c(x, n, axis, norm, inverse):
     if got is None:
         return None
     a, axis, n = got
-    cdt = np.dtype(LP.complex_dtype(a.dtype))
+    cdt = _COMPLEX_OF[a.dtype]
     v = a if a.dtype == cdt else a.astype(cdt)
     out = _apply(_resize(v, axis, n), axis, "IFFT" if inverse else "FFT", n)
     return (_box(_scale(out, norm, n, inverse), cdt),)
@@ -366,7 +369,7 @@ def _rfft(x, *, n=None, axis=-1, norm="backward"):
     if got is None:
         return None
     a, axis, n = got
-    cdt = np.dtype(LP.complex_dtype(a.dtype))
+    cdt = _COMPLEX_OF[a.dtype]
     out = _apply(_resize(a, axis, n), axis, "RFFT", n)
     return (_box(_scale(out, norm, n, False), cdt),)
 
@@ -377,8 +380,8 @@ def _irfft(x, *, n=None, axis=-1, norm="backward"):
     if got is None:
         return None
     a, axis, n = got
-    cdt = np.dtype(LP.complex_dtype(a.dtype))
-    rdt = np.dtype(LP.real_dtype(cdt))
+    cdt = _COMPLEX_OF[a.dtype]
+    rdt = _REAL_OF[cdt]
     v = a if a.dtype == cdt else a.astype(cdt)
     v = _resize(v, axis, n // 2 + 1)
     nd = v.ndim
@@ -408,7 +411,7 @@ def _two_norm(a, axes):
     m = K[E.abs_p](a)
     if m is NotImplemented:
         return None
-    m = _fit(m, np.dtype(LP.real_dtype(a.dtype)))
+    m = _fit(m, _REAL_OF[a.dtype])
     return K[E.sqrt_p](K[R.reduce_sum_p](K[E.mul_p](m, m), axes=axes))
 
 
@@ -425,7 +428,7 @@ def _vector_norm(x, *, axis=None, keepdims=False, ord=2):
     if axes is None:
         return None
     out = _two_norm(a, axes)
-    return None if out is None else (_box(_kept(out, a.shape, axes, keepdims), np.dtype(LP.real_dtype(a.dtype))),)
+    return None if out is None else (_box(_kept(out, a.shape, axes, keepdims), _REAL_OF[a.dtype]),)
 
 
 @_quiet
@@ -437,7 +440,7 @@ def _matrix_norm(x, *, keepdims=False, ord="fro"):
         return None
     axes = (a.ndim - 2, a.ndim - 1)
     out = _two_norm(a, axes)
-    return None if out is None else (_box(_kept(out, a.shape, axes, keepdims), np.dtype(LP.real_dtype(a.dtype))),)
+    return None if out is None else (_box(_kept(out, a.shape, axes, keepdims), _REAL_OF[a.dtype]),)
 
 
 host_composites.update({
