@@ -471,7 +471,7 @@ def _shift(fname, x, axes, sign):
     return roll(x, shifts, axis=axes)
 
 
-@compiled
+@compiled(host="fft.fftshift")
 def fftshift(x, /, *, axes=None):
     """x with the zero-frequency term moved to the centre: each axis rolled by half its length.
 
@@ -486,7 +486,7 @@ def fftshift(x, /, *, axes=None):
     return _shift("fftshift", x, axes, 1)
 
 
-@compiled
+@compiled(host="fft.ifftshift")
 def ifftshift(x, /, *, axes=None):
     """The inverse of fftshift: each axis rolled back by half its length.
 

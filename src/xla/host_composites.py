@@ -394,6 +394,42 @@ def _irfft(x, *, n=None, axis=-1, norm="backward"):
     return (_box(_scale(out, norm, n, True), rdt),)
 
 
+def _shift(x, axes, sign):
+    """_fft._shift (fftshift / ifftshift): roll's slices and concatenations along each axis."""
+    if type(x) is not HostValue or not _AS_HOST or x.aval.weak_type:
+        return None
+    v = x.np if x._buf is None else runtime._np_of(x)
+    nd = v.ndim
+    if axes is None:
+        axes = tuple(range(nd))
+    elif type(axes) is int:
+        axes = (axes,)
+    elif type(axes) is not tuple or any(type(a) is not int for a in axes):
+        return None
+    if not axes or any(not -nd <= a < nd for a in axes):
+        return None
+    shape = v.shape
+    for a in axes:
+        a %= nd
+        n = shape[a]
+        s = (sign * (n // 2)) % n if n else 0
+        if s:
+            mid = n - s
+            head = (slice(None),) * a
+            v = K[S.concatenate_p](v[head + (slice(mid, n),)], v[head + (slice(0, mid),)], dimension=a)
+    return (x,) if v is x.np else (_box(v, v.dtype),)
+
+
+@_quiet
+def _fftshift(x, *, axes=None):
+    return _shift(x, axes, 1)
+
+
+@_quiet
+def _ifftshift(x, *, axes=None):
+    return _shift(x, axes, -1)
+
+
 # ---------------------------------------------------------------------------------------- norms
 def _axes(axis, nd):
     """_helpers.normalize_axes for ints and tuples of ints (sorted, unique), else None."""
@@ -447,5 +483,6 @@ host_composites.update({
     "linalg.cholesky": _cholesky, "linalg.eigh": _eigh, "linalg.eigvalsh": _eigvalsh, "linalg.svd": _svd,
     "linalg.svdvals": _svdvals, "linalg.qr": _qr, "linalg.inv": _inv, "linalg.solve": _solve,
     "linalg.det": _det, "linalg.slogdet": _slogdet, "linalg.vector_norm": _vector_norm, "linalg.matrix_norm": _matrix_norm,
-    "fft.fft": _fft, "fft.ifft": _ifft, "fft.rfft": _rfft, "fft.irfft": _irfft,
+    "fft.fft": _fft, "fft.ifft": _ifft, "fft.rfft": _rfft, "fft.irfft": _irfft, "fft.fftshift": _fftshift,
+    "fft.ifftshift": _ifftshift,
 })

@@ -88,6 +88,13 @@ CASES = [
     ("fft.ifft", lambda x: xp.fft.ifft(x, n=9, axis=-2, norm="ortho"), [_gen],
      lambda a: np.fft.ifft(a, n=9, axis=-2, norm="ortho"), False),
     ("fft.rfft", xp.fft.rfft, [_gen], np.fft.rfft, False),
+    ("fft.fftshift", xp.fft.fftshift, [_gen], np.fft.fftshift, False),
+    ("fft.fftshift", lambda x: xp.fft.fftshift(x, axes=(0, -1)), [_gen],
+     lambda a: np.fft.fftshift(a, axes=(0, -1)), False),
+    ("fft.ifftshift", xp.fft.ifftshift, [_gen], np.fft.ifftshift, False),
+    ("fft.ifftshift", lambda x: xp.fft.ifftshift(x, axes=1), [_gen], lambda a: np.fft.ifftshift(a, axes=1), False),
+    ("fft.ifftshift", lambda x: xp.fft.ifftshift(x, axes=(1, 1)), [_gen],
+     lambda a: np.roll(a, -2 * (a.shape[1] // 2), axis=1), False),
     ("fft.irfft", xp.fft.irfft, [_gen], np.fft.irfft, False),
     ("fft.irfft", lambda x: xp.fft.irfft(x, n=10, axis=0, norm="ortho"), [_gen],
      lambda a: np.fft.irfft(a, n=10, axis=0, norm="ortho"), False),
@@ -191,6 +198,10 @@ class _staged_off:
     ("matrix_norm 1-d", xp.linalg.matrix_norm, [np.ones(3)]),
     ("irfft n=0", lambda x: xp.fft.irfft(x, n=0), [np.ones(4)]),
     ("irfft 1 point", xp.fft.irfft, [np.ones(1)]),
+    ("fftshift 0-d", xp.fft.fftshift, [np.float64(1.0)]),
+    ("fftshift no axes", lambda x: xp.fft.fftshift(x, axes=()), [np.ones(3)]),
+    ("fftshift axis out of range", lambda x: xp.fft.fftshift(x, axes=1), [np.ones(3)]),
+    ("fftshift float axis", lambda x: xp.fft.fftshift(x, axes=0.0), [np.ones(3)]),
 ])
 def test_declined_inputs_run_the_plain_body(label, call, arrays, counted):
     xs = [xp.asarray(a) for a in arrays]
@@ -207,6 +218,18 @@ def test_declined_inputs_run_the_plain_body(label, call, arrays, counted):
                 assert g.dtype == w.dtype and g.shape == w.shape
                 assert (np.isnan(g) == np.isnan(w)).all()
     assert all(not ok for calls in counted.values() for ok in calls), "declined: the plain body ran"
+
+
+@pytest.mark.parametrize("dt", [np.int32, np.int64, np.bool_, np.uint8, np.float16])
+@pytest.mark.parametrize("shift", ["fftshift", "ifftshift"])
+def test_shifts_of_any_dtype(shift, dt, counted):
+    a = (np.arange(30).reshape(5, 6) % 3).astype(dt)
+    got = getattr(xp.fft, shift)(xp.asarray(a))
+    assert counted[f"fft.{shift}"] == [True]
+    want = getattr(np.fft, shift)(a)
+    assert np.asarray(got).dtype == want.dtype
+    np.testing.assert_array_equal(np.asarray(got), want)
+    np.testing.assert_array_equal(np.asarray(jit(getattr(xp.fft, shift))(xp.asarray(a))), want)
 
 
 def test_weak_scalars_and_python_values_are_not_taken_directly(counted):
