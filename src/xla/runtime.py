@@ -268,6 +268,7 @@ def _make_host_impl(prim, kernel, xla_impl):
     so a call is one dict lookup, the kernel, and the result's box."""
     multi = prim.multiple_results
     cache = {}            # (*input avals, *params items) -> (output aval(s), kernel for that signature)
+    cache_get = cache.get
     hv = HostValue
     err_set, err_reset, quiet = host.err_set, host.err_reset, host.QUIET
     as_host = host.MODE == "host"
@@ -277,26 +278,23 @@ def _make_host_impl(prim, kernel, xla_impl):
     def general(params):
         return (lambda *xs: kernel(*xs, **params)) if params else kernel
 
-    def miss(key, n, params):
-        """A new signature (`key`: the input avals, then the params' items): its output aval(s) from the shape
-        rule (uncached: this cache is the memo) and its specialised kernel, stored under `key`."""
-        in_avals = key[:n]
-        avals = eval_rule(prim, in_avals, params)
-        fn = specialize(in_avals, params) if specialize is not None else None
-        ent = (avals, general(params) if fn is None else fn)
-        if len(cache) >= _AVAL_CACHE_MAX:
-            cache.clear()   # (dict ops are atomic under the GIL: safe from several threads)
-        cache[key] = ent
-        return ent
-
     def lookup(args, params, n):
         try:
             key = (*map(_get_aval, args), *params.items())
-            ent = cache[key]
-        except KeyError:
-            return miss(key, n, params)
+            ent = cache_get(key)
         except (AttributeError, TypeError):   # a Python scalar operand, an unhashable parameter: not cached
             return _out_avals(prim, args, params), general(params)
+        if ent is None:
+            # a new signature: its output aval(s) from the shape rule (uncached: this cache is the memo) and its
+            # specialised kernel, stored under `key`
+            in_avals = key[:n]
+            out = eval_rule(prim, in_avals, params)   # (first: it checks the signature the specialiser assumes)
+            fn = specialize(in_avals, params) if specialize is not None else None
+            ent = (out, general(params) if fn is None else fn)
+            if len(cache) >= _AVAL_CACHE_MAX:
+                cache.clear()   # (dict ops are atomic under the GIL: safe from several threads)
+            cache[key] = ent
+            return ent
         if 0 < n <= 3:   # (hashable params, avals on every operand: the lookup above succeeded)
             if len(memo) >= _MEMO_MAX:
                 memo.clear()

@@ -204,3 +204,27 @@ def test_reduction_rule_per_rank_and_axes_and_dtype():
     assert a is eval_rule(R.reduce_sum_p, (ShapedArray((4,), np.float32),), {"axes": (0,)})
     assert eval_rule(R.argmax_p, (ShapedArray((4, 2), np.float32),), {"axes": (0,), "index_dtype": np.dtype(np.int32)}) \
         == ShapedArray((2,), np.int32)
+
+
+def test_a_refused_signature_raises_the_rules_error_every_time_and_caches_nothing():
+    from transforms.primitives import structural as S
+    x = _hv(np.ones((2, 3)))
+    for _ in range(2):   # (the rule runs before the kernel is specialised: no IndexError from a bad axis)
+        with pytest.raises(ValueError, match="out of range"):
+            bind(R.reduce_sum_p, x, axes=(2,))
+        with pytest.raises(ValueError, match="cannot reshape"):
+            bind(S.reshape_p, x, new_sizes=(4, 2))
+        with pytest.raises(ValueError, match="cannot reshape"):
+            bind(S.reshape_p, x, new_sizes=(-2, -3))
+        with pytest.raises(ValueError, match="cannot broadcast"):
+            bind(S.broadcast_in_dim_p, x, shape=(2, 4), broadcast_dimensions=(0, 1))
+        with pytest.raises(ValueError, match="not a permutation"):
+            bind(S.transpose_p, x, permutation=(0, 0))
+    _check(bind(R.reduce_sum_p, x, axes=(1,)), np.full(2, 3.0), ShapedArray((2,), np.float64), "after")
+    _check(bind(S.reshape_p, x, new_sizes=(3, 2)), np.ones((3, 2)), ShapedArray((3, 2), np.float64), "reshape")
+    _check(bind(S.reshape_p, _hv(np.ones((0, 3))), new_sizes=(3, 0)), np.ones((3, 0)),
+           ShapedArray((3, 0), np.float64), "reshape empty")
+    _check(bind(S.broadcast_in_dim_p, _hv(np.ones((1, 3))), shape=(2, 4, 3), broadcast_dimensions=(1, 2)),
+           np.ones((2, 4, 3)), ShapedArray((2, 4, 3), np.float64), "broadcast")
+    _check(bind(S.transpose_p, _hv(np.arange(6.0).reshape(2, 3)), permutation=(1, 0)),
+           np.arange(6.0).reshape(2, 3).T, ShapedArray((3, 2), np.float64), "transpose")
