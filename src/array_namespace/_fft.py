@@ -300,7 +300,7 @@ def _c2cn(fname, x, s, axes, norm, inverse):
     return wrap(_scale(out, fname, norm, math.prod(s), inverse))
 
 
-@compiled
+@compiled(host="fft.fftn")
 def fftn(x, /, *, s=None, axes=None, norm="backward"):
     """The n-dimensional discrete Fourier transform over the given axes.
 
@@ -319,7 +319,7 @@ def fftn(x, /, *, s=None, axes=None, norm="backward"):
     return _c2cn("fftn", x, s, axes, norm, False)
 
 
-@compiled
+@compiled(host="fft.ifftn")
 def ifftn(x, /, *, s=None, axes=None, norm="backward"):
     """The n-dimensional inverse discrete Fourier transform over the given axes.
 
@@ -338,7 +338,7 @@ def ifftn(x, /, *, s=None, axes=None, norm="backward"):
     return _c2cn("ifftn", x, s, axes, norm, True)
 
 
-@compiled
+@compiled(host="fft.rfftn")
 def rfftn(x, /, *, s=None, axes=None, norm="backward"):
     """The n-dimensional discrete Fourier transform of a real x: the last axis keeps s[-1] // 2 + 1 frequencies.
 

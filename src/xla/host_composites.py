@@ -314,16 +314,70 @@ def _resize(v, axis, n):
 
 
 def _apply(v, axis, fft_type, n):
-    """_fft._apply for one axis: moved to the end, transformed, moved back (the moves are the transpose
-    kernel's; along the last axis they are copies of C-contiguous data, and skipped: the same values)."""
+    """_fft._apply for one axis."""
+    return _apply_group(v, [axis], fft_type, (n,))
+
+
+def _apply_group(v, group, fft_type, lengths):
+    """_fft._apply: the kernel over `group` (at most 3 axes) moved to the end, moved back (the moves are the
+    transpose kernel's; where nothing moves they would copy C-contiguous data, and are skipped: the same values)."""
     nd = v.ndim
-    dt = v.dtype if fft_type != "RFFT" else _COMPLEX_OF[v.dtype]
-    if axis == nd - 1:
-        return _fit(K[F.fft_p](v, fft_type=fft_type, fft_lengths=(n,)), dt)
-    perm = tuple([i for i in range(nd) if i != axis] + [axis])
+    dt = v.dtype if fft_type in ("FFT", "IFFT") else _COMPLEX_OF[v.dtype] if fft_type == "RFFT" else _REAL_OF[v.dtype]
+    perm = tuple([i for i in range(nd) if i not in group] + list(group))
+    if perm == tuple(range(nd)):
+        return _fit(K[F.fft_p](v, fft_type=fft_type, fft_lengths=tuple(lengths)), dt)
     back = tuple(perm.index(i) for i in range(nd))
-    out = _fit(K[F.fft_p](K[S.transpose_p](v, permutation=perm), fft_type=fft_type, fft_lengths=(n,)), dt)
+    out = _fit(K[F.fft_p](K[S.transpose_p](v, permutation=perm), fft_type=fft_type, fft_lengths=tuple(lengths)), dt)
     return K[S.transpose_p](out, permutation=back)
+
+
+def _complex_nd(v, axes, fft_type):
+    """_fft._complex_nd: FFT/IFFT over any number of axes, in groups of at most three from the last."""
+    shp = v.shape
+    axes = list(axes)
+    while axes:
+        group, axes = axes[-3:], axes[:-3]
+        v = _apply_group(v, group, fft_type, [shp[a] for a in group])
+    return v
+
+
+def _nd_args(x, s, axes, norm, kinds):
+    """The ndarray of an n-D transform over all of x's axes at x's lengths (s and axes None), or None."""
+    if s is not None or axes is not None or type(norm) is not str or norm not in _NORMS:
+        return None
+    a = _operand(x, 1, kinds)
+    return None if a is None or 0 in a.shape else a
+
+
+def _c2cn(x, s, axes, norm, inverse):
+    a = _nd_args(x, s, axes, norm, _FLOATS)
+    if a is None:
+        return None
+    cdt = _COMPLEX_OF[a.dtype]
+    v = a if a.dtype == cdt else a.astype(cdt)
+    out = _complex_nd(v, range(a.ndim), "IFFT" if inverse else "FFT")
+    return (_box(_scale(out, norm, math.prod(a.shape), inverse), cdt),)
+
+
+@_quiet
+def _fftn(x, *, s=None, axes=None, norm="backward"):
+    return _c2cn(x, s, axes, norm, False)
+
+
+@_quiet
+def _ifftn(x, *, s=None, axes=None, norm="backward"):
+    return _c2cn(x, s, axes, norm, True)
+
+
+@_quiet
+def _rfftn(x, *, s=None, axes=None, norm="backward"):
+    a = _nd_args(x, s, axes, norm, _REAL)
+    if a is None:
+        return None
+    nd = a.ndim
+    v = _apply(a, nd - 1, "RFFT", a.shape[-1])
+    v = _complex_nd(v, range(nd - 1), "FFT")
+    return (_box(_scale(v, norm, math.prod(a.shape), False), _COMPLEX_OF[a.dtype]),)
 
 
 def _scale(v, norm, n, inverse):
@@ -384,13 +438,7 @@ def _irfft(x, *, n=None, axis=-1, norm="backward"):
     rdt = _REAL_OF[cdt]
     v = a if a.dtype == cdt else a.astype(cdt)
     v = _resize(v, axis, n // 2 + 1)
-    nd = v.ndim
-    if axis == nd - 1:
-        out = _fit(K[F.fft_p](v, fft_type="IRFFT", fft_lengths=(n,)), rdt)
-    else:
-        perm = tuple([i for i in range(nd) if i != axis] + [axis])
-        out = _fit(K[F.fft_p](K[S.transpose_p](v, permutation=perm), fft_type="IRFFT", fft_lengths=(n,)), rdt)
-        out = K[S.transpose_p](out, permutation=tuple(perm.index(i) for i in range(nd)))
+    out = _apply(v, axis, "IRFFT", n)
     return (_box(_scale(out, norm, n, True), rdt),)
 
 
@@ -484,5 +532,5 @@ host_composites.update({
     "linalg.svdvals": _svdvals, "linalg.qr": _qr, "linalg.inv": _inv, "linalg.solve": _solve,
     "linalg.det": _det, "linalg.slogdet": _slogdet, "linalg.vector_norm": _vector_norm, "linalg.matrix_norm": _matrix_norm,
     "fft.fft": _fft, "fft.ifft": _ifft, "fft.rfft": _rfft, "fft.irfft": _irfft, "fft.fftshift": _fftshift,
-    "fft.ifftshift": _ifftshift,
+    "fft.ifftshift": _ifftshift, "fft.fftn": _fftn, "fft.ifftn": _ifftn, "fft.rfftn": _rfftn,
 })

@@ -88,6 +88,12 @@ CASES = [
     ("fft.ifft", lambda x: xp.fft.ifft(x, n=9, axis=-2, norm="ortho"), [_gen],
      lambda a: np.fft.ifft(a, n=9, axis=-2, norm="ortho"), False),
     ("fft.rfft", xp.fft.rfft, [_gen], np.fft.rfft, False),
+    ("fft.fftn", xp.fft.fftn, [_gen], np.fft.fftn, False),
+    ("fft.fftn", lambda x: xp.fft.fftn(x, norm="ortho"), [_gen], lambda a: np.fft.fftn(a, norm="ortho"), False),
+    ("fft.ifftn", xp.fft.ifftn, [_gen], np.fft.ifftn, False),
+    ("fft.ifftn", lambda x: xp.fft.ifftn(x, norm="forward"), [_gen], lambda a: np.fft.ifftn(a, norm="forward"), False),
+    ("fft.rfftn", xp.fft.rfftn, [_gen], np.fft.rfftn, False),
+    ("fft.rfftn", lambda x: xp.fft.rfftn(x, norm="ortho"), [_gen], lambda a: np.fft.rfftn(a, norm="ortho"), False),
     ("fft.fftshift", xp.fft.fftshift, [_gen], np.fft.fftshift, False),
     ("fft.fftshift", lambda x: xp.fft.fftshift(x, axes=(0, -1)), [_gen],
      lambda a: np.fft.fftshift(a, axes=(0, -1)), False),
@@ -111,7 +117,7 @@ def _leaves(out):
 def _params():
     for i, (name, f, makers, ref, vecs) in enumerate(CASES):
         for dt in (np.float64, np.float32, np.complex128, np.complex64):
-            if name == "fft.rfft" and np.dtype(dt).kind == "c":
+            if name in ("fft.rfft", "fft.rfftn") and np.dtype(dt).kind == "c":
                 continue
             for shape in SHAPES:
                 yield pytest.param(name, f, makers, ref, vecs, dt, shape, id=f"{i}-{name}-{np.dtype(dt).name}-{shape}")
@@ -199,6 +205,10 @@ class _staged_off:
     ("irfft n=0", lambda x: xp.fft.irfft(x, n=0), [np.ones(4)]),
     ("irfft 1 point", xp.fft.irfft, [np.ones(1)]),
     ("fftshift 0-d", xp.fft.fftshift, [np.float64(1.0)]),
+    ("fftn axes", lambda x: xp.fft.fftn(x, axes=(0,)), [np.ones((2, 3))]),
+    ("fftn s", lambda x: xp.fft.fftn(x, s=(4, 4)), [np.ones((2, 3))]),
+    ("fftn empty", xp.fft.fftn, [np.ones((2, 0))]),
+    ("rfftn complex", xp.fft.rfftn, [np.ones((2, 3), np.complex64)]),
     ("fftshift no axes", lambda x: xp.fft.fftshift(x, axes=()), [np.ones(3)]),
     ("fftshift axis out of range", lambda x: xp.fft.fftshift(x, axes=1), [np.ones(3)]),
     ("fftshift float axis", lambda x: xp.fft.fftshift(x, axes=0.0), [np.ones(3)]),
