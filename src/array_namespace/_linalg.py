@@ -451,7 +451,7 @@ def trace(x, /, *, offset=0, dtype=None):
     return _sum(_diagonal(x, offset, "trace"), axis=-1, dtype=dtype)
 
 
-@compiled
+@compiled(host="linalg.outer")
 def outer(x1, x2, /):
     x1, x2 = as_array(x1, "outer", "x1"), as_array(x2, "outer", "x2")
     dt = D.promote(x1.dtype, x2.dtype, "outer")

@@ -478,6 +478,20 @@ def _ifftshift(x, *, axes=None):
     return _shift(x, axes, -1)
 
 
+_NUMERIC = frozenset(np.dtype(c) for c in "bhilqBHILQefdFD")   # (the namespace's NUMERIC: no bool)
+
+
+@_quiet
+def _outer(x1, x2):
+    """_linalg.outer: x1 and x2 broadcast to (m, n) and multiplied (one dtype, both 1-D)."""
+    a, b = _operand(x1, 1, _NUMERIC), _operand(x2, 1, _NUMERIC)
+    if a is None or b is None or a.ndim != 1 or b.ndim != 1 or a.dtype != b.dtype:
+        return None
+    shape = (a.shape[0], b.shape[0])
+    out = K[E.mul_p](np.broadcast_to(a[:, None], shape), np.broadcast_to(b[None, :], shape))
+    return None if out is NotImplemented else (_box(out, a.dtype),)
+
+
 # ---------------------------------------------------------------------------------------- norms
 def _axes(axis, nd):
     """_helpers.normalize_axes for ints and tuples of ints (sorted, unique), else None."""
@@ -530,7 +544,7 @@ def _matrix_norm(x, *, keepdims=False, ord="fro"):
 host_composites.update({
     "linalg.cholesky": _cholesky, "linalg.eigh": _eigh, "linalg.eigvalsh": _eigvalsh, "linalg.svd": _svd,
     "linalg.svdvals": _svdvals, "linalg.qr": _qr, "linalg.inv": _inv, "linalg.solve": _solve,
-    "linalg.det": _det, "linalg.slogdet": _slogdet, "linalg.vector_norm": _vector_norm, "linalg.matrix_norm": _matrix_norm,
+    "linalg.det": _det, "linalg.slogdet": _slogdet, "linalg.outer": _outer, "linalg.vector_norm": _vector_norm, "linalg.matrix_norm": _matrix_norm,
     "fft.fft": _fft, "fft.ifft": _ifft, "fft.rfft": _rfft, "fft.irfft": _irfft, "fft.fftshift": _fftshift,
     "fft.ifftshift": _ifftshift, "fft.fftn": _fftn, "fft.ifftn": _ifftn, "fft.rfftn": _rfftn,
 })

@@ -242,6 +242,36 @@ def test_shifts_of_any_dtype(shift, dt, counted):
     np.testing.assert_array_equal(np.asarray(jit(getattr(xp.fft, shift))(xp.asarray(a))), want)
 
 
+@pytest.mark.parametrize("dt", [np.float64, np.float32, np.complex64, np.int32, np.int64, np.uint8, np.int8])
+@pytest.mark.parametrize("m,n", [(3, 4), (1, 5), (0, 3)])
+def test_outer(dt, m, n, counted):
+    rng = np.random.default_rng(m * 10 + n)
+    a = (rng.standard_normal(m) * 100).astype(dt)
+    b = (rng.standard_normal(n) * 100).astype(dt)
+    with np.errstate(all="ignore"):
+        got = np.asarray(xp.linalg.outer(xp.asarray(a), xp.asarray(b)))
+        want = np.outer(a, b)
+    assert counted["linalg.outer"] == [True]
+    with _staged_off():
+        plain = np.asarray(xp.linalg.outer(xp.asarray(a), xp.asarray(b)))
+    assert got.dtype == want.dtype == plain.dtype
+    np.testing.assert_array_equal(got, plain)
+    np.testing.assert_array_equal(got, want)
+    np.testing.assert_array_equal(got, np.asarray(jit(xp.linalg.outer)(xp.asarray(a), xp.asarray(b))))
+
+
+def test_outer_declines_mixed_dtypes_and_bool(counted):
+    a = xp.asarray(np.arange(3.0))
+    got = xp.linalg.outer(a, xp.asarray(np.arange(2, dtype=np.float32)))
+    assert got.dtype == xp.float64
+    np.testing.assert_array_equal(np.asarray(got), np.outer(np.arange(3.0), np.arange(2.0)))
+    with pytest.raises(TypeError):
+        xp.linalg.outer(xp.asarray([True]), xp.asarray([False]))
+    with pytest.raises(ValueError):
+        xp.linalg.outer(xp.asarray(np.ones((2, 2))), a)
+    assert counted["linalg.outer"] == [False, False, False]
+
+
 def test_weak_scalars_and_python_values_are_not_taken_directly(counted):
     x = xp.asarray(np.eye(3))
     y = xp.linalg.solve(x, xp.asarray([1.0, 2.0, 3.0]))
