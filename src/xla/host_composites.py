@@ -478,7 +478,7 @@ def _ifftshift(x, *, axes=None):
     return _shift(x, axes, -1)
 
 
-_NUMERIC = frozenset(np.dtype(c) for c in "bhilqBHILQefdFD")   # (the namespace's NUMERIC: no bool)
+_NUMERIC = frozenset(np.dtype(c) for c in "bhilqBHILQfdFD")   # (the namespace's NUMERIC: no bool, no float16)
 
 
 @_quiet
