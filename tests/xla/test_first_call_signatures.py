@@ -228,3 +228,27 @@ def test_a_refused_signature_raises_the_rules_error_every_time_and_caches_nothin
            np.ones((2, 4, 3)), ShapedArray((2, 4, 3), np.float64), "broadcast")
     _check(bind(S.transpose_p, _hv(np.arange(6.0).reshape(2, 3)), permutation=(1, 0)),
            np.arange(6.0).reshape(2, 3).T, ShapedArray((3, 2), np.float64), "transpose")
+
+
+def test_broadcast_shapes_and_select_n_across_new_signatures():
+    from transforms.primitives.elementwise import broadcast_shapes
+    for shapes in [((3,), (3,), (3,)), ((), (3,), ()), ((), (), ()), ((2, 3), (), (2, 3)), ((2, 1), (3,), ()),
+                   ((4,), (2, 1), (1, 4)), ((0, 3), (), (1, 3)), ((5,),), ((),)]:
+        assert broadcast_shapes(*shapes) == np.broadcast_shapes(*shapes), shapes
+    with pytest.raises(ValueError, match="cannot be broadcast"):
+        broadcast_shapes((3,), (), (4,))
+    f = jit(lambda c, a, b: xp.where(c, a, b))
+    for shape, cshape, bshape in [((4, 3), (4, 3), ()), ((4, 3), (), (4, 3)), ((5,), (5,), (5,)), ((2, 1), (1, 3), ()),
+                                  ((4, 3), (4, 3), ())]:
+        for dt in ("float32", "int64"):
+            a, b = _data(shape, dt), _data(bshape, dt)
+            c = _rng.random(cshape) < 0.5
+            want = np.where(c, a, b)
+            out = xp.where(xp.asarray(c), xp.asarray(a), xp.asarray(b))
+            assert out.dtype == xp.asarray(a).dtype and out.shape == want.shape
+            np.testing.assert_array_equal(np.asarray(out), want)
+            np.testing.assert_array_equal(np.asarray(f(xp.asarray(c), xp.asarray(a), xp.asarray(b))), want)
+            o = bind(E.select_n_p, _hv(c), _hv(b, True), _hv(a))   # (cases: weak and strong; select_n picks b at False)
+            _check(o, np.where(c, a, b), ShapedArray(want.shape, dt), ("select_n", shape, cshape, bshape))
+    strong = ShapedArray((3,), np.float32)
+    assert eval_rule(E.select_n_p, (ShapedArray((3,), np.bool_), strong, strong), {}) is strong

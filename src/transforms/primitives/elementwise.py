@@ -23,8 +23,16 @@ def broadcast_shapes(*shapes):
             return tuple(first)
         if not first:
             return tuple(second)
-    elif all(s == first for s in shapes):
-        return tuple(first)
+    else:   # (all equal but for 0-d operands: x where cond, 0.0)
+        common = None
+        for s in shapes:
+            if s:
+                if common is None:
+                    common = s
+                elif s != common:
+                    break
+        else:
+            return tuple(common) if common is not None else ()
     ndim = max(len(s) for s in shapes)
     out = []
     for i in range(ndim):
@@ -410,7 +418,7 @@ def _select_abstract(pred, *cases):
         raise TypeError(f"select_n predicate must be bool, got {pred.dtype.name}")
     case = _same(*cases)
     shape = broadcast_shapes(pred.shape, *[c.shape for c in cases])
-    return ShapedArray(shape, case.dtype, case.weak_type)
+    return case if case.shape == shape else ShapedArray(shape, case.dtype, case.weak_type)
 
 
 abstract_eval_rules[select_n_p] = _select_abstract
