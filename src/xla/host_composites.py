@@ -53,7 +53,10 @@ def _operand(v, ndim_min, kinds=_FLOATS):
         x = runtime._np_of(v)
     else:
         return None
-    return x if x.size <= host_eager.BY_OP_MAX_ELEMENTS else None
+    return x if x.size <= _MAX else None
+
+
+_MAX = host_eager.BY_OP_MAX_ELEMENTS   # (outputs larger than their operands are checked against it too)
 
 
 def _square(v):
@@ -154,7 +157,11 @@ def _svd_raw(x, full_matrices, compute_uv):
 
 @_quiet
 def _svd(x, *, full_matrices=True):
-    a, outs = _svd_raw(x, bool(full_matrices), True)
+    full = bool(full_matrices)
+    shp = getattr(x, "shape", ())
+    if full and len(shp) >= 2 and max(shp[-2:]) ** 2 * math.prod(shp[:-2]) > _MAX:   # (U or V^H past the limit)
+        return None
+    a, outs = _svd_raw(x, full, True)
     if a is None:
         return None
     s, u, vh = outs
@@ -172,7 +179,7 @@ def _qr(x, *, mode="reduced"):
     if type(mode) is not str or mode not in ("reduced", "complete"):
         return None
     a = _operand(x, 2)
-    if a is None:
+    if a is None or (mode == "complete" and a.shape[-2] ** 2 * math.prod(a.shape[:-2]) > _MAX):
         return None
     q, r = K[LP.qr_p](a, full_matrices=(mode == "complete"))
     return (_box(q, a.dtype), _box(r, a.dtype))
@@ -298,7 +305,9 @@ def _fft_args(x, n, axis, norm, kinds, default=None):
         n = a.shape[axis] if default is None else default(a.shape[axis])
     elif type(n) is not int:
         return None
-    return None if n < 1 else (a, axis, n)
+    if n < 1 or a.size // max(a.shape[axis], 1) * n > _MAX:    # (an output past the limit: the plain body's
+        return None                                          # shape rules refuse it with a typed error)
+    return a, axis, n
 
 
 def _resize(v, axis, n):
@@ -488,6 +497,8 @@ def _outer(x1, x2):
     if a is None or b is None or a.ndim != 1 or b.ndim != 1 or a.dtype != b.dtype:
         return None
     shape = (a.shape[0], b.shape[0])
+    if shape[0] * shape[1] > _MAX:
+        return None
     out = K[E.mul_p](np.broadcast_to(a[:, None], shape), np.broadcast_to(b[None, :], shape))
     return None if out is NotImplemented else (_box(out, a.dtype),)
 

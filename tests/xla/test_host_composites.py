@@ -272,6 +272,20 @@ def test_outer_declines_mixed_dtypes_and_bool(counted):
     assert counted["linalg.outer"] == [False, False, False]
 
 
+@pytest.mark.parametrize("call", [
+    lambda: xp.fft.fft(xp.ones(3), n=10 ** 12),
+    lambda: xp.fft.irfft(xp.ones(3, dtype=xp.complex128), n=10 ** 12),
+    lambda: xp.linalg.svd(xp.ones((3 * 10 ** 6, 1))),
+    lambda: xp.linalg.qr(xp.ones((3 * 10 ** 6, 1)), mode="complete"),
+    lambda: xp.linalg.outer(xp.ones(10 ** 6), xp.ones(10 ** 6)),
+])
+def test_outputs_past_the_size_limit_are_left_to_the_plain_body(call, counted):
+    """(whose shape rules raise a typed MemoryError naming the shape and bytes, before allocating)"""
+    with pytest.raises(MemoryError, match="shape.*bytes|bytes.*shape"):
+        call()
+    assert all(not ok for calls in counted.values() for ok in calls)
+
+
 def test_weak_scalars_and_python_values_are_not_taken_directly(counted):
     x = xp.asarray(np.eye(3))
     y = xp.linalg.solve(x, xp.asarray([1.0, 2.0, 3.0]))
