@@ -10,8 +10,8 @@ import transforms as _transforms  # noqa: F401  (the engine)
 import xla as _xla  # noqa: F401  (brings up the XLA backend: lowerings, eager impls, the runtime hooks)
 
 from ._array import Array, Device
-from ._creation import (arange, asarray, empty, empty_like, eye, from_dlpack, full, full_like, linspace,
-                        meshgrid, ones, ones_like, tril, triu, zeros, zeros_like)
+from ._creation import asarray, empty, empty_like, from_dlpack, full, full_like, ones, ones_like, zeros, zeros_like
+from ._ranges import arange, eye, linspace, meshgrid, tril, triu
 from ._data_types import astype, can_cast, finfo, iinfo, isdtype, result_type
 from ._dtypes import (bool_ as bool, complex64, complex128, float32, float64, int8, int16, int32, int64, uint8,
                       uint16, uint32, uint64)

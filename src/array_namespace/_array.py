@@ -328,7 +328,7 @@ class Array:
             raise TypeError("iteration over a 0-d array")
         n = self.shape[0]
         if self.ndim == 1 and n > 1 and trace_state.trace is EVAL and not isinstance(self._v, Tracer):
-            return _elements(self, n)
+            return _indexing().elements(self, n)
         return (self[i] for i in range(n))
 
     __hash__ = None
@@ -451,24 +451,6 @@ class Array:
         if out is not self and _is_basic_key(key) and (out.ndim or not _selects_one_element(key)):
             out._base = (self, key, _version(self))
         return out
-
-
-def _elements(x, n):
-    """The elements of eager 1-D x, as x[i] gives them (0-d arrays of x[0]'s aval), read from one host view
-    of x's values (one read, not a gather per element: `for v in xp.arange(10_000)` in library code). Each
-    element is read when next() asks for it; once x is rebound (a write into x: in place it is not, while
-    this view refers to its value) the rest are read as x[i]."""
-    first = x[0]
-    yield first
-    v = x._v
-    got = backend.sharding_of(v)
-    if type(got) is not tuple or len(got[0]) != 1:   # (over several devices: x[i] reads the one shard)
-        for i in range(1, n):
-            yield x[i]
-        return
-    vals, put, aval, wrap = backend.to_numpy(v), backend.device_put, first._v.aval, H.wrap
-    for i in range(1, n):
-        yield wrap(put(vals[i], aval)) if x._v is v else x[i]
 
 
 _OPERAND_TYPES = (Array, bool, int, float, complex)

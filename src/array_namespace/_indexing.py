@@ -120,6 +120,24 @@ def _stacked_indices(ents, adv_ents, B):
     return S.concatenate(cols, len(B)) if len(cols) > 1 else cols[0]
 
 
+def elements(x, n):
+    """The elements of eager 1-D x, as x[i] gives them (0-d arrays of x[0]'s aval), read from one host view
+    of x's values (one read, not a gather per element: `for v in xp.arange(10_000)` in library code). Each
+    element is read when next() asks for it; once x is rebound (a write into x: in place it is not, while
+    this view refers to its value) the rest are read as x[i]."""
+    first = x[0]
+    yield first
+    v = x._v
+    got = backend.sharding_of(v)
+    if type(got) is not tuple or len(got[0]) != 1:   # (over several devices: x[i] reads the one shard)
+        for i in range(1, n):
+            yield x[i]
+        return
+    vals, put, aval = backend.to_numpy(v), backend.device_put, first._v.aval
+    for i in range(1, n):
+        yield wrap(put(vals[i], aval)) if x._v is v else x[i]
+
+
 def getitem(x, key):
     x = as_array(x, "__getitem__")
     if x.ndim == 0 and (_is_empty_key(key) or key is Ellipsis):
