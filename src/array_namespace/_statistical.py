@@ -58,6 +58,7 @@ def _acc_dtype(fname, x, dtype):
 # repeated eager call skips the validation it passed before (an int axis: True == 1 but is refused, so a
 # bool or another int-like type never takes a plan). Bounded: cleared when full.
 _SUM_PLANS: dict = {}
+_SUM_RANK_PLANS: dict = {}   # (ndim, dtype, weak, axis) -> the plan: a new shape of a known rank skips validation
 _MOMENT_PLANS: dict = {}
 _PLANS: dict = {}   # (function name, aval, axis) -> its plan (max, min, any, all); var/std: more keys, [axes, runner]
 _PLANS_MAX = 1024
@@ -87,7 +88,12 @@ def sum(x, /, *, axis=None, dtype=None, keepdims=False):
     """
     if type(x) is Array and dtype is None and (axis is None or type(axis) is int):
         v = x._v
-        plan = _SUM_PLANS.get((v.aval, axis))
+        a = v.aval
+        plan = _SUM_PLANS.get((a, axis))
+        if plan is None:   # a new shape: the plan of its rank, dtype and weak type (what the plan depends on)
+            plan = _SUM_RANK_PLANS.get((len(a[0]), a[1], a[2], axis))
+            if plan is not None:
+                _remember(_SUM_PLANS, (a, axis), plan)
         if plan is not None:   # (validated before for this operand type and axis)
             axes, dt = plan
             out = bind(R.reduce_sum_p, v if dt is None else cast(v, dt), axes=axes)
@@ -99,7 +105,9 @@ def sum(x, /, *, axis=None, dtype=None, keepdims=False):
     axes = tuple(range(len(shape))) if axis is None else normalize_axes(axis, len(shape), "sum")
     dt = _DEFAULT_ACC[xd] if dtype is None else _acc_dtype("sum", x, dtype)
     if dtype is None and (axis is None or type(axis) is int):
-        _remember(_SUM_PLANS, (a, axis), (axes, None if dt == xd and not a.weak_type else dt))
+        plan = (axes, None if dt == xd and not a.weak_type else dt)
+        _remember(_SUM_PLANS, (a, axis), plan)
+        _remember(_SUM_RANK_PLANS, (len(shape), xd, a.weak_type, axis), plan)
     out = bind(R.reduce_sum_p, cast(x._v, dt), axes=axes)
     return wrap(_keep(out, shape, axes, keepdims) if keepdims else out)
 
@@ -191,14 +199,16 @@ def mean(x, /, *, axis=None, keepdims=False):
         a = v.aval
         plan = _MOMENT_PLANS.get((a, axis))
         if plan is not None and plan[2] < SMALL_ELEMENTS:   # a mean validated before: its two primitives
-            axes, n, _, run = plan
+            axes, n, _, left, run = plan
             if trace_state.trace is EVAL:
-                if run is None:   # (its staged call kept: eagerly one host program of its two kernels)
-                    run = plan[3] = staged_runner(_moment_raw, [v], "mean", by_op="always", fname="mean",
+                if run is None and left <= 0:   # (staged: eagerly one host program of its two kernels)
+                    run = plan[4] = staged_runner(_moment_raw, [v], "mean", by_op="always", fname="mean",
                                                   axes=axes, correction=0)
-                out = run([v])[0]
-            else:
-                out = bind(P.div_p, bind(R.reduce_sum_p, v, axes=axes), weak_scalar(n, a.dtype))
+                if run is not None:
+                    out = run([v])[0]
+                    return wrap(_keep(out, a.shape, axes, keepdims) if keepdims else out)
+                plan[3] = left - 1
+            out = bind(P.div_p, bind(R.reduce_sum_p, v, axes=axes), weak_scalar(n, a.dtype))
             return wrap(_keep(out, a.shape, axes, keepdims) if keepdims else out)
     x = as_array(x, "mean")
     check_kind("mean", x.dtype, D.FLOATING, "a floating-point")
@@ -206,7 +216,10 @@ def mean(x, /, *, axis=None, keepdims=False):
     a = x._v.aval
     if (axis is None or type(axis) is int) and not a.weak_type:
         n = _count(a.shape, axes)
-        _remember(_MOMENT_PLANS, (a, axis), [axes, float(n) if n else float("nan"), math.prod(a.shape), None])
+        size = math.prod(a.shape)
+        _remember(_MOMENT_PLANS, (a, axis), [axes, float(n) if n else float("nan"), size, UNSTAGED_CALLS, None])
+        if size < SMALL_ELEMENTS:
+            return mean(x, axis=axis, keepdims=keepdims)   # (its first call, planned: two binds)
     return _moment(x, "mean", axes, 0, keepdims)
 
 
@@ -233,15 +246,21 @@ def _var(x, axis, correction, keepdims, fname):
         key = (fname, v.aval, axis, tc, correction)
         plan = _PLANS.get(key)
         if plan is None:
-            plan = [_var_axes(x, axis, correction, fname), None]   # (axes, the staged call's runner once made)
+            axes = _var_axes(x, axis, correction, fname)
             if correction != correction:   # (a NaN correction would never be found again)
-                return _moment(x, fname, plan[0], correction, keepdims)
+                return _moment(x, fname, axes, correction, keepdims)
+            # (axes, eager calls left to bind before staging, the staged call's runner once made)
+            plan = [axes, UNSTAGED_CALLS if math.prod(v.aval.shape) < SMALL_ELEMENTS else 0, None]
             _remember(_PLANS, key, plan)
-        axes, run = plan
+        axes, left, run = plan
         if trace_state.trace is not EVAL:
             return _moment(x, fname, axes, correction, keepdims)
         if run is None:
-            run = plan[1] = staged_runner(_moment_raw, [v], fname, by_op=True, fname=fname, axes=axes,
+            if left > 0:
+                plan[1] = left - 1
+                out = _moment_raw(v, fname=fname, axes=axes, correction=correction)
+                return wrap(_keep(out, v.aval.shape, axes, keepdims) if keepdims else out)
+            run = plan[2] = staged_runner(_moment_raw, [v], fname, by_op=True, fname=fname, axes=axes,
                                           correction=correction)
         out = run([v])[0]
         return wrap(_keep(out, v.aval.shape, axes, keepdims) if keepdims else out)
@@ -272,6 +291,12 @@ def _var_axes(x, axis, correction, fname):
 # before). From SMALL_ELEMENTS on (host_eager.BY_OP_MAX_ELEMENTS's size) XLA's multithreaded pass pays
 # for its compile. A NaN correction never keys a staged signature (NaN != NaN: it would stage every call).
 SMALL_ELEMENTS = 1 << 22
+# A planned mean/var/std below SMALL_ELEMENTS binds its primitives (each a host kernel; at a new shape a
+# miss of a few us each) for its first UNSTAGED_CALLS calls at a signature, and is staged only after:
+# staging and building the host program cost ~100 us, paid back only by a signature called often
+# (library code on ever-new shapes calls each once or twice). The binds run the kernels the staged
+# program runs, in its order: the same values, bit for bit.
+UNSTAGED_CALLS = 8
 
 
 def _moment(x, fname, axes, correction, keepdims):
