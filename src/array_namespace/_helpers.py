@@ -14,6 +14,13 @@ from . import _dtypes as D
 
 _DType = D.DType
 
+# The staging policy of eager composites (_staged.compiled; mean/var/std in _statistical): their first
+# UNSTAGED_CALLS calls at a signature run unstaged (primitives bound one by one, or a direct form on host
+# kernels: the kernels the staged program runs, in its order, so the same bits), and only later calls are
+# staged. Staging and building a host program cost ~100-500 us, several times a run on small operands,
+# and library code on ever-new shapes calls each a few times.
+UNSTAGED_CALLS = 8
+
 _SCALARS = (bool, int, float, complex)
 _SCALAR_SET = frozenset(_SCALARS)
 Array = None   # set by _array

@@ -4,8 +4,9 @@ power-of-two size, for composites whose loops would otherwise be staged for ever
 
 Used by xp.linalg and xp.fft (compiled) and by xp.special's iterative functions (bucketed); under a
 transform both trace the function inline. Where eager work runs on host kernels (the CPU), the first
-call at a signature runs the plain body op by op instead of staging it: staging and building its host
-program cost several times a run, and library code on one new shape often calls once. A composite
+UNSTAGED_CALLS calls at a signature run the plain body op by op instead of staging it: staging and
+building its host program cost several times a run, and library code calls most shapes once or a few
+times. A composite
 with a direct form on host kernels (`compiled(host=...)`: xla/host_composites.py) runs that instead of
 its plain body there: the same kernels, without a bind per primitive.
 """
@@ -25,7 +26,7 @@ from transforms.pytree import tree_flatten, tree_unflatten
 
 from ._array import Array
 from ._creation import full
-from ._helpers import wrap
+from ._helpers import UNSTAGED_CALLS, wrap
 from ._manipulation import concat, reshape
 
 
@@ -41,7 +42,7 @@ class _Signature:
         self.kwargs = {k: v for k, v in kwargs.items() if k not in kws}
         self.out_trees, self.tree, self.__name__ = {}, None, fn.__name__
         self.plain = plain       # whether a first call at new avals may run the plain body (see `compiled`)
-        self.seen = set()        # the operand avals it has been called at
+        self.seen = {}           # operand avals it was called at -> calls left before it is staged there
 
     def __call__(self, *raw):
         full, kw = list(self.args), dict(self.kwargs)
@@ -67,17 +68,17 @@ def compiled(fn=None, *, arrays=None, plain_first=True, host=None, result=None):
     Validation runs while staging, so errors are the same. Under a transform the function is
     traced inline.
 
-    The first call at a signature (statics and operand avals) where eager work runs on host kernels
+    The first UNSTAGED_CALLS calls at a signature (statics and operand avals) where eager work runs on host kernels
     (`_plain_runs_on_host`) runs fn's plain body instead, its primitives bound one by one on those
     kernels: the same kernels on the same values as the staged body's op-by-op run, so the same
     results, and the same Python (validation included) on the same shapes. Staging pays from the
-    second call. Only where every Array argument is one of fn's array parameters (`arrays`: their
+    call after those. Only where every Array argument is one of fn's array parameters (`arrays`: their
     names; default its positional-only ones): an Array given for a static parameter (an axis, n)
     is traced when staged, and refused there (a traced value has no Python value) -- run plain it
     would be read and taken. plain_first=False: always staged (bucketed's padded bodies).
 
-    host: the name of fn's direct form in `host_composites` (xla/host_composites.py): that first call
-    then runs it instead of the plain body -- the same host kernels on the same values, without a bind
+    host: the name of fn's direct form in `host_composites` (xla/host_composites.py): those first calls
+    then run it instead of the plain body -- the same host kernels on the same values, without a bind
     (and its miss at a new signature) per primitive -- unless it declines (None). It returns raw outputs:
     one, or `result(*outputs)` (a NamedTuple type).
     """
@@ -116,10 +117,11 @@ def compiled(fn=None, *, arrays=None, plain_first=True, host=None, result=None):
         if body.plain:
             avals = tuple([get_aval(x) for x in raw])
             seen = body.seen
-            if avals not in seen:
+            left = seen.get(avals, UNSTAGED_CALLS)
+            if left > 0:
                 if len(seen) >= _SEEN_MAX:
                     seen.clear()
-                seen.add(avals)
+                seen[avals] = left - 1
                 if host is not None and not kws and all(_host_by_op(a.dtype) for a in avals):
                     outs = _direct(host, args, kwargs)   # (it declines operands too large for op by op)
                     if outs is not None:

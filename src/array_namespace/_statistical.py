@@ -12,7 +12,7 @@ from transforms.primitives import structural as S
 
 from . import _dtypes as D
 from ._array import Array
-from ._helpers import as_array, cast, check_kind, normalize_axes, py_number, weak_scalar, wrap
+from ._helpers import UNSTAGED_CALLS, as_array, cast, check_kind, normalize_axes, py_number, weak_scalar, wrap
 
 
 def _count(shape, axes):
@@ -292,11 +292,8 @@ def _var_axes(x, axis, correction, fname):
 # for its compile. A NaN correction never keys a staged signature (NaN != NaN: it would stage every call).
 SMALL_ELEMENTS = 1 << 22
 # A planned mean/var/std below SMALL_ELEMENTS binds its primitives (each a host kernel; at a new shape a
-# miss of a few us each) for its first UNSTAGED_CALLS calls at a signature, and is staged only after:
-# staging and building the host program cost ~100 us, paid back only by a signature called often
-# (library code on ever-new shapes calls each once or twice). The binds run the kernels the staged
-# program runs, in its order: the same values, bit for bit.
-UNSTAGED_CALLS = 8
+# miss of a few us each) for its first UNSTAGED_CALLS calls at a signature (_helpers: the policy of every
+# eager composite), and is staged only after.
 
 
 def _moment(x, fname, axes, correction, keepdims):

@@ -1,6 +1,6 @@
-"""array_namespace/_staged.py `compiled`: where eager work runs on host kernels, the first call at a
-signature runs the plain body (nothing staged, nothing compiled) and the staged body runs from the second
-call. The two must agree bit for bit (the same host kernels on the same values), agree with jit within
+"""array_namespace/_staged.py `compiled`: where eager work runs on host kernels, the first UNSTAGED_CALLS calls at
+a signature run the plain body or its direct form (nothing staged, nothing compiled) and the staged body runs
+from the call after. The two must agree bit for bit (the same host kernels on the same values), agree with jit within
 floating tolerance, raise the same errors, and stage as before off the host kernels."""
 import numpy as np
 import pytest
@@ -11,6 +11,7 @@ from transforms import jaxpr_transforms as JT
 from transforms import jit
 from transforms.core import Tracer
 
+U = _staged.UNSTAGED_CALLS
 calls = []
 
 
@@ -117,10 +118,13 @@ def test_first_call_is_plain_and_equals_the_staged_calls_bit_for_bit_and_jit(nam
     x = xp.asarray(make(rng, (2, 5, 5), dt))
     c0, s0 = runtime.compile_calls[0], _stagings()
     first = _leaves(_call(name, f, x, kw))
-    assert _stagings() == s0, "the first call at a signature stages nothing"
+    for _ in range(U - 1):
+        for a, b in zip(first, _leaves(_call(name, f, x, kw))):
+            np.testing.assert_array_equal(a, b)
+    assert _stagings() == s0, "the first U calls at a signature stage nothing"
     second = _leaves(_call(name, f, x, kw))
     s1 = _stagings()
-    assert s1 > s0, "the second call stages"
+    assert s1 > s0, "the call after them stages"
     third = _leaves(_call(name, f, x, kw))
     assert _stagings() == s1
     assert runtime.compile_calls[0] == c0, "op by op on host kernels: nothing compiled"
@@ -155,9 +159,11 @@ def test_first_and_staged_calls_agree_on_special_inputs(fname, kind, dt, fresh):
     x = xp.asarray(a)
     args = (x, xp.asarray(np.ones((3, n, 2), dt))) if fname == "solve" else (x,)
     with np.errstate(all="ignore"):
-        first = _leaves(f(*args))
-        second = _leaves(f(*args))
-        third = _leaves(f(*args))
+        runs = [_leaves(f(*args)) for _ in range(U + 2)]   # (unstaged, then staged)
+        first, second, third = runs[0], runs[U], runs[U + 1]
+        for run in runs[1:U]:
+            for a1, a in zip(first, run):
+                np.testing.assert_array_equal(a1, a)
         jitted = _leaves(jit(f)(*args))
     for a1, a2, a3, j in zip(first, second, third, jitted):
         np.testing.assert_array_equal(a1, a2)
@@ -212,7 +218,7 @@ def _error(f, args):
 @pytest.mark.parametrize("label,f,specs", BAD, ids=[b[0] for b in BAD])
 def test_errors_are_the_same_on_the_first_call_the_staged_calls_and_under_jit(label, f, specs, fresh):
     args = _arrays(specs)
-    errs = [_error(f, args) for _ in range(3)]
+    errs = [_error(f, args) for _ in range(U + 2)]   # (unstaged, then staged)
     assert len({type(e) for e in errs}) == 1 and len({str(e) for e in errs}) == 1, errs
     with pytest.raises(type(errs[0])) as info:
         jit(f)(*args)
@@ -221,13 +227,14 @@ def test_errors_are_the_same_on_the_first_call_the_staged_calls_and_under_jit(la
 
 
 @needs_host
-def test_plain_body_runs_once_per_new_signature_then_the_staged_one(fresh):
+def test_plain_body_runs_for_the_first_calls_at_a_signature_then_the_staged_one(fresh):
     calls.clear()
-    for shape in ((3, 4), (3, 4), (3, 4), (5,), (5,), (3, 4)):
+    for shape in [(3, 4)] * (U + 2) + [(5,)] * (U + 1) + [(3, 4)]:
         x = np.arange(float(np.prod(shape))).reshape(shape)
         np.testing.assert_allclose(np.asarray(_body(xp.asarray(x))), (x * x).sum(-1) * 2.0, rtol=1e-15)
     _body(xp.asarray(np.ones(5)), k=3.0)        # a new static value: a new signature, plain again
-    assert calls == [((3, 4), False), ((3, 4), True), ((5,), False), ((5,), True), ((5,), False)], calls
+    assert calls == ([((3, 4), False)] * U + [((3, 4), True)] + [((5,), False)] * U + [((5,), True)]
+                     + [((5,), False)]), calls
 
 
 def test_an_array_for_a_static_parameter_is_staged_as_before(fresh):
