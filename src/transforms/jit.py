@@ -19,7 +19,7 @@ from .pytree import tree_flatten, tree_unflatten
 from .shard_map import mesh_of_jaxpr
 from .sharding import NamedSharding, P, flat_shardings
 from .staging import StagingTrace, convert_constvars
-from .traceback_util import api_boundary
+from .traceback_util import _filter_exception, api_boundary, filtering_enabled
 
 
 # ----------------------------------------------------------------------------- jit API
@@ -195,16 +195,22 @@ class Jitted:
             outs = bind(jit_p, *ent.consts, *raw, name=self.__name__, jaxpr=ent.closed)
         return outs
 
-    @api_boundary
     def __call__(self, *args, **kwargs):
-        if trace_state.trace is EVAL:
+        # api_boundary's work done inline (this is the static-argument jit's hot path: one frame fewer);
+        # under a trace the native dispatcher stages the call through its miss callback
+        try:
             fast = self._fast
             if fast is None:
                 fast = self._fast = backend.jit_fast_call(self) or False
             if fast is not False:
                 return fast(*args, **kwargs)
-        return self.call_python(args, kwargs)
+            return self.call_python(args, kwargs)
+        except Exception as e:
+            if filtering_enabled():
+                _filter_exception(e)
+            raise
 
+    @api_boundary
     def call_python(self, args, kwargs):
         """Trace (once per signature) and run, dispatching in Python; under a trace, bind jit_p."""
         ent, raw, leaves = self._entry(args, kwargs)

@@ -9,6 +9,7 @@ cap: transforms.caches 'jit_dispatch', default 4096); `Jitted` keeps its own LRU
 """
 from __future__ import annotations
 
+import collections
 import itertools
 
 from transforms.caches import on_resize
@@ -17,14 +18,21 @@ from transforms.pytree import add_registration_hook, registered_nodes
 from transforms.traceback_util import api_boundary
 
 from . import _jaxlib, runtime
+from .host import HostValue
 
 _cpp_ready = False
+_out_registry = None   # outputs' pytree registry (see _register_cpp_nodes)
 _wrapper_tokens = itertools.count()
 on_resize("jit_dispatch", _jaxlib.set_dispatch_cache_size)
 
 
 def _register_cpp_nodes():
-    """Mirror our pytree nodes into the C++ registry the dispatcher flattens with (once)."""
+    """Mirror our pytree nodes into the C++ registries (once). Two registries, because an Array is read
+    and rebuilt differently: the dispatcher's (inputs) reads its `_v` in C++ (a dataclass node: no Python
+    frame per argument) and turns a host-held value into its cached device buffer (one short frame);
+    `_out_registry` (outputs, `FastpathData.out_pytree_def`) rebuilds Arrays in Python, since a dataclass
+    node would call the Array constructor, which refuses."""
+    global _out_registry
     box_type = boxing.box_type
     new = object.__new__
 
@@ -33,12 +41,29 @@ def _register_cpp_nodes():
         a._v = kids[0]
         a._trace = EVAL
         return a
-    as_buffer, buf = boxing.as_buffer, boxing.buffer_type
-    _jaxlib.cpp_registry.register_node(
-        box_type, lambda a: ((a._v if type(a._v) is buf else as_buffer(a._v),), None), unflatten)
+    inputs = _jaxlib.cpp_registry
+    out = _out_registry = type(inputs)()
+    inputs.register_dataclass_node(box_type, ["_v"], [])
+    inputs.register_node(HostValue, _host_buffer, lambda aux, kids: kids[0])
+    out.register_node(box_type, lambda a: ((a._v,), None), unflatten)
+    out.register_node(collections.OrderedDict, lambda d: (tuple(d.values()), tuple(d.keys())),
+                      lambda keys, vals: collections.OrderedDict(zip(keys, vals)))
+
+    def register(cls, flat, unflat):
+        inputs.register_node(cls, flat, unflat)
+        out.register_node(cls, flat, unflat)
     for cls, (flat, unflat) in registered_nodes():
-        _jaxlib.cpp_registry.register_node(cls, flat, unflat)
-    add_registration_hook(lambda cls, flat, unflat: _jaxlib.cpp_registry.register_node(cls, flat, unflat))
+        register(cls, flat, unflat)
+    add_registration_hook(register)
+
+
+def _host_buffer(h, default_device=runtime.default_device):
+    """A host-held argument as the executable takes it: its cached device buffer (HostValue.buffer's
+    hit, inlined: this runs per host-held argument of every call), made or checked there otherwise."""
+    b = h._buf
+    if b is None or b.is_deleted():
+        b = h.buffer(default_device())   # makes it, or raises the donated-value error
+    return (b,), None
 
 
 def _dispatcher(jitted):
@@ -104,7 +129,7 @@ def _fastpath(ent, raw, outs, result, leaves):
                 return None
         elif _jaxlib.jax_owns_states() or get_aval(leaf) != r.aval:
             return None   # host scalars: C++ converts them, which must agree with our avals
-    out_leaves, out_def = _jaxlib.cpp_flatten(result)
+    out_leaves, out_def = _out_registry.flatten(result)
     if len(out_leaves) != len(outs) or any(a is not b for a, b in zip(out_leaves, outs)):
         return None
     s = _jaxlib.sharding_for(runtime.default_device())
@@ -116,8 +141,8 @@ def _fastpath(ent, raw, outs, result, leaves):
 
 
 def fast_call(jitted):
-    """A Python-wrapped jit (static arguments): the dispatcher, with its error for a non-hashable static
-    argument replaced by the engine's own check (which names the argument and raises TypeError)."""
+    """A jit with static arguments: the dispatcher, with its error for a non-hashable static argument
+    replaced by the engine's own check (which names the argument and raises TypeError)."""
     cpp = _dispatcher(jitted)
     if cpp is None:
         return None

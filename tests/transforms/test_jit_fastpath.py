@@ -1,0 +1,105 @@
+"""jit's repeat-call fast path (xla/jit_dispatch.py: C++ flattening of Array arguments, host-held
+values as their cached device buffers, outputs rebuilt through a second registry) must miss on every
+change that changes the program: dtype, shape, weak type (Python scalar vs array), static argument,
+pytree structure, keyword names. Each case: the result equals NumPy and the eager call, and the trace
+count is exactly the number of distinct signatures seen."""
+import numpy as np
+import pytest
+
+import array_namespace as xp
+from transforms import jit
+from transforms.jit import Jitted
+
+X = np.linspace(-1.5, 2.5, 7)
+
+
+def f(a):
+    return a * 2 + 1
+
+
+def check(out, want, eager=None, rtol=1e-15):
+    np.testing.assert_allclose(np.asarray(out), want, rtol=rtol)
+    if eager is not None:
+        np.testing.assert_array_equal(np.asarray(out), np.asarray(eager))
+
+
+def test_host_held_and_buffer_held_arguments_hit_and_match(monkeypatch):
+    misses = []
+    real = Jitted.call_eager
+    monkeypatch.setattr(Jitted, "call_eager", lambda self, a, k: misses.append(1) or real(self, a, k))
+    g = jit(f)
+    host = xp.asarray(X)                 # an eager value held on the host
+    buf = g(host)                        # a jit result: held in a device buffer
+    for _ in range(3):
+        check(g(host), X * 2 + 1, f(host))
+        check(g(buf), (X * 2 + 1) * 2 + 1, f(buf))
+        fresh = xp.sin(host)             # a new host-held value each call (no buffer yet)
+        check(g(fresh), np.sin(X) * 2 + 1, f(fresh), rtol=1e-14)
+    # one trace; a host-held and a buffer-held argument flatten to different C++ structures (the host
+    # value is a node over its buffer), so each kind misses once, then every repeat call runs in C++
+    assert g.trace_count == 1 and len(misses) == 2
+
+
+def test_dtype_shape_and_weak_type_miss():
+    g = jit(f)
+    check(g(xp.asarray(X)), X * 2 + 1)
+    out = g(xp.asarray(X.astype(np.float32)))
+    assert out.dtype == xp.float32       # float32 stays float32
+    check(out, X.astype(np.float32) * 2 + 1, rtol=1e-6)
+    check(g(xp.asarray(X[:3])), X[:3] * 2 + 1)
+    assert g.trace_count == 3
+    out = g(xp.asarray(np.arange(4)))
+    assert out.dtype == xp.int64
+    np.testing.assert_array_equal(np.asarray(out), np.arange(4) * 2 + 1)
+    w = g(2.5)                           # a weak-typed Python scalar, then a 0-d float64 array
+    s = g(xp.asarray(2.5))
+    assert np.asarray(w) == 6.0 and np.asarray(s) == 6.0 and s.dtype == xp.float64
+    assert g.trace_count == 6
+    for _ in range(2):
+        g(xp.asarray(X)), g(xp.asarray(X[:3])), g(2.5), g(xp.asarray(2.5))
+    assert g.trace_count == 6
+
+
+def test_static_arguments_and_keywords_miss_per_value():
+    h = jit(lambda a, n, *, scale: a * n * scale, static_argnums=1)
+    assert isinstance(h, Jitted)
+    a = xp.asarray(X)
+    for _ in range(3):
+        check(h(a, 2, scale=1.5), X * 3.0)
+        check(h(a, 3, scale=1.5), X * 4.5)
+    assert h.trace_count == 2
+    check(h(a, 3, scale=xp.asarray(X)), X * 3 * X)        # keyword's type/shape changed
+    assert h.trace_count == 3
+    with pytest.raises(TypeError, match="not hashable"):
+        h(a, [2], scale=1.5)
+
+
+def test_pytree_structure_miss_and_outputs_rebuilt():
+    g = jit(lambda t: {"s": t[0] + t[1], "p": (t[0] * t[1],)})
+    a, b = xp.asarray(X), xp.asarray(X[::-1].copy())
+    for _ in range(3):
+        out = g((a, b))
+        assert set(out) == {"s", "p"} and isinstance(out["p"], tuple)
+        check(out["s"], X + X[::-1])
+        check(out["p"][0], X * X[::-1])
+    assert g.trace_count == 1
+    out = g([a, b])                      # a list, not a tuple: a new structure
+    check(out["s"], X + X[::-1])
+    out = g((a, b, a))                   # one more leaf (ignored by the function, still a new signature)
+    check(out["p"][0], X * X[::-1])
+    assert g.trace_count == 3
+    d = jit(lambda m: m["x"] - m["y"])
+    check(d({"x": a, "y": b}), X - X[::-1])
+    check(d({"x": b, "y": a}), X[::-1] - X)
+    check(d({"x": a, "y": b, "z": a}), X - X[::-1])       # a new key
+    assert d.trace_count == 2
+
+
+def test_donated_value_then_passed_to_a_fast_path_jit_names_the_donation():
+    g = jit(f)
+    x = xp.asarray(X)
+    check(g(x), X * 2 + 1)
+    check(g(x), X * 2 + 1)
+    jit(lambda v: v + 1, donate_argnums=0)(x)
+    with pytest.raises(RuntimeError, match="donated"):
+        g(x)
