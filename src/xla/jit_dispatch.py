@@ -9,7 +9,6 @@ cap: transforms.caches 'jit_dispatch', default 4096); `Jitted` keeps its own LRU
 """
 from __future__ import annotations
 
-import collections
 import itertools
 
 from transforms.caches import on_resize
@@ -21,18 +20,12 @@ from . import _jaxlib, runtime
 from .host import HostValue
 
 _cpp_ready = False
-_out_registry = None   # outputs' pytree registry (see _register_cpp_nodes)
 _wrapper_tokens = itertools.count()
 on_resize("jit_dispatch", _jaxlib.set_dispatch_cache_size)
 
 
 def _register_cpp_nodes():
-    """Mirror our pytree nodes into the C++ registries (once). Two registries, because an Array is read
-    and rebuilt differently: the dispatcher's (inputs) reads its `_v` in C++ (a dataclass node: no Python
-    frame per argument) and turns a host-held value into its cached device buffer (one short frame);
-    `_out_registry` (outputs, `FastpathData.out_pytree_def`) rebuilds Arrays in Python, since a dataclass
-    node would call the Array constructor, which refuses."""
-    global _out_registry
+    """Mirror our pytree nodes into the C++ registry the dispatcher flattens with (once)."""
     box_type = boxing.box_type
     new = object.__new__
 
@@ -41,29 +34,22 @@ def _register_cpp_nodes():
         a._v = kids[0]
         a._trace = EVAL
         return a
-    inputs = _jaxlib.cpp_registry
-    out = _out_registry = type(inputs)()
-    inputs.register_dataclass_node(box_type, ["_v"], [])
-    inputs.register_node(HostValue, _host_buffer, lambda aux, kids: kids[0])
-    out.register_node(box_type, lambda a: ((a._v,), None), unflatten)
-    out.register_node(collections.OrderedDict, lambda d: (tuple(d.values()), tuple(d.keys())),
-                      lambda keys, vals: collections.OrderedDict(zip(keys, vals)))
-
-    def register(cls, flat, unflat):
-        inputs.register_node(cls, flat, unflat)
-        out.register_node(cls, flat, unflat)
+    _jaxlib.cpp_registry.register_node(box_type, _arg_buffer, unflatten)
     for cls, (flat, unflat) in registered_nodes():
-        register(cls, flat, unflat)
-    add_registration_hook(register)
+        _jaxlib.cpp_registry.register_node(cls, flat, unflat)
+    add_registration_hook(lambda cls, flat, unflat: _jaxlib.cpp_registry.register_node(cls, flat, unflat))
 
 
-def _host_buffer(h, default_device=runtime.default_device):
-    """A host-held argument as the executable takes it: its cached device buffer (HostValue.buffer's
-    hit, inlined: this runs per host-held argument of every call), made or checked there otherwise."""
-    b = h._buf
-    if b is None or b.is_deleted():
-        b = h.buffer(default_device())   # makes it, or raises the donated-value error
-    return (b,), None
+def _arg_buffer(a, default_device=runtime.default_device):
+    """An Array argument as the executable takes it (C++ calls this per Array argument of every call):
+    its value, or for a host-held one its cached device buffer (HostValue.buffer's hit, inlined)."""
+    v = a._v
+    if type(v) is HostValue:
+        b = v._buf
+        if b is None or b.is_deleted():
+            b = v.buffer(default_device())   # makes it, or raises the donated-value error
+        return (b,), None
+    return (v,), None
 
 
 def _dispatcher(jitted):
@@ -129,7 +115,7 @@ def _fastpath(ent, raw, outs, result, leaves):
                 return None
         elif _jaxlib.jax_owns_states() or get_aval(leaf) != r.aval:
             return None   # host scalars: C++ converts them, which must agree with our avals
-    out_leaves, out_def = _out_registry.flatten(result)
+    out_leaves, out_def = _jaxlib.cpp_flatten(result)
     if len(out_leaves) != len(outs) or any(a is not b for a, b in zip(out_leaves, outs)):
         return None
     s = _jaxlib.sharding_for(runtime.default_device())
