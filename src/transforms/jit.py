@@ -19,7 +19,7 @@ from .pytree import tree_flatten, tree_unflatten
 from .shard_map import mesh_of_jaxpr
 from .sharding import NamedSharding, P, flat_shardings
 from .staging import StagingTrace, convert_constvars
-from .traceback_util import _filter_exception, api_boundary, filtering_enabled
+from .traceback_util import api_boundary, filter_exception, filtering_enabled
 
 
 # ----------------------------------------------------------------------------- jit API
@@ -207,7 +207,7 @@ class Jitted:
             return self.call_python(args, kwargs)
         except Exception as e:
             if filtering_enabled():
-                _filter_exception(e)
+                filter_exception(e)
             raise
 
     @api_boundary

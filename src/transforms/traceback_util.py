@@ -110,7 +110,8 @@ def filter_traceback(tb):
     return out
 
 
-def _filter_exception(exc):
+def filter_exception(exc):
+    """Hide the library's frames from exc's traceback (and its causes'), in place; what api_boundary does."""
     seen = set()
     hid = False
     e = exc
@@ -163,6 +164,6 @@ def api_boundary(fun):
             return fun(*args, **kwargs)
         except Exception as e:
             if _enabled:
-                _filter_exception(e)
+                filter_exception(e)
             raise   # a bare re-raise adds no entry for this frame: the filtered traceback goes on as it is
     return boundary

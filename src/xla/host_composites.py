@@ -84,13 +84,9 @@ def _box(o, dtype):
 
 
 def _quiet(fn):
-    """fn run with floating-point warnings silenced (as every eager kernel runs)."""
+    """fn run with floating-point warnings silenced (host.run_quiet, as every eager kernel runs)."""
     def run(*args, **kw):
-        tok = host.err_set(host.QUIET)
-        try:
-            return fn(*args, **kw)
-        finally:
-            host.err_reset(tok)
+        return host.run_quiet(fn, args, kw)
     run.__name__ = fn.__name__
     return run
 
