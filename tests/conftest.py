@@ -47,3 +47,15 @@ def fresh_op_budgets(monkeypatch):
     monkeypatch.setattr(host_eager, "BY_OP_BUDGET_S", 10.0)
     monkeypatch.setattr(host_eager, "BY_OP_BUDGET_HEAVY_S", 10.0)
     JT._staged_jaxpr.cache_clear()
+
+
+@pytest.fixture
+def planned_moments(monkeypatch):
+    """xp.mean/var/std take their planned paths (bound primitives, staged calls), not the backend's direct run of
+    small real operands (xla/host_moments.py, tested in tests/xla/test_host_moments.py): the paths complex,
+    declined and non-host values take, tested here on any operand."""
+    from array_namespace import _statistical as ST
+    from transforms.backend import backend
+    monkeypatch.setattr(ST, "_DIRECT", {})
+    monkeypatch.setattr(ST, "_DIRECT_AXES", {})
+    monkeypatch.setattr(backend, "eager_moment", lambda aval, fname, axes, correction: None)

@@ -4,6 +4,7 @@ from __future__ import annotations
 import builtins
 import math
 
+from transforms.backend import backend
 from transforms.core import EVAL, bind, get_aval, trace_state
 from transforms.jaxpr_transforms import on_staged_clear, staged_call, staged_runner
 from transforms.primitives import elementwise as P
@@ -197,6 +198,14 @@ def mean(x, /, *, axis=None, keepdims=False):
     if type(x) is Array and (axis is None or type(axis) is int):
         v = x._v
         a = v.aval
+        if trace_state.trace is EVAL:
+            run = _DIRECT.get(("mean", a, axis, 0))
+            if run is None:
+                run = _direct_for("mean", x, axis, 0)
+            if run:
+                out = run(v, keepdims)
+                if out is not None:
+                    return wrap(out)
         plan = _MOMENT_PLANS.get((a, axis))
         if plan is not None and plan[2] < SMALL_ELEMENTS:   # a mean validated before: its two primitives
             axes, n, _, left, run = plan
@@ -243,6 +252,14 @@ def _var(x, axis, correction, keepdims, fname):
     tc = type(correction)
     if type(x) is Array and (axis is None or type(axis) is int) and (tc is float or tc is int):
         v = x._v
+        if trace_state.trace is EVAL:
+            run = _DIRECT.get((fname, v.aval, axis, correction))
+            if run is None:
+                run = _direct_for(fname, x, axis, correction)
+            if run:
+                out = run(v, keepdims)
+                if out is not None:
+                    return wrap(out)
         key = (fname, v.aval, axis, tc, correction)
         plan = _PLANS.get(key)
         if plan is None:
@@ -266,6 +283,35 @@ def _var(x, axis, correction, keepdims, fname):
         return wrap(_keep(out, v.aval.shape, axes, keepdims) if keepdims else out)
     return _moment(as_array(x, fname), fname, _var_axes(x, axis, correction, fname), py_number(correction),
                    keepdims)
+
+
+# Eagerly, a small mean/var/std may run straight on the backend's kernels (its `eager_moment` hook: on the CPU,
+# xla/host_moments.py), the same kernels as its binds in their order, specialised once per signature:
+# _DIRECT[(fname, aval, axis, correction)] is that run, or False where the backend takes none. The validated
+# axes are kept per rank, dtype and weak type too (_DIRECT_AXES), so a new shape costs no validation.
+_DIRECT: dict = {}
+_DIRECT_AXES: dict = {}
+
+
+def _direct_for(fname, x, axis, correction):
+    """The backend's direct run of `fname` for x's signature (validated here, raising as the function documents),
+    or False (callers test truth; correction: an int or float, never NaN for var/std)."""
+    a = x._v.aval
+    shape = a.shape
+    rkey = (fname, len(shape), a.dtype, a.weak_type, axis, correction)
+    axes = _DIRECT_AXES.get(rkey)
+    if axes is None:
+        if fname == "mean":
+            check_kind("mean", x.dtype, D.FLOATING, "a floating-point")
+            axes = normalize_axes(axis, x.ndim, "mean")
+        else:
+            axes = _var_axes(x, axis, correction, fname)
+            if correction != correction:   # (NaN: never a key)
+                return False
+        _remember(_DIRECT_AXES, rkey, axes)
+    run = backend.eager_moment(a, fname, axes, correction) or False
+    _remember(_DIRECT, (fname, a, axis, correction), run)
+    return run
 
 
 def _var_axes(x, axis, correction, fname):

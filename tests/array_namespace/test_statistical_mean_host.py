@@ -1,4 +1,5 @@
-"""xp.mean below SMALL_ELEMENTS binds its two primitives for its first UNSTAGED_CALLS calls at a signature, then runs
+"""xp.mean's planned path (what complex means, values the backend's direct run declines and non-host modes take;
+real means in host mode run directly: tests/xla/test_host_moments.py): below SMALL_ELEMENTS it binds its two primitives for its first UNSTAGED_CALLS calls at a signature, then runs
 its two kernels as one host program (staged by_op="always"): the values of the two primitives bound one by one,
 bit for bit, compiling nothing however often it is called; eager ==
 jit within tolerance; NumPy's values within tolerance. Special values, empty axes, f32/f64/complex.
@@ -16,7 +17,8 @@ from transforms.primitives import elementwise as P
 from transforms.primitives import reductions as R
 from xla import host, runtime
 
-pytestmark = pytest.mark.skipif(host.MODE == "xla", reason="host kernels switched off (ARRAY_NAMESPACE_EAGER=xla)")
+pytestmark = [pytest.mark.skipif(host.MODE == "xla", reason="host kernels switched off (ARRAY_NAMESPACE_EAGER=xla)"),
+              pytest.mark.usefixtures("planned_moments")]   # (real means in host mode run directly: test_host_moments)
 
 
 def _two_binds(x, axis):

@@ -210,7 +210,7 @@ def test_run_eager_equals_run_by_op_and_gives_up_past_its_time(dt):
 
 
 # ------------------------------------------------------------------ runners kept by callers
-def test_staged_runner_equals_staged_call_and_is_forgotten_with_the_cache(fresh_op_budgets):
+def test_staged_runner_equals_staged_call_and_is_forgotten_with_the_cache(fresh_op_budgets, planned_moments):
     x = np.linspace(-1.0, 1.0, 9)
     r = xp.asarray(x)._v
     run = JT.staged_runner(_body, [r], "b", by_op=True, k=2.0)
@@ -230,7 +230,7 @@ def test_staged_runner_equals_staged_call_and_is_forgotten_with_the_cache(fresh_
                                rtol=1e-15)
 
 
-def test_std_var_through_kept_runners_equal_numpy_and_jit_on_both_ways(fresh_op_budgets):
+def test_std_var_through_kept_runners_equal_numpy_and_jit_on_both_ways(fresh_op_budgets, planned_moments):
     """xp.std/var's planned path, op by op and then compiled (its entry's budget spent), equals NumPy and jit."""
     from array_namespace import _statistical as ST
     from transforms import jit

@@ -1,0 +1,100 @@
+"""Eager xp.mean / var / std of a small host-held operand: their host kernels called directly, the call
+specialised once per signature (the backend's `eager_moment` hook).
+
+Why: on small arrays these are the commonest composites of library code (scipy.stats, scikit-learn's
+scalers and metrics), and there their cost is all overhead: two binds for a mean, or a staged host program
+of seven steps, or one compiled executable (~4 us of execute alone), around 1-3 us of NumPy work. The
+namespace's body (array_namespace/_statistical.py `_moment_raw`: a sum, a division by the count; for
+var/std the deviations squared, summed and divided by count - correction; std's square root) is here
+one closure per signature that calls the kernels its binds run -- reduce_sum's `np.add.reduce(x, axes,
+dtype)` (xla/lower_structural.py) and the float ufuncs of subtract, multiply, divide and sqrt
+(xla/lower_elementwise.py) -- on the same values in the same order: the same bits as the binds, the
+staged op-by-op program and each other (tests/xla/test_host_moments.py), never a compile.
+
+Only the common case is taken: float32/float64, strongly typed, non-empty, not 0-d, host-held (a value in a
+device buffer, or donated to a jitted function, declines) and, for var/std, at most
+VAR_MAX_ELEMENTS elements: above that the staged call's timed choice between op by op and one
+compiled fused pass decides (XLA's pass wins from ~10^5 elements on). Anything declined takes the
+namespace's planned paths as before.
+"""
+from __future__ import annotations
+
+import functools
+import math
+
+import numpy as np
+
+from transforms.core import ShapedArray
+
+from . import host, host_eager, runtime
+from .host import HostValue
+
+_REAL = frozenset((np.dtype(np.float32), np.dtype(np.float64)))
+# var/std: the largest operand run directly (measured, 2-core CPU: a 64x64 std is ~10 us of NumPy
+# against ~40 us compiled; the staged choice still runs op by op above this, where overhead is noise)
+VAR_MAX_ELEMENTS = 1 << 12
+
+_reduce, _div, _sub, _mul, _sqrt = np.add.reduce, np.true_divide, np.subtract, np.multiply, np.sqrt
+_nd, _asarray = np.ndarray, np.asarray
+_HV = HostValue
+_prod = math.prod
+_aval = functools.partial(tuple.__new__, ShapedArray)   # ((shape, dtype, weak)): what ShapedArray() makes
+
+
+def _on():
+    return host.MODE == "host" and runtime._kernels_on()
+_err_set, _err_reset, _QUIET = host.err_set, host.err_reset, host.QUIET
+
+
+def make(aval, fname, axes, correction):
+    """fn(v, keepdims) -> the eager result (None: declined, e.g. v not host-held), specialised to operands of
+    `aval`, reduced over `axes` (sorted, unique, validated); None where this signature is not taken."""
+    shape, dt, weak = aval
+    if weak or dt not in _REAL or not shape or not _on():
+        return None
+    size = _prod(shape)
+    # (mean: as far as eager work runs op by op, host_eager.BY_OP_MAX_ELEMENTS (4M): the namespace compiles above)
+    if size == 0 or size > (host_eager.BY_OP_MAX_ELEMENTS if fname == "mean" else VAR_MAX_ELEMENTS):
+        return None
+    n = shape[axes[0]] if len(axes) == 1 else _prod([shape[a] for a in axes])
+    count = dt.type(n)   # (the namespace's weak count, converted to x's dtype: the same rounding)
+    out_aval = _aval((tuple([d for i, d in enumerate(shape) if i not in axes]), dt, False))
+    kept = tuple([1 if i in axes else d for i, d in enumerate(shape)])
+    kept_aval = _aval((kept, dt, False))
+    full = not out_aval[0]   # (every axis reduced: NumPy gives scalars, boxed as 0-d arrays)
+    if fname == "mean":
+        def mean(v, keepdims):
+            if v.__class__ is not _HV or v._buf is not None and v._buf.is_deleted():
+                return None
+            tok = _err_set(_QUIET)
+            try:
+                m = _div(_reduce(v.np, axes, dt), count)
+            finally:
+                _err_reset(tok)
+            if keepdims:
+                return _HV(m.reshape(kept), kept_aval)
+            return _HV(_asarray(m) if full else m, out_aval)
+        return mean
+    denom = n - correction
+    dcount = dt.type(denom if denom > 0 else float("nan"))
+    leading = axes == tuple(range(len(axes)))   # (else the mean keeps its axes to broadcast, as the body does)
+    root = fname == "std"
+
+    def moment(v, keepdims):
+        if v.__class__ is not _HV or v._buf is not None and v._buf.is_deleted():
+            return None
+        x = v.np
+        tok = _err_set(_QUIET)
+        try:
+            m = _div(_reduce(x, axes, dt), count)
+            d = _sub(x, m if leading else m.reshape(kept))
+            _mul(d, d, out=d)
+            s = _div(_reduce(d, axes, dt), dcount)
+            if root:
+                s = _sqrt(s)
+        finally:
+            _err_reset(tok)
+        if keepdims:
+            return _HV(s.reshape(kept), kept_aval)
+        return _HV(_asarray(s) if full else s, out_aval)
+    return moment
