@@ -7,6 +7,7 @@ from transforms.primitives import elementwise as E
 
 from ._jaxlib import chlo, hlo
 from .host import host_kernels, specializers
+from .host_parallel import split
 from .lower_elementwise_complex import COMPLEX_KERNELS, complex_div, complex_pow, complex_sign
 from .lowering import broadcast_to, constant, lowering_rules, ttype
 
@@ -402,8 +403,13 @@ host_kernels[E.convert_element_type_p] = _h_convert
 # ------------------------------------------------------------------ kernels specialised per signature
 # (xla/host.py `specializers`) where a kernel above would call one NumPy function on its inputs as they are,
 # the runtime calls that function directly: the same call, one Python frame less per eager op.
+# On outputs of host_parallel.MIN_ELEMENTS or more, that call is split over threads (the same values).
 def _s_direct(fn, kinds):
-    return lambda avals, params: fn if avals[0].dtype.kind in kinds else None
+    def specialize(avals, params):
+        if avals[0].dtype.kind not in kinds:
+            return None
+        return split(fn, avals) or fn
+    return specialize
 
 
 for _table in (_H_UNARY, _H_BINARY):
