@@ -63,9 +63,18 @@ def _ours():
 
 
 def _block(out):
-    """Wait for every leaf of a pytree of ours (Array handles) or JAX's arrays."""
-    from transforms import block_until_ready
-    return block_until_ready(out)   # our tree_leaves sees lists/tuples; JAX arrays are leaves too
+    """Wait for every array (ours or JAX's) in `out`: an array, or lists/tuples/dicts of them. Plain Python
+    (no import or pytree walk per call: harness time would count against both libraries alike)."""
+    t = type(out)
+    if t is list or t is tuple:
+        for o in out:
+            _block(o)
+    elif t is dict:
+        for o in out.values():
+            _block(o)
+    elif hasattr(out, "block_until_ready"):
+        out.block_until_ready()
+    return out
 
 
 def bench(fn, *, repeats=5, target=0.05, max_number=100_000):
@@ -734,5 +743,20 @@ def main(argv=None):
     return 1 if r.problems else 0
 
 
+def _fresh_compile_cache():
+    """An empty persistent compilation cache for this run (and its child processes): first-call rows time a
+    trace and compile, never a load of what an earlier run wrote (the fresh functions' constants repeat)."""
+    import atexit
+    import shutil
+    import tempfile
+    if "ARRAY_NAMESPACE_BENCH_CACHE_SET" in os.environ:   # (a child: the parent's empty directory)
+        return
+    d = tempfile.mkdtemp(prefix="bench_core_xla_cache_")
+    os.environ["ARRAY_NAMESPACE_CACHE_DIR"] = d
+    os.environ["ARRAY_NAMESPACE_BENCH_CACHE_SET"] = "1"
+    atexit.register(shutil.rmtree, d, True)
+
+
 if __name__ == "__main__":
+    _fresh_compile_cache()
     sys.exit(main())
