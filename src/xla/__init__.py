@@ -38,7 +38,8 @@ def _register_backend():
                      jit_public=jit_dispatch.public, profiler=_profiler)
     backend.register("xla", eager_by_op=host_eager.eager_by_op,   # staged calls op by op on host kernels
                      run_by_op=host_program.run_eager, eager_in_place=runtime.eager_in_place,
-                     eager_moment=host_moments.make)   # small mean/var/std straight on their kernels
+                     eager_moment=host_moments.make,   # small mean/var/std straight on their kernels
+                     eager_fn=runtime.eager_fn)   # a primitive specialised to one signature (namespace plans)
     c = _jaxlib.client
     backend.register("xla", local_devices=lambda: c().local_devices(), process_index=lambda: c().process_index(),
                      process_count=lambda: len({d.process_index for d in c().devices()}),

@@ -221,3 +221,82 @@ def test_host_impl_falls_back_for_scalars_and_declined_dtypes():
     np.testing.assert_allclose(np.asarray(bind(E.add_p, x._v, 1.5)), [2.0, 3.5])   # a Python scalar operand
     z = xp.asarray(np.array([1 + 2j]))
     np.testing.assert_allclose(np.asarray(xp.log(z)), np.log(np.array([1 + 2j])))  # declined on host: XLA
+
+
+# ------------------------------------------------------------------ eager_fn: one signature, no lookup
+from transforms.core import ShapedArray  # noqa: E402
+from xla import host  # noqa: E402
+
+_MM = (((1,), (0,)), ((), ()))
+
+
+@pytest.mark.skipif(host.MODE != "host", reason="host-held eager values switched off: no eager_fn")
+@pytest.mark.parametrize("dt", [np.float32, np.float64, np.complex128, np.int64, np.int32, np.uint8])
+@pytest.mark.parametrize("shapes", [((4, 4), (4, 4)), ((3, 5), (5, 2)), ((0, 3), (3, 2)), ((2, 0), (0, 3))])
+def test_eager_fn_equals_the_bind_bit_for_bit(dt, shapes):
+    from transforms.core import bind
+    from transforms.primitives import linalg as L
+    rng = np.random.default_rng(7)
+    x_np, y_np = [(rng.standard_normal(s) * 50).astype(dt) for s in shapes]
+    x, y = xp.asarray(x_np), xp.asarray(y_np)
+    a, b = x._v, y._v
+    run = runtime.eager_fn(L.dot_general_p, (a.aval, b.aval), {"dimension_numbers": _MM})
+    assert run is not None
+    before = runtime.compile_calls[0]
+    got = run(a, b)
+    ref = bind(L.dot_general_p, a, b, dimension_numbers=_MM)
+    assert type(got) is host.HostValue and got.aval == ref.aval
+    np.testing.assert_array_equal(np.asarray(got.np), np.asarray(ref))
+    np.testing.assert_array_equal(np.asarray(got.np), x_np @ y_np)   # (integers wrap as NumPy's)
+    assert runtime.compile_calls[0] == before
+
+
+@pytest.mark.skipif(host.MODE != "host", reason="host-held eager values switched off: no eager_fn")
+def test_eager_fn_declines_and_refuses_off_its_path():
+    from transforms.primitives import elementwise as E
+    from transforms.primitives import linalg as L
+    f64 = ShapedArray((3, 3), np.float64)
+    assert runtime.eager_fn(E.sin_p, (f64,), {}) is None                    # (one operand: not this path)
+    assert runtime.eager_fn(E.nextafter_p, (f64, f64), {}) is None          # (no specialised kernel: bind)
+    assert runtime.eager_fn(E.add_p, (f64, f64), {}) is not None
+    bool_aval = ShapedArray((3, 3), np.bool_)
+    assert runtime.eager_fn(L.dot_general_p, (bool_aval, bool_aval), {"dimension_numbers": _MM}) is None
+    run = runtime.eager_fn(L.dot_general_p, (f64, f64), {"dimension_numbers": _MM})
+    x = xp.asarray(np.eye(3))
+    assert run(x._v, 1.0) is None                                           # (not host-held: the caller binds)
+    from transforms import jit
+    jit(lambda t: t * 2.0, donate_argnums=0)(x)
+    assert run(x._v, x._v) is None                                          # (donated: the bind raises)
+
+
+@pytest.mark.skipif(host.MODE != "host", reason="host-held eager values switched off: no eager_fn")
+def test_matmul_keeps_its_run_per_signature_and_equals_numpy(monkeypatch):
+    from array_namespace import _linear_algebra as LA
+    from transforms import jit, vmap
+    from transforms.backend import backend
+    made = []
+    real = backend.eager_fn
+
+    def spy(prim, avals, params):
+        fn = real(prim, avals, params)
+        made.append(avals)
+        return fn
+    monkeypatch.setattr(backend, "eager_fn", spy)
+    monkeypatch.setattr(LA, "_LAST_2D", (None, None, None))
+    rng = np.random.default_rng(8)
+    a_np, b_np = rng.standard_normal((6, 4)), rng.standard_normal((4, 3))
+    a, b = xp.asarray(a_np), xp.asarray(b_np)
+    outs = [np.asarray(a @ b) for _ in range(4)]
+    assert len(made) == 1   # (made at the second call, kept after)
+    for o in outs:
+        np.testing.assert_array_equal(o, outs[0])
+        np.testing.assert_allclose(o, a_np @ b_np, rtol=1e-14)
+    # under transforms the kept run is never used: traced, differentiated, batched as before
+    np.testing.assert_allclose(np.asarray(jit(lambda u: u @ b)(a)), a_np @ b_np, rtol=1e-14)
+    np.testing.assert_allclose(np.asarray(jit(lambda: a @ b)()), a_np @ b_np, rtol=1e-14)   # (captured values)
+    np.testing.assert_allclose(np.asarray(vmap(lambda r: xp.matmul(r[None, :], b))(a))[:, 0], a_np @ b_np,
+                               rtol=1e-14)
+    # a donated operand still raises the donated-value error on the next eager matmul
+    jit(lambda t: t * 2.0, donate_argnums=0)(a)
+    with pytest.raises(RuntimeError, match="donated"):
+        a @ b
