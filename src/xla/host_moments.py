@@ -62,23 +62,12 @@ def make(aval, fname, axes, correction):
     kept = tuple([1 if i in axes else d for i, d in enumerate(shape)])
     kept_aval = _aval((kept, dt, False))
     full = not out_aval[0]   # (every axis reduced: NumPy gives scalars, boxed as 0-d arrays)
-    if fname == "mean":
-        def mean(v, keepdims):
-            if v.__class__ is not _HV or v._buf is not None and v._buf.is_deleted():
-                return None
-            tok = _err_set(_QUIET)
-            try:
-                m = _div(_reduce(v.np, axes, dt), count)
-            finally:
-                _err_reset(tok)
-            if keepdims:
-                return _HV(m.reshape(kept), kept_aval)
-            return _HV(_asarray(m) if full else m, out_aval)
-        return mean
-    denom = n - correction
-    dcount = dt.type(denom if denom > 0 else float("nan"))
-    leading = axes == tuple(range(len(axes)))   # (else the mean keeps its axes to broadcast, as the body does)
-    root = fname == "std"
+    var_like = fname != "mean"
+    if var_like:
+        denom = n - correction
+        dcount = dt.type(denom if denom > 0 else float("nan"))
+        leading = axes == tuple(range(len(axes)))   # (else the mean keeps its axes to broadcast, as the body)
+        root = fname == "std"
 
     def moment(v, keepdims):
         if v.__class__ is not _HV or v._buf is not None and v._buf.is_deleted():
@@ -86,12 +75,13 @@ def make(aval, fname, axes, correction):
         x = v.np
         tok = _err_set(_QUIET)
         try:
-            m = _div(_reduce(x, axes, dt), count)
-            d = _sub(x, m if leading else m.reshape(kept))
-            _mul(d, d, out=d)
-            s = _div(_reduce(d, axes, dt), dcount)
-            if root:
-                s = _sqrt(s)
+            s = _div(_reduce(x, axes, dt), count)   # (the mean)
+            if var_like:
+                d = _sub(x, s if leading else s.reshape(kept))
+                _mul(d, d, out=d)
+                s = _div(_reduce(d, axes, dt), dcount)
+                if root:
+                    s = _sqrt(s)
         finally:
             _err_reset(tok)
         if keepdims:
