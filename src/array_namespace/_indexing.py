@@ -143,10 +143,14 @@ def getitem(x, key):
     if x.ndim == 0 and (_is_empty_key(key) or key is Ellipsis):
         return x
     eager = trace_state.trace is EVAL
-    if eager and (type(key) is int or type(key) is tuple and key and type(key[0]) is int):
-        row = shard_row(x, key)   # an array split over devices: read the one shard holding row key[0]
-        if row is not None:
-            return row
+    if eager:
+        out = backend.eager_getitem(x._v, key)   # (a basic key of a host-held value, straight on the host)
+        if out is not None:
+            return wrap(out)
+        if type(key) is int or type(key) is tuple and key and type(key[0]) is int:
+            row = shard_row(x, key)   # an array split over devices: read the one shard holding row key[0]
+            if row is not None:
+                return row
     hk = basic_key(key) if eager else None
     if hk is not None:   # eager, ints / slices / None / Ellipsis: the expansion is cached per (shape, key)
         p = basic_plan(x, hk, key, "__getitem__")

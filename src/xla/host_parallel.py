@@ -101,7 +101,15 @@ def split(fn, in_avals):
     thread, not a single-output ufunc)."""
     if THREADS < 2 or not isinstance(fn, np.ufunc) or fn.nout != 1:
         return None
-    shape = in_avals[0].shape if len(in_avals) == 1 else np.broadcast_shapes(*[a.shape for a in in_avals])
+    shape = in_avals[0].shape
+    if any(a.shape != shape for a in in_avals):   # (broadcasting: a cheap bound first, on every new signature)
+        bound = 1
+        for a in in_avals:
+            for d in a.shape:
+                bound *= d
+        if bound < MIN_ELEMENTS_COSTLY:
+            return None
+        shape = np.broadcast_shapes(*[a.shape for a in in_avals])
     if not shape:
         return None
     size = 1

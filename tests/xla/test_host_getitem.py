@@ -1,0 +1,129 @@
+"""xla/host_getitem.py: eager x[key] of a host-held value with a basic key is NumPy's basic indexing, copied. It must
+be taken on the common keys (not silently declined), give the namespace's own path (the gather of a planned
+window) bit for bit with the same aval, equal NumPy, compile nothing on new shapes, leave views' write-through and
+every error as they were, and decline off its path."""
+import numpy as np
+import pytest
+
+import array_namespace as xp
+from transforms import grad, jit, vmap
+from transforms.backend import backend
+from xla import host, runtime
+
+pytestmark = pytest.mark.skipif(host.MODE != "host" or not runtime._kernels_on(),
+                                reason="host-held eager values switched off: no direct getitem")
+
+
+@pytest.fixture
+def taken(monkeypatch):
+    log = []
+    real = backend.eager_getitem
+
+    def spy(v, key):
+        out = real(v, key)
+        log.append(out is not None)
+        return out
+    monkeypatch.setattr(backend, "eager_getitem", spy)
+    return log
+
+
+def _planned(x, key, monkeypatch):
+    """x[key] through the namespace's own path (the direct form switched off)."""
+    with monkeypatch.context() as m:
+        m.setattr(backend, "eager_getitem", lambda v, k: None)
+        return x[key]
+
+
+KEYS = [0, -1, 2, slice(None), slice(1, 3), slice(None, None, -1), slice(-2, None), slice(5, 1, -2),
+        slice(10, 20), slice(-100, 100), (1, 2), (-1, -3), (slice(None), 0), (0, slice(1, None, 2)),
+        (Ellipsis, 1), (1, Ellipsis), (None, 0), (slice(None), None), (Ellipsis, None), (0, Ellipsis, None),
+        (None,), (Ellipsis,), (2, 3, 1), (slice(None), slice(None), -1), (None, Ellipsis, 0, None), ()]
+
+
+@pytest.mark.parametrize("dt", [np.float64, np.float32, np.int64, np.int8, np.bool_, np.complex128])
+@pytest.mark.parametrize("key", KEYS, ids=repr)
+def test_equals_the_planned_gather_and_numpy(taken, monkeypatch, dt, key):
+    shape = (4, 5, 3)
+    x_np = (np.arange(60).reshape(shape) * 3 - 50).astype(dt)
+    x = xp.asarray(x_np)
+    want = x_np[key]   # (every key in KEYS is valid for this shape)
+    before = runtime.compile_calls[0]
+    got = x[key]
+    ref = _planned(x, key, monkeypatch)
+    assert runtime.compile_calls[0] == before
+    assert got._v.aval == ref._v.aval and got.shape == np.shape(want) and got.dtype == x.dtype
+    np.testing.assert_array_equal(np.asarray(got), np.asarray(ref))
+    np.testing.assert_array_equal(np.asarray(got), want)
+    if key != ():
+        assert taken and taken[0]
+    if type(got._v) is host.HostValue and got._v is not x._v:
+        assert not np.shares_memory(got._v.np, x._v.np)   # (a copy: never holds its parent's memory)
+
+
+def test_special_values_and_weak_scalars_keep_their_bits(taken, monkeypatch):
+    a = np.array([np.nan, -0.0, np.inf, -np.inf, 1e-310, 0.0])
+    x = xp.asarray(a)
+    for key in range(6):
+        got, ref = np.asarray(x[key]), np.asarray(_planned(x, key, monkeypatch))
+        assert got.tobytes() == ref.tobytes() == a[key].tobytes()
+    w = xp.asarray([1.0, 2.0]) * 0.0 + xp.asarray(1.0)   # (a strong result; weak-typed arrays come from scalars)
+    assert w[0]._v.aval.weak_type == _planned(w, 0, monkeypatch)._v.aval.weak_type
+    assert all(taken)
+
+
+def test_new_shapes_compile_nothing_and_cost_no_plan(taken):
+    from array_namespace import _indexing_key as K
+    before_plans = len(K._PLANS) + len(K._DERIVED)
+    before = runtime.compile_calls[0]
+    for n in range(3, 40):
+        a = np.arange(n * 2.0).reshape(n, 2)
+        x = xp.asarray(a)
+        assert float(x[n - 1, 1]) == a[n - 1, 1]
+        np.testing.assert_array_equal(np.asarray(x[1:, 0]), a[1:, 0])
+    assert runtime.compile_calls[0] == before
+    assert len(K._PLANS) + len(K._DERIVED) == before_plans
+    assert len(taken) == 2 * 37 and all(taken)
+
+
+@pytest.mark.parametrize("key, exc", [(4, IndexError), (-5, IndexError), ((0, 0, 0, 0), IndexError),
+                                      ((1, 7), IndexError), (slice(0, 3, 0), ValueError),
+                                      ((Ellipsis, 0, Ellipsis), IndexError)], ids=repr)
+def test_bad_keys_decline_and_raise_the_namespaces_errors(taken, monkeypatch, key, exc):
+    x = xp.asarray(np.ones((4, 5, 3)))
+    with pytest.raises(exc) as direct:
+        x[key]
+    with pytest.raises(exc) as planned:
+        _planned(x, key, monkeypatch)
+    assert str(direct.value) == str(planned.value)
+    assert taken == [False]
+
+
+def test_other_keys_and_values_decline(taken):
+    x = xp.asarray(np.arange(12.0).reshape(3, 4))
+    np.testing.assert_array_equal(np.asarray(x[np.int64(1)]), np.arange(4.0, 8.0))       # NumPy integer
+    np.testing.assert_array_equal(np.asarray(x[xp.asarray([0, 2])]), np.arange(12.0).reshape(3, 4)[[0, 2]])
+    np.testing.assert_array_equal(np.asarray(x[x > 5]), np.arange(6.0, 12.0))              # boolean mask
+    np.testing.assert_array_equal(np.asarray(x[True]), np.arange(12.0).reshape(1, 3, 4))   # 0-d boolean
+    assert taken == [False] * 4
+    y = jit(lambda t: t + 1.0)(x)   # (a device buffer: the namespace's path)
+    np.testing.assert_array_equal(np.asarray(y[1]), np.arange(5.0, 9.0))
+    assert taken[-1] is False
+    z = xp.asarray(np.arange(4.0))
+    jit(lambda t: t * 2.0, donate_argnums=0)(z)
+    with pytest.raises(RuntimeError, match="donated"):
+        z[1]
+
+
+def test_views_write_through_and_transforms_trace_as_before(taken):
+    x = xp.asarray(np.arange(6.0))
+    y = x[1:4]
+    y[0] = 50.0   # (writes through a basic slice reach the parent, as in NumPy)
+    np.testing.assert_array_equal(np.asarray(x), [0.0, 50.0, 2.0, 3.0, 4.0, 5.0])
+    np.testing.assert_array_equal(np.asarray(y), [50.0, 2.0, 3.0])
+    a = np.array([1.0, 2.0, 3.0])
+    n = len(taken)
+    g = grad(lambda t: t[1] ** 2 + xp.sum(t[::2]))(xp.asarray(a))
+    np.testing.assert_allclose(np.asarray(g), [1.0, 4.0, 1.0])
+    np.testing.assert_allclose(np.asarray(vmap(lambda r: r[-1])(xp.asarray(np.eye(3)))), [0.0, 0.0, 1.0])
+    np.testing.assert_allclose(np.asarray(jit(lambda t: t[0, 1:])(xp.asarray(np.eye(3)))), [0.0, 0.0])
+    assert len(taken) == n   # (under grad / vmap / jit the key is traced, never read directly)
