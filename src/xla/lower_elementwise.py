@@ -213,24 +213,52 @@ for _p, (_fn, _kinds) in _H_BINARY.items():
     host_kernels[_p] = _h_binary(_fn, _kinds)
 
 
+def _max_zeros(x, y):
+    return np.add(x, y)   # (of two zeros: +0.0 unless both are -0.0)
+
+
+def _min_zeros(x, y):
+    return np.negative(np.add(np.negative(x), np.negative(y)))   # (-0.0 unless both are +0.0)
+
+
+def _zero_signs(x, y, r, zeros):
+    """XLA's max/min of two zeros is `zeros(x, y)` in either order (max(-0.0, +0.0) = +0.0, min = -0.0); NumPy's
+    maximum/minimum `r` (a fresh array) picks either zero (its SIMD loops differ). Fixed where needed only: r is
+    right wherever it is not zero, so everywhere when a 0-d operand is nonzero; max with a 0-d +0.0 (relu) is
+    >= +0.0 everywhere, so adding +0.0 turns its only wrong values, -0.0, into +0.0 in one pass; otherwise a
+    few zeros are fixed where they are, many by one select."""
+    if r.__class__ is not np.ndarray:   # (0-d operands: NumPy's scalar)
+        return np.where((x == 0) & (y == 0), zeros(x, y), r)
+    for s in (x, y):
+        if s.ndim == 0 and r.ndim:
+            if s != 0:
+                return r
+            if zeros is _max_zeros and not np.signbit(s):
+                return np.add(r, s, out=r)
+    z = r == 0
+    n = np.count_nonzero(z)
+    if not n:
+        return r
+    if n <= r.size >> 4:
+        at = np.nonzero(z)
+        xs, ys = np.broadcast_to(x, r.shape)[at], np.broadcast_to(y, r.shape)[at]
+        r[at] = np.where((xs == 0) & (ys == 0), zeros(xs, ys), r[at])
+        return r
+    return np.where((x == 0) & (y == 0), zeros(x, y), r)
+
+
 def _h_max(x, y):
     if x.dtype.kind not in "biuf":
         return NotImplemented
     r = np.maximum(x, y)   # NaN-propagating, as XLA
-    if x.dtype.kind == "f":
-        if (r == 0).any():   # XLA: max(-0.0, +0.0) = +0.0 in either order
-            r = np.where((x == 0) & (y == 0), np.add(x, y), r)
-    return r
+    return _zero_signs(x, y, r, _max_zeros) if x.dtype.kind == "f" else r
 
 
 def _h_min(x, y):
     if x.dtype.kind not in "biuf":
         return NotImplemented
     r = np.minimum(x, y)
-    if x.dtype.kind == "f":
-        if (r == 0).any():   # XLA: min(-0.0, +0.0) = -0.0 in either order
-            r = np.where((x == 0) & (y == 0), np.negative(np.add(np.negative(x), np.negative(y))), r)
-    return r
+    return _zero_signs(x, y, r, _min_zeros) if x.dtype.kind == "f" else r
 
 
 def _h_nextafter(x, y):
