@@ -241,6 +241,10 @@ def update(x, key, value, mode, fname, in_place=False):
                         "stored back without changing its dtype; cast x with astype first")
     if mode in ("min", "max") and dt in D.COMPLEX:
         raise TypeError(f"{fname}: complex values have no order; min/max updates need a real-valued array")
+    if in_place and mode == "set" and trace_state.trace is EVAL:   # (a basic key, host-held: straight into x)
+        out = backend.eager_setitem(x._v, key, v)
+        if out is not None:
+            return wrap(out)
     x0, p = x, None
     hk = basic_key(key) if trace_state.trace is EVAL else None
     if hk is not None:   # eager, ints / slices / None / Ellipsis: the expansion is cached per (shape, key)

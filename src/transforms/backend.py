@@ -13,7 +13,7 @@ _HOOKS = ("device_put", "to_numpy", "default_device", "devices", "compile_jaxpr"
 _HOOKS += ("local_devices", "process_index", "process_count", "set_cpu_device_count")   # transforms/devices.py
 _HOOKS += ("eager_by_op", "run_by_op")   # a staged call eagerly op by op: for how long, and how (jaxpr_transforms)
 _HOOKS += ("eager_in_place",)   # eager_in_place(prim, args, params) -> output | None: args[0] may be overwritten
-_HOOKS += ("eager_moment", "eager_fn", "eager_getitem")   # eager_moment(aval, fname, axes, correction) -> fn(raw, keepdims) | None (namespace)
+_HOOKS += ("eager_moment", "eager_fn", "eager_getitem", "eager_setitem")   # eager_moment(aval, fname, axes, correction) -> fn(raw, keepdims) | None (namespace)
 _HOOKS += ("pmap_call",)   # pmap_call(args, params) -> outputs: run a pmap equation (transforms/pmap.py)
 _HOOKS += ("sharding_of", "shards_of")   # where an eager value lies over devices (transforms/devices.py)
 _HOOKS += ("shard_map_call", "put_sharded", "compile_sharded")   # transforms/shard_map.py, sharding.py, jit.py
@@ -57,6 +57,8 @@ class Backend:
                                                    of exactly in_avals, for a caller keeping it per signature
     eager_getitem(raw, key) -> raw | None          x[key] of an eager value run by the backend directly (None: the
                                                    namespace's path; it validates and raises)
+    eager_setitem(raw, key, value) -> raw | None   x[key] = value (value checked and cast) written into the memory of
+                                                   x's value, which its only holder gives up (None: not done)
     profiler() -> its profiler (memory profile, live values, stats, traces; see transforms/profiler.py)
     """
     name = None
@@ -72,6 +74,7 @@ class Backend:
         self.eager_moment = lambda aval, fname, axes, correction: None   # (moments bind their primitives)
         self.eager_fn = lambda prim, in_avals, params: None   # (callers bind)
         self.eager_getitem = lambda raw, key: None   # (indexing binds its gather)
+        self.eager_setitem = lambda raw, key, value: None   # (and its scatter)
 
     def register(self, name, **hooks):
         unknown = set(hooks) - set(_HOOKS)

@@ -1,4 +1,4 @@
-"""xla/host_getitem.py: eager x[key] of a host-held value with a basic key is NumPy's basic indexing, copied. It must
+"""xla/host_basic_index.py: eager x[key] of a host-held value with a basic key is NumPy's basic indexing, copied. It must
 be taken on the common keys (not silently declined), give the namespace's own path (the gather of a planned
 window) bit for bit with the same aval, equal NumPy, compile nothing on new shapes, leave views' write-through and
 every error as they were, and decline off its path."""
@@ -127,3 +127,108 @@ def test_views_write_through_and_transforms_trace_as_before(taken):
     np.testing.assert_allclose(np.asarray(vmap(lambda r: r[-1])(xp.asarray(np.eye(3)))), [0.0, 0.0, 1.0])
     np.testing.assert_allclose(np.asarray(jit(lambda t: t[0, 1:])(xp.asarray(np.eye(3)))), [0.0, 0.0])
     assert len(taken) == n   # (under grad / vmap / jit the key is traced, never read directly)
+
+
+# --------------------------------------------------------------------------- x[key] = value, in place
+@pytest.fixture
+def written(monkeypatch):
+    log = []
+    real = backend.eager_setitem
+
+    def spy(v, key, value):
+        out = real(v, key, value)
+        log.append(out is not None)
+        return out
+    monkeypatch.setattr(backend, "eager_setitem", spy)
+    return log
+
+
+def _set_planned(x_np, key, value, monkeypatch):
+    """x[key] = value through the namespace's own path (the direct write switched off)."""
+    x = xp.asarray(x_np)
+    with monkeypatch.context() as m:
+        m.setattr(backend, "eager_setitem", lambda v, k, val: None)
+        x[key] = value
+    return np.asarray(x)
+
+
+SET_CASES = [((4, 5), (1, 2), 7.5), ((4, 5), (-1, -1), -0.0), ((4, 5), 0, 3.0), ((4, 5), slice(1, 3), 2.0),
+             ((4, 5), (slice(None), 0), "col"), ((4, 5), (Ellipsis, 1), "col"), ((4, 5), slice(None, None, -2), "row"),
+             ((4, 5), (slice(1, None, 2), slice(None, None, 3)), 1.0), ((4, 5), 2, "row"), ((4, 5), (), 4.0),
+             ((3, 4, 5), (1, Ellipsis, 2), 9.0), ((3, 4, 5), (None, 0), "row")]
+
+
+@pytest.mark.parametrize("dt", [np.float64, np.float32, np.int32, np.complex128])
+@pytest.mark.parametrize("shape, key, value", SET_CASES, ids=repr)
+def test_setitem_equals_the_planned_scatter_and_numpy(written, monkeypatch, dt, shape, key, value):
+    x_np = (np.arange(np.prod(shape)).reshape(shape) * 3 - 20).astype(dt)
+    if value == "col":
+        value = xp.asarray(np.arange(shape[0], dtype=dt) + 100)
+    elif value == "row":
+        value = xp.asarray(np.arange(shape[-1], dtype=dt) - 100)
+    elif np.dtype(dt).kind == "i":
+        value = int(value)
+    want = x_np.copy()
+    want[key] = np.asarray(value)
+    ref = _set_planned(x_np, key, value, monkeypatch)
+    x = xp.asarray(x_np)
+    before = runtime.compile_calls[0]
+    x[key] = value
+    got = np.asarray(x)
+    assert runtime.compile_calls[0] == before
+    assert got.dtype == ref.dtype == want.dtype
+    assert got.tobytes() == ref.tobytes() == want.tobytes()   # (bit for bit, the sign of -0.0 included)
+    assert written == [True]
+
+
+def test_a_diagonal_filled_element_by_element_writes_in_place(written):
+    a = np.random.default_rng(5).standard_normal((40, 40))
+    x = xp.asarray(a)
+    addr = x._v.np.ctypes.data   # (its address: a reference to the array would make it shared)
+    zero = xp.asarray(0.0)
+    for i in range(40):
+        x[i, i] = zero
+    want = a.copy()
+    np.fill_diagonal(want, 0.0)
+    np.testing.assert_array_equal(np.asarray(x), want)
+    assert x._v.np.ctypes.data == addr and len(written) == 40 and all(written)   # (no copy of x per write)
+
+
+def test_shared_values_and_bad_values_take_the_namespaces_path(written, monkeypatch):
+    a = np.arange(6.0)
+    x = xp.asarray(a)
+    held = x._v            # (another holder of x's value: a write must not reach it)
+    x[0] = 50.0
+    assert not any(written) and np.asarray(held.np)[0] == 0.0 and np.asarray(x)[0] == 50.0
+    del held
+    e = xp.asarray(a)
+    exported = np.asarray(e, copy=False)   # (a NumPy view of e's memory: a write must not reach it either)
+    e[1] = 60.0
+    assert written[-1] is False and exported[1] == 1.0 and np.asarray(e)[1] == 60.0
+    y = xp.asarray(a)
+    view = y[1:4]          # (a basic slice of y: writes through it reach y, writes into y reach it as NumPy)
+    view[0] = -1.0
+    np.testing.assert_array_equal(np.asarray(y), [0.0, -1.0, 2.0, 3.0, 4.0, 5.0])
+    z = xp.asarray(np.ones((2, 3)))
+    with pytest.raises(ValueError):
+        z[0] = xp.asarray(np.ones((1, 3)))    # (a new leading axis: NumPy allows it, the namespace does not)
+    with pytest.raises(IndexError):
+        z[5] = 1.0
+    with pytest.raises(TypeError):
+        xp.asarray([1, 2, 3])[0] = 1.5          # (a float into an int array: the namespace's dtype rule)
+    w = xp.asarray(np.ones(3))
+    jit(lambda t: t * 2.0, donate_argnums=0)(w)
+    with pytest.raises(RuntimeError, match="donated"):
+        w[0] = 1.0
+
+
+def test_writes_under_transforms_trace_as_before(written):
+    def f(t):
+        t = t * 1.0
+        t[1] = t[0] * 3.0
+        return xp.sum(t ** 2)
+    a = np.array([1.0, 2.0, 3.0])
+    g = np.asarray(grad(f)(xp.asarray(a)))
+    np.testing.assert_allclose(g, [2.0 + 18.0, 0.0, 6.0])
+    np.testing.assert_allclose(float(jit(f)(xp.asarray(a))), 1.0 + 9.0 + 9.0)
+    assert written == []
