@@ -59,3 +59,21 @@ def planned_moments(monkeypatch):
     monkeypatch.setattr(ST, "_DIRECT", {})
     monkeypatch.setattr(ST, "_DIRECT_AXES", {})
     monkeypatch.setattr(backend, "eager_moment", lambda aval, fname, axes, correction: None)
+
+
+@pytest.fixture
+def spy(monkeypatch):
+    """spy(obj, name, *more) -> log: obj.name (and every (obj, name) pair in `more`, all the same function)
+    replaced for the test by a wrapper appending, per call, whether it returned something other than None."""
+    def install(obj, name, *more):
+        log = []
+        real = getattr(obj, name)
+
+        def wrapper(*args, **kwargs):
+            out = real(*args, **kwargs)
+            log.append(out is not None)
+            return out
+        for o, n in ((obj, name),) + tuple(zip(more[::2], more[1::2])):
+            monkeypatch.setattr(o, n, wrapper)
+        return log
+    return install

@@ -15,16 +15,8 @@ pytestmark = pytest.mark.skipif(host.MODE != "host" or not runtime._kernels_on()
 
 
 @pytest.fixture
-def taken(monkeypatch):
-    log = []
-    real = backend.eager_getitem
-
-    def spy(v, key):
-        out = real(v, key)
-        log.append(out is not None)
-        return out
-    monkeypatch.setattr(backend, "eager_getitem", spy)
-    return log
+def taken(spy):
+    return spy(backend, "eager_getitem")
 
 
 def _planned(x, key, monkeypatch):
@@ -131,16 +123,8 @@ def test_views_write_through_and_transforms_trace_as_before(taken):
 
 # --------------------------------------------------------------------------- x[key] = value, in place
 @pytest.fixture
-def written(monkeypatch):
-    log = []
-    real = backend.eager_setitem
-
-    def spy(v, key, value):
-        out = real(v, key, value)
-        log.append(out is not None)
-        return out
-    monkeypatch.setattr(backend, "eager_setitem", spy)
-    return log
+def written(spy):
+    return spy(backend, "eager_setitem")
 
 
 def _set_planned(x_np, key, value, monkeypatch):
