@@ -13,7 +13,7 @@ _HOOKS = ("device_put", "to_numpy", "default_device", "devices", "compile_jaxpr"
 _HOOKS += ("local_devices", "process_index", "process_count", "set_cpu_device_count")   # transforms/devices.py
 _HOOKS += ("eager_by_op", "run_by_op")   # a staged call eagerly op by op: for how long, and how (jaxpr_transforms)
 _HOOKS += ("eager_in_place",)   # eager_in_place(prim, args, params) -> output | None: args[0] may be overwritten
-_HOOKS += ("eager_moment", "eager_fn", "eager_getitem", "eager_setitem")   # eager_moment(aval, fname, axes, correction) -> fn(raw, keepdims) | None (namespace)
+_HOOKS += ("eager_moment", "eager_fn", "eager_getitem", "eager_setitem")   # namespace fast paths (see Backend)
 _HOOKS += ("pmap_call",)   # pmap_call(args, params) -> outputs: run a pmap equation (transforms/pmap.py)
 _HOOKS += ("sharding_of", "shards_of")   # where an eager value lies over devices (transforms/devices.py)
 _HOOKS += ("shard_map_call", "put_sharded", "compile_sharded")   # transforms/shard_map.py, sharding.py, jit.py
@@ -53,7 +53,7 @@ class Backend:
                                                    xp.mean/var/std ("mean", "var", "std") of operands of `aval`
                                                    over `axes`, run eagerly by the backend directly (fn's
                                                    None: this value declined; the hook's None: none here)
-    eager_fn(prim, in_avals, params) -> fn(*raw) -> raw | None, or None   prim specialised to eager operands
+    eager_fn(prim, in_avals, params) -> fn(a, b) -> raw | None, or None   prim specialised to two eager operands
                                                    of exactly in_avals, for a caller keeping it per signature
     eager_getitem(raw, key) -> raw | None          x[key] of an eager value run by the backend directly (None: the
                                                    namespace's path; it validates and raises)

@@ -25,6 +25,8 @@ import sys
 
 import numpy as np
 
+from transforms.core import ShapedArray
+
 from . import _jaxlib
 
 host_kernels: dict = {}   # prim -> kernel (filled at import by the lower_* modules; read-only after)
@@ -120,6 +122,21 @@ class HostValue:
 
     def __repr__(self):
         return f"HostValue({self.aval.str_short()})"
+
+
+_AVALS: dict = {}   # (shape, dtype, weak) -> one aval (the runtime's eager memo recognises avals by identity)
+
+
+def shared_aval(shape, dtype, weak=False):
+    """The aval of (shape, dtype, weak) for a result made outside the bind path (direct forms), one object per
+    signature; bounded (cleared when full)."""
+    key = (shape, dtype, weak)
+    a = _AVALS.get(key)
+    if a is None:
+        if len(_AVALS) >= 4096:
+            _AVALS.clear()   # (dict ops are atomic under the GIL)
+        a = _AVALS[key] = ShapedArray(shape, dtype, weak)
+    return a
 
 
 def sole_holder(hv):

@@ -22,24 +22,8 @@ from __future__ import annotations
 
 import numpy as np
 
-from transforms.core import ShapedArray
-
 from . import host
 from .host import HostValue
-
-_avals: dict = {}   # (shape, dtype, weak) -> the shared aval (the runtime recognises avals by identity)
-_AVALS_MAX = 4096
-
-
-def _aval(shape, dtype, weak):
-    key = (shape, dtype, weak)
-    a = _avals.get(key)
-    if a is None:
-        if len(_avals) >= _AVALS_MAX:
-            _avals.clear()
-        a = _avals[key] = ShapedArray(shape, dtype, weak)
-    return a
-
 
 def _slice_ok(k):
     a, b, c = k.start, k.stop, k.step
@@ -91,10 +75,7 @@ def _numpy_key(shape, key):
 
 def _live(v):
     """Whether raw value v is host-held here and not donated."""
-    if v.__class__ is not HostValue or host.MODE != "host":
-        return False
-    b = v._buf
-    return b is None or not b.is_deleted()
+    return v.__class__ is HostValue and host.MODE == "host" and not v.is_deleted()
 
 
 def eager_getitem(v, key):
@@ -106,7 +87,7 @@ def eager_getitem(v, key):
     if k is None:
         return None
     out = v.np[k].copy()
-    return HostValue(out, _aval(out.shape, a[1], a[2]))
+    return HostValue(out, host.shared_aval(out.shape, a[1], a[2]))
 
 
 def eager_setitem(v, key, value):

@@ -24,7 +24,6 @@ from transforms.primitives import lapack as LP
 from transforms.primitives import linalg as L
 from transforms.primitives import reductions as R
 from transforms.primitives import structural as S
-from transforms.core import ShapedArray
 
 from . import host, host_eager, runtime
 from .host import HostValue, host_kernels as K
@@ -64,9 +63,6 @@ def _square(v):
     return x if x is not None and x.shape[-1] == x.shape[-2] else None
 
 
-_avals: dict = {}
-
-
 def _box(o, dtype):
     """A kernel's result as an eager value of `dtype` (cast where the kernel gave another, as the eager
     impls and host programs do)."""
@@ -74,12 +70,7 @@ def _box(o, dtype):
         o = np.asarray(o)
     if o.dtype != dtype:
         o = o.astype(dtype)
-    key = (o.shape, dtype)
-    a = _avals.get(key)
-    if a is None:
-        if len(_avals) >= 1024:
-            _avals.clear()
-        a = _avals[key] = ShapedArray(o.shape, dtype)
+    a = host.shared_aval(o.shape, dtype)
     return HostValue(o, a) if _AS_HOST else runtime._box_host(o, a, LP.lu_p)
 
 

@@ -19,12 +19,9 @@ namespace's planned paths as before.
 """
 from __future__ import annotations
 
-import functools
 import math
 
 import numpy as np
-
-from transforms.core import ShapedArray
 
 from . import host, host_eager, runtime
 from .host import HostValue
@@ -35,15 +32,12 @@ _REAL = frozenset((np.dtype(np.float32), np.dtype(np.float64)))
 VAR_MAX_ELEMENTS = 1 << 12
 
 _reduce, _div, _sub, _mul, _sqrt = np.add.reduce, np.true_divide, np.subtract, np.multiply, np.sqrt
-_nd, _asarray = np.ndarray, np.asarray
-_HV = HostValue
-_prod = math.prod
-_aval = functools.partial(tuple.__new__, ShapedArray)   # ((shape, dtype, weak)): what ShapedArray() makes
+_asarray, _HV, _prod = np.asarray, HostValue, math.prod
+_err_set, _err_reset, _QUIET = host.err_set, host.err_reset, host.QUIET
 
 
 def _on():
     return host.MODE == "host" and runtime._kernels_on()
-_err_set, _err_reset, _QUIET = host.err_set, host.err_reset, host.QUIET
 
 
 def make(aval, fname, axes, correction):
@@ -58,9 +52,9 @@ def make(aval, fname, axes, correction):
         return None
     n = shape[axes[0]] if len(axes) == 1 else _prod([shape[a] for a in axes])
     count = dt.type(n)   # (the namespace's weak count, converted to x's dtype: the same rounding)
-    out_aval = _aval((tuple([d for i, d in enumerate(shape) if i not in axes]), dt, False))
+    out_aval = host.shared_aval(tuple([d for i, d in enumerate(shape) if i not in axes]), dt)
     kept = tuple([1 if i in axes else d for i, d in enumerate(shape)])
-    kept_aval = _aval((kept, dt, False))
+    kept_aval = host.shared_aval(kept, dt)
     full = not out_aval[0]   # (every axis reduced: NumPy gives scalars, boxed as 0-d arrays)
     var_like = fname != "mean"
     if var_like:
@@ -70,7 +64,7 @@ def make(aval, fname, axes, correction):
         root = fname == "std"
 
     def moment(v, keepdims):
-        if v.__class__ is not _HV or v._buf is not None and v._buf.is_deleted():
+        if v.__class__ is not _HV or v.is_deleted():
             return None
         x = v.np
         tok = _err_set(_QUIET)

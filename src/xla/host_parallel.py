@@ -28,7 +28,7 @@ import numpy as np
 
 from . import host
 
-# Output sizes from which the split pays (2-core CPU: a hand-off to a worker and back ~20-70 us): from ~2^19
+# Output sizes from which the split pays (2-core CPU: a hand-off to a worker and back ~70-100 us): from ~2^19
 # elements for an ufunc costing ~1 ns an element (add, divide, compare, sqrt), from 2^16 for a transcendental
 # one (~6-15 ns an element: sin(x) 2^16 elements 471 -> 307 us; x + y 2^19 450 -> 330 us).
 MIN_ELEMENTS = 1 << 19

@@ -358,10 +358,11 @@ def _make_host_impl(prim, kernel, xla_impl):
 
 
 def eager_fn(prim, in_avals, params):
-    """`prim` with `params` specialised to host-held operands of exactly `in_avals` (the backend's `eager_fn`
-    hook, for a namespace function keeping a validated plan per signature): fn(*raw) -> the eager result, or
+    """`prim` with `params` specialised to two host-held operands of exactly `in_avals` (the backend's `eager_fn`
+    hook, for a namespace function keeping a validated plan per signature): fn(a, b) -> the eager result, or
     None where fn declines (an operand not host-held, or donated; the caller binds, which raises or runs
-    elsewhere); None where there is no such path (no host kernel, values not host-held, several results).
+    elsewhere); None where there is no such path (not two operands, no specialised host kernel, values not
+    host-held, several results).
     The same kernel call as the bind's eager impl, without its per-call signature lookup (~1 us of 2)."""
     kernel = host_kernels.get(prim)
     if kernel is None or prim.multiple_results or not _host_on() or len(in_avals) != 2:
@@ -376,10 +377,7 @@ def eager_fn(prim, in_avals, params):
     dt, shape = out_aval.dtype, out_aval.shape
 
     def run(a, b):
-        if a.__class__ is not hv or b.__class__ is not hv:
-            return None
-        ba, bb = a._buf, b._buf
-        if ba is not None and ba.is_deleted() or bb is not None and bb.is_deleted():
+        if a.__class__ is not hv or b.__class__ is not hv or a.is_deleted() or b.is_deleted():
             return None
         tok = err_set(quiet)
         try:
