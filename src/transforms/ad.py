@@ -11,7 +11,7 @@
 from __future__ import annotations
 
 
-from .api_util import (Store, alias_pattern, argnums_tuple, box, flatten_fun, split_mutated, to_raw,
+from .api_util import (Store, alias_pattern, argnums_tuple, box, flatten_fun, run_flat, split_mutated, to_raw,
                        write_back)
 from .core import (Trace, Tracer, TracerArrayConversionError, UnexpectedTracerError, bind, boxing, current_trace,
                    get_aval, set_trace, unbox)
@@ -221,7 +221,7 @@ def jvp(fun, primals, tangents, has_aux=False):
                              f"shape {get_aval(p).shape}")
     store = Store()
     f = _aux_split(fun, has_aux)
-    out_p, out_t = jvp_flat(flatten_fun(f, tree, store, aliases=alias_pattern(p_leaves), writeback=True), ps, ts)
+    out_p, out_t = run_flat(lambda flat: jvp_flat(flat, ps, ts), f, tree, store, alias_pattern(p_leaves))
     out_p, finals = split_mutated(out_p, store)
     write_back(p_leaves, store.mutated, finals, "jvp")
     return _unaux(store.val, out_p, out_t[:len(out_p)], has_aux)
@@ -265,7 +265,7 @@ def linearize(fun, *primals):
     leaves, tree = tree_flatten(primals)
     ps = [to_raw(x, "linearize primal") for x in leaves]
     store = Store()
-    out_p, linear = linearize_flat(flatten_fun(fun, tree, store, aliases=alias_pattern(leaves), writeback=True), ps)
+    out_p, linear = run_flat(lambda flat: linearize_flat(flat, ps), fun, tree, store, alias_pattern(leaves))
     out_p, finals = split_mutated(out_p, store)
     write_back(leaves, store.mutated, finals, "linearize")
     n_user = len(out_p)
@@ -312,8 +312,7 @@ def vjp(fun, *primals, has_aux=False, _labels=None):
     store = Store()
     f = _aux_split(fun, has_aux)
     names = _leaf_labels(tree, _labels or [f"args[{i}]" for i in range(len(primals))])
-    out_p, linear = linearize_flat(flatten_fun(f, tree, store, aliases=alias_pattern(leaves), writeback=True),
-                                   ps, names)
+    out_p, linear = run_flat(lambda flat: linearize_flat(flat, ps, names), f, tree, store, alias_pattern(leaves))
     n_out = len(out_p)   # the linear map's outputs include the written-into arguments' finals (zero cotangent)
     out_p, finals = split_mutated(out_p, store)
     write_back(leaves, store.mutated, finals, "vjp/grad")

@@ -94,6 +94,19 @@ def flatten_fun(f, in_tree, store, where="function output", aliases=None, writeb
     return flat
 
 
+def run_flat(run, f, tree, store, aliases, where="function output"):
+    """run(flat) for flat = flatten_fun(f, ..., writeback=True): first with a box per leaf, so that an Array
+    handle the caller passed twice is two independent inputs (its tangents, batch axes and jit parameters
+    stay apart, as JAX's are); then, only where the function wrote into a handle passed more than once,
+    again with those leaves sharing one box, as eager code shares the handle (the write must show
+    through the other). aliases: alias_pattern of the argument leaves (or None: no handle twice).
+    Returns run's result; store holds the run that counts."""
+    out = run(flatten_fun(f, tree, store, where, writeback=True))
+    if store.mutated and aliases is not None and any(aliases.count(aliases[i]) > 1 for i in store.mutated):
+        out = run(flatten_fun(f, tree, store, where, aliases=aliases, writeback=True))
+    return out
+
+
 def split_mutated(outs, store):
     """(the function's own outputs, the final values of the arguments it wrote into)."""
     n = len(outs) - len(store.mutated)

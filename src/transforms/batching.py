@@ -14,7 +14,7 @@ from __future__ import annotations
 import functools
 import threading
 
-from .api_util import Store, alias_pattern, box, flatten_fun, split_mutated, to_raw, write_back
+from .api_util import Store, alias_pattern, box, run_flat, split_mutated, to_raw, write_back
 from .core import (ConcretizationTypeError, Trace, Tracer, TracerArrayConversionError, UnexpectedTracerError,
                    current_trace, get_aval, set_trace)
 from .primitives import structural as S
@@ -286,8 +286,8 @@ def vmap(fun, in_axes=0, out_axes=0, axis_size=None, axis_name=None):
         dims = [_norm_axis(a, len(get_aval(v).shape), "in_axes") for v, a in zip(raw, axes)]
         n = mapped_axis_size(raw, dims, axis_size, "vmap", "size")
         store = Store()
-        outs, odims = vmap_flat(flatten_fun(fun, tree, store, aliases=alias_pattern(leaves), writeback=True),
-                                raw, dims, n, axis_name)
+        outs, odims = run_flat(lambda flat: vmap_flat(flat, raw, dims, n, axis_name), fun, tree, store,
+                               alias_pattern(leaves))
         outs, finals = split_mutated(outs, store)
         odims, fdims = odims[:len(outs)], odims[len(outs):]
         if finals:

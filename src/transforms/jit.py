@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import inspect
 
-from .api_util import Store, alias_pattern, arg_aval, box, flatten_fun, to_raw, write_back
+from .api_util import Store, alias_pattern, arg_aval, box, flatten_fun, run_flat, to_raw, write_back
 from .backend import backend
 from .caches import LRUCache
 from .core import EVAL, Tracer, bind, boxing, current_trace, get_aval, set_trace, trace_state
@@ -147,10 +147,9 @@ class Jitted:
             return fun(*full, **kw, **kw_static_d)
 
         store = Store()
-        flat = flatten_fun(lambda dyn, kw: f(*dyn, **kw), tree, store, f"jit({self.__name__}) output",
-                           aliases=aliases, writeback=True)
         names = self._leaf_names(tree, dyn_idx, nargs)
-        closed = stage(flat, list(avals), names)
+        closed = run_flat(lambda flat: stage(flat, list(avals), names), lambda dyn, kw: f(*dyn, **kw), tree, store,
+                          aliases, f"jit({self.__name__}) output")
         jaxpr, consts = convert_constvars(closed)
         donate = self._donate_mask(tree, dyn_idx, len(consts))
         ent = _Entry(ClosedJaxpr(jaxpr, []), consts, store.val, donate, store.mutated)

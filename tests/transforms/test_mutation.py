@@ -106,6 +106,60 @@ def test_aliased_handles_behave_as_eagerly():
     np.testing.assert_allclose(np.asarray(y), [1.0, 2.0])
 
 
+def test_one_handle_passed_twice_is_two_inputs_where_nothing_writes_into_it():
+    # what JAX gives: the two positions are independent inputs (their tangents, cotangents and batch axes
+    # apart); once, a handle passed twice became one input, and a jitted f(x, x) then answered f(a, x)
+    rng = np.random.default_rng(7)
+    xn, an, tn = rng.standard_normal(4), rng.standard_normal(4), rng.standard_normal(4)
+    x, a = xp.asarray(xn), xp.asarray(an)
+    f = jit(lambda u, v: u * v + 1.0)
+    for _ in range(3):   # the C++ dispatcher's fast path as well as the first (Python) call
+        np.testing.assert_allclose(np.asarray(f(x, x)), xn * xn + 1.0, rtol=1e-15)
+        np.testing.assert_allclose(np.asarray(f(a, x)), an * xn + 1.0, rtol=1e-15)
+        np.testing.assert_allclose(np.asarray(f(x, a)), xn * an + 1.0, rtol=1e-15)
+    dot = lambda u, v: xp.sum(xp.sin(u) * v)
+    gu, gv = grad(dot, argnums=(0, 1))(x, x)
+    np.testing.assert_allclose(np.asarray(gu), np.cos(xn) * xn, rtol=1e-14)
+    np.testing.assert_allclose(np.asarray(gv), np.sin(xn), rtol=1e-14)
+    _, ct = vjp(lambda u, v: xp.sin(u) * v, x, x)
+    cu, cv = ct(xp.asarray(tn))
+    np.testing.assert_allclose(np.asarray(cu), np.cos(xn) * xn * tn, rtol=1e-14)
+    np.testing.assert_allclose(np.asarray(cv), np.sin(xn) * tn, rtol=1e-14)
+    _, t = jvp(lambda u, v: xp.sin(u) * v, (x, x), (xp.asarray(tn), xp.zeros(4)))
+    eps = 1e-6   # finite differences in u alone
+    fd = (np.sin(xn + eps * tn) * xn - np.sin(xn - eps * tn) * xn) / (2 * eps)
+    np.testing.assert_allclose(np.asarray(t), fd, rtol=1e-6, atol=1e-9)
+    outer = vmap(lambda u, v: u * v, in_axes=(0, None))(x, x)
+    np.testing.assert_allclose(np.asarray(outer), np.array([xi * xn for xi in xn]), rtol=1e-15)
+
+
+def test_the_function_runs_twice_only_when_it_writes_into_a_handle_passed_twice():
+    calls = []
+
+    def pure(u, v):
+        calls.append(1)
+        return u * v
+
+    def writes(u, v):
+        calls.append(1)
+        u += 1.0
+        return v * 1.0
+    x = xp.asarray([1.0, 2.0])
+    for T in (jit, lambda g: (lambda *a: jvp(g, a, (xp.ones(2), xp.ones(2)))[0]), vmap):
+        calls.clear()
+        T(pure)(x, x)
+        assert len(calls) == 1
+        calls.clear()
+        y = xp.asarray([1.0, 2.0])
+        np.testing.assert_allclose(np.asarray(T(writes)(y, y)), [2.0, 3.0])   # the write shows through v
+        np.testing.assert_allclose(np.asarray(y), [2.0, 3.0])
+        assert len(calls) == 2
+        calls.clear()
+        y, z = xp.asarray([1.0, 2.0]), xp.asarray([1.0, 2.0])
+        np.testing.assert_allclose(np.asarray(T(writes)(y, z)), [1.0, 2.0])  # distinct handles: once
+        assert len(calls) == 1
+
+
 @pytest.mark.parametrize("in_axes", [0, 1])
 def test_vmap_writes_back_batched_values_like_a_python_loop(in_axes):
     base = np.arange(6.0).reshape(2, 3)

@@ -1,0 +1,173 @@
+"""The Array node's callbacks that jaxlib's C++ dispatcher calls per Array argument and result of every jit
+call (xla/jit_dispatch.array_node): the C versions (xla/_dispatch_nodes.c, an optional extension) give what
+the Python ones give, for every kind of value an Array holds, raise the same errors, take the Python
+fallback only where it must (a host value without a live buffer), leak no references, and carry a jit
+call's values through unchanged. tests/xla/test_jit_dispatch.py has the dispatcher's caching behaviour."""
+import subprocess
+import sys
+
+import numpy as np
+import pytest
+
+import array_namespace as xp
+from transforms import jit, vmap
+from transforms.core import EVAL, boxing
+from xla import jit_dispatch
+from xla.host import HostValue
+
+native = pytest.param(True, id="native", marks=pytest.mark.skipif(
+    jit_dispatch._native is None, reason="the optional C extension xla._dispatch_nodes was not built"))
+KINDS = [pytest.param(False, id="python"), native]
+
+
+@pytest.fixture(params=KINDS)
+def node(request):
+    return jit_dispatch.array_node(native=request.param)
+
+
+def _device_held(values):
+    y = jit(lambda v: v + 0.0)(xp.asarray(values))   # a jit result holds a device buffer
+    assert type(y._v) is not HostValue
+    return y
+
+
+def test_the_default_install_uses_the_c_callbacks():
+    # the README's install builds the extension wherever a C compiler is (CI included); a missing one
+    # would only cost speed, so this names it rather than hiding it
+    assert jit_dispatch._native is not None
+    flat, unflat = jit_dispatch.array_node()
+    assert flat is jit_dispatch._native.flatten and unflat is jit_dispatch._native.unflatten
+
+
+def test_flatten_gives_the_buffer_of_each_kind_of_value(node):
+    flatten, _ = node
+    y = _device_held(np.arange(5.0))
+    kids, aux = flatten(y)
+    assert kids == (y._v,) and kids[0] is y._v and aux is None
+    x = xp.asarray(np.arange(7, dtype=np.int32))           # host-held, no buffer yet: made once
+    assert x._v._buf is None
+    (b,), aux = flatten(x)
+    assert aux is None and b is x._v._buf
+    np.testing.assert_array_equal(np.asarray(b), np.arange(7, dtype=np.int32))
+    (b2,), _ = flatten(x)                                   # ... and reused
+    assert b2 is b
+
+
+def test_both_callbacks_agree_value_for_value():
+    (pf, pu), (cf, cu) = jit_dispatch.array_node(native=False), jit_dispatch.array_node()
+    for a in (xp.asarray(np.float32(2.5)), xp.asarray(np.ones((2, 3), np.complex128)),
+              _device_held(np.arange(4.0)), xp.asarray(np.array([True, False]))):
+        assert pf(a) == cf(a)
+        pa, ca = pu(None, pf(a)[0]), cu(None, cf(a)[0])
+        assert type(pa) is type(ca) is boxing.box_type
+        assert pa._v is ca._v and pa._trace is ca._trace is EVAL
+
+
+def test_unflatten_makes_an_eager_array_around_the_buffer(node):
+    _, unflatten = node
+    y = _device_held(np.array([1.0, -2.0, 3.5]))
+    for kids in ((y._v,), [y._v]):
+        a = unflatten(None, kids)
+        assert type(a) is type(y) and a._v is y._v and a._trace is EVAL
+        np.testing.assert_array_equal(np.asarray(a), [1.0, -2.0, 3.5])
+        np.testing.assert_array_equal(np.asarray(a * 2.0 + 1.0), [3.0, -3.0, 8.0])
+
+
+@pytest.mark.skipif(jit_dispatch._native is None, reason="the optional C extension was not built")
+def test_c_callbacks_refuse_what_is_not_theirs():
+    c = jit_dispatch._native
+    with pytest.raises(ValueError, match="exactly one child"):
+        c.unflatten(None, ())
+    with pytest.raises(ValueError, match="exactly one child"):
+        c.unflatten(None, (1, 2))
+    with pytest.raises(TypeError, match="2 arguments"):
+        c.unflatten(None)
+
+    class NoSlots:
+        pass
+    with pytest.raises(TypeError, match="not a slot"):
+        c.configure(NoSlots, HostValue, EVAL, jit_dispatch._arg_buffer)
+    jit_dispatch.array_node()   # (still configured as before)
+    assert c.flatten(_device_held(np.ones(2)))[1] is None
+
+
+def test_a_donated_host_value_raises_the_same_error(node):
+    flatten, _ = node
+    y = xp.asarray(np.ones(1000))
+    jit(lambda v: v + 1.0, donate_argnums=0)(y)
+    assert y._v.is_deleted()
+    with pytest.raises(RuntimeError, match="donated"):
+        flatten(y)
+
+
+@pytest.mark.skipif(jit_dispatch._native is None, reason="the optional C extension was not built")
+def test_c_flatten_calls_python_only_for_a_host_value_without_a_live_buffer():
+    c, calls = jit_dispatch._native, []
+    y, x = _device_held(np.arange(3.0)), xp.asarray(np.arange(3.0))
+
+    def fallback(a):
+        calls.append(a)
+        return jit_dispatch._arg_buffer(a)
+    c.configure(boxing.box_type, HostValue, EVAL, fallback)
+    try:
+        c.flatten(y)
+        assert calls == []
+        c.flatten(x)          # no buffer yet
+        assert calls == [x]
+        c.flatten(x)          # a live one
+        assert calls == [x]
+    finally:
+        jit_dispatch.array_node()
+
+
+def test_no_reference_is_leaked(node):
+    flatten, unflatten = node
+    y = _device_held(np.arange(3.0))
+    x = xp.asarray(np.arange(3.0))
+    flatten(x)
+    buf_y, buf_x = y._v, x._v._buf
+    before = sys.getrefcount(buf_y), sys.getrefcount(buf_x), sys.getrefcount(EVAL)
+    for _ in range(1000):
+        flatten(y)
+        flatten(x)
+        unflatten(None, (buf_y,))
+    assert (sys.getrefcount(buf_y), sys.getrefcount(buf_x), sys.getrefcount(EVAL)) == before
+
+
+def test_jit_calls_through_the_dispatcher_match_numpy():
+    rng = np.random.default_rng(3)
+    a, b = rng.standard_normal((4, 3)), rng.standard_normal(3)
+    f = jit(lambda u, v, w: (u * v + w, {"s": xp.sum(u, axis=0)}))
+    for _ in range(3):   # the first call is a miss; the rest run in C++ through the node callbacks
+        x, y = xp.asarray(a), xp.asarray(b)
+        out, d = f(x, y, 2.0)
+        np.testing.assert_allclose(np.asarray(out), a * b + 2.0, rtol=1e-15)
+        np.testing.assert_allclose(np.asarray(d["s"]), a.sum(0), rtol=1e-15)
+        out2, _ = f(out, y, 0.5)   # a device-held result as an argument
+        np.testing.assert_allclose(np.asarray(out2), (a * b + 2.0) * b + 0.5, rtol=1e-15)
+        assert type(out2) is type(x) and out2._trace is EVAL
+    # the results are ordinary Arrays: transforms and eager ops take them
+    g = vmap(lambda r: xp.sum(r * r))(out2)
+    np.testing.assert_allclose(np.asarray(g), (((a * b + 2.0) * b + 0.5) ** 2).sum(1), rtol=1e-14)
+
+
+def test_without_the_extension_jit_runs_on_the_python_callbacks():
+    # (a fresh process: the dispatcher registers the Array node once, at its first jit)
+    code = """
+import numpy as np
+import array_namespace as xp
+from transforms import jit
+from xla import jit_dispatch
+jit_dispatch._native = None   # as where the optional extension was not built
+f = jit(lambda u, v: (u * v + 1.0, xp.sum(u)))
+x = xp.asarray(np.arange(4.0))
+for _ in range(3):
+    a, s = f(x, x)
+    b, _ = f(a, x)
+assert np.array_equal(np.asarray(a), np.arange(4.0) ** 2 + 1.0) and float(s) == 6.0
+assert np.array_equal(np.asarray(b), (np.arange(4.0) ** 2 + 1.0) * np.arange(4.0) + 1.0)
+assert jit_dispatch.array_node()[0] is jit_dispatch._arg_buffer
+print("ok")
+"""
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120)
+    assert out.returncode == 0 and out.stdout.strip() == "ok", out.stderr[-2000:]
