@@ -67,15 +67,16 @@ def package_of(mod):
 
 
 def discover(src=SRC):
-    """{dotted module name: file path} for every .py file of the three packages."""
+    """{dotted module name: file path} for every .py file of the three packages, and every C source (an
+    extension module of the same name, built by the install: see pyproject.toml; it imports nothing of ours)."""
     mods = {}
     for pkg in PACKAGES:
         for dirpath, dirnames, files in os.walk(os.path.join(src, pkg)):
             dirnames[:] = sorted(d for d in dirnames if not d.startswith((".", "__pycache__")))
             for f in sorted(files):
-                if not f.endswith(".py"):
+                if not f.endswith((".py", ".c")):
                     continue
-                rel = os.path.relpath(os.path.join(dirpath, f), src)[:-3].split(os.sep)
+                rel = os.path.relpath(os.path.join(dirpath, f), src).rsplit(".", 1)[0].split(os.sep)
                 if rel[-1] == "__init__":
                     rel = rel[:-1]
                 mods[".".join(rel)] = os.path.join(dirpath, f)
@@ -135,6 +136,8 @@ def parse_module(mod, path, mods, src=SRC):
     """(edges, [(file, line, name, text)]) of one file: the edges go to modules of the three
     packages only; the second list holds private names of other packages it uses, and its
     imports of jax/jaxlib (name "jax"/"jaxlib") where the rules forbid them."""
+    if path.endswith(".c"):
+        return [], []
     with open(path, encoding="utf-8") as fh:
         source = fh.read()
     lines = source.splitlines()
