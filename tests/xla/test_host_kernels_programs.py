@@ -3,7 +3,6 @@ equals jit (XLA) per dtype, incl. special values; eager work on new shapes compi
 no value leaks over 10^5 eager ops; several threads run eager ops at once.
 """
 import gc
-import threading
 
 import numpy as np
 import pytest
@@ -15,6 +14,7 @@ from xla import _jaxlib, host, runtime
 from xla.host import HostValue, host_kernels
 
 from test_host_kernels import assert_same, flushed, specials, subnormal
+from thread_util import run_threads
 
 pytestmark = pytest.mark.skipif(host.MODE == "xla", reason="host kernels switched off (ARRAY_NAMESPACE_EAGER=xla)")
 
@@ -222,24 +222,14 @@ def test_no_buffer_or_host_value_leaks_over_100k_eager_ops():
 
 
 def test_threads_run_eager_ops_at_once():
-    errors = []
-
     def work(seed):
-        try:
-            rng = np.random.default_rng(seed)
-            for _ in range(200):
-                a = rng.standard_normal((5 + seed, 3))
-                x = xp.asarray(a)
-                got = np.asarray(xp.sum(xp.exp(x) * 2.0, axis=1) - x[:, 0])
-                np.testing.assert_allclose(got, (np.exp(a) * 2.0).sum(1) - a[:, 0], rtol=1e-12)
-        except Exception as e:   # pragma: no cover - reported below
-            errors.append(e)
-    ts = [threading.Thread(target=work, args=(s,)) for s in range(4)]
-    for t in ts:
-        t.start()
-    for t in ts:
-        t.join()
-    assert not errors, errors
+        rng = np.random.default_rng(seed)
+        for _ in range(200):
+            a = rng.standard_normal((5 + seed, 3))
+            x = xp.asarray(a)
+            got = np.asarray(xp.sum(xp.exp(x) * 2.0, axis=1) - x[:, 0])
+            np.testing.assert_allclose(got, (np.exp(a) * 2.0).sum(1) - a[:, 0], rtol=1e-12)
+    run_threads(work)
 
 
 def test_host_values_enter_jit_once_and_donation_consumes_them():

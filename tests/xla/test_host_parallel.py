@@ -3,7 +3,6 @@ bit for bit (every broadcast form, dtypes, special values), silences NumPy's war
 kernel does, is taken by eager ops on large operands and declined off its path, is safe from several threads at
 once, and works in a forked child."""
 import os
-import threading
 import time
 import warnings
 
@@ -13,6 +12,7 @@ import pytest
 import array_namespace as xp
 from transforms.core import ShapedArray
 from xla import host, host_parallel, runtime
+from thread_util import run_threads
 
 
 @pytest.fixture
@@ -119,20 +119,12 @@ def test_several_threads_at_once(two_threads):
     rng = np.random.default_rng(4)
     xs = [rng.standard_normal((1024, 600)) for _ in range(4)]
     kernel = host_parallel.split(np.multiply, [_aval(xs[0])] * 2)
-    results, errors = [None] * 4, []
+    results = [None] * 4
 
     def work(i):
-        try:
-            for _ in range(5):
-                results[i] = kernel(xs[i], xs[i])
-        except Exception as e:   # pragma: no cover - reported below
-            errors.append(e)
-    threads = [threading.Thread(target=work, args=(i,)) for i in range(4)]
-    for t in threads:
-        t.start()
-    for t in threads:
-        t.join(60)
-    assert not errors and not any(t.is_alive() for t in threads)
+        for _ in range(5):
+            results[i] = kernel(xs[i], xs[i])
+    run_threads(work)
     for x, r in zip(xs, results):
         np.testing.assert_array_equal(r, x * x)
 
