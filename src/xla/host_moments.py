@@ -23,7 +23,7 @@ import math
 
 import numpy as np
 
-from . import host, host_eager, runtime
+from . import host, host_eager, host_parallel, runtime
 from .host import HostValue
 
 _REAL = frozenset((np.dtype(np.float32), np.dtype(np.float64)))
@@ -63,13 +63,17 @@ def make(aval, fname, axes, correction):
         leading = axes == tuple(range(len(axes)))   # (else the mean keeps its axes to broadcast, as the body)
         root = fname == "std"
 
+    total = host_parallel.split_reduce(np.add, aval, axes)   # (large: over the cores, reduce_sum's kernel)
+    if total is None:
+        total = lambda x: _reduce(x, axes, dt)   # noqa: E731
+
     def moment(v, keepdims):
         if v.__class__ is not _HV or v.is_deleted():
             return None
         x = v.np
         tok = _err_set(_QUIET)
         try:
-            s = _div(_reduce(x, axes, dt), count)   # (the mean)
+            s = _div(total(x), count)   # (the mean)
             if var_like:
                 d = _sub(x, s if leading else s.reshape(kept))
                 _mul(d, d, out=d)

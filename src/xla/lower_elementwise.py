@@ -306,15 +306,16 @@ def _h_rem(x, y):
     return np.where(zero, x, np.fmod(x, d))
 
 
-def _pow_float_scalar(x, y):
+def _pow_float_scalar(x, y, mul=np.multiply):
     """Float x to a 0-d float exponent y: y = 2 or 3 by multiplication -- what XLA makes of a constant exponent
     under jit (its simplifier: x*x, x*x*x; for 2 also exactly pow's correctly rounded square) -- at a fraction
-    of libm pow's cost (scipy's moments: x ** 2 over large arrays); other exponents: pow."""
+    of libm pow's cost (scipy's moments: x ** 2 over large arrays); other exponents: pow. (`mul`: np.multiply,
+    split over threads for large x.)"""
     e = y.item()
     if e == 2.0:
-        return np.multiply(x, x)
+        return mul(x, x)
     if e == 3.0:
-        return np.multiply(np.multiply(x, x), x)
+        return mul(mul(x, x), x)
     if e == 0.5:   # NumPy's power takes sqrt for a scalar 0.5; C pow's (-0) ** 0.5 is +0, (-inf) ** 0.5 is +inf
         r = np.add(np.sqrt(x), x.dtype.type(0))
         return np.where(x == -np.inf, x.dtype.type(np.inf), r)
@@ -445,8 +446,18 @@ for _table in (_H_UNARY, _H_BINARY):
         specializers[_p] = _s_direct(_fn, _kinds)
 specializers[E.div_p] = _s_direct(np.true_divide, "f")
 specializers[E.rem_p] = _s_direct(np.fmod, "f")
-specializers[E.pow_p] = lambda avals, params: (None if avals[0].dtype.kind != "f" else
-                                               _pow_float_scalar if len(avals[1].shape) == 0 else np.power)
+
+
+def _s_pow(avals, params):
+    if avals[0].dtype.kind != "f":
+        return None
+    if len(avals[1].shape):
+        return np.power
+    mul = split(np.multiply, [avals[0], avals[0]])
+    return _pow_float_scalar if mul is None else lambda x, y: _pow_float_scalar(x, y, mul)
+
+
+specializers[E.pow_p] = _s_pow
 
 
 def _s_select_n(avals, params):

@@ -10,6 +10,7 @@ from transforms.primitives import structural as S
 
 from ._jaxlib import hlo, ir
 from .host import host_kernels, specializers
+from .host_parallel import split_copy, split_reduce
 from .lowering import constant, fill_region, jaxpr_subcomp, lowering_rules, tensor_type, ttype
 
 # ----------------------------------------------------------------------------- shapes
@@ -175,6 +176,9 @@ def _h_transpose(x, *, permutation):
     out = np.transpose(x, permutation)
     if out.size > TRANSPOSE_COPY_MAX:
         return out
+    copy = split_copy(out.shape, out.dtype)
+    if copy is not None:
+        return copy(out)   # (over the cores: 2020x70 ~80 -> ~45 us)
     if x.ndim == 2 and permutation == (1, 0) and x.size > 8192 and x.shape[0] >= 4 * x.shape[1]:
         # a tall matrix (scipy's samples x features moved to features x samples): copied in bands of 256 rows,
         # each band's columns landing in cache-resident stretches of the output (2020x70: ~2x NumPy's copy)
@@ -237,6 +241,9 @@ def _s_reducer(kind, ufunc, bool_ufunc=None, with_dtype=False):
                 return None   # (the kernel fills the identity)
         if k == "b" and bool_reduce is not None:
             return lambda x: bool_reduce(x, axes)
+        par = split_reduce(ufunc, a, axes)
+        if par is not None:
+            return par   # (large: over the cores, the same bits)
         if with_dtype:
             dt = a.dtype
             return lambda x: reduce(x, axes, dt)
