@@ -25,6 +25,8 @@ own input shape (rows and columns offset by the call's index), so no earlier cal
 process has compiled or cached anything for its shapes. Imports and backend start-up
 (one tiny array op) happen before, and are reported separately.
 WARM: the median of repeated calls on the same inputs after one extra warm-up call.
+Before each call's timings the child collects garbage, and it pauses the collector while timing (as
+`timeit` does), in every backend alike: a 10-40 ms full collection would otherwise land on one cold call.
 Results are blocked on inside the timed region (ours: ``block_until_ready``; JAX:
 ``jax.block_until_ready``; strict and torch CPU are synchronous).
 
@@ -33,6 +35,8 @@ call's tolerance), or whose warm result differs from its cold one, is reported a
 the reason, never timed silently; totals and goals use only calls that passed on both sides.
 """
 import argparse
+import contextlib
+import gc
 import json
 import os
 import statistics
@@ -212,6 +216,19 @@ def _as_np(to_np, v):
     return np.asarray(to_np(v), dtype=np.float64)
 
 
+@contextlib.contextmanager
+def _no_gc_pauses():
+    """Garbage collected before a call's timings and the collector paused during them (as `timeit` does),
+    the same in every backend's child: a full collection of a process holding scipy, scikit-learn and a
+    backend takes 10-40 ms and otherwise lands on whichever single cold call happens to trigger it."""
+    gc.collect()
+    gc.disable()
+    try:
+        yield
+    finally:
+        gc.enable()
+
+
 def run_child(backend, quick, only, results_dir):
     t0 = time.perf_counter()
     os.environ["SCIPY_ARRAY_API"] = "1"           # before anything imports scipy
@@ -232,7 +249,7 @@ def run_child(backend, quick, only, results_dir):
             inputs = make(np.random.default_rng(1000 + idx), n, p)
             a = {k: to_b(v) for k, v in inputs.items()}
             block(list(a.values()))
-            with warnings.catch_warnings():
+            with warnings.catch_warnings(), _no_gc_pauses():
                 warnings.simplefilter("ignore")
                 t = time.perf_counter()
                 out = block(call(L, a))
