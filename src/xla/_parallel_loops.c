@@ -1,34 +1,28 @@
-/* NumPy ufunc inner loops run over the cores without the GIL, on spinning workers.
+/* NumPy ufunc inner loops run over the cores without the GIL, on spinning workers (see xla/host_parallel.py).
  *
- * Why: an eager elementwise op on a 10^5-10^6 element array takes ~50-500 us on one core, and library
- * code (scipy's moments: ~15 such ops with a little Python between each) spends most of its time in
- * them. XLA's CPU executables (what JAX runs eagerly) use the second core for such ops; a Python
- * thread pool cannot, because its hand-off (a futex wake-up: ~50-100 us on a VM) costs more than the
- * work. Here the workers are C threads that spin for a while after each task (as XLA's pool does),
- * so the next op finds them awake; the calling thread releases the GIL and takes chunks itself, and
- * takes all of them when no worker is free, so an op is never slower than on one core by more than
- * the bookkeeping.
+ * Why: library code (scipy's moments: ~15 ops on 10^5-element arrays, Python between them) spends most of its
+ * eager time in elementwise ops on one core, where XLA's executables (JAX) use every core. A Python pool cannot
+ * help at that size: its hand-off (a futex wake-up, ~50-100 us on a VM) costs more than the work. These
+ * workers are C threads that stay awake `spin_us` after each task, as XLA's and OpenMP's pools do, so the next
+ * op finds them; the caller releases the GIL and takes chunks itself, and runs a small op alone (waking them
+ * for the next) when they sleep, so an op is never slower than on one core by more than the bookkeeping.
  *
- * A loop is NumPy's own 1-d inner loop, taken from the ufunc's loop table (`functions`/`data`/`types`,
- * the head of PyUFuncObject, the same in NumPy 1.26 and 2.x): the loop NumPy's own call of the ufunc
- * runs for that type signature, on the same elements, so each value is the same bit for bit. Only
- * numeric signatures are made (the caller checks), whose loops never touch Python objects.
+ * A loop is entry `index` of the ufunc's loop table (`functions`/`data`, the head of PyUFuncObject, the same in
+ * NumPy 1.26 and 2.x): a loop NumPy has for that type signature, though not always the one its call runs (NumPy
+ * 2 dispatches SIMD versions of exp, tan, ... elsewhere); the caller makes only ufuncs whose every correct
+ * loop gives the same bits, and only numeric signatures, whose loops never touch Python objects.
  *
- * Python API:
- *   configure(ufunc_type, threads, spin_us)      -- the numpy.ufunc type; worker count (1: none); spin
- *   make(ufunc, index, formats) -> loop           -- loop `index` of `ufunc`; formats: each operand's
- *                                                    buffer format, outputs last ("d", "?", "Zd", ...)
- *   run(loop, out, *ins) -> bool                   -- out[...] = ufunc(*ins), ins broadcast to out's
- *                                                    shape: True; False (nothing written) where an
- *                                                    operand's format is not the loop's, or it is not
- *                                                    aligned (NumPy buffers such data for its loops)
- *   reduce(loop, out, x[, start]) -> bool         -- out[r] = the loop's reduction of row x[r, :] (x 2-d,
- *                                                    out 1-d), the accumulator starting at the bytes
- *                                                    `start` or else at the row's first element
- *   copier(format, itemsize) -> loop               -- a loop copying elements: run(copier, out, view)
- *                                                    lays `view` out as `out` is
- *   stats() -> (parallel runs, runs on the caller alone)
- * `out` is always a fresh array: it must not overlap an input (chunks run at once).
+ * Python API (`out` is always fresh: it must not overlap an input, since chunks run at once):
+ *   configure(ufunc_type, threads, spin_us)    the numpy.ufunc type; worker count + 1; how long they spin
+ *   make(ufunc, index, formats) -> loop        formats: each operand's buffer format, the output last
+ *   run(loop, out, *ins) -> bool               out = ufunc(*ins), ins broadcast to out's shape; False (nothing
+ *                                              written) where an operand is not of the loop's format, or
+ *                                              unaligned (NumPy buffers such data for its loops)
+ *   reduce(loop, out, x[, start]) -> bool      out[r] = row x[r, :] reduced (x 2-d, out 1-d), the accumulator
+ *                                              starting at the bytes `start`, else at the row's first element
+ *   copier(format, itemsize) -> loop           copies elements: run(copier, out, view) lays `view` out as `out`
+ *   park()                                     spinning workers sleep now (`park_capsule`: for other C code)
+ *   stats() -> (runs shared with workers, runs on the caller alone, workers asleep now)
  */
 #define PY_SSIZE_T_CLEAN
 #include <Python.h>
@@ -38,31 +32,9 @@
 #include <sched.h>
 #include <time.h>
 
-typedef void (*loop_fn)(char **args, const Py_ssize_t *dims, const Py_ssize_t *steps, void *data);
+#include "_loops.h"
 
-/* numpy/ufuncobject.h's PyUFuncObject up to its type table (unchanged since NumPy 1.x) */
-typedef struct {
-    PyObject_HEAD
-    int nin, nout, nargs;
-    int identity;
-    loop_fn *functions;
-    void *const *data;
-    int ntypes;
-    int reserved1;
-    const char *name;
-    const char *types;
-} ufunc_head;
-
-#define MAXARGS 4
 #define MAXDIM 64
-
-typedef struct {
-    loop_fn fn;
-    void *data;
-    int nargs;                 /* operands, the output last */
-    PyObject *ufunc;           /* kept alive while the loop is */
-    char formats[MAXARGS][8];
-} loop_spec;
 
 /* ------------------------------------------------------------------ one task: a loop over an nd space */
 typedef struct {
@@ -135,6 +107,7 @@ static atomic_long done_chunks = 0;
 static unsigned long long sequence = 0;
 static task_t the_task;
 static atomic_ulong n_parallel = 0, n_alone = 0;
+static atomic_ulong parked_at = ~0UL;      /* park(): workers that have seen this generation sleep at once */
 #define MAXCHUNKS 4095
 
 static long now_ns(void) {
@@ -174,10 +147,9 @@ static void *worker(void *arg) {
         unsigned long g;
         unsigned spins = 0;
         while ((g = atomic_load(&generation)) == seen) {
-            if ((++spins & 255) == 0) {
-                long waited = now_ns() - t0;
-                if (waited <= spin_ns) {
-                    if (waited > 50000) sched_yield();   /* (past the first 50 us: any runnable thread goes first) */
+            if ((++spins & 255) == 0 || atomic_load(&parked_at) == seen) {
+                if (now_ns() - t0 <= spin_ns && atomic_load(&parked_at) != seen) {
+                    relax();
                     continue;
                 }
                 pthread_mutex_lock(&sleep_mu);
@@ -193,6 +165,13 @@ static void *worker(void *arg) {
         take_chunks();
     }
     return NULL;
+}
+
+/* Spinning workers go to sleep now: another thread pool is about to need the cores (an XLA executable's: a
+ * worker spinning beside it slowed a 1.5 ms jitted call by ~35% on 2 cores). A few ns. */
+static void park(void) {   /* (it names the generation, not a count: a park while a worker is still finishing a task,
+                              * or still waking from a sleep, counts for it too) */
+    if (n_workers > 0) atomic_store(&parked_at, atomic_load(&generation));
 }
 
 static void after_fork_child(void) {   /* a forked child has no workers: start them again when needed */
@@ -270,6 +249,18 @@ static void execute(task_t *t) {
 static PyTypeObject *ufunc_type = NULL;
 static Py_ssize_t min_chunk = 16384;
 
+/* cut t's units (elements or rows) into ~4 chunks per thread of at least `grain` units; run with the GIL released */
+static void launch(task_t *t, Py_ssize_t grain) {
+    if (t->total <= 0) return;
+    int parts = 4 * (n_workers + 1);   /* (<= MAXCHUNKS: n_workers < 256) */
+    Py_ssize_t chunk = (t->total + parts - 1) / parts;
+    t->chunk = chunk < grain ? grain : chunk;
+    t->nchunks = (t->total + t->chunk - 1) / t->chunk;
+    Py_BEGIN_ALLOW_THREADS
+    execute(t);
+    Py_END_ALLOW_THREADS
+}
+
 static PyObject *configure(PyObject *self, PyObject *args) {
     PyObject *ut;
     int threads;
@@ -291,7 +282,7 @@ static PyObject *configure(PyObject *self, PyObject *args) {
 }
 
 static void loop_free(PyObject *cap) {
-    loop_spec *L = PyCapsule_GetPointer(cap, "parallel_loop");
+    loop_spec *L = PyCapsule_GetPointer(cap, LOOP_CAPSULE);
     if (L != NULL) {
         Py_XDECREF(L->ufunc);
         PyMem_Free(L);
@@ -336,7 +327,7 @@ static PyObject *make(PyObject *self, PyObject *args) {
     L->nargs = nargs;
     Py_INCREF(u);
     L->ufunc = u;
-    PyObject *cap = PyCapsule_New(L, "parallel_loop", loop_free);
+    PyObject *cap = PyCapsule_New(L, LOOP_CAPSULE, loop_free);
     if (cap == NULL) { Py_DECREF(u); PyMem_Free(L); }
     return cap;
 }
@@ -372,7 +363,7 @@ static PyObject *copier(PyObject *self, PyObject *args) {
     L->nargs = 2;
     strcpy(L->formats[0], f);
     strcpy(L->formats[1], f);
-    PyObject *cap = PyCapsule_New(L, "parallel_loop", loop_free);
+    PyObject *cap = PyCapsule_New(L, LOOP_CAPSULE, loop_free);
     if (cap == NULL) PyMem_Free(L);
     return cap;
 }
@@ -399,7 +390,7 @@ static PyObject *run(PyObject *self, PyObject *const *args, Py_ssize_t nargs) {
         PyErr_SetString(PyExc_TypeError, "run(loop, out, *ins)");
         return NULL;
     }
-    loop_spec *L = PyCapsule_GetPointer(args[0], "parallel_loop");
+    loop_spec *L = PyCapsule_GetPointer(args[0], LOOP_CAPSULE);
     if (L == NULL) return NULL;
     if (nargs - 1 != L->nargs) {
         PyErr_Format(PyExc_TypeError, "run: the loop takes %d operands", L->nargs);
@@ -477,16 +468,7 @@ static PyObject *run(PyObject *self, PyObject *const *args, Py_ssize_t nargs) {
     t.ndim = m;
     t.total = total;
     t.elements = total;
-    if (total > 0) {
-        int parts = 4 * (n_workers + 1);   /* (<= MAXCHUNKS: n_workers < 256) */
-        Py_ssize_t chunk = (total + parts - 1) / parts;
-        if (chunk < min_chunk) chunk = min_chunk;
-        t.chunk = chunk;
-        t.nchunks = (total + chunk - 1) / chunk;
-        Py_BEGIN_ALLOW_THREADS
-        execute(&t);
-        Py_END_ALLOW_THREADS
-    }
+    launch(&t, min_chunk);
     result = Py_True;
     Py_INCREF(result);
 done:
@@ -501,7 +483,7 @@ static PyObject *reduce(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
         PyErr_SetString(PyExc_TypeError, "reduce(loop, out, x[, initial])");
         return NULL;
     }
-    loop_spec *L = PyCapsule_GetPointer(args[0], "parallel_loop");
+    loop_spec *L = PyCapsule_GetPointer(args[0], LOOP_CAPSULE);
     if (L == NULL) return NULL;
     if (L->nargs != 3 || strcmp(L->formats[0], L->formats[2]) || strcmp(L->formats[1], L->formats[2])) {
         PyErr_SetString(PyExc_TypeError, "reduce: the loop must be binary, of one type throughout");
@@ -548,16 +530,7 @@ static PyObject *reduce(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
     t.strides[1][1] = vx.strides[1];
     t.total = vx.shape[0];
     t.elements = vx.shape[0] * vx.shape[1];
-    if (t.total > 0) {
-        int parts = 4 * (n_workers + 1);
-        Py_ssize_t chunk = (t.total + parts - 1) / parts, grain = (min_chunk + vx.shape[1] - 1) / vx.shape[1];
-        if (chunk < grain) chunk = grain;
-        t.chunk = chunk;
-        t.nchunks = (t.total + chunk - 1) / chunk;
-        Py_BEGIN_ALLOW_THREADS
-        execute(&t);
-        Py_END_ALLOW_THREADS
-    }
+    launch(&t, (min_chunk + vx.shape[1] - 1) / vx.shape[1]);   /* (rows of at least min_chunk elements) */
     result = Py_True;
     Py_INCREF(result);
 done:
@@ -566,8 +539,14 @@ done:
     return result;
 }
 
+static PyObject *py_park(PyObject *self, PyObject *unused) {
+    park();
+    Py_RETURN_NONE;
+}
+
 static PyObject *stats(PyObject *self, PyObject *unused) {
-    return Py_BuildValue("(kk)", (unsigned long)atomic_load(&n_parallel), (unsigned long)atomic_load(&n_alone));
+    return Py_BuildValue("(kki)", (unsigned long)atomic_load(&n_parallel), (unsigned long)atomic_load(&n_alone),
+                         (int)atomic_load(&sleepers));
 }
 
 static PyMethodDef methods[] = {
@@ -576,6 +555,7 @@ static PyMethodDef methods[] = {
     {"run", (PyCFunction)(void (*)(void))run, METH_FASTCALL, "run(loop, out, *ins): out = ufunc(*ins)"},
     {"copier", copier, METH_VARARGS, "copier(format, itemsize) -> a loop copying such elements"},
     {"reduce", (PyCFunction)(void (*)(void))reduce, METH_FASTCALL, "reduce(loop, out, x): out = rows of x reduced"},
+    {"park", py_park, METH_NOARGS, "park(): spinning workers sleep now (another pool needs the cores)"},
     {"stats", stats, METH_NOARGS, "(runs over the workers, runs on the caller alone)"},
     {NULL, NULL, 0, NULL},
 };
@@ -584,5 +564,14 @@ static struct PyModuleDef module = {PyModuleDef_HEAD_INIT, "_parallel_loops", NU
 
 PyMODINIT_FUNC PyInit__parallel_loops(void) {
     pthread_atfork(NULL, NULL, after_fork_child);
-    return PyModule_Create(&module);
+    PyObject *m = PyModule_Create(&module);
+    if (m == NULL) return NULL;
+    /* park() for other C code (the jit callbacks): a capsule holding the function */
+    PyObject *cap = PyCapsule_New((void *)park, "xla._parallel_loops.park", NULL);
+    if (cap == NULL || PyModule_AddObject(m, "park_capsule", cap) < 0) {
+        Py_XDECREF(cap);
+        Py_DECREF(m);
+        return NULL;
+    }
+    return m;
 }

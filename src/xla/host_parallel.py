@@ -135,7 +135,7 @@ def _natural_dtype(fn, dtypes):
         return None
 
 
-def _native_loop(fn, dtypes, out_dtype, allowed=EXACT):
+def native_loop(fn, dtypes, out_dtype, allowed=EXACT):
     """The C loop of ufunc `fn` (one of `allowed`) for exactly these operand dtypes (NumPy's loop for them), or
     None."""
     if _native is None or fn not in allowed or (any(d.kind == "c" for d in dtypes) and fn not in EXACT_COMPLEX):
@@ -187,13 +187,28 @@ def split(fn, in_avals):
     dt = _natural_dtype(fn, [a.dtype for a in in_avals])
     if dt is None:
         return None
-    loop = _native_loop(fn, [np.dtype(a.dtype) for a in in_avals], dt) if size >= MIN_ELEMENTS_NATIVE else None
+    loop = native_loop(fn, [np.dtype(a.dtype) for a in in_avals], dt) if size >= MIN_ELEMENTS_NATIVE else None
     if loop is not None:
         return _native_kernel(fn, loop, shape, dt)
     rows = shape[0]
     if size < (MIN_ELEMENTS_COSTLY if fn in _COSTLY else MIN_ELEMENTS) or rows < THREADS:
         return None
     return _pool_kernel(fn, in_avals, shape, dt)
+
+
+def _no_workers():
+    pass
+
+
+# park(): spinning C workers go to sleep now, as an XLA executable's thread pool is about to need the cores (a
+# worker spinning beside a 1.5 ms jitted call slowed it ~35% on 2 cores): run before every executable. (A few ns in
+# C.)
+park = _no_workers if _native is None else _native.park
+
+
+def park_capsule():
+    """park() as a C function pointer (for the jit callbacks in xla/_dispatch_nodes.c), or None."""
+    return None if _native is None else _native.park_capsule
 
 
 # Reductions run as NumPy's reduce runs them on a C-contiguous row: its loop called once on the row, the
@@ -204,7 +219,7 @@ _REDUCE_OK = frozenset((np.add, np.multiply, np.maximum, np.minimum))
 _sum_starts = {}
 
 
-def _sum_start(dt):
+def sum_start(dt):
     """The accumulator start (bytes) of NumPy's float row sums, None for the row's first element, or False where
     neither gives NumPy's bits on a probe (then sums are left to NumPy)."""
     got = _sum_starts.get(dt)
@@ -214,7 +229,7 @@ def _sum_start(dt):
         probe[1] = -0.0
         probe[2, ::3] = -0.0
         want = np.add.reduce(probe, 1, dt)
-        loop = _native_loop(np.add, [dt, dt], dt, _REDUCE_OK)
+        loop = native_loop(np.add, [dt, dt], dt, _REDUCE_OK)
         for start in (np.array(0.0, dt).tobytes(), None):
             out = np.empty(3, dt)
             if loop is not None and _native.reduce(loop, out, probe, start) and out.tobytes() == want.tobytes():
@@ -241,12 +256,12 @@ def split_reduce(fn, aval, axes):
         rows *= d
     if n == 0 or rows < 2 or n * rows < MIN_ELEMENTS_NATIVE:
         return None
-    loop = _native_loop(fn, [dt, dt], dt, _REDUCE_OK)
+    loop = native_loop(fn, [dt, dt], dt, _REDUCE_OK)
     if loop is None:
         return None
     initial = None
     if fn is np.add and dt.kind == "f":
-        initial = _sum_start(dt)
+        initial = sum_start(dt)
         if initial is False:
             return None
     reduce, empty, out_shape, plain = _native.reduce, np.empty, shape[:nd - k], fn.reduce

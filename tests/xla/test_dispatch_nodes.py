@@ -179,7 +179,8 @@ for _ in range(3):
     b, _ = f(a, x)
 assert np.array_equal(np.asarray(a), np.arange(4.0) ** 2 + 1.0) and float(s) == 6.0
 assert np.array_equal(np.asarray(b), (np.arange(4.0) ** 2 + 1.0) * np.arange(4.0) + 1.0)
-assert jit_dispatch.array_node()[0] is jit_dispatch._arg_buffer
+import types
+assert all(isinstance(f, types.FunctionType) for f in jit_dispatch.array_node())   # (Python's, not C builtins)
 print("ok")
 """
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120)

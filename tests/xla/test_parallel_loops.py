@@ -126,11 +126,11 @@ def test_declined_operands_take_the_plain_call():
     assert not unaligned.flags.aligned and np.array_equal(unaligned, x)
     swapped = x.astype(">f8")
     kernel = host_parallel.split(np.add, [_aval(x), _aval(x)])
-    before = host_parallel._native.stats()
+    before = host_parallel._native.stats()[:2]
     for y in (unaligned, swapped):
         _same(kernel(x, y), np.add(x, y))
-    assert host_parallel._native.stats() == before   # (neither ran in C)
-    loop = host_parallel._native_loop(np.add, [np.dtype("d")] * 2, np.dtype("d"))
+    assert host_parallel._native.stats()[:2] == before   # (neither ran in C)
+    loop = host_parallel.native_loop(np.add, [np.dtype("d")] * 2, np.dtype("d"))
     out = np.full(x.shape, 7.0)
     assert host_parallel._native.run(loop, out, x, unaligned) is False and (out == 7.0).all()   # (nothing written)
     with pytest.raises(ValueError, match="broadcast"):
@@ -194,7 +194,7 @@ def test_eager_library_shaped_work_takes_it_and_equals_numpy():
     m = xp.mean(x, axis=1, keepdims=True)
     d = x - m
     got = (xp.mean(d ** 2, axis=1), xp.max(xp.abs(d), axis=1), xp.sum(d * d * d, axis=1))
-    runs = [s - b for s, b in zip(host_parallel._native.stats(), before)]
+    runs = [s - b for s, b in zip(host_parallel._native.stats()[:2], before[:2])]
     t = np.ascontiguousarray(a.T)
     want_m = np.add.reduce(t, 1) / 2020
     want_d = t - want_m[:, None]
@@ -257,11 +257,38 @@ def test_workers_that_never_spin_still_share_large_ops_and_exit():
         "ks = hp.split(np.add, [ShapedArray(small.shape, small.dtype)] * 2)\n"
         "for _ in range(5):\n"
         "    assert (kb(big, big) == 2).all() and (ks(small, small) == 2).all()\n"
-        "par, alone = hp._native.stats()\n"
+        "par, alone, _ = hp._native.stats()\n"
         "assert par == 5 and alone == 5, (par, alone)\n")
     env = dict(os.environ, ARRAY_NAMESPACE_HOST_SPIN_US="0", ARRAY_NAMESPACE_HOST_THREADS="2")
     r = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True, timeout=120)
     assert r.returncode == 0, r.stderr
+
+
+def test_park_and_jit_calls_send_spinning_workers_to_sleep():
+    """Workers spinning (here for up to 1 s) beside an XLA executable would take its pool's cores: park(), and
+    every jit call through the C callbacks, sends them to sleep at once."""
+    code = (
+        "import time, numpy as np\n"
+        "import array_namespace as xp\n"
+        "from transforms import jit\n"
+        "from xla import host_parallel as hp\n"
+        "x = xp.asarray(np.ones((1024, 1024)))   # (2^20 elements: always shared, waking the workers)\n"
+        "f = jit(lambda v: v * 2.0)\n"
+        "f(x)\n"
+        "def asleep_after(action):\n"
+        "    (x + 1.0).block_until_ready()   # a shared op: the workers spin after it\n"
+        "    assert hp._native.stats()[0] >= 1\n"
+        "    action()\n"
+        "    t0 = time.monotonic()\n"
+        "    while hp._native.stats()[2] < hp.THREADS - 1:\n"
+        "        assert time.monotonic() - t0 < 0.5, 'still spinning'   # (else they spin 1 s)\n"
+        "        time.sleep(0.001)\n"
+        "asleep_after(hp.park)\n"
+        "asleep_after(lambda: f(x).block_until_ready())\n"
+        "print('ok')\n")
+    env = dict(os.environ, ARRAY_NAMESPACE_HOST_SPIN_US="1000000", ARRAY_NAMESPACE_HOST_THREADS="2")
+    r = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True, timeout=120)
+    assert r.returncode == 0 and r.stdout.strip() == "ok", r.stderr
 
 
 @pytest.mark.parametrize("raw, want", [("0", 0.0), ("250", 250.0), ("1.5", 1.5), ("", host_parallel.SPIN_US)])
@@ -269,7 +296,7 @@ def test_spin_setting(raw, want):
     assert host_parallel._spin_us({"ARRAY_NAMESPACE_HOST_SPIN_US": raw}) == want
 
 
-@pytest.mark.parametrize("raw", ["-1", "fast", "1e9", "nan"])
+@pytest.mark.parametrize("raw", ["-1", "fast", "1e9", "nan", "inf"])
 def test_a_bad_spin_setting_is_refused(raw):
     with pytest.raises(ValueError, match="ARRAY_NAMESPACE_HOST_SPIN_US"):
         host_parallel._spin_us({"ARRAY_NAMESPACE_HOST_SPIN_US": raw})
