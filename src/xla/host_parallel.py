@@ -136,8 +136,8 @@ def _natural_dtype(fn, dtypes):
 
 
 def native_loop(fn, dtypes, out_dtype, allowed=EXACT):
-    """The C loop of ufunc `fn` (one of `allowed`) for exactly these operand dtypes (NumPy's loop for them), or
-    None."""
+    """The C loop of ufunc `fn` (one of `allowed`) for exactly these operand dtypes, all one dtype: the entry of its
+    loop table for them (for `allowed` ufuncs, the same bits as NumPy's own call), or None."""
     if _native is None or fn not in allowed or (any(d.kind == "c" for d in dtypes) and fn not in EXACT_COMPLEX):
         return None
     if any(d.kind not in "biufc" or not d.isnative for d in (*dtypes, out_dtype)):

@@ -10,7 +10,7 @@ from transforms.primitives import structural as S
 
 from ._jaxlib import hlo, ir
 from .host import host_kernels, specializers
-from .host_parallel import split_copy, split_reduce
+from .host_parallel import MIN_ELEMENTS_NATIVE, split_copy, split_reduce
 from .lowering import constant, fill_region, jaxpr_subcomp, lowering_rules, tensor_type, ttype
 
 # ----------------------------------------------------------------------------- shapes
@@ -176,9 +176,10 @@ def _h_transpose(x, *, permutation):
     out = np.transpose(x, permutation)
     if out.size > TRANSPOSE_COPY_MAX:
         return out
-    copy = split_copy(out.shape, out.dtype)
-    if copy is not None:
-        return copy(out)   # (over the cores: 2020x70 ~80 -> ~45 us)
+    if out.size >= MIN_ELEMENTS_NATIVE:
+        copy = split_copy(out.shape, out.dtype)
+        if copy is not None:
+            return copy(out)   # (over the cores: 2020x70 ~80 -> ~45 us)
     if x.ndim == 2 and permutation == (1, 0) and x.size > 8192 and x.shape[0] >= 4 * x.shape[1]:
         # a tall matrix (scipy's samples x features moved to features x samples): copied in bands of 256 rows,
         # each band's columns landing in cache-resident stretches of the output (2020x70: ~2x NumPy's copy)

@@ -259,9 +259,7 @@ def test_workers_that_never_spin_still_share_large_ops_and_exit():
         "    assert (kb(big, big) == 2).all() and (ks(small, small) == 2).all()\n"
         "par, alone, _ = hp._native.stats()\n"
         "assert par == 5 and alone == 5, (par, alone)\n")
-    env = dict(os.environ, ARRAY_NAMESPACE_HOST_SPIN_US="0", ARRAY_NAMESPACE_HOST_THREADS="2")
-    r = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True, timeout=120)
-    assert r.returncode == 0, r.stderr
+    _child_ok(code, spin_us="0")
 
 
 def test_park_and_jit_calls_send_spinning_workers_to_sleep():
@@ -284,10 +282,15 @@ def test_park_and_jit_calls_send_spinning_workers_to_sleep():
         "        assert time.monotonic() - t0 < 0.5, 'still spinning'   # (else they spin 1 s)\n"
         "        time.sleep(0.001)\n"
         "asleep_after(hp.park)\n"
-        "asleep_after(lambda: f(x).block_until_ready())\n"
-        "print('ok')\n")
-    env = dict(os.environ, ARRAY_NAMESPACE_HOST_SPIN_US="1000000", ARRAY_NAMESPACE_HOST_THREADS="2")
-    r = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True, timeout=120)
+        "asleep_after(lambda: f(x).block_until_ready())\n")
+    _child_ok(code, spin_us="1000000")
+
+
+def _child_ok(code, spin_us):
+    """`code` run to its end in a fresh process with two host threads spinning `spin_us`."""
+    env = dict(os.environ, ARRAY_NAMESPACE_HOST_SPIN_US=spin_us, ARRAY_NAMESPACE_HOST_THREADS="2")
+    r = subprocess.run([sys.executable, "-c", code + "print('ok')\n"], env=env, capture_output=True, text=True,
+                       timeout=120)
     assert r.returncode == 0 and r.stdout.strip() == "ok", r.stderr
 
 
