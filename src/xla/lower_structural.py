@@ -10,7 +10,7 @@ from transforms.primitives import structural as S
 
 from ._jaxlib import hlo, ir
 from .host import host_kernels, specializers
-from .host_parallel import MIN_ELEMENTS_NATIVE, split_copy, split_reduce
+from .host_parallel import MIN_ELEMENTS_NATIVE, park, split_copy, split_reduce
 from .lowering import constant, fill_region, jaxpr_subcomp, lowering_rules, tensor_type, ttype
 
 # ----------------------------------------------------------------------------- shapes
@@ -275,9 +275,21 @@ host_kernels[R.argmax_p] = _h_arg(np.argmax)
 host_kernels[R.argmin_p] = _h_arg(np.argmin)
 
 
+# From this many multiply-adds a matmul runs on OpenBLAS's threads, and host_parallel's spinning workers are parked
+# first (beside them scikit-learn's euclidean_distances medium, one 2032x82 @ 82x2032, took 135-154 ms cold, not 50-115)
+BLAS_THREADED_MACS = 1 << 18
+
+
+def _parked_matmul(x, y):
+    park()
+    return np.matmul(x, y)
+
+
 def _h_dot_general(x, y, *, dimension_numbers):
     """(batch, lhs free, rhs free) as one batched matmul (BLAS for floats)."""
     (lc, rc), (lb, rb) = dimension_numbers
+    if x.size * y.size >= BLAS_THREADED_MACS * max(1, x.shape[lc[0]] if lc else 1):
+        park()   # (x.size * y.size / k: the multiply-adds of a matmul)
     if lc == (1,) and rc == (0,) and not lb and x.ndim == 2 and y.ndim == 2:   # (matmul: checked first)
         return np.matmul(x, y)
     lf = [d for d in range(x.ndim) if d not in lc and d not in lb]
@@ -301,7 +313,9 @@ def _s_dot_general(avals, params):
     (lc, rc), (lb, rb) = params["dimension_numbers"]
     x, y = avals
     if lc == (1,) and rc == (0,) and not lb and len(x.shape) == 2 and len(y.shape) == 2 and x.dtype != np.bool_:
-        return np.matmul   # (what the kernel's first branch calls)
+        m, k = x.shape
+        # (what the kernel's first branch calls)
+        return _parked_matmul if m * k * y.shape[1] >= BLAS_THREADED_MACS else np.matmul
     return None
 
 

@@ -286,6 +286,25 @@ def test_park_and_jit_calls_send_spinning_workers_to_sleep():
     _child_ok(code, spin_us="1000000")
 
 
+@pytest.mark.skipif(host.MODE != "host", reason="host kernels run only for host-held values (the default mode)")
+def test_lapack_and_large_matmuls_park_the_workers_first(monkeypatch):
+    """OpenBLAS's threads need the cores too: every LAPACK kernel and a matmul from 2^18 multiply-adds park the
+    spinning workers first; a small matmul does not pay for it."""
+    from xla import lower_lapack, lower_structural
+    parks = []
+    for mod in (lower_lapack, lower_structural):
+        monkeypatch.setattr(mod, "park", lambda: parks.append(1))
+    rng = np.random.default_rng(11)
+    a, b = rng.standard_normal((97, 61)), rng.standard_normal((61, 89))
+    for run, want, parked in ((lambda: xp.linalg.svd(xp.asarray(a), full_matrices=False)[1],
+                               np.linalg.svd(a, compute_uv=False), True),
+                              (lambda: xp.asarray(a) @ xp.asarray(b), a @ b, True),
+                              (lambda: xp.asarray(a[:4, :4]) @ xp.asarray(b[:4, :4]), a[:4, :4] @ b[:4, :4], False)):
+        parks.clear()
+        np.testing.assert_allclose(np.asarray(run()), want, rtol=1e-12, atol=1e-12)
+        assert bool(parks) == parked
+
+
 def _child_ok(code, spin_us):
     """`code` run to its end in a fresh process with two host threads spinning `spin_us`."""
     env = dict(os.environ, ARRAY_NAMESPACE_HOST_SPIN_US=spin_us, ARRAY_NAMESPACE_HOST_THREADS="2")
