@@ -207,6 +207,13 @@ static int ensure_started(void) {
     return started > 0;
 }
 
+/* A worker's chunk later than the caller's own work by more than STALL_NS means another thread holds its core
+ * (OpenBLAS's threads spin ~0.1 s after each call; on 2 cores a descheduled worker cost an op a whole time slice,
+ * LDA's cold call 31 -> 68 ms): ops then run alone for BACKOFF_NS, the workers parked. */
+#define STALL_NS 200000
+#define BACKOFF_NS 50000000
+static long alone_until = 0;                /* (read and written under task_mu) */
+
 /* Elements from which an op waits for sleeping workers to wake: below, a wake-up (~20-50 us on a VM) costs
  * more than their share of the work saves, so the caller runs it alone and wakes them for the next op. */
 #define WAKE_PAYS (1 << 19)
@@ -216,7 +223,8 @@ static int ensure_started(void) {
 static void execute(task_t *t) {
     if (n_workers > 0 && t->nchunks > 1 && t->nchunks <= MAXCHUNKS && ensure_started() && pthread_mutex_trylock(&task_mu) == 0) {
         int asleep = atomic_load(&sleepers);
-        int share = asleep < n_workers || t->elements >= WAKE_PAYS;
+        long start = now_ns();
+        int share = (asleep < n_workers || t->elements >= WAKE_PAYS) && start >= alone_until;
         if (share) {
             the_task = *t;
             atomic_store(&done_chunks, 0);
@@ -224,18 +232,23 @@ static void execute(task_t *t) {
             atomic_store(&claim, (sequence << 24) | ((unsigned long long)t->nchunks << 12));
         }
         atomic_fetch_add(&generation, 1);   /* (not shared: the claim word stays spent; workers just wake) */
-        if (asleep > 0 && (share || spin_ns > 0)) {   /* (never spinning: woken for nothing) */
+        if (asleep > 0 && (share || (spin_ns > 0 && start >= alone_until))) {   /* (never spinning: woken for nothing) */
             pthread_mutex_lock(&sleep_mu);
             pthread_cond_broadcast(&sleep_cv);
             pthread_mutex_unlock(&sleep_mu);
         }
         if (share) {
             take_chunks();
-            long t0 = now_ns();
+            long t0 = now_ns(), t1;
             unsigned spins = 0;
             while (atomic_load(&done_chunks) < t->nchunks) {   /* a worker finishing its chunk */
                 if ((++spins & 255) == 0 && now_ns() - t0 > 20000) sched_yield();
                 else relax();
+            }
+            t1 = now_ns();
+            if (t1 - t0 > STALL_NS + (t0 - start)) {   /* a worker's chunk came late: the cores are contended */
+                alone_until = t1 + BACKOFF_NS;
+                atomic_store(&parked_at, atomic_load(&generation));
             }
         } else {
             run_range(t, 0, t->total);
