@@ -7,19 +7,22 @@ XLA's executables (what JAX runs eagerly) use every core: library code doing ~15
 `split(fn, in_avals)` gives, for a signature large enough to pay, a kernel computing `fn` over the cores:
 
 - Exact ufuncs (EXACT: the correctly rounded IEEE operations, comparisons, integer and bitwise ones, whose
-  every correct loop gives the same bits) run by the C extension `_parallel_loops`: NumPy's own inner loop
-  for the signature, taken from the ufunc's loop table, called over chunks of the output by the calling
+  every correct loop gives the same bits) run by the C extension `_parallel_loops`: the inner loop of the
+  ufunc's own loop table for the signature, called over chunks of the output by the calling
   thread (GIL released) and C workers that spin a while after each task, so the next op finds them awake
   (a hand-off costs ~1 us, not a ~50-100 us futex wake-up); from MIN_ELEMENTS_NATIVE elements (32768 f64
   adds: 10.8 -> 6.6 us; 2020x70 `x - mean`: 107 -> 21 us). A transcendental ufunc's table loop may not be
   the one NumPy calls (NumPy 2 dispatches SIMD versions of exp, tan, ... elsewhere: other last bits), so
-  those are never run this way.
+  those are never run this way. The workers yield to other runnable threads after 50 us of spinning, sleep at
+  once on park() (before every XLA executable, LAPACK call and large matmul: those pools need the cores) and
+  stay out for 50 ms after one of their chunks came late (another thread held the core).
 - Otherwise (no extension built, or not an exact ufunc): the output is cut along its first axis into one
   block per thread, each computed by the same ufunc call on its slices from a thread pool; from
   MIN_ELEMENTS (MIN_ELEMENTS_COSTLY for transcendental ufuncs), where the pool's hand-off pays.
 
-Either way each element comes from the same ufunc loop on the same operands as the single call: the same
-values bit for bit. The calling thread always computes part of the work itself and all of it when the
+Either way each value is the single call's, bit for bit. `split_reduce` (sums, products, max, min over
+trailing axes, row by row as NumPy's reduce runs them) and `split_copy` (a transpose laid out) use the same
+C workers. The calling thread always computes part of the work itself and all of it when the
 workers are busy (another thread's op), so a call from any thread, or several at once, makes progress.
 Workers run with NumPy's floating-point warnings silenced, as every host kernel does. Pools are made on
 first use and anew in a forked child (a child inherits no threads). ARRAY_NAMESPACE_HOST_THREADS=N sets the
