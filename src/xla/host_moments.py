@@ -76,7 +76,7 @@ def make(aval, fname, axes, correction):
     if total is None:
         total = lambda x: _reduce(x, axes, dt)   # noqa: E731
     plan = _fused_plan(shape, dt, axes, fname, count, dcount if var_like else None)
-    run_plan, empty, k = _run_fused, np.empty, out_aval[0]   # (the result's shape)
+    run_plan, empty, out_shape = _run_fused, np.empty, out_aval[0]
 
     def moment(v, keepdims):
         if v.__class__ is not _HV or v.is_deleted():
@@ -84,7 +84,7 @@ def make(aval, fname, axes, correction):
         x = v.np
         s = None
         if plan is not None:   # (small 2-d: the same steps in one C call)
-            s = empty(k, dt)
+            s = empty(out_shape, dt)
             if not run_plan(plan, x, s):
                 s = None   # (x not C-contiguous: the NumPy calls)
         if s is None:

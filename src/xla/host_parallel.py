@@ -155,15 +155,16 @@ def native_loop(fn, dtypes, out_dtype, allowed=EXACT):
     return _native.make(fn, index, tuple(memoryview(np.empty(0, d)).format for d in (*dtypes, out_dtype)))
 
 
-_configured = []
+_configured = False
 
 
 def _configure():
+    global _configured
     if not _configured:
         with _pool_lock:
             if not _configured:
                 _native.configure(np.ufunc, THREADS, _spin_us())   # (its workers start on the first parallel run)
-                _configured.append(True)
+                _configured = True
 
 
 def split(fn, in_avals):

@@ -276,7 +276,7 @@ host_kernels[R.argmin_p] = _h_arg(np.argmin)
 
 
 # From this many multiply-adds a matmul runs on OpenBLAS's threads, and host_parallel's spinning workers are parked
-# first (beside them scikit-learn's euclidean_distances medium, one 2032x82 @ 82x2032, took 135-154 ms cold, not 50-115)
+# first, as before LAPACK calls (xla/lower_lapack.py): OpenBLAS needs the cores too
 BLAS_THREADED_MACS = 1 << 18
 
 
@@ -285,13 +285,16 @@ def _parked_matmul(x, y):
     return np.matmul(x, y)
 
 
+def _matmul_for(macs):
+    """np.matmul for a product of `macs` multiply-adds, parking the workers first where OpenBLAS threads it."""
+    return _parked_matmul if macs >= BLAS_THREADED_MACS else np.matmul
+
+
 def _h_dot_general(x, y, *, dimension_numbers):
     """(batch, lhs free, rhs free) as one batched matmul (BLAS for floats)."""
     (lc, rc), (lb, rb) = dimension_numbers
-    if x.size * y.size >= BLAS_THREADED_MACS * max(1, x.shape[lc[0]] if lc else 1):
-        park()   # (x.size * y.size / k: the multiply-adds of a matmul)
     if lc == (1,) and rc == (0,) and not lb and x.ndim == 2 and y.ndim == 2:   # (matmul: checked first)
-        return np.matmul(x, y)
+        return _matmul_for(x.size * y.shape[1])(x, y)
     lf = [d for d in range(x.ndim) if d not in lc and d not in lb]
     rf = [d for d in range(y.ndim) if d not in rc and d not in rb]
     bshape = [x.shape[d] for d in lb]
@@ -299,10 +302,11 @@ def _h_dot_general(x, y, *, dimension_numbers):
     fx, fy = [x.shape[d] for d in lf], [y.shape[d] for d in rf]
     a = np.transpose(x, list(lb) + lf + list(lc)).reshape(nb, int(np.prod(fx, dtype=np.int64)), nk)
     b = np.transpose(y, list(rb) + list(rc) + rf).reshape(nb, nk, int(np.prod(fy, dtype=np.int64)))
+    matmul = _matmul_for(a.size * b.shape[2])
     if x.dtype == np.bool_:
-        out = np.matmul(a.astype(np.int64), b.astype(np.int64)) != 0   # or of ands
+        out = matmul(a.astype(np.int64), b.astype(np.int64)) != 0   # or of ands
     else:
-        out = np.matmul(a, b)
+        out = matmul(a, b)
     return out.reshape(bshape + fx + fy)
 
 
@@ -313,9 +317,7 @@ def _s_dot_general(avals, params):
     (lc, rc), (lb, rb) = params["dimension_numbers"]
     x, y = avals
     if lc == (1,) and rc == (0,) and not lb and len(x.shape) == 2 and len(y.shape) == 2 and x.dtype != np.bool_:
-        m, k = x.shape
-        # (what the kernel's first branch calls)
-        return _parked_matmul if m * k * y.shape[1] >= BLAS_THREADED_MACS else np.matmul
+        return _matmul_for(x.shape[0] * x.shape[1] * y.shape[1])   # (what the kernel's first branch calls)
     return None
 
 
