@@ -37,28 +37,11 @@ import pytest  # noqa: E402
 
 
 @pytest.fixture
-def fresh_op_budgets(monkeypatch):
-    """No signature has spent any of its op-by-op budget (staged calls, eager loops, composite special
-    kernels), and budgets no loaded machine spends by accident: "compiles nothing" tests then do not depend
-    on what earlier tests ran (a spent budget compiles; an evicted executable compiles again)."""
+def fresh_staged():
+    """Every staged body is staged afresh (its way decided again): tests that count compiles or force the
+    eager policy's threshold then do not depend on what earlier tests ran."""
     from transforms import jaxpr_transforms as JT
-    from xla import host_eager
-    monkeypatch.setattr(host_eager, "_left", {})   # (eager loops' and composite special kernels' budgets)
-    monkeypatch.setattr(host_eager, "BY_OP_BUDGET_S", 10.0)
-    monkeypatch.setattr(host_eager, "BY_OP_BUDGET_HEAVY_S", 10.0)
     JT._staged_jaxpr.cache_clear()
-
-
-@pytest.fixture
-def planned_moments(monkeypatch):
-    """xp.mean/var/std take their planned paths (bound primitives, staged calls), not the backend's direct run of
-    small real operands (xla/host_moments.py, tested in tests/xla/test_host_moments.py): the paths complex,
-    declined and non-host values take, tested here on any operand."""
-    from array_namespace import _statistical as ST
-    from transforms.backend import backend
-    monkeypatch.setattr(ST, "_DIRECT", {})
-    monkeypatch.setattr(ST, "_DIRECT_AXES", {})
-    monkeypatch.setattr(backend, "eager_moment", lambda aval, fname, axes, correction: None)
 
 
 @pytest.fixture

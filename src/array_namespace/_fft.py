@@ -127,7 +127,7 @@ def _c2c(fname, x, n, axis, norm, inverse):
     return wrap(_scale(out, fname, norm, n, inverse))
 
 
-@compiled(host="fft.fft")
+@compiled
 def fft(x, /, *, n=None, axis=-1, norm="backward"):
     """The one-dimensional discrete Fourier transform along axis.
 
@@ -145,7 +145,7 @@ def fft(x, /, *, n=None, axis=-1, norm="backward"):
     return _c2c("fft", x, n, axis, norm, False)
 
 
-@compiled(host="fft.ifft")
+@compiled
 def ifft(x, /, *, n=None, axis=-1, norm="backward"):
     """The one-dimensional inverse discrete Fourier transform along axis.
 
@@ -175,7 +175,7 @@ def _irfft_raw(fname, v, n, axis, norm):
     return _scale(out, fname, norm, n, True)
 
 
-@compiled(host="fft.rfft")
+@compiled
 def rfft(x, /, *, n=None, axis=-1, norm="backward"):
     """The one-dimensional discrete Fourier transform of a real signal: the n // 2 + 1 non-negative frequencies.
 
@@ -195,7 +195,7 @@ def rfft(x, /, *, n=None, axis=-1, norm="backward"):
     return wrap(_rfft_raw("rfft", x, v, n, axis, norm))
 
 
-@compiled(host="fft.irfft")
+@compiled
 def irfft(x, /, *, n=None, axis=-1, norm="backward"):
     """The inverse of rfft: a real signal of length n from its non-negative frequencies.
 
@@ -300,7 +300,7 @@ def _c2cn(fname, x, s, axes, norm, inverse):
     return wrap(_scale(out, fname, norm, math.prod(s), inverse))
 
 
-@compiled(host="fft.fftn")
+@compiled
 def fftn(x, /, *, s=None, axes=None, norm="backward"):
     """The n-dimensional discrete Fourier transform over the given axes.
 
@@ -319,7 +319,7 @@ def fftn(x, /, *, s=None, axes=None, norm="backward"):
     return _c2cn("fftn", x, s, axes, norm, False)
 
 
-@compiled(host="fft.ifftn")
+@compiled
 def ifftn(x, /, *, s=None, axes=None, norm="backward"):
     """The n-dimensional inverse discrete Fourier transform over the given axes.
 
@@ -338,7 +338,7 @@ def ifftn(x, /, *, s=None, axes=None, norm="backward"):
     return _c2cn("ifftn", x, s, axes, norm, True)
 
 
-@compiled(host="fft.rfftn")
+@compiled
 def rfftn(x, /, *, s=None, axes=None, norm="backward"):
     """The n-dimensional discrete Fourier transform of a real x: the last axis keeps s[-1] // 2 + 1 frequencies.
 
@@ -471,7 +471,7 @@ def _shift(fname, x, axes, sign):
     return roll(x, shifts, axis=axes)
 
 
-@compiled(host="fft.fftshift")
+@compiled
 def fftshift(x, /, *, axes=None):
     """x with the zero-frequency term moved to the centre: each axis rolled by half its length.
 
@@ -486,7 +486,7 @@ def fftshift(x, /, *, axes=None):
     return _shift("fftshift", x, axes, 1)
 
 
-@compiled(host="fft.ifftshift")
+@compiled
 def ifftshift(x, /, *, axes=None):
     """The inverse of fftshift: each axis rolled back by half its length.
 

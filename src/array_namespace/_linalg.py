@@ -97,7 +97,7 @@ def _eye_like(v):
 
 # -------------------------------------------------------------------------- decompositions
 
-@compiled(host="linalg.cholesky")
+@compiled
 def cholesky(x, /, *, upper=False):
     """L with x = L L^H (or U with x = U^H U when upper=True); x Hermitian positive-definite."""
     x = _matrix("cholesky", x)
@@ -105,7 +105,7 @@ def cholesky(x, /, *, upper=False):
     return wrap(LP.mH(lo) if upper else lo)
 
 
-@compiled(host="linalg.eigh", result=EighResult)
+@compiled
 def eigh(x, /):
     """Eigenvalues (ascending, real) and orthonormal eigenvectors of Hermitian matrices."""
     x = _matrix("eigh", x)
@@ -113,7 +113,7 @@ def eigh(x, /):
     return EighResult(wrap(w), wrap(v))
 
 
-@compiled(host="linalg.eigvalsh")
+@compiled
 def eigvalsh(x, /):
     x = _matrix("eigvalsh", x)
     w, _ = LP.eigh(_symmetrize(_strong(x)))
@@ -135,7 +135,7 @@ def eigvals(x, /):
     return wrap(w)
 
 
-@compiled(host="linalg.qr", result=QRResult)
+@compiled
 def qr(x, /, *, mode="reduced"):
     if mode not in ("reduced", "complete"):
         raise ValueError(f"qr: mode must be 'reduced' or 'complete', got {mode!r}")
@@ -144,14 +144,14 @@ def qr(x, /, *, mode="reduced"):
     return QRResult(wrap(q), wrap(r))
 
 
-@compiled(host="linalg.svd", result=SVDResult)
+@compiled
 def svd(x, /, *, full_matrices=True):
     x = _matrix("svd", x, square=False)
     s, u, vh = LP.svd(_strong(x), full_matrices=bool(full_matrices), compute_uv=True)
     return SVDResult(wrap(u), wrap(s), wrap(vh))
 
 
-@compiled(host="linalg.svdvals")
+@compiled
 def svdvals(x, /):
     x = _matrix("svdvals", x, square=False)
     (s,) = LP.svd(_strong(x), full_matrices=False, compute_uv=False)
@@ -181,7 +181,7 @@ def _lu_solve(a, b):
     return LP.triangular_solve(lu, y, left_side=True, lower=False)
 
 
-@compiled(host="linalg.solve")
+@compiled
 def solve(x1, x2, /):
     """x with x1 @ x = x2; x2 of shape (M,) is a single vector, else (..., M, K)."""
     x1 = as_array(x1, "solve", "x1")
@@ -217,13 +217,13 @@ def _lu_inv(a):
     return LP.triangular_solve(lu, y, left_side=True, lower=False)
 
 
-@compiled(host="linalg.inv")
+@compiled
 def inv(x, /):
     x = _matrix("inv", x)
     return wrap(_lu_inv(_strong(x)))
 
 
-@compiled(host="linalg.det")
+@compiled
 def det(x, /):
     x = _matrix("det", x)
     a = _strong(x)
@@ -235,7 +235,7 @@ def det(x, /):
     return wrap(P.mul(prod, _parity_sign(piv, x.dtype)))
 
 
-@compiled(host="linalg.slogdet", result=SlogdetResult)
+@compiled
 def slogdet(x, /):
     """(sign, log|det|); sign is 0 and logabsdet -inf for singular matrices."""
     x = _matrix("slogdet", x)
@@ -355,7 +355,7 @@ def _keep(v, shape, axes, keepdims):
     return S.reshape(v, tuple(1 if i in axes else d for i, d in enumerate(shape)))
 
 
-@compiled(host="linalg.vector_norm")
+@compiled
 def vector_norm(x, /, *, axis=None, keepdims=False, ord=2):
     x = as_array(x, "vector_norm")
     check_kind("vector_norm", x.dtype, D.FLOATING, "a floating-point")
@@ -385,7 +385,7 @@ def vector_norm(x, /, *, axis=None, keepdims=False, ord=2):
     return wrap(_keep(out, x.shape, axes, keepdims))
 
 
-@compiled(host="linalg.matrix_norm")
+@compiled
 def matrix_norm(x, /, *, keepdims=False, ord="fro"):
     x = _matrix("matrix_norm", x, square=False)
     if not isinstance(ord, str) and type(py_number(ord)) in (int, float):   # NumPy scalars too
@@ -451,7 +451,7 @@ def trace(x, /, *, offset=0, dtype=None):
     return _sum(_diagonal(x, offset, "trace"), axis=-1, dtype=dtype)
 
 
-@compiled(host="linalg.outer")
+@compiled
 def outer(x1, x2, /):
     x1, x2 = as_array(x1, "outer", "x1"), as_array(x2, "outer", "x2")
     dt = D.promote(x1.dtype, x2.dtype, "outer")

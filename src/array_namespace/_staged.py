@@ -6,9 +6,8 @@ Used by xp.linalg and xp.fft (compiled) and by xp.special's iterative functions 
 transform both trace the function inline. Where eager work runs on host kernels (the CPU), the first
 UNSTAGED_CALLS calls at a signature run the plain body op by op instead of staging it: staging and
 building its host program cost several times a run, and library code calls most shapes once or a few
-times. A composite
-with a direct form on host kernels (`compiled(host=...)`: xla/host_composites.py) runs that instead of
-its plain body there: the same kernels, without a bind per primitive.
+times. The plain body binds the same primitives on the same kernels as the staged call's way there
+("host" or "bind", xla/host_eager.py), so the switch never changes a result's bits.
 """
 from __future__ import annotations
 
@@ -21,7 +20,7 @@ import numpy as np
 from transforms.api_util import to_raw
 from transforms.backend import backend
 from transforms.core import EVAL, ShapedArray, get_aval, trace_state
-from transforms.jaxpr_transforms import host_composites, stage, staged_call
+from transforms.jaxpr_transforms import stage, staged_call
 from transforms.pytree import tree_flatten, tree_unflatten
 
 from ._array import Array
@@ -56,15 +55,15 @@ class _Signature:
         return [to_raw(x, f"{self.__name__} output") for x in leaves]
 
 
-def compiled(fn=None, *, arrays=None, plain_first=True, host=None, result=None):
+def compiled(fn=None, *, arrays=None, plain_first=True):
     """Run a namespace function eagerly as one staged call per signature (`staged_call`).
 
     Each of these functions is a composition of many primitives. Called eagerly with Array
     arguments, the whole function is staged once per signature: Array arguments are traced, every
     other argument is static (part of the cache key, with its type, so True and 1 stay apart).
-    On the CPU, where every primitive of the staged body has a host kernel, it then runs op by op
-    on them (no compile per new shape) until a hot signature has spent about a compile's time so;
-    otherwise, and then, as one compiled executable (`staged_call(by_op=True)`).
+    On the CPU it then runs op by op on host kernels (no compile per new shape) unless its operands
+    are large, where it runs as one compiled executable (`staged_call(by_op=True)`: the way is
+    decided once per signature from static facts, xla/host_eager.py).
     Validation runs while staging, so errors are the same. Under a transform the function is
     traced inline.
 
@@ -76,14 +75,9 @@ def compiled(fn=None, *, arrays=None, plain_first=True, host=None, result=None):
     names; default its positional-only ones): an Array given for a static parameter (an axis, n)
     is traced when staged, and refused there (a traced value has no Python value) -- run plain it
     would be read and taken. plain_first=False: always staged (bucketed's padded bodies).
-
-    host: the name of fn's direct form in `host_composites` (xla/host_composites.py): those first calls
-    then run it instead of the plain body -- the same host kernels on the same values, without a bind
-    (and its miss at a new signature) per primitive -- unless it declines (None). It returns raw outputs:
-    one, or `result(*outputs)` (a NamedTuple type).
     """
     if fn is None:
-        return functools.partial(compiled, arrays=arrays, plain_first=plain_first, host=host, result=result)
+        return functools.partial(compiled, arrays=arrays, plain_first=plain_first)
     signatures = {}
     _ALL_SIGNATURES.append(signatures)
     params = list(inspect.signature(fn).parameters.values())
@@ -122,10 +116,6 @@ def compiled(fn=None, *, arrays=None, plain_first=True, host=None, result=None):
                 if len(seen) >= _SEEN_MAX:
                     seen.clear()
                 seen[avals] = left - 1
-                if host is not None and not kws and all(_host_by_op(a.dtype) for a in avals):
-                    outs = _direct(host, args, kwargs)   # (it declines operands too large for op by op)
-                    if outs is not None:
-                        return result(*map(wrap, outs)) if result is not None else wrap(outs[0])
                 if _plain_runs_on_host(avals):
                     leaves, tree = tree_flatten(fn(*args, **kwargs))
                     return tree_unflatten(tree, [wrap(to_raw(x, f"{name} output")) for x in leaves])
@@ -136,17 +126,6 @@ def compiled(fn=None, *, arrays=None, plain_first=True, host=None, result=None):
 
 
 _ALL_SIGNATURES: list = []     # every `compiled` function's signature table
-
-
-def _direct(host, args, kwargs):
-    """The raw outputs of composite `host` computed directly on host kernels, or None (declined)."""
-    direct = host_composites.get(host)
-    if direct is None:
-        return None
-    try:
-        return direct(*[a._v if type(a) is Array else a for a in args], **kwargs)
-    except TypeError:      # (arguments it does not take: the plain body says what is wrong)
-        return None
 
 
 def forget_signatures():
@@ -171,7 +150,7 @@ def _plain_runs_on_host(avals):
     for a in avals:
         if not _host_by_op(a.dtype):
             return False
-    return backend.eager_by_op(_identity(avals[0].dtype), avals) > 0
+    return backend.eager_way(_identity(avals[0].dtype), avals) != "compile"
 
 
 @functools.lru_cache(maxsize=None)
@@ -179,7 +158,7 @@ def _host_by_op(dtype):
     """Whether the backend runs eager work on values of `dtype` op by op on host kernels (it would so run a
     trivial staged body), where a plain eager run of a body compiles nothing; elsewhere (an accelerator,
     host kernels switched off) the body's loops would compile once per exact shape."""
-    return backend.eager_by_op(_identity(dtype)) > 0
+    return backend.eager_way(_identity(dtype)) != "compile"
 
 
 def _runs_on_host(v):

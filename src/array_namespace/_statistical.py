@@ -2,18 +2,16 @@
 from __future__ import annotations
 
 import builtins
-import math
 
-from transforms.backend import backend
 from transforms.core import EVAL, bind, get_aval, trace_state
-from transforms.jaxpr_transforms import on_staged_clear, staged_call, staged_runner
+from transforms.jaxpr_transforms import staged_call
 from transforms.primitives import elementwise as P
 from transforms.primitives import reductions as R
 from transforms.primitives import structural as S
 
 from . import _dtypes as D
 from ._array import Array
-from ._helpers import UNSTAGED_CALLS, as_array, cast, check_kind, normalize_axes, py_number, weak_scalar, wrap
+from ._helpers import as_array, cast, check_kind, normalize_axes, py_number, weak_scalar, wrap
 
 
 def _count(shape, axes):
@@ -60,12 +58,8 @@ def _acc_dtype(fname, x, dtype):
 # bool or another int-like type never takes a plan). Bounded: cleared when full.
 _SUM_PLANS: dict = {}
 _SUM_RANK_PLANS: dict = {}   # (ndim, dtype, weak, axis) -> the plan: a new shape of a known rank skips validation
-_MOMENT_PLANS: dict = {}
-_PLANS: dict = {}   # (function name, aval, axis) -> its plan (max, min, any, all); var/std: more keys, [axes, runner]
+_PLANS: dict = {}   # (function name, aval, axis) -> its plan (max, min, any, all)
 _PLANS_MAX = 1024
-# (the plans of mean/var/std keep their staged call's runner: forgotten with the staged bodies)
-on_staged_clear(_MOMENT_PLANS.clear)
-on_staged_clear(_PLANS.clear)
 
 
 def _remember(plans, key, plan):
@@ -195,41 +189,7 @@ def mean(x, /, *, axis=None, keepdims=False):
     >>> xp.mean(xp.asarray([[1.0, 2.0], [3.0, 4.0]]), axis=0)
     Array([2., 3.])
     """
-    if type(x) is Array and (axis is None or type(axis) is int):
-        v = x._v
-        a = v.aval
-        if trace_state.trace is EVAL:
-            run = _DIRECT.get(("mean", a, axis, 0))
-            if run is None:
-                run = _direct_for("mean", x, axis, 0)
-            if run:
-                out = run(v, keepdims)
-                if out is not None:
-                    return wrap(out)
-        plan = _MOMENT_PLANS.get((a, axis))
-        if plan is not None and plan[2] < SMALL_ELEMENTS:   # a mean validated before: its two primitives
-            axes, n, _, left, run = plan
-            if trace_state.trace is EVAL:
-                if run is None and left <= 0:   # (staged: eagerly one host program of its two kernels)
-                    run = plan[4] = staged_runner(_moment_raw, [v], "mean", by_op="always", fname="mean",
-                                                  axes=axes, correction=0)
-                if run is not None:
-                    out = run([v])[0]
-                    return wrap(_keep(out, a.shape, axes, keepdims) if keepdims else out)
-                plan[3] = left - 1
-            out = bind(P.div_p, bind(R.reduce_sum_p, v, axes=axes), weak_scalar(n, a.dtype))
-            return wrap(_keep(out, a.shape, axes, keepdims) if keepdims else out)
-    x = as_array(x, "mean")
-    check_kind("mean", x.dtype, D.FLOATING, "a floating-point")
-    axes = normalize_axes(axis, x.ndim, "mean")
-    a = x._v.aval
-    if (axis is None or type(axis) is int) and not a.weak_type:
-        n = _count(a.shape, axes)
-        size = math.prod(a.shape)
-        _remember(_MOMENT_PLANS, (a, axis), [axes, float(n) if n else float("nan"), size, UNSTAGED_CALLS, None])
-        if size < SMALL_ELEMENTS:
-            return mean(x, axis=axis, keepdims=keepdims)   # (its first call, planned: two binds)
-    return _moment(x, "mean", axes, 0, keepdims)
+    return _moment_call(x, axis, 0, keepdims, "mean")
 
 
 def var(x, /, *, axis=None, correction=0.0, keepdims=False):
@@ -245,78 +205,38 @@ def var(x, /, *, axis=None, correction=0.0, keepdims=False):
     >>> xp.var(xp.asarray([[1.0, 2.0], [3.0, 4.0]]), axis=1, correction=1)
     Array([0.5, 0.5])
     """
-    return _var(x, axis, correction, keepdims, "var")
+    return _moment_call(x, axis, correction, keepdims, "var")
 
 
-def _var(x, axis, correction, keepdims, fname):
+# mean/var/std are validated once per (function, rank, dtype, weak type, axis, correction): a new shape of a
+# known rank skips the validation. Eagerly each runs as one staged call of `_moment_raw` per signature, whose
+# way is the backend's static rule (on the CPU: its host program up to host_eager.BY_OP_MAX_ELEMENTS, one
+# compiled fused pass above); under a transform its primitives are traced inline. A NaN correction never keys
+# a table or a staged signature (NaN != NaN: it would stage every call).
+_MOMENT_AXES: dict = {}
+
+
+def _moment_call(x, axis, correction, keepdims, fname):
     tc = type(correction)
     if type(x) is Array and (axis is None or type(axis) is int) and (tc is float or tc is int):
-        v = x._v
-        if trace_state.trace is EVAL:
-            run = _DIRECT.get((fname, v.aval, axis, correction))
-            if run is None:
-                run = _direct_for(fname, x, axis, correction)
-            if run:
-                out = run(v, keepdims)
-                if out is not None:
-                    return wrap(out)
-        key = (fname, v.aval, axis, tc, correction)
-        plan = _PLANS.get(key)
-        if plan is None:
-            axes = _var_axes(x, axis, correction, fname)
-            if correction != correction:   # (a NaN correction would never be found again)
-                return _moment(x, fname, axes, correction, keepdims)
-            # (axes, eager calls left to bind before staging, the staged call's runner once made)
-            plan = [axes, UNSTAGED_CALLS if math.prod(v.aval.shape) < SMALL_ELEMENTS else 0, None]
-            _remember(_PLANS, key, plan)
-        axes, left, run = plan
-        if trace_state.trace is not EVAL:
-            return _moment(x, fname, axes, correction, keepdims)
-        if run is None:
-            if left > 0:
-                plan[1] = left - 1
-                out = _moment_raw(v, fname=fname, axes=axes, correction=correction)
-                return wrap(_keep(out, v.aval.shape, axes, keepdims) if keepdims else out)
-            run = plan[2] = staged_runner(_moment_raw, [v], fname, by_op=True, fname=fname, axes=axes,
-                                          correction=correction)
-        out = run([v])[0]
-        return wrap(_keep(out, v.aval.shape, axes, keepdims) if keepdims else out)
-    return _moment(as_array(x, fname), fname, _var_axes(x, axis, correction, fname), py_number(correction),
-                   keepdims)
+        a = x._v.aval
+        key = (fname, len(a.shape), a.dtype, a.weak_type, axis, tc, correction)
+        axes = _MOMENT_AXES.get(key)
+        if axes is None:
+            axes = _moment_axes(x, axis, correction, fname)
+            if correction == correction:
+                _remember(_MOMENT_AXES, key, axes)
+        return _moment(x, fname, axes, correction, keepdims)
+    axes = _moment_axes(x, axis, correction, fname)
+    return _moment(as_array(x, fname), fname, axes, py_number(correction), keepdims)
 
 
-# Eagerly, a small mean/var/std may run straight on the backend's kernels (its `eager_moment` hook: on the CPU,
-# xla/host_moments.py), the same kernels as its binds in their order, specialised once per signature:
-# _DIRECT[(fname, aval, axis, correction)] is that run, or False where the backend takes none. The validated
-# axes are kept per rank, dtype and weak type too (_DIRECT_AXES), so a new shape costs no validation.
-_DIRECT: dict = {}
-_DIRECT_AXES: dict = {}
-
-
-def _direct_for(fname, x, axis, correction):
-    """The backend's direct run of `fname` for x's signature (validated here, raising as the function documents),
-    or False (callers test truth; correction: an int or float, never NaN for var/std)."""
-    a = x._v.aval
-    shape = a.shape
-    rkey = (fname, len(shape), a.dtype, a.weak_type, axis, correction)
-    axes = _DIRECT_AXES.get(rkey)
-    if axes is None:
-        if fname == "mean":
-            check_kind("mean", x.dtype, D.FLOATING, "a floating-point")
-            axes = normalize_axes(axis, x.ndim, "mean")
-        else:
-            axes = _var_axes(x, axis, correction, fname)
-            if correction != correction:   # (NaN: never a key)
-                return False
-        _remember(_DIRECT_AXES, rkey, axes)
-    run = backend.eager_moment(a, fname, axes, correction) or False
-    _remember(_DIRECT, (fname, a, axis, correction), run)
-    return run
-
-
-def _var_axes(x, axis, correction, fname):
-    """The reduced axes, once x and correction are checked."""
+def _moment_axes(x, axis, correction, fname):
+    """The reduced axes, once x (and for var/std the correction) are checked."""
     x = as_array(x, fname)
+    if fname == "mean":
+        check_kind("mean", x.dtype, D.FLOATING, "a floating-point")
+        return normalize_axes(axis, x.ndim, "mean")
     check_kind(fname, x.dtype, D.REAL_FLOAT, "a real floating-point")
     c = py_number(correction)
     if c is None or isinstance(c, (bool, complex)):
@@ -324,30 +244,11 @@ def _var_axes(x, axis, correction, fname):
     return normalize_axes(axis, x.ndim, fname)
 
 
-# Eagerly, var/std (and mean of inputs of SMALL_ELEMENTS or more) run as one staged call: the backend
-# runs it op by op on its host kernels for a budget of running time per signature (about one compile;
-# a call on a fresh shape, as library code makes, never compiles), then compiles it into one fused pass
-# for a hot signature (kept only where it ran faster than op by op: jaxpr_transforms._Staged), and at
-# once for very large inputs, where fusion pays for the compile (see xla/host_eager.py). Below
-# SMALL_ELEMENTS a mean runs its two primitives (a reduction, a division by the count) with its kernels,
-# never compiled: fusing them saves nothing (on the CPU a compiled 2020x70 mean ran ~1.5x slower than
-# NumPy's reduction, and its device-buffer result cost a conversion in every later host op); it is
-# staged by_op="always", so the two kernels run as one host program (one dispatch, not two binds) and
-# give what the two binds gave, bit for bit (elsewhere, e.g. an accelerator, the two are bound as
-# before). From SMALL_ELEMENTS on (host_eager.BY_OP_MAX_ELEMENTS's size) XLA's multithreaded pass pays
-# for its compile. A NaN correction never keys a staged signature (NaN != NaN: it would stage every call).
-SMALL_ELEMENTS = 1 << 22
-# A planned mean/var/std below SMALL_ELEMENTS binds its primitives (each a host kernel; at a new shape a
-# miss of a few us each) for its first UNSTAGED_CALLS calls at a signature (_helpers: the policy of every
-# eager composite), and is staged only after.
-
-
 def _moment(x, fname, axes, correction, keepdims):
     v = x._v
     shape = v.aval.shape
     if trace_state.trace is EVAL and correction == correction:
-        how = True if fname != "mean" or math.prod(shape) >= SMALL_ELEMENTS else "always"
-        out = staged_call(_moment_raw, [v], fname, by_op=how, fname=fname, axes=axes, correction=correction)[0]
+        out = staged_call(_moment_raw, [v], fname, by_op=True, fname=fname, axes=axes, correction=correction)[0]
     else:
         out = _moment_raw(v, fname=fname, axes=axes, correction=correction)
     return wrap(_keep(out, shape, axes, keepdims) if keepdims else out)
@@ -385,7 +286,7 @@ def std(x, /, *, axis=None, correction=0.0, keepdims=False):
     >>> xp.std(xp.asarray([1.0, 3.0]))
     Array(1.)
     """
-    return _var(x, axis, correction, keepdims, "std")
+    return _moment_call(x, axis, correction, keepdims, "std")
 
 
 _BOOL = D.bool_.dtype

@@ -11,9 +11,9 @@ from __future__ import annotations
 _HOOKS = ("device_put", "to_numpy", "default_device", "devices", "compile_jaxpr", "lower_text", "impl_for",
           "to_dlpack", "jit_fast_call", "jit_public", "profiler")
 _HOOKS += ("local_devices", "process_index", "process_count", "set_cpu_device_count")   # transforms/devices.py
-_HOOKS += ("eager_by_op", "run_by_op")   # a staged call eagerly op by op: for how long, and how (jaxpr_transforms)
+_HOOKS += ("eager_way", "run_by_op")   # how a staged call runs eagerly, and its op-by-op run (jaxpr_transforms)
 _HOOKS += ("eager_in_place",)   # eager_in_place(prim, args, params) -> output | None: args[0] may be overwritten
-_HOOKS += ("eager_moment", "eager_fn", "eager_getitem", "eager_setitem")   # namespace fast paths (see Backend)
+_HOOKS += ("eager_fn", "eager_getitem", "eager_setitem")   # namespace fast paths (see Backend)
 _HOOKS += ("pmap_call",)   # pmap_call(args, params) -> outputs: run a pmap equation (transforms/pmap.py)
 _HOOKS += ("sharding_of", "shards_of")   # where an eager value lies over devices (transforms/devices.py)
 _HOOKS += ("shard_map_call", "put_sharded", "compile_sharded")   # transforms/shard_map.py, sharding.py, jit.py
@@ -42,17 +42,14 @@ class Backend:
     lower_text(closed, name, donate) -> str        impl_for(prim) -> eager impl (or raises)
     jit_fast_call(jitted) -> callable | None       the native dispatcher for a Python-wrapped jit
     jit_public(jitted) -> callable | None          the object `jit(f)` returns, when the backend has one
-    eager_by_op(closed, in_avals=None) -> float    seconds a staged call may run eagerly op by op (bound
-                                                   primitives) before it is compiled; 0: compile at once
-                                                   (in_avals: the operands, where not closed's own avals)
-    run_by_op(closed, consts, raw, seconds, out_avals=None) -> outputs | None   that op-by-op run (None: out
-                                                   of time, compile; out_avals: where not closed's own)
+    eager_way(closed, in_avals=None) -> str        how a staged call runs eagerly, from static facts only:
+                                                   "host" (run_by_op), "bind" (its equations bound one by
+                                                   one) or "compile" (in_avals: the operands, where not
+                                                   closed's own avals)
+    run_by_op(closed, consts, raw, out_avals=None) -> outputs   the "host" run (out_avals: where not
+                                                   closed's own)
     eager_in_place(prim, args, params) -> output | None   prim run eagerly writing its result into args[0]'s
                                                    memory, which the caller gives up (None: not done; bind)
-    eager_moment(aval, fname, axes, correction) -> fn(raw, keepdims) -> raw | None, or None
-                                                   xp.mean/var/std ("mean", "var", "std") of operands of `aval`
-                                                   over `axes`, run eagerly by the backend directly (fn's
-                                                   None: this value declined; the hook's None: none here)
     eager_fn(prim, in_avals, params) -> fn(a, b) -> raw | None, or None   prim specialised to two eager operands
                                                    of exactly in_avals, for a caller keeping it per signature
     eager_getitem(raw, key) -> raw | None          x[key] of an eager value run by the backend directly (None: the
@@ -68,10 +65,9 @@ class Backend:
             setattr(self, h, _missing(h))
         self.jit_fast_call = lambda jitted: None     # no native fast path: jit dispatches in Python
         self.jit_public = lambda jitted: None
-        self.eager_by_op = lambda closed, in_avals=None: 0.0   # staged calls run eagerly as one executable
+        self.eager_way = lambda closed, in_avals=None: "compile"   # staged calls run eagerly as one executable
         self.run_by_op = None                        # (None: the engine binds the equations one by one)
         self.eager_in_place = lambda prim, args, params: None   # (no in-place updates: always a new value)
-        self.eager_moment = lambda aval, fname, axes, correction: None   # (moments bind their primitives)
         self.eager_fn = lambda prim, in_avals, params: None   # (callers bind)
         self.eager_getitem = lambda raw, key: None   # (indexing binds its gather)
         self.eager_setitem = lambda raw, key, value: None   # (and its scatter)

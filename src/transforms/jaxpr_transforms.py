@@ -10,7 +10,6 @@ evaluation and transposition of a staged call stay staged as one unit.
 from __future__ import annotations
 
 import functools
-import time
 
 import numpy as np
 
@@ -70,20 +69,14 @@ def eval_inline(jaxpr, consts, args):
 
 
 class _Staged:
-    """One staged body at one signature: its constant-free jaxpr, the constants, and how an eager
-    call runs. Op by op first where the backend allows it (`backend.eager_by_op`: e.g. host kernels
-    on the CPU, where a compile per new shape costs more than many whole calls), until the time spent
-    so reaches the backend's budget (about one compile: a call made that often pays for its
-    executable); then, or at once, the executable compiled on first need, run directly with no bind.
-    Once compiled after op-by-op running, the next PROBES compiled calls are timed (to their results'
-    readiness) against the fastest op-by-op call (`t_op`): where op by op was clearly faster (small
-    operands: a few NumPy kernels can beat one XLA launch; a near tie stays compiled: MARGIN), the
-    signature goes back to op by op for another budget, keeping its executable, and is measured again
-    after it (so a hot signature compiles once and runs the faster way as measured, most recently, on
-    this machine). by_op="always" (a body whose eager results must stay those of its kernels, bit for
-    bit): op by op with no budget where the backend allows, else its equations are bound one by one as
-    if unstaged; never compiled eagerly."""
-    __slots__ = ("closed", "consts", "exe", "const_bufs", "by_op", "budget", "t_op", "t_exe", "probes")
+    """One staged body at one signature: its constant-free jaxpr, the constants, and how an eager call
+    runs, decided once from static facts (`way`; never a clock or a call count, so an eager call's
+    bits are a function of the call): the backend's `eager_way` says "host" (its host program: every
+    equation on a host kernel, no compile), "bind" (the equations bound one by one, as the unstaged
+    body would be) or "compile" (the executable compiled on first need, run directly with no bind).
+    by_op=False: always compiled eagerly; by_op="always" (a body whose eager results must stay those
+    of its kernels, bit for bit): never compiled eagerly ("compile" becomes "bind")."""
+    __slots__ = ("closed", "consts", "exe", "const_bufs", "way")
 
     def __init__(self, closed):
         if closed.consts:
@@ -92,53 +85,29 @@ class _Staged:
         else:
             consts = []
         self.closed, self.consts, self.exe, self.const_bufs = closed, list(consts), None, None
-        self.by_op = None   # seconds of op-by-op running left before compiling (<= 0: compiled)
-        self.budget = 0.0   # the backend's op-by-op budget for this signature (0: compiled at once)
-        self.t_op = self.t_exe = _INF   # the fastest op-by-op / compiled call timed (seconds)
-        self.probes = 0     # compiled calls timed since op by op last ran
+        self.way = None
 
-    def eager(self, raw, name, allow_by_op=False):
+    def eager(self, raw, name, by_op=False):
         """The outputs, run eagerly; None where the bind path must run (no backend, or a value that
         is not a device buffer, e.g. a Python scalar, on the compiled path)."""
+        way = self.way
+        if way is None:
+            way = "compile" if not by_op else backend.eager_way(self.closed)
+            if by_op == "always" and way == "compile":
+                way = "bind"
+            self.way = way
+        if way == "host":
+            return backend.run_by_op(self.closed, self.consts, raw)
+        if way == "bind":
+            return eval_inline(self.closed.jaxpr, self.consts, raw)
         buf, conv = boxing.buffer_type, boxing.as_buffer
         exe = self.exe
-        by_op = self.by_op
-        if exe and by_op is not None and -_INF < by_op <= 0 and (self.probes >= PROBES or self.budget <= 0):
-            args = [v if v.__class__ is buf else conv(v) for v in raw]   # (compiled, chosen: the hot path)
-            for a in args:
-                if a.__class__ is not buf:
-                    return None
-            return exe(self.const_bufs + args if self.const_bufs else args)
         if buf is None or exe is False:
             return None
-        if by_op == _INF:                      # (by_op="always", op by op on the backend: nothing to time)
-            run = backend.run_by_op
-            if run is not None:
-                return run(self.closed, self.consts, raw, _INF)
-        elif by_op is None:
-            by_op = float(backend.eager_by_op(self.closed)) if allow_by_op else 0.0
-            if allow_by_op == "always":
-                by_op = _INF if by_op > 0 else -_INF     # (-inf: bound one by one)
-            self.budget = by_op = self.by_op = by_op
-        if by_op > 0:
-            run = backend.run_by_op
-            t0 = _perf()
-            outs = (eval_inline(self.closed.jaxpr, self.consts, raw) if run is None
-                    else run(self.closed, self.consts, raw, by_op))
-            dt = _perf() - t0
-            if outs is not None:
-                self.by_op = by_op - dt
-                if dt < self.t_op:
-                    self.t_op = dt
-                return outs
-            self.by_op = 0.0
-        elif by_op == -_INF:
-            return eval_inline(self.closed.jaxpr, self.consts, raw)
-        args = [v if type(v) is buf else conv(v) for v in raw]
+        args = [v if v.__class__ is buf else conv(v) for v in raw]
         for a in args:
-            if type(a) is not buf:
+            if a.__class__ is not buf:
                 return None
-        exe = self.exe
         if exe is None:
             bufs = [c if type(c) is buf else conv(c) for c in self.consts]
             if any(type(c) is not buf for c in bufs):
@@ -146,37 +115,7 @@ class _Staged:
                 return None
             self.const_bufs = bufs
             exe = self.exe = backend.compile_jaxpr(self.closed, (), name)
-        n = self.probes
-        if n >= PROBES or self.budget <= 0:
-            return exe(self.const_bufs + args)
-        return self._probe(exe, args, n)
-
-    def _probe(self, exe, args, n):
-        """A compiled call timed to its results' readiness; after the PROBES-th, the faster way is chosen."""
-        t0 = _perf()
-        outs = exe(self.const_bufs + args)
-        for o in outs:
-            block = getattr(o, "block_until_ready", None)
-            if block is not None:
-                block()
-        dt = _perf() - t0
-        if dt < self.t_exe:
-            self.t_exe = dt
-        self.probes = n = n + 1
-        if n >= PROBES and self.t_op < MARGIN * self.t_exe:    # op by op clearly faster: back to it, measured afresh
-            self.t_op = self.t_exe = _INF
-            self.probes = 0
-            self.by_op = self.budget
-        return outs
-
-
-_INF = float("inf")
-# Compiled calls timed before a signature that ran op by op chooses its way, and by how much op by op must
-# win: its best call is the least of thousands and the executable's of a few, the first of them cold, so a
-# near tie would go to op by op by chance (xp.std of 20x5 did: op by op 6.7 us a call, compiled 5.6).
-PROBES = 16
-MARGIN = 0.8
-_perf = time.perf_counter
+        return exe(self.const_bufs + args if self.const_bufs else args)
 
 
 @functools.lru_cache(maxsize=512)
@@ -260,12 +199,6 @@ def staged_runner(body, raw, name, by_op=False, **static):
     return run
 
 
-# name -> fn(*operands, **statics): a namespace composite's first eager call at a new signature computed
-# directly on host kernels (xla/host_composites.py), without a bind per primitive: a tuple of raw outputs,
-# or None where it declines (the plain body then runs). Filled by the backend; used by
-# array_namespace/_staged.py `compiled(host=name)`.
-host_composites: dict = {}
-
 _CLEAR_HOOKS: list = []
 
 
@@ -282,10 +215,9 @@ class _ShapeFree:
     same operands 0-d) then differs only in putting S for `shape`, and the template's host program run
     on operands of shape S (NumPy kernels broadcast the 0-d values as the avals do) gives each kernel
     exactly the operands the exact jaxpr's program would: the same values, bit for bit. So eagerly a new
-    shape costs no staging and no program build, only its budget: each shape keeps its own op-by-op
-    budget (`shapes`: shape -> [seconds left, its output avals]), and one that has spent it is staged at
-    its exact shape and compiled as before (`_Staged`), as is any call where the backend has no
-    op-by-op run (an accelerator, large operands)."""
+    shape costs no staging and no program build (`shapes`: shape -> (whether the backend's way there is
+    "host", its output avals)); where it is not (an accelerator, large operands), the call is staged at
+    its exact shape and runs by that entry's way (`_Staged`)."""
     __slots__ = ("st", "shapes")
 
     def __init__(self, st):
@@ -299,7 +231,7 @@ _FREE_MAX, _SHAPES_MAX = 512, 1024
 def _eager_shape_free(body, raw, name, skey):
     """The outputs of a shape_free by_op staged call run eagerly on its template's host program, or None
     (the exact-shape path runs: no backend run, operands of different non-0-d shapes, all operands 0-d,
-    a body not pointwise, the shape's budget spent)."""
+    a body not pointwise, a way other than "host" at this shape)."""
     if boxing.buffer_type is None or backend.run_by_op is None:
         return None
     avals = [get_aval(v) for v in raw]
@@ -329,22 +261,15 @@ def _eager_shape_free(body, raw, name, skey):
     per = ent.shapes.get(shape)
     st = ent.st
     if per is None:
+        # (how this shape runs: the template's way at these operands -- consts are 0-d -- decided once)
         out_avals = [a if not a.shape else a.update(shape=shape) for a in st.closed.out_avals]
-        per = [float(backend.eager_by_op(st.closed, avals)), out_avals]   # (sized by the operands: consts are 0-d)
+        per = (backend.eager_way(st.closed, avals) == "host", out_avals)
         if len(ent.shapes) >= _SHAPES_MAX:
             ent.shapes.clear()
         ent.shapes[shape] = per
-    left = per[0]
-    if left > 0:
-        t0 = time.perf_counter()
-        outs = backend.run_by_op(st.closed, st.consts, raw, left, per[1])
-        per[0] = left - (time.perf_counter() - t0) if outs is not None else 0.0
-        if outs is not None:
-            return outs
-    exact = _staged_jaxpr(body, tuple(avals), skey)     # (spent: staged at this shape, compiled)
-    if exact.by_op is None:
-        exact.by_op = 0.0
-    return None
+    if per[0]:
+        return backend.run_by_op(st.closed, st.consts, raw, per[1])
+    return None          # (the exact-shape staged call runs, by its own static way)
 
 
 def _pointwise_at(st, shape):

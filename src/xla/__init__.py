@@ -13,7 +13,7 @@ from . import lower_shard_map, spmd  # noqa: E402,F401  (shard_map, sharded jit:
 from . import distributed  # noqa: E402  (several processes: PJRT's distributed runtime)
 from transforms.backend import backend
 
-from . import _jaxlib, host_control_flow, host_eager, host_basic_index, host_moments, host_program, jit_dispatch, runtime
+from . import _jaxlib, host_control_flow, host_eager, host_basic_index, host_program, jit_dispatch, runtime
 from .lowering import lower_jaxpr
 from .runtime import compile_jaxpr, default_device, device_put, devices, to_numpy
 
@@ -36,9 +36,8 @@ def _register_backend():
                      compile_jaxpr=runtime.compile_jaxpr, lower_text=_lower_text, impl_for=runtime.late_impl,
                      to_dlpack=_jaxlib.to_dlpack, jit_fast_call=jit_dispatch.fast_call,
                      jit_public=jit_dispatch.public, profiler=_profiler)
-    backend.register("xla", eager_by_op=host_eager.eager_by_op,   # staged calls op by op on host kernels
+    backend.register("xla", eager_way=host_eager.eager_way,   # staged calls op by op on host kernels
                      run_by_op=host_program.run_eager, eager_in_place=runtime.eager_in_place,
-                     eager_moment=host_moments.make,   # small mean/var/std straight on their kernels
                      eager_fn=runtime.eager_fn,   # a primitive specialised to one signature (namespace plans)
                      eager_getitem=host_basic_index.eager_getitem,   # x[basic key] of a host-held value
                      eager_setitem=host_basic_index.eager_setitem)   # x[basic key] = v into its own memory

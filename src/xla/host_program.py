@@ -16,12 +16,8 @@ signature where xla/host.py's `specializers` has it), and its result is checked 
 the equation binds, so its eager impl runs XLA; another dtype: cast, as the eager impls do).
 Building the steps costs about what one interpreted run did (~2 us per equation); generating Python
 source instead was measured at ~50 us per equation to compile, too much for a cold call.
-Slot 0 holds the run's deadline (perf_counter seconds): a loop raises OverBudget once past it,
-after any iteration (nested loops too), and the caller then compiles.
 """
 from __future__ import annotations
-
-import time
 
 import numpy as np
 
@@ -35,14 +31,9 @@ from transforms.primitives import elementwise as E
 from . import host, host_eager, runtime
 from .host import HostValue, host_kernels, specializers
 
-_perf = time.perf_counter
 _nd = np.ndarray
 _asarray = np.asarray
 _where = np.where
-
-
-class OverBudget(Exception):
-    """Raised inside a (nested) loop once the run's deadline (slot 0) has passed."""
 
 
 # ------------------------------------------------------------------ kernels that are one ufunc
@@ -216,11 +207,11 @@ def _step_bind(eqn, ins, outs):
 
 class _Builder:
     """Assigns slots and emits steps; `template` holds the constants (literals, closed-over values).
-    Notes whether every equation runs on the host (`host`) and the heavy primitives met (`heavy`)."""
+    Notes whether every equation runs on a host kernel covering its dtypes (`host`)."""
 
     def __init__(self):
-        self.template = [None]       # slot 0: the deadline
-        self.host, self.heavy = True, set()
+        self.template = []
+        self.host = True
 
     def new(self, val=None):
         t = self.template
@@ -237,7 +228,6 @@ class _Builder:
     def jaxpr(self, j, env, steps):
         t = self.template
         covers = host_eager._kernel_covers
-        heavy_prims = host_eager._HEAVY
         for eqn in j.eqns:
             p = eqn.prim
             ins = []
@@ -260,8 +250,6 @@ class _Builder:
                     steps.append(_step_direct(fn[0], [ins[i] for i in fn[1]], outs[0], not eqn.outvars[0].aval.shape))
                 else:
                     steps.append(_step_kernel(eqn, k, ins, outs))
-                    if p in heavy_prims:
-                        self.heavy.add(p)
                     if self.host and not covers(eqn):
                         self.host = False
             elif p is jit_p:
@@ -292,7 +280,6 @@ class _Builder:
         cconsts, bconsts, init = ins[:nc], ins[nc:nc + nb], ins[nc + nb:]
         carry = [self.new() for _ in init]
         cs, bs = [], []
-        self.heavy.add(while_p)
         (pred,) = self.closed(prm["cond_jaxpr"], cconsts + carry, cs)
         new = self.closed(prm["body_jaxpr"], bconsts + carry, bs)
         outs = [self.new() for _ in init]
@@ -310,8 +297,6 @@ class _Builder:
                 vals = [r[i] for i in new]
                 for k, v in zip(carry, vals):
                     r[k] = v
-                if _perf() > r[0]:
-                    raise OverBudget
             for o, k in zip(outs, carry):
                 r[o] = r[k]
         steps.append(step)
@@ -345,7 +330,6 @@ class _Builder:
         carry = [self.new() for _ in init]
         xsl = [self.new() for _ in xs]
         bs = []
-        self.heavy.add(scan_p)
         res = self.closed(body, consts + carry + xsl, bs)
         new, ys = res[:ncar], res[ncar:]
         y_avals = body.out_avals[ncar:]
@@ -367,8 +351,6 @@ class _Builder:
                     r[k] = v
                 for buf, i in zip(bufs, ys):
                     buf[t] = r[i]
-                if _perf() > r[0]:
-                    raise OverBudget
             for o, v in zip(outs, [r[k] for k in carry] + bufs):
                 r[o] = v
         steps.append(step)
@@ -376,24 +358,21 @@ class _Builder:
 
 
 class Program:
-    """`closed` compiled to steps: run(args, deadline) -> outputs, all NumPy arrays (args: one per
-    invar of the jaxpr, after its constvars, which take `closed.consts`). `host`: whether every
-    equation runs on a host kernel covering its dtypes (else some bind, and may compile); `heavy`:
-    the primitives met that compile slowly (host_eager's budgets: decompositions, loops)."""
-    __slots__ = ("closed", "template", "ins", "outs", "steps", "host", "heavy", "out_avals")
+    """`closed` compiled to steps: run(args) -> outputs, all NumPy arrays (args: one per invar of the
+    jaxpr, after its constvars, which take `closed.consts`). `host`: whether every equation runs on a
+    host kernel covering its dtypes (else some bind, and may run a single-op executable)."""
+    __slots__ = ("closed", "template", "ins", "outs", "steps", "host", "out_avals")
 
     def __init__(self, closed):
         b = _Builder()
         self.ins = [b.new() for _ in closed.jaxpr.invars]
         self.steps = []
         self.outs = b.closed(closed, self.ins, self.steps)
-        self.closed, self.template = closed, b.template
-        self.host, self.heavy = b.host, frozenset(b.heavy)
+        self.closed, self.template, self.host = closed, b.template, b.host
         self.out_avals = [v.aval for v in closed.jaxpr.outvars]
 
-    def run(self, args, deadline):
+    def run(self, args):
         r = self.template.copy()
-        r[0] = deadline
         for i, v in zip(self.ins, args):
             r[i] = v
         for s in self.steps:
@@ -417,16 +396,16 @@ def program(closed):
     return pr
 
 
-def run(closed, args, deadline):
-    """The outputs of `closed` on NumPy arrays `args` (warnings silenced); raises OverBudget past `deadline`."""
-    return host.run_quiet(program(closed).run, (args, deadline), {})
+def run(closed, args):
+    """The outputs of `closed` on NumPy arrays `args`, with warnings silenced."""
+    return host.run_quiet(program(closed).run, (args,), {})
 
 
-def run_eager(closed, consts, raw, seconds, out_avals=None):
-    """A staged body run eagerly on its program (the backend's `run_by_op` hook: the contract of
-    host_control_flow.run_by_op, which it equals, with its per-call bookkeeping trimmed: a small staged
-    call such as xp.mean of 20x5 spends ~1.5 us in kernels, and ~1 us went around them). Returns the
-    outputs as eager values, or None once `seconds` ran out in a loop (the caller compiles)."""
+def run_eager(closed, consts, raw, out_avals=None):
+    """A staged body run eagerly on its program (the backend's `run_by_op` hook): the outputs as eager
+    values. out_avals: the outputs' avals where not closed's own (a pointwise body run on operands of
+    another shape: transforms.jaxpr_transforms._ShapeFree). The per-call bookkeeping is trimmed: a small
+    staged call such as xp.mean of 20x5 spends ~1.5 us in kernels."""
     pr = _programs.get(id(closed))
     if pr is None or pr.closed is not closed:
         pr = program(closed)
@@ -440,13 +419,10 @@ def run_eager(closed, consts, raw, seconds, out_avals=None):
         np_of = runtime._np_of
         for i, v in zip(ins, list(consts) + list(raw)):
             r[i] = v.np if v.__class__ is hv and v._buf is None else np_of(v)
-    r[0] = seconds if seconds == _INF else _perf() + seconds
     tok = _err_set(_QUIET)
     try:
         for s in pr.steps:
             s(r)
-    except OverBudget:
-        return None
     finally:
         _err_reset(tok)
     outs = pr.outs
@@ -461,4 +437,3 @@ def run_eager(closed, consts, raw, seconds, out_avals=None):
 
 _AS_HOST = host.MODE == "host"
 _err_set, _err_reset, _QUIET = host.err_set, host.err_reset, host.QUIET
-_INF = float("inf")

@@ -18,14 +18,13 @@ poles and at +-inf; digamma is NaN at the poles (0 included) and at -inf; erfinv
 Composites (the `_impl_*` compositions the lowerings stage: zeta, polygamma, the incomplete gamma
 family, ndtr, the Bessel functions, ...): `composite_kernel` evaluates the very jaxpr the lowering
 inlines, equation by equation on host values (each equation then runs its own host kernel), so the
-lowering and the host path agree by construction. It does so while the body is all host kernels and
-within host_eager's op-by-op budget per signature (a hot same-shape loop then gets the compiled
-executable); otherwise it declines (NotImplemented) and the primitive's compiled impl runs.
+lowering and the host path agree by construction. It does so where host_eager's static rule says
+"host" (all host kernels, operands not large); otherwise it declines (NotImplemented) and the
+primitive's compiled impl runs.
 """
 from __future__ import annotations
 
 import math
-import time
 
 import numpy as np
 
@@ -307,25 +306,16 @@ digamma_kernel = _unary(digamma64)
 def composite_kernel(closed_at):
     """A host kernel evaluating `closed_at(in_avals)` (the closed jaxpr the lowering inlines; the lowering
     module caches a bounded number of them -- a staged incomplete-gamma body is ~0.5 MB) op by op on NumPy
-    arrays (host_control_flow.run_by_op), within host_eager's budget per signature (key: closed_at and the
-    operand avals, no jaxpr kept); NotImplemented where that is not allowed or the budget runs out during
-    the call (the caller then compiles)."""
+    arrays, its host program, where host_eager's static rule says "host"; NotImplemented elsewhere (the
+    caller then compiles)."""
     from transforms.core import ShapedArray
 
-    from . import host_control_flow, host_eager, runtime
+    from . import host_eager, host_program
 
     def kernel(*arrays):
-        avals = tuple(ShapedArray(a.shape, a.dtype) for a in arrays)
-        key = (closed_at, avals)
-        budget = host_eager.op_budget(key, lambda: host_eager.eager_by_op(closed_at(avals)))
-        if budget <= 0:
+        closed = closed_at(tuple(ShapedArray(a.shape, a.dtype) for a in arrays))
+        if host_eager.eager_way(closed) != "host":
             return NotImplemented
-        t0 = time.perf_counter()
-        outs = host_control_flow.run_by_op(closed_at(avals), (), arrays, budget)
-        if outs is None:
-            host_eager.set_op_budget(key, 0.0)
-            return NotImplemented
-        host_eager.set_op_budget(key, budget - (time.perf_counter() - t0))
-        outs = [runtime._np_of(o) for o in outs]     # (HostValues; device buffers in "buffer" mode)
+        outs = host_program.program(closed).run(list(arrays))
         return outs[0] if len(outs) == 1 else outs
     return kernel

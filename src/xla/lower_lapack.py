@@ -530,4 +530,3 @@ for _p, _k in ((LP.cholesky_p, _h_cholesky), (LP.eigh_p, _h_eigh), (LP.svd_p, _h
                (LP.eig_p, _h_eig), (LP.lu_p, _h_lu), (LP.triangular_solve_p, _h_triangular_solve)):
     host_kernels[_p] = _cores_to_lapack(_k)
 
-from . import host_composites  # noqa: E402,F401  (xp.linalg / xp.fft first eager calls straight on these kernels)

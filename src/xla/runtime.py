@@ -19,7 +19,7 @@ from transforms.jaxpr import ClosedJaxpr, Eqn, Jaxpr, Var
 from transforms.jaxpr_transforms import jit_p
 from transforms.primitives import elementwise as E
 
-from . import _jaxlib, compile_cache, host, host_alloc
+from . import _jaxlib, compile_cache, host
 from .host_parallel import park as _park
 from .host import HostValue, host_kernels
 from .lowering import lower_jaxpr, lowering_rules
@@ -179,10 +179,7 @@ def _kernels_on():
     """Whether eager primitives run host kernels: the CPU default device, not switched off."""
     global _platform_cpu
     if _platform_cpu is None:
-        cpu = default_device().platform == "cpu"
-        if cpu and host.MODE != "xla":
-            host_alloc.tune()   # host kernels' large temporaries: no page faults (xla/host_alloc.py)
-        _platform_cpu = cpu
+        _platform_cpu = default_device().platform == "cpu"
     return _platform_cpu and host.MODE != "xla"
 
 

@@ -67,7 +67,7 @@ def test_bucketed_stages_once_per_power_of_two_bucket(monkeypatch):
     assert calls[-1] == ("pair", (3,))              # under jit: inline, no padding
 
 
-def test_bucketed_special_functions_on_new_shapes_compile_nothing_on_the_cpu(fresh_op_budgets):
+def test_bucketed_special_functions_on_new_shapes_compile_nothing_on_the_cpu(fresh_staged):
     """xp.special's iterative functions (betainc, hyp1f1, lpmv: `bucketed`) run op by op on host kernels on the CPU
     -- their loops, lgamma and the rest all have one -- so new shapes compile nothing; values against scipy."""
     import scipy.special as sc   # (a test extra: pyproject [test])
@@ -116,7 +116,7 @@ def test_bucketed_first_call_at_a_bucket_runs_the_plain_body_then_stages(monkeyp
     ([25.0, 10.0, 1e3, 40.0, 12.5], [25.0, 1e4, 10.0, 40.0, 99.0]),  # every p, q >= 10: the large form only
     ([0.5, 3.0, 9.5, 1.0, 2.0], [1.5, 0.5, 9.0, 7.0, 0.25]),        # all below 10: log B by lgamma sums only
     ([0.5, 3.0, 9.5, 1.0, 2.0], [15.0, 50.0, 1e3, 1e5, 12.0])])     # one of p, q >= 10: Stirling brackets
-def test_betainc_first_eager_call_and_staged_calls_agree_and_compile_nothing(a, b, monkeypatch, fresh_op_budgets):
+def test_betainc_first_eager_call_and_staged_calls_agree_and_compile_nothing(a, b, monkeypatch, fresh_staged):
     """The first eager call (the plain body: forms no element needs are skipped) against the staged,
     padded calls after it, jit, and scipy."""
     import scipy.special as sc

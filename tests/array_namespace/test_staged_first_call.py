@@ -30,7 +30,7 @@ needs_host = pytest.mark.skipif(not _host_kernels_on(), reason="host kernels swi
 
 
 @pytest.fixture
-def fresh(monkeypatch, fresh_op_budgets):
+def fresh(monkeypatch, fresh_staged):
     """Every compiled function meets its signatures afresh; staging counted from a cleared cache."""
     _staged.forget_signatures()
     yield

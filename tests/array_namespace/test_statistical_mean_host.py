@@ -1,8 +1,7 @@
-"""xp.mean's planned path (what complex means, values the backend's direct run declines and non-host modes take;
-real means in host mode run directly: tests/xla/test_host_moments.py): below SMALL_ELEMENTS it binds its two primitives for its first UNSTAGED_CALLS calls at a signature, then runs
-its two kernels as one host program (staged by_op="always"): the values of the two primitives bound one by one,
-bit for bit, compiling nothing however often it is called; eager ==
-jit within tolerance; NumPy's values within tolerance. Special values, empty axes, f32/f64/complex.
+"""xp.mean eagerly on the CPU: one staged call whose way (host_eager's static rule) is its host program --
+the values of its two primitives bound one by one, bit for bit, every call, compiling nothing however often
+it is called; eager == jit within tolerance; NumPy's values within tolerance. Special values, empty axes,
+f32/f64/complex.
 """
 import warnings
 
@@ -17,8 +16,7 @@ from transforms.primitives import elementwise as P
 from transforms.primitives import reductions as R
 from xla import host, runtime
 
-pytestmark = [pytest.mark.skipif(host.MODE == "xla", reason="host kernels switched off (ARRAY_NAMESPACE_EAGER=xla)"),
-              pytest.mark.usefixtures("planned_moments")]   # (real means in host mode run directly: test_host_moments)
+pytestmark = pytest.mark.skipif(host.MODE == "xla", reason="host kernels switched off (ARRAY_NAMESPACE_EAGER=xla)")
 
 
 def _two_binds(x, axis):
@@ -54,13 +52,13 @@ CASES = [((20, 5), 0), ((20, 5), None), ((20, 5), 1), ((20, 5), -1), ((3, 4, 5),
 
 @pytest.mark.parametrize("dt", [np.float32, np.float64, np.complex64, np.complex128])
 @pytest.mark.parametrize("shape,axis", CASES)
-def test_mean_equals_the_two_binds_bit_for_bit_and_compiles_nothing(fresh_op_budgets, dt, shape, axis):
+def test_mean_equals_the_two_binds_bit_for_bit_and_compiles_nothing(fresh_staged, dt, shape, axis):
     rng = np.random.default_rng(hash((shape, str(axis))) % 2**32)
     x_np = _grid(dt, shape, rng)
     x = xp.asarray(x_np)
     ref = _two_binds(x, axis)
     before = runtime.compile_calls[0]
-    for _ in range(ST.UNSTAGED_CALLS + 3):   # (first call: validated and planned; binds, then staged)
+    for _ in range(5):
         got = xp.mean(x, axis=axis)
         assert got.dtype == x.dtype and got.shape == ref.shape
         np.testing.assert_array_equal(np.asarray(got), ref)   # (NaN == NaN, -0.0 vs 0.0 checked below)
@@ -87,13 +85,13 @@ def test_eager_mean_equals_jit(dt):
         np.testing.assert_allclose(eager, jitted, rtol=tol, atol=0)
 
 
-def test_mean_many_calls_stays_on_its_kernels(fresh_op_budgets):
-    """However often it runs (far past any op-by-op budget), a small mean never compiles."""
+def test_mean_many_calls_stays_on_its_kernels(fresh_staged):
+    """However often it runs, a small mean keeps its way: never compiled."""
+    from transforms import jaxpr_transforms as JT
     x = xp.asarray(np.arange(100.0).reshape(20, 5))
-    for _ in range(ST.UNSTAGED_CALLS + 1):   # (its first calls bind; then staged)
-        xp.mean(x, axis=0)
-    ent = ST._MOMENT_PLANS[(x._v.aval, 0)][-1].entry   # (the staged call its plan keeps)
-    ent.budget = 0.0
+    xp.mean(x, axis=0)
+    ent = JT._LAST[ST._moment_raw][3]   # (the staged call of that signature)
+    assert ent.way == "host"
     before = runtime.compile_calls[0]
     for _ in range(50):
         got = xp.mean(x, axis=0)

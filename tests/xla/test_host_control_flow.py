@@ -1,9 +1,9 @@
 """xla/host_control_flow.py: eager while / cond / scan run in Python on host kernels (no compile per shape).
 
 Oracles: a NumPy / Python loop for values; jit of the same function (one compiled executable) for
-eager == compiled; the runtime's compile counter for "no compile"; the per-signature budget
-(host_eager.op_budget: its store host_eager._left) for the switch to the compiled executable; finite differences and
-analytic derivatives for jvp/grad, a Python loop for vmap.
+eager == compiled; the runtime's compile counter for "no compile" / "compiled once"; the bytes of repeated
+calls (a loop's way is host_eager's static rule, so they never change); finite differences and analytic
+derivatives for jvp/grad, a Python loop for vmap.
 """
 import math
 
@@ -23,12 +23,8 @@ pytestmark = pytest.mark.skipif(host.MODE == "xla", reason="host kernels switche
 
 
 @pytest.fixture(autouse=True)
-def fresh_signatures(monkeypatch, fresh_op_budgets):
-    """Each test starts with no signature having spent budget (so counts do not depend on test order),
-    and with budgets no loaded machine spends by accident (tests of the switch set their own)."""
-    monkeypatch.setattr(host_eager, "_left", {})
-    monkeypatch.setattr(host_eager, "BY_OP_BUDGET_S", 30.0)
-    monkeypatch.setattr(host_eager, "BY_OP_BUDGET_HEAVY_S", 60.0)
+def fresh_signatures(fresh_staged):
+    """Each test starts with staged bodies made afresh (so compile counts do not depend on test order)."""
 
 
 def _eager_no_compile(f, *args):
@@ -292,69 +288,47 @@ def test_eager_loops_on_new_shapes_compile_nothing():
         np.testing.assert_allclose(np.asarray(ys), np.concatenate([[1.0], np.cumprod(a)[:-1]]), rtol=1e-14)
 
 
-# --------------------------------------------------------------------------- budget switch
+# --------------------------------------------------------------------------- the way, decided once
 
-def _sig(prim):
-    (left,) = [v for k, v in host_eager._left.items() if k[0] is prim]
-    return left
-
-
-def test_while_switches_to_compiled_within_a_call_once_the_budget_is_spent(monkeypatch):
-    monkeypatch.setattr(host_eager, "BY_OP_BUDGET_S", 1e-12)   # spent by the first iteration
-    monkeypatch.setattr(host_eager, "BY_OP_BUDGET_HEAVY_S", 1e-12)   # (loops budget as heavy)
-    f = lambda x: while_loop(lambda c: c[1] < 40, lambda c: (c[0] * 1.01 + 0.5, c[1] + 1), (x, xp.asarray(0)))
-    x = xp.asarray(np.linspace(0.0, 1.0, 9).reshape(3, 3))
+def test_a_hot_loop_stays_on_the_host_every_call_with_the_same_bits():
+    """However often a signature is called, it keeps its way: no compile, the same bits every call."""
+    f = lambda x: while_loop(lambda c: c[1] < 40, lambda c: (xp.sin(c[0]) * 1.01 + 0.5, c[1] + 1),
+                             (x, xp.asarray(0)))
+    x = xp.asarray(np.linspace(0.0, 1.0, 9).reshape(3, 3).astype(np.float32))
     before = runtime.compile_calls[0]
-    v, k = f(x)
-    assert runtime.compile_calls[0] == before + 1 and _sig(while_p) <= 0   # resumed as the compiled loop
-    want = np.linspace(0.0, 1.0, 9).reshape(3, 3)
+    seen = {np.asarray(f(x)[0]).tobytes() for _ in range(60)}
+    assert runtime.compile_calls[0] == before and len(seen) == 1
+    want = np.linspace(0.0, 1.0, 9).reshape(3, 3).astype(np.float32)
     for _ in range(40):
-        want = want * 1.01 + 0.5
-    np.testing.assert_allclose(np.asarray(v), want, rtol=1e-14)
-    assert int(k) == 40
-    v2, k2 = f(x)                                  # compiled now: the same executable, no new compile
-    assert runtime.compile_calls[0] == before + 1
-    np.testing.assert_allclose(np.asarray(v2), np.asarray(v), rtol=1e-15)
-    _same((v, k), jit(f)(x), rtol=1e-15)
+        want = np.sin(want) * np.float32(1.01) + np.float32(0.5)
+    np.testing.assert_allclose(np.frombuffer(seen.pop(), np.float32).reshape(3, 3), want, rtol=1e-6)
 
 
-def test_budget_spent_over_calls_then_compiled_once(monkeypatch):
-    """A signature that spends its budget over several calls (each cheap) is compiled after it."""
-    monkeypatch.setattr(host_eager, "BY_OP_BUDGET_S", 1e-12)
-    monkeypatch.setattr(host_eager, "BY_OP_BUDGET_HEAVY_S", 1e-12)   # (loops budget as heavy)
+def test_above_the_threshold_loops_compile_once_with_the_same_bits(monkeypatch):
+    monkeypatch.setattr(host_eager, "BY_OP_MAX_ELEMENTS", 4)     # (the policy's one threshold, forced low)
     f = lambda i, x: switch(i, [lambda v: v + 1.0, lambda v: v * 3.0], x)
     g = lambda x: scan(lambda c, r: (c + r, c * r), xp.zeros(3), x)
     x = xp.asarray(np.arange(6.0).reshape(2, 3))
     before = runtime.compile_calls[0]
-    first = f(xp.asarray(1, dtype=xp.int32), x)   # the whole call runs on the host, spending the budget
-    assert runtime.compile_calls[0] == before and _sig(cond_p) <= 0
-    again = f(xp.asarray(0, dtype=xp.int32), x)    # same signature: compiled
+    first = f(xp.asarray(1, dtype=xp.int32), x)
+    again = f(xp.asarray(0, dtype=xp.int32), x)
     assert runtime.compile_calls[0] == before + 1
     np.testing.assert_array_equal(np.asarray(first), np.arange(6.0).reshape(2, 3) * 3)
     np.testing.assert_array_equal(np.asarray(again), np.arange(6.0).reshape(2, 3) + 1)
-    c, ys = g(x)                                   # a scan spending it mid-call reruns compiled
-    assert runtime.compile_calls[0] == before + 2 and _sig(scan_p) <= 0
+    outs = {tuple(np.asarray(o).tobytes() for o in g(x)) for _ in range(5)}
+    assert runtime.compile_calls[0] == before + 2 and len(outs) == 1
+    c, ys = g(x)
     np.testing.assert_array_equal(np.asarray(c), [3.0, 5.0, 7.0])
     np.testing.assert_array_equal(np.asarray(ys), [[0.0, 0.0, 0.0], [0.0, 4.0, 10.0]])
+    # under the threshold the same functions run on the host, with the same values
+    small = xp.asarray(np.arange(2.0))
+    np.testing.assert_array_equal(np.asarray(_eager_no_compile(f, xp.asarray(1, dtype=xp.int32), small)), [0.0, 3.0])
 
 
-def test_budget_is_kept_per_signature(monkeypatch):
-    f = lambda x: while_loop(lambda c: xp.all(c < 3.0), lambda c: c + 1.0, x)
-    f(xp.asarray(np.zeros(2)))
-    f(xp.asarray(np.zeros(2)))
-    f(xp.asarray(np.zeros(3)))
-    ents = [v for k, v in host_eager._left.items() if k[0] is while_p]
-    assert len(ents) == 2 and all(0 < e < host_eager.BY_OP_BUDGET_HEAVY_S for e in ents)
-
-
-def test_budget_spent_inside_a_nested_loop_reruns_the_outer_compiled(monkeypatch):
-    monkeypatch.setattr(host_eager, "BY_OP_BUDGET_S", 1e-12)
-    monkeypatch.setattr(host_eager, "BY_OP_BUDGET_HEAVY_S", 1e-12)   # (loops budget as heavy)
+def test_nested_loops_run_on_the_host_as_one_way():
     f = lambda xs: scan(lambda c, x: (c + while_loop(lambda v: v < 50.0, lambda v: v * 3.0 + 1.0, x), c), 0.0, xs)
     xs = np.array([0.0, 1.0, 7.0, 100.0])
-    before = runtime.compile_calls[0]
-    c, ys = f(xp.asarray(xs))
-    assert runtime.compile_calls[0] == before + 1 and _sig(scan_p) <= 0
+    c, ys = _eager_no_compile(f, xp.asarray(xs))
     ends = []
     for v in xs:
         while v < 50.0:
@@ -375,7 +349,7 @@ def test_body_with_a_primitive_without_host_kernel_compiles_and_is_right(monkeyp
     x = xp.asarray(np.array([0.3, 2.0, -1.0, 0.0]))
     before = runtime.compile_calls[0]
     v, k = f(x)
-    assert runtime.compile_calls[0] == before + 1 and _sig(while_p) == 0.0
+    assert runtime.compile_calls[0] == before + 1
     np.testing.assert_allclose(np.asarray(v), np.sin(np.sin(np.sin(np.sin(np.asarray(x))))), rtol=1e-15)
     assert int(k) == 4
 
@@ -406,7 +380,7 @@ def test_kernels_switched_off_runs_the_compiled_loop(monkeypatch):
     x = np.array([1.0, 2.0, 4.0, 8.0, 16.0, 32.0, 64.0])
     before = runtime.compile_calls[0]
     c, ys = f(xp.asarray(x))
-    assert runtime.compile_calls[0] == before + 1 and not host_eager._left
+    assert runtime.compile_calls[0] == before + 1
     assert float(c) == 127.0
     np.testing.assert_array_equal(np.asarray(ys), np.concatenate([[0.0], np.cumsum(x)[:-1]]))
 
@@ -415,7 +389,7 @@ def test_large_operands_compile():
     big = xp.zeros((host_eager.BY_OP_MAX_ELEMENTS + 1,))
     closed = make_jaxpr(lambda a: while_loop(lambda c: c[1] < 2, lambda c: (c[0] + 1.0, c[1] + 1), (a, 0)))(big)
     (eqn,) = [e for e in closed.jaxpr.eqns if e.prim is while_p]
-    assert host_eager.budget_for(host_eager.inner_jaxprs(while_p, eqn.params), [v.aval for v in eqn.invars]) == 0.0
+    assert host_eager.way(host_eager.inner_jaxprs(while_p, eqn.params), [v.aval for v in eqn.invars]) == "compile"
 
 
 # ------------------------------------------------------------- staged composites holding loops
@@ -423,14 +397,14 @@ def test_large_operands_compile():
 def test_staged_composites_with_all_host_loops_run_by_op(monkeypatch):
     x = xp.asarray(np.linspace(0.5, 2.0, 6))
     loop = lambda a: while_loop(lambda c: c[1] < 5, lambda c: (xp.cos(c[0]) * a, c[1] + 1), (a, 0))[0]
-    assert host_eager.eager_by_op(make_jaxpr(lambda a: loop(a) + 1)(x)) == host_eager.BY_OP_BUDGET_HEAVY_S
+    assert host_eager.eager_way(make_jaxpr(lambda a: loop(a) + 1)(x)) == "host"
     sc = lambda a: scan(lambda c, r: (c + xp.linalg.det(r), c), 0.0, a)[0]
     m = xp.asarray(np.eye(3)[None] * np.array([1.0, 2.0])[:, None, None])
-    assert host_eager.eager_by_op(make_jaxpr(sc)(m)) == host_eager.BY_OP_BUDGET_HEAVY_S   # heavy inside
+    assert host_eager.eager_way(make_jaxpr(sc)(m)) == "host"
     cd = lambda a: cond(a[0] > 0, lambda v: v * 2, lambda v: v, a)
-    assert host_eager.eager_by_op(make_jaxpr(cd)(x)) == host_eager.BY_OP_BUDGET_S
+    assert host_eager.eager_way(make_jaxpr(cd)(x)) == "host"
     monkeypatch.delitem(host.host_kernels, E.cos_p)   # a body primitive without a host kernel
-    assert host_eager.eager_by_op(make_jaxpr(lambda a: loop(a) + 1)(x)) == 0.0
+    assert host_eager.eager_way(make_jaxpr(lambda a: loop(a) + 1)(x)) == "bind"
 
 
 def _raw_loop_body(a):
@@ -451,10 +425,8 @@ def test_staged_call_with_a_loop_compiles_nothing_and_equals_jit():
         want = np.cos(want) * a
     np.testing.assert_allclose(np.asarray(got), want, rtol=1e-14)
     ent = JT._staged_jaxpr(_raw_loop_body, (get_aval(raw),), ())   # (the cached entry of that call)
-    assert 0 < ent.by_op < host_eager.BY_OP_BUDGET_HEAVY_S
-    ent.by_op = 0.0                                                  # (as if its budget were spent)
-    (j,) = JT.staged_call(_raw_loop_body, [raw], "loop", by_op=True)
-    assert runtime.compile_calls[0] == before + 1
+    assert ent.way == "host"
+    j = jit(lambda v: xp.asarray(JT.staged_call(_raw_loop_body, [v._v], "loop", by_op=True)[0]))(xp.asarray(a))
     np.testing.assert_allclose(np.asarray(got), np.asarray(j), rtol=1e-14)
 
 
@@ -486,20 +458,3 @@ def test_jvp_grad_vmap_of_loops():
     # vmap of a cond with a batched predicate
     c2 = lambda v: cond(v > 1.0, lambda u: u * 10.0, lambda u: -u, v)
     np.testing.assert_array_equal(np.asarray(vmap(c2)(xs)), [-0.1, -1.0, 49.0, 70.0])
-
-
-# ------------------------------------------------- run_by_op: a staged body on NumPy arrays
-
-def test_run_by_op_equals_eval_inline_and_gives_up_past_its_time():
-    """host_control_flow.run_by_op (offered to _Staged.eager in place of eval_inline) gives the same
-    values and types, compiles nothing, and returns None once a loop inside runs past its seconds."""
-    a = np.linspace(-1.0, 1.5, 7).astype(np.float32)
-    raw = xp.asarray(a)._v
-    ent = JT._staged_jaxpr(_raw_loop_body, (get_aval(raw),), ())   # (the staged body, constant-free)
-    before = runtime.compile_calls[0]
-    (got,) = HCF.run_by_op(ent.closed, ent.consts, [raw], 10.0)
-    (ref,) = JT.eval_inline(ent.closed.jaxpr, ent.consts, [raw])
-    assert runtime.compile_calls[0] == before
-    assert get_aval(got) == get_aval(ref) and get_aval(got).dtype == np.float32
-    np.testing.assert_array_equal(np.asarray(got), np.asarray(ref))
-    assert HCF.run_by_op(ent.closed, ent.consts, [raw], -1.0) is None

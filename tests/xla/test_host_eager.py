@@ -1,7 +1,7 @@
 """xla/host_eager.py: which staged calls run eagerly op by op on host kernels, and what that gives.
 
 Oracles: NumPy for values; jit of the same function for eager == compiled; the runtime's compile
-counter for "no compile"; the staged entry's budget for the switch to a compiled executable.
+counter for "no compile"; the staged entry's way, decided once from static facts.
 """
 import numpy as np
 import pytest
@@ -20,44 +20,44 @@ def _closed(f, *args):
     return make_jaxpr(f)(*args)
 
 
-def test_budget_for_host_bodies_and_zero_otherwise(monkeypatch):
+def test_the_way_of_host_bodies_and_of_others(monkeypatch):
     x = xp.asarray(np.arange(6.0).reshape(2, 3))
-    assert host_eager.eager_by_op(_closed(lambda a: xp.sum(xp.sin(a) * a), x)) == host_eager.BY_OP_BUDGET_S
-    # a primitive without a host kernel (here: tan's withdrawn) -> compile at once
+    assert host_eager.eager_way(_closed(lambda a: xp.sum(xp.sin(a) * a), x)) == "host"
+    # a primitive without a host kernel (here: tan's withdrawn) -> its equations bound one by one
     monkeypatch.delitem(host.host_kernels, E.tan_p)
-    assert host_eager.eager_by_op(_closed(lambda a: xp.tan(a), x)) == 0.0
+    assert host_eager.eager_way(_closed(lambda a: xp.tan(a), x)) == "bind"
     # an elementwise kernel that declines the dtype (complex sin_p: xp.sin computes it from real parts) ->
-    # compile at once; complex log runs on host
+    # bound one by one; complex log runs on host
     z = xp.asarray(np.array([1 + 2j, 3 - 1j]))
-    assert host_eager.eager_by_op(_closed(lambda a: E.sin_p.bind(a._v), z)) == 0.0
-    assert host_eager.eager_by_op(_closed(lambda a: xp.sin(a) * 2, z)) == host_eager.BY_OP_BUDGET_S
-    assert host_eager.eager_by_op(_closed(lambda a: xp.log(a) * 2, z)) == host_eager.BY_OP_BUDGET_S
-    assert host_eager.eager_by_op(_closed(lambda a: a * a + 1, z)) == host_eager.BY_OP_BUDGET_S
-    # too large: XLA's fusion wins, light body or heavy
+    assert host_eager.eager_way(_closed(lambda a: E.sin_p.bind(a._v), z)) == "bind"
+    assert host_eager.eager_way(_closed(lambda a: xp.sin(a) * 2, z)) == "host"
+    assert host_eager.eager_way(_closed(lambda a: xp.log(a) * 2, z)) == "host"
+    assert host_eager.eager_way(_closed(lambda a: a * a + 1, z)) == "host"
+    # too large: XLA's fusion wins, light body or heavy -> compiled
     big = xp.zeros((host_eager.BY_OP_MAX_ELEMENTS + 1,))
-    assert host_eager.eager_by_op(_closed(lambda a: xp.fft.fft(a), big)) == 0.0
-    assert host_eager.eager_by_op(_closed(lambda a: a * 2, big)) == 0.0
-    mid = xp.zeros((host_eager.BY_OP_MAX_ELEMENTS // 2,))     # medium: op by op first, light or heavy
-    assert host_eager.eager_by_op(_closed(lambda a: xp.fft.fft(a), mid)) == host_eager.BY_OP_BUDGET_HEAVY_S
-    assert host_eager.eager_by_op(_closed(lambda a: a * 2, mid)) == host_eager.BY_OP_BUDGET_S
+    assert host_eager.eager_way(_closed(lambda a: xp.fft.fft(a), big)) == "compile"
+    assert host_eager.eager_way(_closed(lambda a: a * 2, big)) == "compile"
+    mid = xp.zeros((host_eager.BY_OP_MAX_ELEMENTS // 2,))     # medium: op by op, light or heavy
+    assert host_eager.eager_way(_closed(lambda a: xp.fft.fft(a), mid)) == "host"
+    assert host_eager.eager_way(_closed(lambda a: a * 2, mid)) == "host"
     mat = xp.zeros((4, host_eager.BY_OP_MAX_ELEMENTS // 8))
-    assert host_eager.eager_by_op(_closed(lambda a: xp.linalg.svdvals(a), mat)) == host_eager.BY_OP_BUDGET_HEAVY_S
+    assert host_eager.eager_way(_closed(lambda a: xp.linalg.svdvals(a), mat)) == "host"
     # nested jit is looked into
     inner = jit(lambda a: xp.cos(a) + 1)
-    assert host_eager.eager_by_op(_closed(lambda a: inner(a) * 3, x)) == host_eager.BY_OP_BUDGET_S
+    assert host_eager.eager_way(_closed(lambda a: inner(a) * 3, x)) == "host"
     inner_tan = jit(lambda a: xp.tan(a))
-    assert host_eager.eager_by_op(_closed(lambda a: inner_tan(a) * 3, x)) == 0.0
+    assert host_eager.eager_way(_closed(lambda a: inner_tan(a) * 3, x)) == "bind"
     # control flow counts as host where its bodies do (xla/host_control_flow.py runs it)
     from transforms import while_loop
     loop = lambda a, f: while_loop(lambda c: xp.sum(c) < 100.0, lambda c: f(c) * 2.0 + 1.0, a)
-    assert host_eager.eager_by_op(_closed(lambda a: loop(a, xp.cos), x)) == host_eager.BY_OP_BUDGET_HEAVY_S
-    assert host_eager.eager_by_op(_closed(lambda a: loop(a, xp.tan), x)) == 0.0
+    assert host_eager.eager_way(_closed(lambda a: loop(a, xp.cos), x)) == "host"
+    assert host_eager.eager_way(_closed(lambda a: loop(a, xp.tan), x)) == "bind"
     # stop_gradient is the value itself eagerly
     from transforms import stop_gradient
-    assert host_eager.eager_by_op(_closed(lambda a: stop_gradient(a) * a, x)) == host_eager.BY_OP_BUDGET_S
+    assert host_eager.eager_way(_closed(lambda a: stop_gradient(a) * a, x)) == "host"
 
 
-def test_linalg_and_fft_on_new_shapes_compile_nothing_and_match_numpy_and_jit(fresh_op_budgets):
+def test_linalg_and_fft_on_new_shapes_compile_nothing_and_match_numpy_and_jit(fresh_staged):
     rng = np.random.default_rng(0)
     before = runtime.compile_calls[0]
     got = []
@@ -93,20 +93,15 @@ def _raw_body(a):
     return [JT.bind(E.sin_p, a)]
 
 
-def test_a_hot_signature_gets_compiled_after_its_budget():
-    """The op-by-op budget is spent per signature; then the one executable runs (and agrees)."""
+def test_a_hot_signature_keeps_its_way_and_its_bits():
+    """However often a signature is called, it runs its host program: no compile, the same bits."""
     raw = xp.asarray(np.linspace(0.5, 2.0, 12).reshape(3, 4))._v
     before = runtime.compile_calls[0]
-    (first,) = JT.staged_call(_raw_body, [raw], "hot", by_op=True)
+    seen = {np.asarray(JT.staged_call(_raw_body, [raw], "hot", by_op=True)[0]).tobytes() for _ in range(300)}
     ent = JT._staged_jaxpr(_raw_body, (get_aval(raw),), ())      # (the cached entry of that call)
-    assert 0 < ent.by_op < host_eager.BY_OP_BUDGET_S and runtime.compile_calls[0] == before
-    ent.by_op = 1e-12                                             # (as if nearly all of it were spent)
-    JT.staged_call(_raw_body, [raw], "hot", by_op=True)
-    assert ent.by_op <= 0 and runtime.compile_calls[0] == before
-    (again,) = JT.staged_call(_raw_body, [raw], "hot", by_op=True)   # now compiled, once
-    assert runtime.compile_calls[0] == before + 1 and ent.exe
-    np.testing.assert_allclose(np.asarray(again), np.asarray(first), rtol=1e-15)
-    np.testing.assert_allclose(np.asarray(first), np.sin(np.linspace(0.5, 2.0, 12).reshape(3, 4)), rtol=1e-15)
+    assert ent.way == "host" and runtime.compile_calls[0] == before and len(seen) == 1
+    np.testing.assert_array_equal(np.frombuffer(seen.pop()).reshape(3, 4),
+                                  np.sin(np.linspace(0.5, 2.0, 12).reshape(3, 4)))
 
 
 def _raw_body2(a):
@@ -120,4 +115,4 @@ def test_staged_calls_compile_unless_they_opt_in():
     before = runtime.compile_calls[0]
     JT.staged_call(_raw_body2, [raw], "cold")
     ent = JT._staged_jaxpr(_raw_body2, (get_aval(raw),), ())
-    assert ent.by_op == 0.0 and runtime.compile_calls[0] == before + 1
+    assert ent.way == "compile" and runtime.compile_calls[0] == before + 1

@@ -116,7 +116,7 @@ def _values(dt, n, seed):
 
 
 @pytest.mark.parametrize("name", NAMES)
-def test_namespace_compiles_nothing_on_new_shapes_and_equals_jit(name, fresh_op_budgets):
+def test_namespace_compiles_nothing_on_new_shapes_and_equals_jit(name, fresh_staged):
     f = getattr(xp, name)
     for dt in CDTYPES:
         for n in (29, 31, 37):   # new shapes each
@@ -188,7 +188,7 @@ def test_complex_pow_declines_nonfinite_parts_and_eager_equals_xla():
         pow_close(np.asarray(E.pow_p.bind(x, y)), _xla(E.pow_p, [x, y], {})[0], x, y, f"pow[{dt.name}] eager")
 
 
-def test_namespace_pow_compiles_nothing_on_new_shapes_and_equals_jit(fresh_op_budgets):
+def test_namespace_pow_compiles_nothing_on_new_shapes_and_equals_jit(fresh_staged):
     f = lambda a, b: xp.pow(a, b)
     for dt in CDTYPES:
         for n in (29, 31, 37):
@@ -368,7 +368,7 @@ def test_complex_multiply_on_host_equals_xla_normwise(dt):
 
 
 @pytest.mark.parametrize("name", ["divide", "sign", "truediv", "reciprocal", "multiply"])
-def test_namespace_division_and_sign_compile_nothing_on_new_shapes_and_equal_jit(name, fresh_op_budgets):
+def test_namespace_division_and_sign_compile_nothing_on_new_shapes_and_equal_jit(name, fresh_staged):
     f = {"divide": lambda a, b: xp.divide(a, b), "sign": lambda a, b: xp.sign(a), "truediv": lambda a, b: a / b,
          "reciprocal": lambda a, b: 1 / b, "multiply": lambda a, b: xp.multiply(a, b)}[name]
     for dt in CDTYPES:

@@ -228,7 +228,7 @@ def test_every_lapack_primitive_has_a_host_kernel_tested_here():
     assert set(TESTED) == LAPACK_PRIMS, sorted(p.name for p in LAPACK_PRIMS ^ set(TESTED))
 
 
-def test_eager_linalg_on_new_shapes_compiles_nothing(fresh_op_budgets):
+def test_eager_linalg_on_new_shapes_compiles_nothing(fresh_staged):
     rng = np.random.default_rng(7)
     before = runtime.compile_calls[0]
     for n in (3, 6, 11):

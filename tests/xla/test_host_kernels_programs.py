@@ -169,7 +169,7 @@ def test_dynamic_slice_update_pad_bitcast_cummax_host_equals_xla():
                 assert_same(flushed(g_) if g_.dtype.kind == "f" else g_, w_, f"{prim.name} {params}")
 
 
-def test_eager_ops_on_new_shapes_compile_nothing(fresh_op_budgets):
+def test_eager_ops_on_new_shapes_compile_nothing(fresh_staged):
     rng = np.random.default_rng(0)
     before = runtime.compile_calls[0]
     for n in (3, 7, 12, 31):
@@ -186,7 +186,7 @@ def test_eager_ops_on_new_shapes_compile_nothing(fresh_op_budgets):
     assert runtime.compile_calls[0] == before
 
 
-def test_first_call_on_a_new_shape_is_not_a_compile(fresh_op_budgets):
+def test_first_call_on_a_new_shape_is_not_a_compile(fresh_staged):
     import time
     x = xp.asarray(np.ones((17, 3)))
     x + 1.0

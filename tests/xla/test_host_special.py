@@ -195,10 +195,7 @@ _OSCILLATING = {"j0", "j1", "y0", "y1", "yn"}    # (near their zeros: compared i
 
 
 @pytest.mark.parametrize("prim", COMPOSITES, ids=lambda p: p.name)
-def test_composite_host_path_equals_jit(prim, monkeypatch):
-    # the values of the host path, whatever the budget (the inverses run ~50 ms a call: past the default)
-    monkeypatch.setattr(host_eager, "BY_OP_BUDGET_S", 60.0)
-    monkeypatch.setattr(host_eager, "BY_OP_BUDGET_HEAVY_S", 60.0)
+def test_composite_host_path_equals_jit(prim):
     slow = prim in (SG.igammainv_p, SG.igammacinv_p, SG.igamma_grad_a_p)
     for dt in ((np.float64,) if slow else (np.float32, np.float64)):   # (their float32 programs take ~4 s to compile)
         args = _composite_args(prim, dt)
@@ -212,10 +209,8 @@ def test_composite_host_path_equals_jit(prim, monkeypatch):
                      floor=1.0 if prim.name in _OSCILLATING else 0.0)
 
 
-def test_eager_special_calls_on_new_shapes_compile_nothing(monkeypatch, fresh_op_budgets):
+def test_eager_special_calls_on_new_shapes_compile_nothing(monkeypatch, fresh_staged):
     from array_namespace import special
-    # (fresh_op_budgets: unspent, generous budgets -- on a loaded machine one incomplete-gamma call can pass the
-    # default 50 ms, and earlier tests may have spent these signatures'; that a budget then compiles is tested below)
     compiled, compile_jaxpr = [], runtime.compile_jaxpr
     monkeypatch.setattr(runtime, "compile_jaxpr", lambda c, *a, **k: compiled.append(k.get("name", a[1:2])) or
                         compile_jaxpr(c, *a, **k))
@@ -236,13 +231,14 @@ def test_eager_special_calls_on_new_shapes_compile_nothing(monkeypatch, fresh_op
     assert special.gammaln(xf).dtype == xp.float32
 
 
-def test_past_its_budget_a_composite_compiles_with_the_same_values(monkeypatch):
+def test_above_the_threshold_a_composite_compiles_with_the_same_values(monkeypatch):
     x = np.linspace(0.3, 7.0, 13)
     a = np.linspace(0.5, 4.0, 13)
     host_values = _host(SG.igamma_p, a, x)
-    monkeypatch.setattr(host_eager, "BY_OP_BUDGET_S", 0.0)
-    monkeypatch.setattr(host_eager, "BY_OP_BUDGET_HEAVY_S", 0.0)
-    a11, x11 = a[:11].copy(), x[:11].copy()          # a new signature: no budget, so the kernel declines
+    seen = {host.run_quiet(host_kernels[SG.igamma_p], [a, x], {}).tobytes() for _ in range(20)}
+    assert seen == {np.asarray(host_values).tobytes()}          # (its way is kept: the same bits every call)
+    monkeypatch.setattr(host_eager, "BY_OP_MAX_ELEMENTS", 8)  # (the policy's one threshold, forced low)
+    a11, x11 = a[:11].copy(), x[:11].copy()          # above it, so the kernel declines
     assert host.run_quiet(host_kernels[SG.igamma_p], [a11, x11], {}) is NotImplemented
     out = impl_rules[SG.igamma_p](xp.asarray(a11)._v, xp.asarray(x11)._v)   # (the bucketed executable)
     np.testing.assert_allclose(np.asarray(out), host_values[:11], rtol=1e-12)
