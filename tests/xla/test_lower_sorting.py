@@ -5,7 +5,7 @@ import pytest
 
 import array_namespace as xp
 from lower_harness import Case, check, lowered_by, prims_of, raw
-from transforms import make_jaxpr
+from transforms import jit, make_jaxpr
 from transforms.primitives import sorting as SO
 
 R = np.random.default_rng(0)
@@ -36,3 +36,69 @@ def test_jit_matches_numpy(case):
 def test_every_lowered_primitive_is_reached():
     reached = set().union(*(prims_of(make_jaxpr(c.fn)(*[xp.asarray(a) for a in c.args])) for c in CASES))
     assert lowered_by("xla.lower_sorting") - reached == set()
+
+
+# ------------------------------------------- float32 cumulative sums: scanned in float64 (issue 23)
+# Oracle: the exact prefix sums, in Python integers (every float32 is an integer times 2^-160 here), rounded once
+# to float64. Each jit prefix sum must be no farther from it than NumPy's (sequential) one, or than half an ulp.
+
+def _exact_cumsum(x):
+    scaled = [int(v * 2.0 ** 160) for v in x.astype(np.float64).tolist()]   # exact: |x| >= 2^-149 or 0
+    out, acc = np.empty(len(scaled)), 0
+    for i, v in enumerate(scaled):
+        acc += v
+        out[i] = acc / 2 ** 160   # (int / int: correctly rounded)
+    return out
+
+
+def _cum_data(kind, n, seed=0):
+    r = np.random.default_rng(seed)
+    if kind == "near1":
+        return (1 + 1e-7 * r.standard_normal(n)).astype(np.float32)
+    if kind == "uniform":
+        return r.random(n, dtype=np.float32)
+    return (r.standard_normal(n) * 10.0 ** r.integers(-4, 5, n)).astype(np.float32)
+
+
+def _no_worse(ours, theirs, exact):
+    half_ulp = np.spacing(np.abs(exact).astype(np.float32)).astype(np.float64) / 2
+    bad = np.abs(ours.astype(np.float64) - exact) > np.maximum(np.abs(theirs - exact), half_ulp) * (1 + 1e-9)
+    assert ours.dtype == np.float32 and not bad.any(), (np.flatnonzero(bad)[:5], ours[bad][:5], exact[bad][:5])
+
+
+@pytest.mark.parametrize("n", [2**16, 2**20])
+@pytest.mark.parametrize("kind", ["near1", "uniform", "mixed"])
+def test_float32_cumulative_sum_is_at_least_as_accurate_as_numpy(kind, n):
+    x = _cum_data(kind, n)
+    ours = np.asarray(jit(xp.cumulative_sum)(xp.asarray(x)))
+    _no_worse(ours, np.cumsum(x).astype(np.float64), _exact_cumsum(x))
+
+
+@pytest.mark.parametrize("axis", [0, 1])
+def test_float32_cumulative_sum_over_an_axis_is_at_least_as_accurate_as_numpy(axis):
+    x = _cum_data("uniform", 2**18, seed=1).reshape(512, 512)
+    exact = np.moveaxis(np.array([_exact_cumsum(v) for v in np.moveaxis(x, axis, -1)]), -1, axis)
+    ours = np.asarray(jit(lambda a: xp.cumulative_sum(a, axis=axis))(xp.asarray(x)))
+    _no_worse(ours, np.cumsum(x, axis).astype(np.float64), exact)
+
+
+def test_float32_cumulative_prod_and_reverse_scans_are_float64_accurate():
+    x = (1 + 1e-3 * np.random.default_rng(3).standard_normal((3, 1000))).astype(np.float32)
+    x64 = x.astype(np.float64)
+    want = np.cumprod(x64, 1)   # (float64 error ~1e-13, far below float32's half ulp)
+    ours = np.asarray(jit(lambda a: xp.cumulative_prod(a, axis=1))(xp.asarray(x)))
+    assert ours.dtype == np.float32 and np.all(np.abs(ours - want) <= np.spacing(want.astype(np.float32)) * 0.5 + 1e-12)
+    for p, ref in [(SO.cumsum_p, np.cumsum), (SO.cumprod_p, np.cumprod)]:
+        rev = np.asarray(jit(raw(p, axis=1, reverse=True))(xp.asarray(x)))
+        want = np.flip(ref(np.flip(x64, 1), 1), 1)
+        assert rev.dtype == np.float32 and np.all(np.abs(rev - want) <= np.spacing(want.astype(np.float32)) * 0.5 + 1e-9)
+
+
+def test_only_narrow_float_scans_widen():
+    def text(p, x):
+        return jit(raw(p, axis=0, reverse=False)).lower(xp.asarray(x)).as_text()
+    for p in (SO.cumsum_p, SO.cumprod_p):
+        assert "xf64>" in text(p, np.ones(40, np.float32)) and "complex<f64>" in text(p, np.ones(40, np.complex64))
+        for x in (np.ones(40), np.ones(40, np.int32), np.ones(40, bool)):
+            assert "stablehlo.convert" not in text(p, x)
+    assert "stablehlo.convert" not in text(SO.cummax_p, np.ones(40, np.float32))
