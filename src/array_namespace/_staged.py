@@ -161,10 +161,6 @@ def _host_by_op(dtype):
     return backend.eager_way(_identity(dtype)) != "compile"
 
 
-def _runs_on_host(v):
-    return _host_by_op(get_aval(v).dtype)
-
-
 _PADS: dict = {}      # (length, fill, dtype, device) -> a padding Array (values are immutable: shared)
 
 
@@ -197,7 +193,9 @@ def bucketed(fn, args, fills, first=None):
     shape = args[0].shape
     n = math.prod(shape)
     size = max(8, 1 << max(n - 1, 0).bit_length())
-    if first is not None and _runs_on_host(args[0]._v):
+    # (the first call runs plain only where the staged bucket would run op by op too: padded operands of
+    # `size` elements, under the eager policy's threshold -- else it would give other bits than the later calls)
+    if first is not None and _plain_runs_on_host(tuple(ShapedArray((size,), get_aval(a._v).dtype) for a in args)):
         key = (fn, size, tuple(v.dtype for v in args))
         if key not in _SEEN:
             if len(_SEEN) >= _SEEN_MAX:
