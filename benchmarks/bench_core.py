@@ -672,10 +672,10 @@ EAGER_SECTIONS = (eager_ops, namespace_overhead, eager_small, eager_composites)
 
 
 def eager_modes_table(script, quick, problems):
-    """Our eager rows under each ARRAY_NAMESPACE_EAGER mode (host kernels with host-held values, host
-    kernels with results copied into device buffers, XLA single-op executables), each in a child process."""
+    """Our eager rows under each ARRAY_NAMESPACE_EAGER mode (host kernels with host-held values, XLA single-op
+    executables), each in a child process."""
     cols = {}
-    for mode in ("host", "buffer", "xla"):
+    for mode in ("host", "xla"):
         t0 = time.perf_counter()
         env = dict(os.environ, ARRAY_NAMESPACE_EAGER=mode)
         cmd = [sys.executable, os.path.abspath(script), "--ours-child"] + (["--quick"] if quick else [])
@@ -687,10 +687,10 @@ def eager_modes_table(script, quick, problems):
             continue
         cols[mode] = dict((lab, t) for lab, t in json.loads(line[len("OURSROWS "):]))
     labels = [lab for lab in next(iter(cols.values()), {})]
-    rows = [("workload (ours, by eager mode)", "host", "buffer", "xla", "xla/host")]
+    rows = [("workload (ours, by eager mode)", "host", "xla", "xla/host")]
     for lab in labels:
-        h, b, x = (cols.get(m, {}).get(lab) for m in ("host", "buffer", "xla"))
-        rows.append((lab, fmt_time(h), fmt_time(b), fmt_time(x), fmt_ratio(x, h)))
+        h, x = (cols.get(m, {}).get(lab) for m in ("host", "xla"))
+        rows.append((lab, fmt_time(h), fmt_time(x), fmt_ratio(x, h)))
     widths = [max(len(row[i]) for row in rows) for i in range(len(rows[0]))]
     line = lambda row: "  ".join(c.ljust(w) if i == 0 else c.rjust(w) for i, (c, w) in enumerate(zip(row, widths)))  # noqa: E731
     print()
@@ -706,7 +706,7 @@ def main(argv=None):
     ap.add_argument("--jax-child", action="store_true", help="internal: time only JAX, print JSON rows")
     ap.add_argument("--ours-child", action="store_true", help="internal: time only our eager rows, print JSON")
     ap.add_argument("--eager-modes", action="store_true",
-                    help="also time our eager rows under ARRAY_NAMESPACE_EAGER=host/buffer/xla (child processes)")
+                    help="also time our eager rows under ARRAY_NAMESPACE_EAGER=host/xla (child processes)")
     ap.add_argument("--only-eager", action="store_true", help="run only the eager sections")
     args = ap.parse_args(argv)
     r = Runner(args.quick)

@@ -429,11 +429,10 @@ def run_eager(closed, consts, raw, out_avals=None):
     avals = pr.out_avals if out_avals is None else out_avals
     if len(outs) == 1:
         o, a = r[outs[0]], avals[0]
-        if o.__class__ is _nd and o.dtype is a.dtype and o.shape == a.shape and _AS_HOST:
+        if o.__class__ is _nd and o.dtype is a.dtype and o.shape == a.shape:
             return [hv(o, a)]
         return [runtime._box_host(o, a, jit_p)]
     return [runtime._box_host(r[k], a, jit_p) for k, a in zip(outs, avals)]
 
 
-_AS_HOST = host.MODE == "host"
 _err_set, _err_reset, _QUIET = host.err_set, host.err_reset, host.QUIET

@@ -242,7 +242,7 @@ def memory_stats(device=None) -> dict:
     bufs = [a for a in _jaxlib.client().live_arrays() if not a.is_deleted() and _device_of(a) == d]
     stats["live_buffers"] = len(bufs)
     stats["live_buffer_bytes"] = sum(int(a.on_device_size_in_bytes()) for a in bufs)
-    if d == default_device() and d.platform == "cpu" and host.MODE == "host":
+    if d == default_device() and d.platform == "cpu" and host.MODE != "xla":
         allocs = _host_allocations()
         stats["host_values"] = len(allocs)
         stats["host_value_bytes"] = sum(n for _, n in allocs)

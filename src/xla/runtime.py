@@ -184,8 +184,8 @@ def _kernels_on():
 
 
 def _host_on():
-    """Whether eager values are held on the host (HostValue) rather than in device buffers."""
-    return host.MODE == "host" and _kernels_on()
+    """Whether eager values are held on the host (HostValue): wherever host kernels run."""
+    return _kernels_on()
 
 
 def _np_of(x):
@@ -227,18 +227,14 @@ def _out_avals(prim, args, params):
 
 
 def _box_host(out, aval, prim):
-    """A kernel's result as an eager value of exactly `aval` (a HostValue, or a buffer in 'buffer' mode)."""
+    """A kernel's result as an eager value of exactly `aval` (a HostValue)."""
     if type(out) is not np.ndarray:
         out = np.asarray(out)
     if out.dtype != aval[1]:
         out = out.astype(aval[1])
     if out.shape != aval[0]:
         raise AssertionError(f"host kernel of {prim.name} gave shape {out.shape}, expected {aval.str_short()}")
-    if host.MODE == "host":
-        return HostValue(out, aval)
-    if not out.flags.c_contiguous:
-        out = out.copy(order="C")
-    return _jaxlib.device_put(out, aval, default_device())
+    return HostValue(out, aval)
 
 
 def eager_in_place(prim, args, params):
@@ -270,7 +266,6 @@ def _make_host_impl(prim, kernel, xla_impl):
     cache_get = cache.get
     hv = HostValue
     err_set, err_reset, quiet = host.err_set, host.err_reset, host.QUIET
-    as_host = host.MODE == "host"
     ndarray, asarray = np.ndarray, np.asarray
     specialize = host.specializers.get(prim)
 
@@ -349,7 +344,7 @@ def _make_host_impl(prim, kernel, xla_impl):
         if type(out) is not ndarray:
             out = asarray(out)   # (NumPy gives a scalar for a 0-d result)
         dt = out.dtype
-        if as_host and (dt is avals[1] or dt == avals[1]) and out.shape == avals[0]:   # (builtin dtypes: one object)
+        if (dt is avals[1] or dt == avals[1]) and out.shape == avals[0]:   # (builtin dtypes: one object)
             return hv(out, avals)
         return _box_host(out, avals, prim)
     impl.kernel = kernel
