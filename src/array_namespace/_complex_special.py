@@ -411,11 +411,14 @@ def _big(dtype):
 
 def _grow(kind, t, s):
     """kind(t) * s for kind in exp, cosh, sinh, without spurious overflow for large t, and exactly s's
-    zero where s == 0 and even exp(t/2) overflows (inf * 0 would be NaN). cosh and sinh only for t >= 0."""
+    zero where s == 0 and even exp(t/2) overflows (inf * 0 would be NaN). cosh and sinh only for t >= 0.
+    Far out, s is scaled up by exp(t/2) before it is halved: a small normal s (sin(2.2e-308)) halved first
+    would be subnormal, flushed to zero on the CPU (xla/host.py, "Subnormals"), and the product lost."""
     big = _big(get_aval(t).dtype)
     small = _mul(bind(kind, bind(P.min_p, t, _k(big, t))), s)      # (clamped: no inf in its derivative)
     half = bind(P.exp_p, _mul(t, _k(0.5, t)))
-    far = _mul(_mul(half, s if kind is P.exp_p else _mul(s, _k(0.5, s))), half)
+    hs = _mul(half, s)
+    far = _mul(hs if kind is P.exp_p else _mul(hs, _k(0.5, hs)), half)
     out = P.select_n(bind(P.gt_p, t, _k(big, t)), small, far)
     return P.select_n(_and(_eq(s, 0), _eq(half, inf)), out, s)
 

@@ -220,7 +220,15 @@ def divide(x1, x2, /):
 
 def _floor_div_raw(a, b, dt):
     if dt in D.REAL_FLOAT:
-        return bind(P.floor_p, bind(P.div_p, a, b))
+        q = bind(P.div_p, a, b)
+        f = bind(P.floor_p, q)
+        # a nonzero quotient below the smallest normal is flushed to a zero on the CPU (xla/host.py, "Subnormals"),
+        # whose floor is that zero: where the operands' signs differ (a != 0, b finite) the floor is -1, NumPy's
+        # (-2.2250738585072014e-308 // 3.0 == -1.0: it divides a - fmod(a, b), which is exact)
+        zero = _c(0, dt)
+        lost = bind(P.and_p, bind(P.and_p, bind(P.eq_p, q, zero), bind(P.lt_p, bind(P.mul_p, a, b), zero)),
+                    bind(P.is_finite_p, b))
+        return P.select_n(lost, f, bind(P.sub_p, f, _c(1, dt)))
     q = bind(P.div_p, a, b)   # truncates toward zero
     if dt in D.UNSIGNED:
         return q

@@ -33,6 +33,7 @@
 #include <time.h>
 
 #include "_loops.h"
+#include "_fpmode.h"
 
 #define MAXDIM 64
 
@@ -49,6 +50,7 @@ typedef struct {
     Py_ssize_t strides[MAXARGS][MAXDIM];
     char *base[MAXARGS];
     Py_ssize_t total, chunk, nchunks;
+    unsigned fpmode;                       /* the caller's flush bits (_fpmode.h): a worker runs its chunks so */
 } task_t;
 
 /* rows [s, e) of a reduction: out[r] = x[r, 0], then the loop adds x[r, 1:] into it as NumPy's reduce calls it
@@ -134,6 +136,7 @@ static void take_chunks(void) {
         }
         Py_ssize_t s = (Py_ssize_t)(c & 0xfff) * the_task.chunk, e = s + the_task.chunk;
         if (e > the_task.total) e = the_task.total;
+        fpmode_set(the_task.fpmode);   /* (a worker: subnormals flushed or kept as the caller's kernel runs them) */
         run_range(&the_task, s, e);
         atomic_fetch_add(&done_chunks, 1);
     }
@@ -227,6 +230,7 @@ static void execute(task_t *t) {
         int share = (asleep < n_workers || t->elements >= WAKE_PAYS) && start >= alone_until;
         if (share) {
             the_task = *t;
+            the_task.fpmode = fpmode_get();
             atomic_store(&done_chunks, 0);
             sequence = (sequence + 1) & ((1ULL << 40) - 1);
             atomic_store(&claim, (sequence << 24) | ((unsigned long long)t->nchunks << 12));

@@ -17,6 +17,17 @@ Table: `host_kernels[prim] = fn(*numpy_arrays, **params) -> ndarray | list | Not
 registered beside each lowering in xla/lower_<family>.py (and, for the hottest ones, `specializers[prim]`:
 the same kernel specialised to one signature, cached by the runtime). Kernels run with NumPy's
 floating-point warnings silenced (XLA raises none) and must not mutate their inputs.
+
+Subnormals: XLA's CPU runtime runs every executable with the control register's flush bits set (x86-64 MXCSR
+FTZ+DAZ, aarch64 FPCR FZ; tsl::port::ScopedFlushDenormal, no option turns it off), and JAX documents this as
+intended. Host kernels run in the same mode, so eager and jitted work agree: on the CPU a floating-point
+operation reads a subnormal operand as a zero of the same sign and writes a subnormal result as a zero of the
+same sign (DAZ+FTZ), eagerly and under jit; operations that only move or reinterpret bits (copies, indexing,
+reshape, bitcast, asarray, conversion to NumPy or DLPack) keep subnormals. `err_set`/`err_reset`, which bracket
+every kernel run, set this thread's mode and put it back (NumPy code outside a kernel keeps IEEE arithmetic); the
+C workers of host_parallel copy the calling thread's mode. The switch is the C extension `_fpmode`; where it was
+not built, importing warns once (RuntimeWarning) and kernels keep subnormals. `subnormals_flushed()` runs NumPy
+code in the kernels' mode.
 """
 from __future__ import annotations
 
@@ -177,22 +188,68 @@ def copy_aligned(x, dtype):
     return out
 
 
-# ------------------------------------------------------------------ floating-point warnings
-# np.errstate costs ~4 us per entry; setting NumPy's error-state context variable costs ~0.2 us.
+# ------------------------------------------------------------------ floating-point mode and warnings
+# err_set/err_reset bracket every kernel run (a token = err_set(QUIET) ... err_reset(token)): NumPy's warnings
+# silenced, subnormals flushed (_fpmode), both put back after. np.errstate costs ~4 us per entry; setting NumPy's
+# error-state context variable and the control bits in one C call costs ~0.2 us.
+try:
+    from . import _fpmode
+except ImportError:   # (the optional extension was not built)
+    _fpmode = None
 try:
     from numpy._core._ufunc_config import _extobj_contextvar as _errvar, _make_extobj
     QUIET = _make_extobj(all="ignore")
-    err_set, err_reset = _errvar.set, _errvar.reset   # token = err_set(QUIET) ... err_reset(token)
 except ImportError:   # pragma: no cover - other NumPy layouts
-    QUIET = None
+    _errvar = QUIET = None
+# whether host kernels flush subnormals (False: the extension is missing, or this machine's mode cannot be set,
+# where XLA's CPU runtime does not flush either)
+FLUSHES = _fpmode is not None and _fpmode.supported
 
+if _fpmode is None:
+    import warnings
+    warnings.warn("xla._fpmode (a C extension) was not built: eager host kernels keep subnormal floats where XLA "
+                  "(jit, and eager XLA executables) flushes them to zero, so eager and jitted results can differ "
+                  "on subnormal inputs; reinstall with a C compiler (pip install -e .) to build it",
+                  RuntimeWarning, stacklevel=2)
+if FLUSHES:
+    _fpmode.configure(_errvar)
+if FLUSHES and _errvar is not None:
+    err_set, err_reset = _fpmode.err_set, _fpmode.err_reset
+elif _errvar is not None:
+    err_set, err_reset = _errvar.set, _errvar.reset
+else:   # pragma: no cover - other NumPy layouts
     def err_set(_):
         state = np.errstate(all="ignore")
         state.__enter__()
-        return state
+        return state, (_fpmode.err_set(None) if FLUSHES else None)
 
-    def err_reset(state):
+    def err_reset(token):
+        state, mode = token
+        if mode is not None:
+            _fpmode.err_reset(mode)
         state.__exit__(None, None, None)
+
+
+def thread_start():
+    """A thread a kernel starts (a pool's worker) begins in IEEE mode, as a thread the user starts would: a new
+    thread inherits its creator's control register, here the kernel's (it takes the kernels' mode per run)."""
+    if FLUSHES:
+        _fpmode.set(0)
+
+
+class subnormals_flushed:
+    """NumPy code in the block runs in the host kernels' floating-point mode (subnormal operands read as zero,
+    subnormal results written as zero: XLA's on the CPU), this thread's mode put back after; where host kernels
+    do not flush (FLUSHES false), a no-op. The oracle of the tests: NumPy's own arithmetic in that mode."""
+    __slots__ = ("_old",)
+
+    def __enter__(self):
+        self._old = _fpmode.set(_fpmode.FLUSH) if FLUSHES else None
+        return self
+
+    def __exit__(self, *exc):
+        if self._old is not None:
+            _fpmode.set(self._old)
 
 
 def run_quiet(fn, args, params):

@@ -24,7 +24,9 @@ Either way each value is the single call's, bit for bit. `split_reduce` (sums, p
 trailing axes, row by row as NumPy's reduce runs them) and `split_copy` (a transpose laid out) use the same
 C workers. The calling thread always computes part of the work itself and all of it when the
 workers are busy (another thread's op), so a call from any thread, or several at once, makes progress.
-Workers run with NumPy's floating-point warnings silenced, as every host kernel does. Pools are made on
+Workers run with NumPy's floating-point warnings silenced and in the kernels' floating-point mode (subnormals
+flushed, host.py), as every host kernel does: a pool thread sets it around each block (host.err_set), a C
+worker takes the calling thread's with each task. Pools are made on
 first use and anew in a forked child (a child inherits no threads). ARRAY_NAMESPACE_HOST_THREADS=N sets the
 thread count (1: off); the default is the number of cores this process may run on, at most MAX_THREADS.
 """
@@ -109,7 +111,8 @@ def _workers():
     if pool is None:
         with _pool_lock:
             if _pool is None:
-                _pool = ThreadPoolExecutor(THREADS - 1, thread_name_prefix="array_namespace_host")
+                _pool = ThreadPoolExecutor(THREADS - 1, thread_name_prefix="array_namespace_host",
+                                           initializer=host.thread_start)
             pool = _pool
     return pool
 

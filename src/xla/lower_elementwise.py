@@ -41,6 +41,70 @@ for _p, _op in {**_UNARY, **_BINARY}.items():
     lowering_rules[_p] = _nary(_op)
 
 
+# ------------------------------------------------------------------ subnormals (xla/host.py, "Subnormals")
+# XLA runs on the CPU with subnormals flushed (FTZ+DAZ), as the host kernels do, but a few of its kernels still
+# break the rule: sin, tan, tanh, atan and expm1 pass a tiny argument through by a select (a subnormal comes back
+# unflushed where sin(0) = 0 is the rule's value), asin's formula takes its smallest normal arguments through a
+# subnormal intermediate (asin(tiny) = 0), and pow and atan2 branch on comparisons that read a subnormal operand
+# as zero while their arithmetic does not agree (0 ** 5e-324 = 0, not 1; atan2(5e-324, 0) = pi/2, not 0;
+# complex pow takes (-2.5 + 5e-324j) as -2.5 - 0j). These
+# get the rule's values here: their result, or their operands, flushed explicitly. (|x| < tiny ? x * 0 : x is
+# not an IEEE identity, so no simplifier removes it, as XLA's and LLVM's do with select(x == 0, 0 * x, x).)
+def _full(value, aval):
+    return hlo.BroadcastInDimOp(ttype(aval), constant(value, aval.dtype), broadcast_dimensions=[]).result
+
+
+def _lt(x, y):
+    return hlo.CompareOp(x, y, hlo.ComparisonDirectionAttr.get("LT"),
+                         compare_type=hlo.ComparisonTypeAttr.get("FLOAT")).result
+
+
+def _flushed(x, aval):
+    """x with its subnormal values (a complex x: parts) as zeros of their sign."""
+    if aval.dtype.kind == "c":
+        part = aval.update(dtype=np.float32 if aval.dtype == np.complex64 else np.float64)
+        return hlo.ComplexOp(_flushed(hlo.RealOp(x).result, part), _flushed(hlo.ImagOp(x).result, part)).result
+    small = _lt(hlo.AbsOp(x).result, _full(np.finfo(aval.dtype).tiny, aval))
+    return hlo.SelectOp(small, hlo.MulOp(x, _full(0, aval)).result, x).result
+
+
+def _flushes(dtype, complex_too=False):
+    return np.dtype(dtype) in ("f4", "f8", "c8", "c16")[:4 if complex_too else 2]
+
+
+def _flush_result(op, passthrough=False):
+    """`op` with its result flushed; `passthrough`: |x| < 2^-30 (float32), 2^-60 (float64) gives x itself,
+    to the last bit the value of asin (x + x^3/6 + ...) without its formula's subnormal intermediate."""
+    plain = _nary(op)
+
+    def rule(c, x):
+        out = plain(c, x)
+        a = c.avals_out[0]
+        if not _flushes(a.dtype):
+            return out
+        if passthrough:
+            tiny = 2.0 ** (-30 if a.dtype == np.float32 else -60)
+            out = hlo.SelectOp(_lt(hlo.AbsOp(x).result, _full(tiny, a)), x, out).result
+        return _flushed(out, a)
+    return rule
+
+
+def _flush_operands(op):
+    plain = _nary(op)
+
+    def rule(c, *xs):
+        xs = [_flushed(x, a) if _flushes(a.dtype, True) else x for x, a in zip(xs, c.avals_in)]
+        return plain(c, *xs)
+    return rule
+
+
+for _p in (E.sin_p, E.tan_p, E.tanh_p, E.atan_p, E.expm1_p):
+    lowering_rules[_p] = _flush_result(_UNARY[_p])
+lowering_rules[E.asin_p] = _flush_result(chlo.AsinOp, passthrough=True)
+lowering_rules[E.pow_p] = _flush_operands(hlo.PowOp)
+lowering_rules[E.atan2_p] = _flush_operands(hlo.Atan2Op)
+
+
 def _exp2(c, x):
     a = c.avals_in[0]
     return hlo.PowOp(hlo.BroadcastInDimOp(ttype(a), constant(2, a.dtype), broadcast_dimensions=[]).result, x).result
@@ -319,13 +383,24 @@ def _pow_float_scalar(x, y, mul=np.multiply):
     if e == 0.5:   # NumPy's power takes sqrt for a scalar 0.5; C pow's (-0) ** 0.5 is +0, (-inf) ** 0.5 is +inf
         r = np.add(np.sqrt(x), x.dtype.type(0))
         return np.where(x == -np.inf, x.dtype.type(np.inf), r)
-    return np.power(x, y)
+    return _power(x, y)
+
+
+def _power(x, y):
+    """np.power with the sign of a flushed result: libm's pow sets a negative base's sign on its magnitude after
+    the flush ((-1.8e308) ** -1 = -5.6e-309 becomes +0, XLA's -0: xla/host.py, "Subnormals")."""
+    r = np.power(x, y)
+    zero = r == 0
+    if not zero.any():
+        return r
+    neg = zero & (x < 0) & (np.abs(np.fmod(y, 2)) == 1)   # (an odd integer exponent)
+    return np.where(neg, -np.abs(r), r) if neg.any() else r
 
 
 def _h_pow(x, y):
     k = x.dtype.kind
     if k == "f":
-        return _pow_float_scalar(x, y) if y.ndim == 0 else np.power(x, y)
+        return _pow_float_scalar(x, y) if y.ndim == 0 else _power(x, y)
     if k == "c":
         return complex_pow(x, y)
     if k not in _INT:
@@ -452,12 +527,53 @@ def _s_pow(avals, params):
     if avals[0].dtype.kind != "f":
         return None
     if len(avals[1].shape):
-        return np.power
+        return _power
     mul = split(np.multiply, [avals[0], avals[0]])
     return _pow_float_scalar if mul is None else lambda x, y: _pow_float_scalar(x, y, mul)
 
 
 specializers[E.pow_p] = _s_pow
+
+
+# Subnormals (xla/host.py): kernels run with them flushed, but libm's float64 sin passes a tiny argument through
+# by its bits (sin(5e-324) = 5e-324) and NumPy's float32 arctan2 divides two flushed operands (atan2(1e-45, 1e-45)
+# = NaN): as in the lowerings above, these results (or operands) are flushed explicitly. In the kernels' mode
+# multiplying by 1 is that flush: one pass, in place on a fresh result.
+_ONE = {np.dtype(np.float32): np.float32(1), np.dtype(np.float64): np.float64(1)}
+
+
+def _ftz(r):
+    one = _ONE.get(getattr(r, "dtype", None))
+    if one is None:
+        return r
+    return np.multiply(r, one, out=r) if r.__class__ is np.ndarray and r.flags.writeable else r * one
+
+
+def _daz(x):
+    one = _ONE.get(x.dtype)
+    return x if one is None else np.multiply(x, one)
+
+
+def _flushing_result(fn):
+    def kernel(*xs):
+        r = fn(*xs)
+        return r if r is NotImplemented else _ftz(r)
+    return kernel
+
+
+def _flush_specialized(spec, wrap):
+    def specialize(avals, params):
+        fn = spec(avals, params)
+        return None if fn is None else wrap(fn)
+    return specialize
+
+
+for _p in (E.sin_p, E.tan_p, E.tanh_p, E.atan_p, E.expm1_p, E.asin_p):
+    host_kernels[_p] = _flushing_result(host_kernels[_p])
+    specializers[_p] = _flush_specialized(specializers[_p], _flushing_result)
+_flushing_operands = lambda fn: lambda *xs: fn(*map(_daz, xs))   # noqa: E731
+host_kernels[E.atan2_p] = _flushing_operands(host_kernels[E.atan2_p])
+specializers[E.atan2_p] = _flush_specialized(specializers[E.atan2_p], _flushing_operands)
 
 
 def _s_select_n(avals, params):

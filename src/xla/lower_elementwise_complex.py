@@ -185,12 +185,16 @@ def _finite(out):
 
 def complex_div(x, y):
     """x / y for complex x, y with XLA's results (see above): NumPy's quotient where it is finite, XLA's
-    algorithm in plain float operations (with its flushes and corner cases) where not."""
+    algorithm in plain float operations (with its flushes and corner cases) where not, and where y's larger part
+    is so large that NumPy's scale 1 / (c + d (d / c)) is subnormal, flushed in the kernels' mode (xla/host.py)
+    where XLA's quotient is normal (1e300j / 1.8e308j = 5.6e-9)."""
     out = np.divide(x, y)
-    if _finite(out):
+    lim = 0.25 / np.finfo(y.real.dtype).tiny
+    huge = np.maximum(np.abs(y.real), np.abs(y.imag)) >= lim
+    if _finite(out) and not huge.any():
         return out
     out = np.array(out)   # (a 0-d quotient is a NumPy scalar)
-    bad = ~np.isfinite(out)
+    bad = ~np.isfinite(out) | huge
     if bad.any():
         xb, yb = (np.broadcast_to(v, out.shape) for v in (x, y))
         out[bad] = smith_div(xb[bad], yb[bad])

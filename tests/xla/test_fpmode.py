@@ -1,0 +1,181 @@
+"""xla/_fpmode.c: host kernels run in XLA's CPU floating-point mode (subnormals flushed: x86-64 MXCSR FTZ+DAZ,
+aarch64 FPCR FZ), set around every kernel run by host.err_set/err_reset and put back after, so NumPy code
+outside a kernel keeps IEEE arithmetic; the thread pools that run kernels (host_parallel's Python pool and the
+C workers of _parallel_loops) run them in the same mode; without the extension, importing warns once and works.
+The values each elementwise function gives in the mode: tests/array_namespace/test_elementwise_subnormals.py."""
+import platform
+import subprocess
+import sys
+import threading
+
+import numpy as np
+import pytest
+
+import array_namespace as xp
+from transforms import jit
+from transforms.core import ShapedArray
+from xla import host, host_parallel
+
+_fpmode = host._fpmode
+pytestmark = pytest.mark.skipif(not host.FLUSHES, reason="_fpmode not built, or this machine's mode cannot be set")
+S64 = np.finfo(np.float64).smallest_subnormal
+
+
+def ieee():
+    """Whether this thread computes with subnormals (IEEE): 1e-300 * 1e-10 is the subnormal 1e-310."""
+    return np.float64(1e-300) * np.float64(1e-10) != 0
+
+
+def test_the_machines_bits():
+    assert _fpmode.supported
+    if platform.machine() in ("x86_64", "AMD64"):
+        assert _fpmode.FLUSH == 0x8040   # MXCSR FTZ | DAZ
+    elif platform.machine() in ("aarch64", "arm64"):
+        assert _fpmode.FLUSH == 1 << 24   # FPCR FZ
+
+
+def test_set_and_get_change_the_threads_arithmetic():
+    assert _fpmode.get() == 0 and ieee()
+    old = _fpmode.set(_fpmode.FLUSH)
+    try:
+        assert old == 0 and _fpmode.get() == _fpmode.FLUSH
+        assert not ieee()
+        with np.errstate(divide="ignore"):
+            assert np.log(np.float64(3e-310)) == -np.inf   # (DAZ: the operand is read as zero)
+        assert np.array(S64).view(np.int64) == 1   # (a move keeps it)
+    finally:
+        _fpmode.set(old)
+    assert _fpmode.get() == 0 and ieee()
+    with pytest.raises(ValueError):
+        _fpmode.set(1)
+
+
+def test_err_set_silences_and_flushes_and_err_reset_puts_both_back():
+    with np.errstate(divide="raise"):
+        tok = host.err_set(host.QUIET)
+        try:
+            assert _fpmode.get() == _fpmode.FLUSH
+            assert np.log(np.float64(0.0)) == -np.inf   # (no FloatingPointError: silenced)
+            inner = host.err_set(host.QUIET)   # nested (a kernel inside a host program): the outer mode stays
+            host.err_reset(inner)
+            assert _fpmode.get() == _fpmode.FLUSH
+        finally:
+            host.err_reset(tok)
+        assert _fpmode.get() == 0
+        with pytest.raises(FloatingPointError):
+            np.log(np.float64(0.0))
+
+
+def test_a_mode_the_caller_set_is_kept():
+    """A thread already flushing (a -ffast-math library, or subnormals_flushed) keeps flushing after a kernel."""
+    with host.subnormals_flushed():
+        tok = host.err_set(host.QUIET)
+        host.err_reset(tok)
+        assert _fpmode.get() == _fpmode.FLUSH
+    assert _fpmode.get() == 0
+
+
+def test_numpy_outside_a_kernel_keeps_ieee_arithmetic():
+    x = xp.asarray([3e-310, 1.0])
+    assert float(xp.log(x)[0]) == -np.inf   # the kernel: flushed
+    assert ieee() and np.log(np.float64(3e-310)) == pytest.approx(-712.7027665394861)
+    assert float(jit(xp.log)(x)[0]) == -np.inf   # XLA: flushed too, and the thread's mode put back
+    assert ieee()
+
+
+def test_a_kernel_that_raises_puts_the_mode_back():
+    def boom():
+        assert _fpmode.get() == _fpmode.FLUSH
+        raise KeyError("boom")
+    with pytest.raises(KeyError):
+        host.run_quiet(boom, (), {})
+    assert _fpmode.get() == 0 and ieee()
+
+
+def test_other_threads_are_left_alone():
+    seen = []
+    stop = threading.Event()
+    go = threading.Event()
+
+    def other():
+        go.set()
+        while not stop.is_set():
+            seen.append(ieee())
+
+    t = threading.Thread(target=other)
+    t.start()
+    go.wait()
+    try:
+        for _ in range(200):
+            xp.log(xp.asarray([3e-310]))
+    finally:
+        stop.set()
+        t.join()
+    assert seen and all(seen)
+
+
+def _aval(x):
+    return ShapedArray(x.shape, x.dtype)
+
+
+@pytest.mark.skipif(host_parallel.THREADS < 2, reason="one thread: no worker")
+def test_the_python_pool_runs_kernels_in_the_mode():
+    x = np.full(1 << 17, 3e-310)
+    kernel = host_parallel.split(np.log, [_aval(x)])   # (a transcendental ufunc: row blocks on the pool)
+    assert kernel is not None
+    tok = host.err_set(host.QUIET)
+    try:
+        r = kernel(x)
+    finally:
+        host.err_reset(tok)
+    assert np.all(r == -np.inf)
+    assert host_parallel._workers().submit(ieee).result()   # (and the pool thread's mode is put back)
+
+
+@pytest.mark.skipif(host_parallel._native is None or host_parallel.THREADS < 2, reason="no C workers")
+def test_the_c_workers_take_the_callers_mode():
+    n = 1 << 20   # (>= 2^19: shared with the workers even when they sleep, unless the cores are contended)
+    x = np.full(n, S64)
+    one = np.ones(n)
+    kernel = host_parallel.split(np.multiply, [_aval(x), _aval(one)])
+    assert kernel is not None
+    shared = 0
+    for _ in range(40):
+        before = host_parallel._native.stats()[0]
+        tok = host.err_set(host.QUIET)
+        try:
+            r = kernel(x, one)
+        finally:
+            host.err_reset(tok)
+        assert not np.any(r), "a chunk kept its subnormals"
+        r = kernel(x, one)   # the caller in IEEE mode: the workers follow it
+        assert np.all(r == S64), "a chunk flushed in IEEE mode"
+        shared += host_parallel._native.stats()[0] - before
+        if shared >= 4:
+            break
+        threading.Event().wait(0.06)   # (a back-off after contention: ops run alone for 50 ms)
+    assert shared >= 1, "the workers never took part (contended cores?)"
+
+
+def test_import_without_the_extension_warns_once_and_works():
+    code = (
+        "import sys, warnings\n"
+        "class Block:\n"
+        "    def find_spec(self, name, path=None, target=None):\n"
+        "        if name == 'xla._fpmode':\n"
+        "            raise ImportError('blocked')\n"
+        "sys.meta_path.insert(0, Block())\n"
+        "with warnings.catch_warnings(record=True) as w:\n"
+        "    warnings.simplefilter('always')\n"
+        "    import array_namespace as xp\n"
+        "    import xla.host as host\n"
+        "    v = float(xp.log(xp.asarray(3e-310)))\n"
+        "mine = [str(x.message) for x in w if issubclass(x.category, RuntimeWarning) and '_fpmode' in str(x.message)]\n"
+        "print(len(mine), host.FLUSHES, v)\n"
+        "print(mine[0] if mine else '')\n")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=300)
+    assert out.returncode == 0, out.stderr
+    count, flushes, v, message = out.stdout.split(None, 3)
+    assert (count, flushes) == ("1", "False")
+    assert float(v) == pytest.approx(-712.7027665394861)   # (kernels keep subnormals then)
+    assert "keep subnormal" in message and "jit" in message
