@@ -49,11 +49,11 @@ specializers: dict = {}
 # by runtime.eager_in_place where that operand's memory is given up by its only holder (x[k] = v)
 in_place_kernels: dict = {}
 
-# ARRAY_NAMESPACE_EAGER: "host" (default: host kernels, NumPy-held results), "buffer" (host kernels,
-# results copied into device buffers -- kept to measure the alternative), "xla" (no host kernels).
+# ARRAY_NAMESPACE_EAGER: "host" (default: host kernels, NumPy-held results) or "xla" (no host kernels: every
+# eager primitive a compiled executable)
 MODE = os.environ.get("ARRAY_NAMESPACE_EAGER", "host").strip().lower() or "host"
-if MODE not in ("host", "buffer", "xla"):
-    raise ValueError(f"ARRAY_NAMESPACE_EAGER must be host, buffer or xla, got {MODE!r}")
+if MODE not in ("host", "xla"):
+    raise ValueError(f"ARRAY_NAMESPACE_EAGER must be host or xla, got {MODE!r}")
 
 _ALIGN = 64   # PJRT CPU aliases host memory aligned to this (cpu_function_runtime::MinAlign)
 _ZERO_COPY = _jaxlib.xc.HostBufferSemantics.ZERO_COPY
