@@ -30,22 +30,15 @@ ROOT = os.path.normpath(os.path.join(os.path.dirname(os.path.abspath(__file__)),
 # Whole files: all of them exists only for eager work on the CPU.
 FILES = [
     "src/xla/host.py",                  # the host-kernel tables, HostValue, quiet error state
-    "src/xla/host_alloc.py",            # malloc tuning for host kernels' temporaries
     "src/xla/host_basic_index.py",      # x[k] / x[k] = v of a host-held value on NumPy
-    "src/xla/host_composites.py",       # xp.linalg/xp.fft composites straight on host kernels
     "src/xla/host_control_flow.py",     # eager while/cond/scan on host programs
     "src/xla/host_eager.py",            # the eager policy: host program, bind or compile
-    "src/xla/host_moments.py",          # small mean/var/std on their kernels
     "src/xla/host_parallel.py",         # large host kernels over the cores
     "src/xla/host_program.py",          # a staged jaxpr as a flat list of bound kernels
     "src/xla/host_special.py",          # special functions' host kernels
     "src/xla/host_special_tables.py",   # their coefficient tables
     "src/xla/lower_elementwise_complex.py",   # the complex transcendentals' host kernels (and complex_p's lowering)
-    "src/xla/_parallel_loops.c",        # NumPy's inner loops over chunks on C workers
-    "src/xla/_loops.h",
-    "src/xla/_small_moments.c",         # small moments in one C call
     "src/xla/_fpmode.c",                # host kernels in XLA's floating-point mode (FTZ/DAZ)
-    "src/xla/_fpmode.h",
 ]
 
 # Files holding host kernels beside their lowerings: the kernel rule (see `_kernel_lines`) plus the helpers named.
@@ -56,23 +49,23 @@ KERNEL_FILES = {
     "src/xla/lower_fft.py": [],
     "src/xla/lower_indexing.py": [],
     "src/xla/lower_lapack.py": ["_per_matrix", "_batch_eye", "_load_getrf", "_GETRF", "_lu_lapack", "_LU_BLOCK",
-                                "_lu_one", "_lu_inplace", "_cores_to_lapack"],
+                                "_lu_one", "_lu_inplace"],
     "src/xla/lower_sorting.py": [],
     "src/xla/lower_special_erf.py": [],
     "src/xla/lower_special_gamma.py": [],
-    "src/xla/lower_structural.py": ["TRANSPOSE_COPY_MAX", "BLAS_THREADED_MACS", "_parked_matmul", "_matmul_for"],
+    "src/xla/lower_structural.py": ["TRANSPOSE_COPY_MAX"],
 }
 
 # Eager-only regions of mixed files, by name.
 NAMES = {
     "src/transforms/jaxpr_transforms.py": [
-        "_Staged", "_INF", "PROBES", "MARGIN", "_perf",               # op by op for a budget, compiled, probes
+        "_Staged",                                                     # host program, bound equations or compiled
         "_ShapeFree", "_FREE", "_FREE_MAX", "_eager_shape_free",       # a shape-free body's host program at any shape
-        "_pointwise_at", "_pointwise_jaxpr", "host_composites"],
+        "_pointwise_at", "_pointwise_jaxpr"],
     "src/array_namespace/_staged.py": [
-        "_direct", "_identity", "_plain_runs_on_host", "_host_by_op", "_runs_on_host", "_SEEN"],
+        "_identity", "_plain_runs_on_host", "_host_by_op", "_SEEN"],
     "src/array_namespace/_statistical.py": [
-        "_DIRECT", "_DIRECT_AXES", "_direct_for", "_var", "SMALL_ELEMENTS"],
+        "_MOMENT_SEEN"],
     "src/array_namespace/_helpers.py": ["UNSTAGED_CALLS"],
     "src/xla/runtime.py": [
         "_kernels_on", "_host_on", "_np_of", "_box_host", "eager_in_place", "_make_host_impl", "eager_fn"],

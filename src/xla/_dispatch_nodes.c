@@ -44,21 +44,6 @@ static PyObject *configure(PyObject *self, PyObject *args) {
     Py_RETURN_NONE;
 }
 
-/* set_park(capsule or None): a function each jit call runs first (xla/_parallel_loops.c's park: its spinning
- * workers sleep, leaving the cores to the executable's thread pool) */
-static void (*park_fn)(void) = NULL;
-
-static PyObject *set_park(PyObject *self, PyObject *cap) {
-    if (cap == Py_None) {
-        park_fn = NULL;
-        Py_RETURN_NONE;
-    }
-    void *f = PyCapsule_GetPointer(cap, "xla._parallel_loops.park");
-    if (f == NULL) return NULL;
-    park_fn = (void (*)(void))f;
-    Py_RETURN_NONE;
-}
-
 static PyObject *pair(PyObject *leaf) {   /* ((leaf,), None) */
     PyObject *kids = PyTuple_Pack(1, leaf);
     if (kids == NULL) return NULL;
@@ -68,7 +53,6 @@ static PyObject *pair(PyObject *leaf) {   /* ((leaf,), None) */
 }
 
 static PyObject *flatten(PyObject *self, PyObject *a) {
-    if (park_fn != NULL) park_fn();
     if (box_type == NULL || Py_TYPE(a) != box_type) return PyObject_CallOneArg(fallback, a);
     PyObject *v = SLOT(a, off_v);
     if (v == NULL) return PyObject_CallOneArg(fallback, a);
@@ -118,7 +102,6 @@ static PyObject *unflatten(PyObject *self, PyObject *const *args, Py_ssize_t nar
 
 static PyMethodDef methods[] = {
     {"configure", configure, METH_VARARGS, "configure(array_type, host_value_type, eval_trace, fallback)"},
-    {"set_park", set_park, METH_O, "set_park(capsule or None): run before each flatten (a jit call)"},
     {"flatten", flatten, METH_O, "An Array argument as jit's executable takes it: ((buffer,), None)."},
     {"unflatten", (PyCFunction)(void (*)(void))unflatten, METH_FASTCALL, "unflatten(aux, (buffer,)): an eager Array."},
     {NULL, NULL, 0, NULL},

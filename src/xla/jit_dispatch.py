@@ -16,7 +16,7 @@ from transforms.core import EVAL, boxing, get_aval, trace_state
 from transforms.pytree import add_registration_hook, registered_nodes
 from transforms.traceback_util import api_boundary
 
-from . import _jaxlib, host_parallel, runtime
+from . import _jaxlib, runtime
 from .host import HostValue
 
 try:
@@ -44,8 +44,6 @@ def array_node(native=True):
     box_type = boxing.box_type
     if native and _native is not None:
         _native.configure(box_type, HostValue, EVAL, _arg_buffer)   # (_arg_buffer: its fallback)
-        # each jit call first sends host_parallel's spinning workers to sleep (the executable's pool needs the cores)
-        _native.set_park(host_parallel.park_capsule())
         return _native.flatten, _native.unflatten
     new = object.__new__
 
@@ -54,16 +52,7 @@ def array_node(native=True):
         a._v = kids[0]
         a._trace = EVAL
         return a
-    return (_arg_buffer if host_parallel.park_capsule() is None else _park_then(_arg_buffer)), unflatten
-
-
-def _park_then(flatten):
-    park = host_parallel.park
-
-    def flatten_parking(a):
-        park()
-        return flatten(a)
-    return flatten_parking
+    return _arg_buffer, unflatten
 
 
 def _arg_buffer(a, default_device=runtime.default_device):

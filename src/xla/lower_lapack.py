@@ -18,7 +18,6 @@ from transforms.primitives import lapack as LP
 from . import _jaxlib
 from ._jaxlib import hlo, ir
 from .host import host_kernels
-from .host_parallel import park
 from .lowering import constant, lowering_rules, tensor_type, ttype
 
 _PREFIX = {"float32": "s", "float64": "d", "complex64": "c", "complex128": "z"}
@@ -516,17 +515,7 @@ def _h_triangular_solve(a, b, *, left_side, lower, transpose_a, conjugate_a, uni
         return NotImplemented
 
 
-def _cores_to_lapack(kernel):
-    """`kernel` with host_parallel's spinning workers parked first: LAPACK runs on OpenBLAS's own threads (a worker
-    spinning beside them made scikit-learn's LDA medium, two svd calls, 30 -> 55-85 ms cold now and then)."""
-    def run(*args, **params):
-        park()
-        return kernel(*args, **params)
-    run.__name__ = kernel.__name__
-    return run
-
-
 for _p, _k in ((LP.cholesky_p, _h_cholesky), (LP.eigh_p, _h_eigh), (LP.svd_p, _h_svd), (LP.qr_p, _h_qr),
                (LP.eig_p, _h_eig), (LP.lu_p, _h_lu), (LP.triangular_solve_p, _h_triangular_solve)):
-    host_kernels[_p] = _cores_to_lapack(_k)
+    host_kernels[_p] = _k
 

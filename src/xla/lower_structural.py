@@ -10,7 +10,6 @@ from transforms.primitives import structural as S
 
 from ._jaxlib import hlo, ir
 from .host import host_kernels, specializers
-from .host_parallel import MIN_ELEMENTS_NATIVE, park, split_copy, split_reduce
 from .lowering import constant, fill_region, jaxpr_subcomp, lowering_rules, tensor_type, ttype
 
 # ----------------------------------------------------------------------------- shapes
@@ -176,10 +175,6 @@ def _h_transpose(x, *, permutation):
     out = np.transpose(x, permutation)
     if out.size > TRANSPOSE_COPY_MAX:
         return out
-    if out.size >= MIN_ELEMENTS_NATIVE:
-        copy = split_copy(out.shape, out.dtype)
-        if copy is not None:
-            return copy(out)   # (over the cores: 2020x70 ~80 -> ~45 us)
     if x.ndim == 2 and permutation == (1, 0) and x.size > 8192 and x.shape[0] >= 4 * x.shape[1]:
         # a tall matrix (scipy's samples x features moved to features x samples): copied in bands of 256 rows,
         # each band's columns landing in cache-resident stretches of the output (2020x70: ~2x NumPy's copy)
@@ -242,9 +237,6 @@ def _s_reducer(kind, ufunc, bool_ufunc=None, with_dtype=False):
                 return None   # (the kernel fills the identity)
         if k == "b" and bool_reduce is not None:
             return lambda x: bool_reduce(x, axes)
-        par = split_reduce(ufunc, a, axes)
-        if par is not None:
-            return par   # (large: over the cores, the same bits)
         if with_dtype:
             dt = a.dtype
             return lambda x: reduce(x, axes, dt)
@@ -275,26 +267,11 @@ host_kernels[R.argmax_p] = _h_arg(np.argmax)
 host_kernels[R.argmin_p] = _h_arg(np.argmin)
 
 
-# From this many multiply-adds a matmul runs on OpenBLAS's threads, and host_parallel's spinning workers are parked
-# first, as before LAPACK calls (xla/lower_lapack.py): OpenBLAS needs the cores too
-BLAS_THREADED_MACS = 1 << 18
-
-
-def _parked_matmul(x, y):
-    park()
-    return np.matmul(x, y)
-
-
-def _matmul_for(macs):
-    """np.matmul for a product of `macs` multiply-adds, parking the workers first where OpenBLAS threads it."""
-    return _parked_matmul if macs >= BLAS_THREADED_MACS else np.matmul
-
-
 def _h_dot_general(x, y, *, dimension_numbers):
     """(batch, lhs free, rhs free) as one batched matmul (BLAS for floats)."""
     (lc, rc), (lb, rb) = dimension_numbers
     if lc == (1,) and rc == (0,) and not lb and x.ndim == 2 and y.ndim == 2:   # (matmul: checked first)
-        return _matmul_for(x.size * y.shape[1])(x, y)
+        return np.matmul(x, y)
     lf = [d for d in range(x.ndim) if d not in lc and d not in lb]
     rf = [d for d in range(y.ndim) if d not in rc and d not in rb]
     bshape = [x.shape[d] for d in lb]
@@ -302,11 +279,10 @@ def _h_dot_general(x, y, *, dimension_numbers):
     fx, fy = [x.shape[d] for d in lf], [y.shape[d] for d in rf]
     a = np.transpose(x, list(lb) + lf + list(lc)).reshape(nb, int(np.prod(fx, dtype=np.int64)), nk)
     b = np.transpose(y, list(rb) + list(rc) + rf).reshape(nb, nk, int(np.prod(fy, dtype=np.int64)))
-    matmul = _matmul_for(a.size * b.shape[2])
     if x.dtype == np.bool_:
-        out = matmul(a.astype(np.int64), b.astype(np.int64)) != 0   # or of ands
+        out = np.matmul(a.astype(np.int64), b.astype(np.int64)) != 0   # or of ands
     else:
-        out = matmul(a, b)
+        out = np.matmul(a, b)
     return out.reshape(bshape + fx + fy)
 
 
@@ -317,7 +293,7 @@ def _s_dot_general(avals, params):
     (lc, rc), (lb, rb) = params["dimension_numbers"]
     x, y = avals
     if lc == (1,) and rc == (0,) and not lb and len(x.shape) == 2 and len(y.shape) == 2 and x.dtype != np.bool_:
-        return _matmul_for(x.shape[0] * x.shape[1] * y.shape[1])   # (what the kernel's first branch calls)
+        return np.matmul   # (what the kernel's first branch calls)
     return None
 
 

@@ -20,7 +20,6 @@ from transforms.jaxpr_transforms import jit_p
 from transforms.primitives import elementwise as E
 
 from . import _jaxlib, compile_cache, host
-from .host_parallel import park as _park
 from .host import HostValue, host_kernels
 from .lowering import lower_jaxpr, lowering_rules
 
@@ -48,7 +47,6 @@ class Compiled:
         self.exe, self.handlers, self.out_avals = exe, handlers, out_avals
 
     def __call__(self, bufs):
-        _park()   # (host_parallel's spinning workers leave the cores to the executable's pool)
         try:
             return self.exe.execute_sharded(bufs).consume_with_handlers(self.handlers)
         except TypeError:

@@ -46,12 +46,6 @@ def test_the_default_install_uses_the_c_callbacks():
     assert flat is jit_dispatch._native.flatten and unflat is jit_dispatch._native.unflatten
 
 
-def test_the_default_install_builds_the_parallel_loops():
-    # the same for the C loops of large eager ops (xla/_parallel_loops.c): without them the pool path runs
-    from xla import host_parallel
-    assert host_parallel._native is not None
-
-
 def test_flatten_gives_the_buffer_of_each_kind_of_value(node):
     flatten, _ = node
     y = _device_held(np.arange(5.0))

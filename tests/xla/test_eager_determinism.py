@@ -254,7 +254,7 @@ def _bytes(r):
 @functools.lru_cache(maxsize=None)
 def _distractors():
     """Other work between calls: a large elementwise op (the host kernels' worker threads, fresh memory) and
-    a matmul large enough for BLAS's own threads (it parks the host workers)."""
+    a matmul large enough for BLAS's own threads."""
     r = _rng(99)
     big = _a(r.standard_normal(1 << 20).astype(np.float32))
     m1 = _a(r.standard_normal((500, 500)).astype(np.float32))

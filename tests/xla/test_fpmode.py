@@ -1,7 +1,7 @@
 """xla/_fpmode.c: host kernels run in XLA's CPU floating-point mode (subnormals flushed: x86-64 MXCSR FTZ+DAZ,
 aarch64 FPCR FZ), set around every kernel run by host.err_set/err_reset and put back after, so NumPy code
 outside a kernel keeps IEEE arithmetic; the thread pools that run kernels (host_parallel's Python pool and the
-C workers of _parallel_loops) run them in the same mode; without the extension, importing warns once and works.
+the pool of host_parallel) run them in the same mode; without the extension, importing warns once and works.
 The values each elementwise function gives in the mode: tests/array_namespace/test_elementwise_subnormals.py."""
 import platform
 import subprocess
@@ -130,31 +130,6 @@ def test_the_python_pool_runs_kernels_in_the_mode():
         host.err_reset(tok)
     assert np.all(r == -np.inf)
     assert host_parallel._workers().submit(ieee).result()   # (and the pool thread's mode is put back)
-
-
-@pytest.mark.skipif(host_parallel._native is None or host_parallel.THREADS < 2, reason="no C workers")
-def test_the_c_workers_take_the_callers_mode():
-    n = 1 << 20   # (>= 2^19: shared with the workers even when they sleep, unless the cores are contended)
-    x = np.full(n, S64)
-    one = np.ones(n)
-    kernel = host_parallel.split(np.multiply, [_aval(x), _aval(one)])
-    assert kernel is not None
-    shared = 0
-    for _ in range(40):
-        before = host_parallel._native.stats()[0]
-        tok = host.err_set(host.QUIET)
-        try:
-            r = kernel(x, one)
-        finally:
-            host.err_reset(tok)
-        assert not np.any(r), "a chunk kept its subnormals"
-        r = kernel(x, one)   # the caller in IEEE mode: the workers follow it
-        assert np.all(r == S64), "a chunk flushed in IEEE mode"
-        shared += host_parallel._native.stats()[0] - before
-        if shared >= 4:
-            break
-        threading.Event().wait(0.06)   # (a back-off after contention: ops run alone for 50 ms)
-    assert shared >= 1, "the workers never took part (contended cores?)"
 
 
 def test_import_without_the_extension_warns_once_and_works():

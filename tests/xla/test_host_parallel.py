@@ -1,8 +1,7 @@
-"""xla/host_parallel.py's thread-pool path (the one taken where the C extension is not built, and for ufuncs
-outside its EXACT set): a large elementwise host kernel split over threads gives the single ufunc call's values
-bit for bit (every broadcast form, dtypes, special values), silences NumPy's warnings in its workers as every
-kernel does, is taken by eager ops on large operands and declined off its path, is safe from several threads at
-once, and works in a forked child. (The C path: test_parallel_loops.py.)"""
+"""xla/host_parallel.py's thread pool: a large elementwise host kernel split over threads gives the single ufunc
+call's values bit for bit (every broadcast form, dtypes, special values), silences NumPy's warnings in its workers
+as every kernel does, is taken by eager ops on large operands and declined off its path, is safe from several
+threads at once, and works in a forked child."""
 import os
 import time
 import warnings
@@ -19,7 +18,6 @@ from thread_util import run_threads
 @pytest.fixture
 def two_threads(monkeypatch):
     monkeypatch.setattr(host_parallel, "THREADS", 2)   # (splits on a one-core machine too)
-    monkeypatch.setattr(host_parallel, "_native", None)   # (the pool path, as without the extension)
 
 
 def _aval(x):
