@@ -19,6 +19,7 @@ import numpy as np
 
 from transforms.api_util import to_raw
 from transforms.backend import backend
+from transforms.control_flow import while_raw
 from transforms.core import EVAL, ShapedArray, get_aval, trace_state
 from transforms.jaxpr_transforms import stage, staged_call
 from transforms.pytree import tree_flatten, tree_unflatten
@@ -139,18 +140,21 @@ _SEEN_MAX = 4096     # remembered signatures (of one static signature of `compil
 
 @functools.lru_cache(maxsize=None)
 def _identity(dtype):
-    return stage(lambda a: [a], [ShapedArray((), dtype)])
+    """A trivial body holding a loop: the backend's way for it is its way for any body (a loop's size
+    limit is the smaller one), so a plain run where it says "host" is what any staged body would do."""
+    return stage(lambda a: while_raw(lambda v: np.False_, lambda v: [v], [a]), [ShapedArray((), dtype)])
 
 
 def _plain_runs_on_host(avals):
-    """Whether the backend would run a staged body on operands `avals` op by op on host kernels (a trivial
-    body on each dtype; its size limits on all of them): there a plain eager run compiles nothing either."""
+    """Whether the backend would run any staged body on operands `avals` op by op on host kernels (a trivial
+    body holding a loop, on each dtype; its size limits on all of them): there a plain eager run binds
+    exactly the kernels the staged call would run, so the two give the same bits."""
     if not avals:
         return _host_by_op(np.dtype(np.float64))
     for a in avals:
         if not _host_by_op(a.dtype):
             return False
-    return backend.eager_way(_identity(avals[0].dtype), avals) != "compile"
+    return backend.eager_way(_identity(avals[0].dtype), avals) == "host"
 
 
 @functools.lru_cache(maxsize=None)
@@ -158,7 +162,7 @@ def _host_by_op(dtype):
     """Whether the backend runs eager work on values of `dtype` op by op on host kernels (it would so run a
     trivial staged body), where a plain eager run of a body compiles nothing; elsewhere (an accelerator,
     host kernels switched off) the body's loops would compile once per exact shape."""
-    return backend.eager_way(_identity(dtype)) != "compile"
+    return backend.eager_way(_identity(dtype)) == "host"
 
 
 _PADS: dict = {}      # (length, fill, dtype, device) -> a padding Array (values are immutable: shared)

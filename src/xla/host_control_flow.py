@@ -63,7 +63,7 @@ def _make(prim, xla_impl):
         if not runtime._kernels_on():
             return xla_impl(*args, **params)
         avals = [_aval_of(a) for a in args]
-        if host_eager.way(host_eager.inner_jaxprs(prim, params), avals) != "host":
+        if host_eager.way(host_eager.inner_jaxprs(prim, params), avals, loop=prim is not cond_p) != "host":
             return xla_impl(*args, **params)
         outs = host.run_quiet(run, ([runtime._np_of(a) for a in args], params), {})
         return [runtime._box_host(o, a, prim) for o, a in zip(outs, runtime._out_avals(prim, args, params))]

@@ -9,13 +9,15 @@ a call count or what ran before -- so the same call gives the same bits every ti
 differently, and XLA fuses):
 
 - "host": every equation (nested calls and loop bodies included) has a host kernel covering its dtypes
-  and the operands total at most BY_OP_MAX_ELEMENTS elements: its host program (xla/host_program.py);
+  and the operands total at most BY_OP_MAX_ELEMENTS elements -- LOOP_MAX_ELEMENTS where it holds a while
+  or a scan: its host program (xla/host_program.py);
 - "bind": some equation has no such kernel, operands as small: its equations bound one by one, each on
   its host kernel or its single-op executable -- what the unstaged body does, so a composite's first
   calls (array_namespace/_staged.py runs them unstaged) and its staged calls give the same bits;
 - "compile": larger operands (one fused, multithreaded executable beats NumPy op by op by more than its
-  compile: a 4000x4000 std ~35 ms op by op, ~9 ms fused + ~30 ms compile), an accelerator, or host
-  kernels switched off (ARRAY_NAMESPACE_EAGER=xla).
+  compile: a 4000x4000 std ~35 ms op by op, ~9 ms fused + ~30 ms compile; a loop runs every body
+  equation over its whole operands each iteration), an accelerator, or host kernels switched off
+  (ARRAY_NAMESPACE_EAGER=xla).
 """
 from __future__ import annotations
 
@@ -29,8 +31,13 @@ from transforms.primitives import elementwise as E
 from . import host, runtime
 from .host import host_kernels
 
-# The one threshold: above this many operand elements a staged call or loop runs compiled.
+# The thresholds: above this many operand elements a staged call runs compiled, and above LOOP_MAX_ELEMENTS one
+# holding a while or a scan (and an eager loop) does. Where a loop's single op-by-op run costs about its compile
+# (xp.special.hyp1f1 on 3 x 65,536 elements: ~2 s op by op a call, ~3 s to compile, then ~0.18 s a call; betainc
+# on 4 x 65,536: ~0.2 s against ~1.2 s, then ~0.04 s), compiling loses little on a call made once and wins
+# many times over on repeated calls (and a later process loads it from the compilation cache).
 BY_OP_MAX_ELEMENTS = 1 << 22
+LOOP_MAX_ELEMENTS = 1 << 17
 
 _covers: dict = {}   # (elementwise prim, input dtypes, params) -> whether its host kernel takes them
 
@@ -70,16 +77,21 @@ def inner_jaxprs(prim, params):
     return (params["jaxpr"],)
 
 
-def way(jaxprs, in_avals):
+def way(jaxprs, in_avals, loop=False):
     """How a call running `jaxprs` (closed) on operands `in_avals` runs eagerly: "host", "bind" or
-    "compile" (see the module docstring). Whether every equation has a covering host kernel is noted
-    while its host program is built (xla/host_program.py), once per jaxpr."""
+    "compile" (see the module docstring); loop: the call is itself a loop (an eager while or scan).
+    Whether every equation has a covering host kernel, and whether a loop is held, is noted while its
+    host program is built (xla/host_program.py), once per jaxpr."""
     if not runtime._kernels_on():
         return "compile"
-    if sum(math.prod(a.shape) for a in in_avals) > BY_OP_MAX_ELEMENTS:
+    n = sum(math.prod(a.shape) for a in in_avals)
+    if n > BY_OP_MAX_ELEMENTS:
         return "compile"
     from .host_program import program
-    return "host" if all(program(j).host for j in jaxprs) else "bind"
+    progs = [program(j) for j in jaxprs]
+    if n > LOOP_MAX_ELEMENTS and (loop or any(p.loops for p in progs)):
+        return "compile"
+    return "host" if all(p.host for p in progs) else "bind"
 
 
 def eager_way(closed, in_avals=None):

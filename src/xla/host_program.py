@@ -207,11 +207,12 @@ def _step_bind(eqn, ins, outs):
 
 class _Builder:
     """Assigns slots and emits steps; `template` holds the constants (literals, closed-over values).
-    Notes whether every equation runs on a host kernel covering its dtypes (`host`)."""
+    Notes whether every equation runs on a host kernel covering its dtypes (`host`) and whether it holds a
+    while or a scan, nested ones included (`loops`)."""
 
     def __init__(self):
         self.template = []
-        self.host = True
+        self.host, self.loops = True, False
 
     def new(self, val=None):
         t = self.template
@@ -280,6 +281,7 @@ class _Builder:
         cconsts, bconsts, init = ins[:nc], ins[nc:nc + nb], ins[nc + nb:]
         carry = [self.new() for _ in init]
         cs, bs = [], []
+        self.loops = True
         (pred,) = self.closed(prm["cond_jaxpr"], cconsts + carry, cs)
         new = self.closed(prm["body_jaxpr"], bconsts + carry, bs)
         outs = [self.new() for _ in init]
@@ -330,6 +332,7 @@ class _Builder:
         carry = [self.new() for _ in init]
         xsl = [self.new() for _ in xs]
         bs = []
+        self.loops = True
         res = self.closed(body, consts + carry + xsl, bs)
         new, ys = res[:ncar], res[ncar:]
         y_avals = body.out_avals[ncar:]
@@ -360,15 +363,16 @@ class _Builder:
 class Program:
     """`closed` compiled to steps: run(args) -> outputs, all NumPy arrays (args: one per invar of the
     jaxpr, after its constvars, which take `closed.consts`). `host`: whether every equation runs on a
-    host kernel covering its dtypes (else some bind, and may run a single-op executable)."""
-    __slots__ = ("closed", "template", "ins", "outs", "steps", "host", "out_avals")
+    host kernel covering its dtypes (else some bind, and may run a single-op executable); `loops`: whether
+    it holds a while or a scan."""
+    __slots__ = ("closed", "template", "ins", "outs", "steps", "host", "loops", "out_avals")
 
     def __init__(self, closed):
         b = _Builder()
         self.ins = [b.new() for _ in closed.jaxpr.invars]
         self.steps = []
         self.outs = b.closed(closed, self.ins, self.steps)
-        self.closed, self.template, self.host = closed, b.template, b.host
+        self.closed, self.template, self.host, self.loops = closed, b.template, b.host, b.loops
         self.out_avals = [v.aval for v in closed.jaxpr.outvars]
 
     def run(self, args):

@@ -116,3 +116,33 @@ def test_staged_calls_compile_unless_they_opt_in():
     JT.staged_call(_raw_body2, [raw], "cold")
     ent = JT._staged_jaxpr(_raw_body2, (get_aval(raw),), ())
     assert ent.way == "compile" and runtime.compile_calls[0] == before + 1
+
+
+def test_a_body_holding_a_loop_compiles_above_the_loop_threshold():
+    from transforms import scan, while_loop
+    loop = lambda a: while_loop(lambda c: xp.sum(c) < 100.0, lambda c: xp.cos(c) * 2.0 + 1.0, a)  # noqa: E731
+    small = xp.zeros((host_eager.LOOP_MAX_ELEMENTS,))
+    big = xp.zeros((host_eager.LOOP_MAX_ELEMENTS + 1,))
+    assert host_eager.eager_way(_closed(loop, small)) == "host"
+    assert host_eager.eager_way(_closed(loop, big)) == "compile"
+    assert host_eager.eager_way(_closed(lambda a: xp.cos(a) * 2.0, big)) == "host"   # (no loop: the larger limit)
+    inner = lambda a: scan(lambda c, r: (c + r, c), 0.0, a)[0]  # noqa: E731
+    assert host_eager.eager_way(_closed(lambda a: inner(a) + 1.0, big)) == "compile"   # (a loop nested anywhere)
+
+
+def test_an_eager_loop_above_the_loop_threshold_compiles_once_and_keeps_its_bits(fresh_staged, monkeypatch):
+    from transforms import while_loop
+    monkeypatch.setattr(host_eager, "LOOP_MAX_ELEMENTS", 8)
+    f = lambda v: while_loop(lambda c: c[1] < 5, lambda c: (xp.sin(c[0]) * 1.5, c[1] + 1), (v, 0))[0]  # noqa: E731
+    x = np.linspace(-1.0, 1.0, 12)
+    before = runtime.compile_calls[0]
+    seen = {np.asarray(f(xp.asarray(x))).tobytes() for _ in range(10)}
+    assert runtime.compile_calls[0] == before + 1 and len(seen) == 1
+    want = x.copy()
+    for _ in range(5):
+        want = np.sin(want) * 1.5
+    np.testing.assert_allclose(np.frombuffer(seen.pop()), want, rtol=1e-14)
+    y = xp.asarray(x[:6])                      # (at or under the threshold: the host loop, no compile)
+    before = runtime.compile_calls[0]
+    np.testing.assert_allclose(np.asarray(f(y)), want[:6], rtol=1e-14)
+    assert runtime.compile_calls[0] == before
