@@ -105,6 +105,60 @@ lowering_rules[E.pow_p] = _flush_operands(hlo.PowOp)
 lowering_rules[E.atan2_p] = _flush_operands(hlo.Atan2Op)
 
 
+# Complex acos, acosh, asin and asinh at their branch points: at z = +-1 + yj with tiny <= |y| < 2 * tiny
+# (asinh: x +- 1j, tiny <= |x| < 2 * tiny) XLA's formula halves |y| into a subnormal, flushed, and loses a part
+# of size sqrt(|y|) (acos(1 + tiny*j) = 1.49e-154 - 1.49e-154j in float64, XLA's 1.49e-154 - 0j). There
+# acos(+-1 + yj) = acos(+-1) - sign(y) * sqrt(|y|) * (1 +- 1j) * (1 + O(y)) (acos(1 + w) = sqrt(-2w) (1 + O(w))),
+# so the lost part is, to the last bit, +-sqrt(|y|): acos's imaginary part -sign(y) sqrt(|y|), acosh's real part
+# sqrt(|y|) (acosh = +-i acos), asin's imaginary part sign(y) sqrt(|y|) (asin = pi/2 - acos), asinh's real part
+# sign(x) sqrt(|x|) (asinh(z) = -i asin(iz)). Selected there only; every other value keeps XLA's bits.
+_BRANCH_POINT = {   # primitive: (the part that is +-1, the tiny part, the result part it fixes, sign)
+    E.acos_p: ("re", "im", "im", -1), E.acosh_p: ("re", "im", "re", 0),
+    E.asin_p: ("re", "im", "im", 1), E.asinh_p: ("im", "re", "re", 1),
+}
+
+
+def _cmp(x, y, direction):
+    return hlo.CompareOp(x, y, hlo.ComparisonDirectionAttr.get(direction),
+                         compare_type=hlo.ComparisonTypeAttr.get("FLOAT")).result
+
+
+def _kept_at_branch_points(p, rule):
+    one_part, tiny_part, out_part, sign = _BRANCH_POINT[p]
+
+    def fixed(c, x):
+        out = rule(c, x)
+        a = c.avals_out[0]
+        if a.dtype.kind != "c":
+            return out
+        fa = a.update(dtype=np.float32 if a.dtype == np.complex64 else np.float64)
+        ai = c.avals_in[0]
+        x = broadcast_to(x, ai, ai.update(shape=a.shape))
+        part = {"re": lambda v: hlo.RealOp(v).result, "im": lambda v: hlo.ImagOp(v).result}
+        u, v = part[one_part](x), part[tiny_part](x)
+        tiny = np.finfo(fa.dtype).tiny
+        av = hlo.AbsOp(v).result
+        where = hlo.AndOp(_cmp(hlo.AbsOp(u).result, _full(1, fa), "EQ"),
+                          hlo.AndOp(_cmp(av, _full(tiny, fa), "GE"),
+                                    _cmp(av, _full(2 * tiny, fa), "LT")).result).result
+        value = hlo.SqrtOp(av).result
+        if sign:
+            value = hlo.MulOp(hlo.SignOp(v).result, value).result
+            if sign < 0:
+                value = hlo.NegOp(value).result
+        re, im = hlo.RealOp(out).result, hlo.ImagOp(out).result
+        if out_part == "re":
+            re = hlo.SelectOp(where, value, re).result
+        else:
+            im = hlo.SelectOp(where, value, im).result
+        return hlo.ComplexOp(re, im).result
+    return fixed
+
+
+for _p in _BRANCH_POINT:
+    lowering_rules[_p] = _kept_at_branch_points(_p, lowering_rules[_p])
+
+
 def _exp2(c, x):
     a = c.avals_in[0]
     return hlo.PowOp(hlo.BroadcastInDimOp(ttype(a), constant(2, a.dtype), broadcast_dimensions=[]).result, x).result

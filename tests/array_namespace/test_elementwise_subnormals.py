@@ -140,24 +140,44 @@ def close_complex(got, want, dt):
     return ok
 
 
-COMPLEX_UNARY = ("abs atan atanh conj cos cosh exp expm1 log log10 log1p log2 negative reciprocal sign sin sinh "
-                 "sqrt square tan tanh").split()
-# XLA's complex acos/acosh/asin/asinh lose the sqrt(tiny)-sized part at 1 + tiny*j (an intermediate of their
-# formula is subnormal, flushed): NumPy and the host kernels give 1.49e-154 (float64), jit and vmap 0
-FLUSHED_BY_XLA = ("acos", "acosh", "asin", "asinh")
+COMPLEX_UNARY = ("abs acos acosh asin asinh atan atanh conj cos cosh exp expm1 log log10 log1p log2 negative "
+                 "reciprocal sign sin sinh sqrt square tan tanh").split()
 
 
 @pytest.mark.parametrize("dt", ["float32", "float64"])
-@pytest.mark.parametrize("name", COMPLEX_UNARY + list(FLUSHED_BY_XLA))
+@pytest.mark.parametrize("name", COMPLEX_UNARY)
 def test_complex_unary_jit_and_vmap_agree_with_eager(name, dt):
-    if name in FLUSHED_BY_XLA:
-        pytest.xfail("XLA's complex formula flushes a subnormal intermediate at 1 + tiny*j")
     z = complex_values(dt).astype(np.result_type(dt, np.complex64))
     f, x = getattr(xp, name), xp.asarray(z)
     eager = np.asarray(f(x))
     for what, got in (("jit", jit(f)(x)), ("vmap", vmap(f)(x))):
         ok = close_complex(got, eager, dt)
         assert ok.all(), (name, what, z[~ok][:4], np.asarray(got)[~ok][:4], eager[~ok][:4])
+
+
+@pytest.mark.parametrize("dt", ["float32", "float64"])
+@pytest.mark.parametrize("name", ["acos", "acosh", "asin", "asinh"])
+def test_complex_inverse_trig_at_branch_points(name, dt):
+    """At +-1 + yj with tiny <= |y| < 2 * tiny (asinh: y +- 1j) XLA's formula halves |y| into a subnormal; the
+    lowering keeps the part of size sqrt(|y|) that it would lose: jit and vmap give eager's (NumPy's) bits."""
+    t = float(np.finfo(dt).tiny)
+    ct = np.result_type(dt, np.complex64)
+    ys = np.array([t, -t, 1.5 * t, -1.5 * t], dt)
+    z = np.array([complex(u, y) for u in (1.0, -1.0) for y in ys], ct)
+    if name == "asinh":
+        z = (z.imag + 1j * z.real).astype(ct)
+    f, x = getattr(xp, name), xp.asarray(z)
+    eager = np.asarray(f(x))
+    want = getattr(np, "arc" + name[1:])(z)
+    np.testing.assert_array_equal(eager, want)
+    lost = eager.imag if name in ("acos", "asin") else eager.real      # the part of size sqrt(|y|)
+    np.testing.assert_array_equal(np.abs(lost), np.sqrt(np.abs(np.tile(ys, 2))))
+    for got in (jit(f)(x), vmap(f)(x)):
+        got = np.asarray(got)
+        np.testing.assert_array_equal(got.real, eager.real)
+        np.testing.assert_array_equal(got.imag, eager.imag)
+        assert (np.signbit(got.real) == np.signbit(eager.real)).all()
+        assert (np.signbit(got.imag) == np.signbit(eager.imag)).all()
 
 
 @pytest.mark.parametrize("dt", ["float32", "float64"])
