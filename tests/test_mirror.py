@@ -15,6 +15,8 @@ TESTS = os.path.join(ROOT, "tests")
 
 # module path under src/ -> why it has no mirrored test module (one line)
 REASONS = {
+    "xla/lower_elementwise_subnormal.py": "the subnormal rule's fixes to elementwise lowerings and kernels, checked "
+                                          "on every elementwise function by tests/array_namespace/test_elementwise_subnormals.py",
     "xla/lower_elementwise_complex.py": "the complex host kernels (and the complex primitive's lowering), checked "
                                         "against XLA in tests/xla/test_host_kernels_complex.py and "
                                         "tests/transforms/primitives/test_complex_parts.py",

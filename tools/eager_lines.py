@@ -46,6 +46,8 @@ KERNEL_FILES = {
     "src/xla/lower_bits.py": [],
     "src/xla/lower_elementwise.py": ["_max_zeros", "_min_zeros", "_zero_signs", "_safe_divisor", "_pow_float_scalar",
                                      "_shift_parts"],
+    "src/xla/lower_elementwise_subnormal.py": ["_ONE", "_ftz", "_daz", "_flushing_result", "_flush_specialized",
+                                               "_flushing_operands"],
     "src/xla/lower_fft.py": [],
     "src/xla/lower_indexing.py": [],
     "src/xla/lower_lapack.py": ["_per_matrix", "_batch_eye", "_load_getrf", "_GETRF", "_lu_lapack", "_LU_BLOCK",
