@@ -75,8 +75,9 @@ class _Staged:
     equation on a host kernel, no compile), "bind" (the equations bound one by one, as the unstaged
     body would be) or "compile" (the executable compiled on first need, run directly with no bind).
     by_op=False: always compiled eagerly; by_op="always" (a body whose eager results must stay those
-    of its kernels, bit for bit): never compiled eagerly ("compile" becomes "bind")."""
-    __slots__ = ("closed", "consts", "exe", "const_bufs", "way")
+    of its kernels, bit for bit): never compiled eagerly ("compile" becomes "bind"). The way is kept per
+    by_op value (`ways`), so callers staging one body with different by_op never share a stale one."""
+    __slots__ = ("closed", "consts", "exe", "const_bufs", "ways")
 
     def __init__(self, closed):
         if closed.consts:
@@ -85,17 +86,17 @@ class _Staged:
         else:
             consts = []
         self.closed, self.consts, self.exe, self.const_bufs = closed, list(consts), None, None
-        self.way = None
+        self.ways = {}   # by_op -> the way
 
     def eager(self, raw, name, by_op=False):
         """The outputs, run eagerly; None where the bind path must run (no backend, or a value that
         is not a device buffer, e.g. a Python scalar, on the compiled path)."""
-        way = self.way
+        way = self.ways.get(by_op)
         if way is None:
             way = "compile" if not by_op else backend.eager_way(self.closed)
             if by_op == "always" and way == "compile":
                 way = "bind"
-            self.way = way
+            self.ways[by_op] = way
         if way == "host":
             return backend.run_by_op(self.closed, self.consts, raw)
         if way == "bind":

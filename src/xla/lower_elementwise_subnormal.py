@@ -33,17 +33,22 @@ def _full(value, aval):
     return hlo.BroadcastInDimOp(ttype(aval), constant(value, aval.dtype), broadcast_dimensions=[]).result
 
 
-def _lt(x, y):
-    return hlo.CompareOp(x, y, hlo.ComparisonDirectionAttr.get("LT"),
+def _cmp(x, y, direction):
+    return hlo.CompareOp(x, y, hlo.ComparisonDirectionAttr.get(direction),
                          compare_type=hlo.ComparisonTypeAttr.get("FLOAT")).result
+
+
+def _part(aval):
+    """The aval of a complex aval's real or imaginary part."""
+    return aval.update(dtype=np.float32 if aval.dtype == np.complex64 else np.float64)
 
 
 def _flushed(x, aval):
     """x with its subnormal values (a complex x: parts) as zeros of their sign."""
     if aval.dtype.kind == "c":
-        part = aval.update(dtype=np.float32 if aval.dtype == np.complex64 else np.float64)
+        part = _part(aval)
         return hlo.ComplexOp(_flushed(hlo.RealOp(x).result, part), _flushed(hlo.ImagOp(x).result, part)).result
-    small = _lt(hlo.AbsOp(x).result, _full(np.finfo(aval.dtype).tiny, aval))
+    small = _cmp(hlo.AbsOp(x).result, _full(np.finfo(aval.dtype).tiny, aval), "LT")
     return hlo.SelectOp(small, hlo.MulOp(x, _full(0, aval)).result, x).result
 
 
@@ -63,7 +68,7 @@ def _flush_result(op, passthrough=False):
             return out
         if passthrough:
             tiny = 2.0 ** (-30 if a.dtype == np.float32 else -60)
-            out = hlo.SelectOp(_lt(hlo.AbsOp(x).result, _full(tiny, a)), x, out).result
+            out = hlo.SelectOp(_cmp(hlo.AbsOp(x).result, _full(tiny, a), "LT"), x, out).result
         return _flushed(out, a)
     return rule
 
@@ -97,11 +102,6 @@ _BRANCH_POINT = {   # primitive: (the part that is +-1, the tiny part, the resul
 }
 
 
-def _cmp(x, y, direction):
-    return hlo.CompareOp(x, y, hlo.ComparisonDirectionAttr.get(direction),
-                         compare_type=hlo.ComparisonTypeAttr.get("FLOAT")).result
-
-
 def _kept_at_branch_points(p, rule):
     one_part, tiny_part, out_part, sign = _BRANCH_POINT[p]
 
@@ -110,7 +110,7 @@ def _kept_at_branch_points(p, rule):
         a = c.avals_out[0]
         if a.dtype.kind != "c":
             return out
-        fa = a.update(dtype=np.float32 if a.dtype == np.complex64 else np.float64)
+        fa = _part(a)
         ai = c.avals_in[0]
         x = broadcast_to(x, ai, ai.update(shape=a.shape))
         part = {"re": lambda v: hlo.RealOp(v).result, "im": lambda v: hlo.ImagOp(v).result}

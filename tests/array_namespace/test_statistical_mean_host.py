@@ -92,7 +92,7 @@ def test_mean_many_calls_stays_on_its_kernels(fresh_staged):
     for _ in range(ST.UNSTAGED_CALLS + 1):   # (its first calls bind the same kernels; then staged)
         xp.mean(x, axis=0)
     ent = JT._LAST[ST._moment_raw][3]   # (the staged call of that signature)
-    assert ent.way == "host"
+    assert ent.ways[True] == "host"
     before = runtime.compile_calls[0]
     for _ in range(50):
         got = xp.mean(x, axis=0)

@@ -83,7 +83,7 @@ def test_small_all_host_bodies_run_their_host_program_every_call_and_never_compi
     before = runtime.compile_calls[0]
     seen = {_bytes(JT.staged_call(_body, [r], "b", by_op=True, k=2.0)[0]) for _ in range(200)}
     ent = JT._LAST[_body][3]
-    assert ent.way == "host" and ent.exe is None and runtime.compile_calls[0] == before
+    assert ent.ways[True] == "host" and ent.exe is None and runtime.compile_calls[0] == before
     assert len(seen) == 1
     (ref,) = _body(r, k=2.0)                                            # (the unstaged binds: the same kernels)
     assert seen == {_bytes(ref)}
@@ -96,12 +96,12 @@ def test_large_bodies_compile_once_and_keep_their_executable(fresh_staged, monke
     before = runtime.compile_calls[0]
     seen = {_bytes(JT.staged_call(_body, [r], "b", by_op=True, k=2.0)[0]) for _ in range(100)}
     ent = JT._LAST[_body][3]
-    assert ent.way == "compile" and ent.exe and runtime.compile_calls[0] == before + 1
+    assert ent.ways[True] == "compile" and ent.exe and runtime.compile_calls[0] == before + 1
     assert len(seen) == 1
     np.testing.assert_allclose(np.frombuffer(seen.pop()).reshape(5, 4), np.sin(x) * 2.0, rtol=1e-15, atol=0)
     small = xp.asarray(x[:2, :3])._v                                    # (under the threshold: its host program)
     JT.staged_call(_body, [small], "b", by_op=True, k=2.0)
-    assert JT._LAST[_body][3].way == "host" and runtime.compile_calls[0] == before + 1
+    assert JT._LAST[_body][3].ways[True] == "host" and runtime.compile_calls[0] == before + 1
 
 
 def test_a_body_some_kernel_does_not_cover_binds_its_equations_as_the_unstaged_body(fresh_staged):
@@ -113,7 +113,7 @@ def test_a_body_some_kernel_does_not_cover_binds_its_equations_as_the_unstaged_b
     def ref():
         return bind(E.mul_p, bind(E.cos_p, r), np.asarray(2.0, np.complex128))
     seen = {_bytes(JT.staged_call(_cos_body, [r], "c", by_op=True)[0]) for _ in range(20)}
-    assert JT._LAST[_cos_body][3].way == "bind"
+    assert JT._LAST[_cos_body][3].ways[True] == "bind"
     assert seen == {_bytes(ref())}
     np.testing.assert_allclose(np.frombuffer(seen.pop(), np.complex128), np.cos(z) * 2.0, rtol=1e-14)
 
@@ -127,7 +127,7 @@ def test_by_op_false_compiles_at_once(fresh_staged):
     before = runtime.compile_calls[0]
     for _ in range(3):
         JT.staged_call(_body, [r], "b", k=2.0)
-    assert JT._LAST[_body][3].way == "compile" and runtime.compile_calls[0] == before + 1
+    assert JT._LAST[_body][3].ways[False] == "compile" and runtime.compile_calls[0] == before + 1
 
 
 def test_threads_get_the_same_bits(fresh_staged):
@@ -157,7 +157,7 @@ def test_always_never_compiles_and_equals_the_unstaged_binds(fresh_staged, monke
     for _ in range(3):
         (got,) = JT.staged_call(_body, [r], "a", by_op="always", k=2.5)
     ent = JT._LAST[_body][3]
-    assert ent.way == "host" and ent.exe is None and runtime.compile_calls[0] == before
+    assert ent.ways["always"] == "host" and ent.exe is None and runtime.compile_calls[0] == before
     (ref,) = _body(r, k=2.5)                                            # (eager binds, one by one)
     np.testing.assert_array_equal(np.asarray(got), np.asarray(ref))
     # above the threshold: its equations are bound one by one (no staged executable)
@@ -165,7 +165,7 @@ def test_always_never_compiles_and_equals_the_unstaged_binds(fresh_staged, monke
     monkeypatch.setattr(host_eager, "BY_OP_MAX_ELEMENTS", 8)
     (got2,) = JT.staged_call(_body, [r], "a", by_op="always", k=2.5)
     ent2 = JT._LAST[_body][3]
-    assert ent2.way == "bind" and ent2.exe is None and runtime.compile_calls[0] == before
+    assert ent2.ways["always"] == "bind" and ent2.exe is None and runtime.compile_calls[0] == before
     np.testing.assert_array_equal(np.asarray(got2), np.asarray(ref))
 
 

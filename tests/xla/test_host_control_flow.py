@@ -425,7 +425,7 @@ def test_staged_call_with_a_loop_compiles_nothing_and_equals_jit():
         want = np.cos(want) * a
     np.testing.assert_allclose(np.asarray(got), want, rtol=1e-14)
     ent = JT._staged_jaxpr(_raw_loop_body, (get_aval(raw),), ())   # (the cached entry of that call)
-    assert ent.way == "host"
+    assert ent.ways[True] == "host"
     j = jit(lambda v: xp.asarray(JT.staged_call(_raw_loop_body, [v._v], "loop", by_op=True)[0]))(xp.asarray(a))
     np.testing.assert_allclose(np.asarray(got), np.asarray(j), rtol=1e-14)
 

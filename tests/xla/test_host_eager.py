@@ -99,7 +99,7 @@ def test_a_hot_signature_keeps_its_way_and_its_bits():
     before = runtime.compile_calls[0]
     seen = {np.asarray(JT.staged_call(_raw_body, [raw], "hot", by_op=True)[0]).tobytes() for _ in range(300)}
     ent = JT._staged_jaxpr(_raw_body, (get_aval(raw),), ())      # (the cached entry of that call)
-    assert ent.way == "host" and runtime.compile_calls[0] == before and len(seen) == 1
+    assert ent.ways[True] == "host" and runtime.compile_calls[0] == before and len(seen) == 1
     np.testing.assert_array_equal(np.frombuffer(seen.pop()).reshape(3, 4),
                                   np.sin(np.linspace(0.5, 2.0, 12).reshape(3, 4)))
 
@@ -115,7 +115,7 @@ def test_staged_calls_compile_unless_they_opt_in():
     before = runtime.compile_calls[0]
     JT.staged_call(_raw_body2, [raw], "cold")
     ent = JT._staged_jaxpr(_raw_body2, (get_aval(raw),), ())
-    assert ent.way == "compile" and runtime.compile_calls[0] == before + 1
+    assert ent.ways[False] == "compile" and runtime.compile_calls[0] == before + 1
 
 
 def test_a_body_holding_a_loop_compiles_above_the_loop_threshold():
