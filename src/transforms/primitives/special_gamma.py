@@ -21,7 +21,7 @@ from . import elementwise as E
 from . import reductions as R
 from . import structural as S
 from .elementwise import _binop, _c, _unop, add, defjvp, div, mul, neg, sub
-from .raw_ops import abs_, and_, eq, exp, floor, gt, le, log, lt, ne, not_, or_, where
+from .raw_ops import abs_, and_, eq, exp, floor, ge, gt, le, log, lt, ne, not_, or_, where
 
 
 def lgamma(x): return bind(lgamma_p, x)
@@ -65,19 +65,22 @@ jvp_gaps[zeta_chlo_p] = ("internal to the lowering of zeta (zeta_impl); zeta_p c
                          "and is what jaxprs contain")
 
 # ------------------------------------------------------------- Hurwitz zeta(x, q) as scipy
-ZETA_MAX_SHIFT = 1 << 20   # negative q below -ZETA_MAX_SHIFT: NaN instead of a million-term sum
+ZETA_LOOP = 64   # negative non-integer q down to -ZETA_LOOP: the terms summed one by one, as scipy
 
 
 def zeta_impl(x, q):
     """scipy's zeta(x, q): inf at x == 1 and at q a non-positive integer, NaN for x < 1 and for
-    negative q with non-integer x; for negative non-integer q and integer x, sum the first terms
-    explicitly until q + m >= 1, then CHLO's zeta (Euler-Maclaurin) for the rest."""
+    negative q with non-integer x. For negative non-integer q and integer x: above -ZETA_LOOP the
+    terms (q + k)^-x are summed until q + m >= 1 (exact where they mirror: x odd, q + 1/2 an
+    integer), then CHLO's zeta (Euler-Maclaurin) for the rest; below it, in closed form (no loop
+    growing with |q|), as the terms with q + k < 0 are (-1)^x (c + j)^-x, c = ceil(q) - q:
+    zeta(x, q) = (-1)^x (zeta(x, c) - zeta(x, 1 - q)) + zeta(x, q - floor(q))."""
     xi = is_int(x)
     shift = and_(and_(lt(q, _c(q, 0)), xi), not_(is_int(q)))
-    m = where(shift, floor(sub(_c(q, 1), q)), _c(q, 0))     # smallest m with q + m >= 1
-    m = where(gt(m, _c(m, ZETA_MAX_SHIFT)), _c(m, 0), m)
+    near = and_(shift, ge(q, _c(q, -ZETA_LOOP)))
+    far = and_(shift, lt(q, _c(q, -ZETA_LOOP)))
+    m = where(near, floor(sub(_c(q, 1), q)), _c(q, 0))     # smallest m with q + m >= 1
     odd = ne(sub(x, mul(_c(x, 2), floor(mul(x, _c(x, 0.5))))), _c(x, 0))
-    s0 = S.zeros_like(m)
 
     def cond(k, s, kmax):
         return lt(k, kmax)
@@ -89,10 +92,13 @@ def zeta_impl(x, q):
         return add(k, _c(k, 1)), add(s, where(lt(k, m), term, _c(term, 0))), kmax
 
     kmax = bind(R.reduce_max_p, m, axes=tuple(range(len(get_aval(m).shape)))) if get_aval(m).shape else m
-    _, s, _ = while_raw(cond, body, [S.zeros_like(kmax), s0, kmax])
-    out = add(s, bind(zeta_chlo_p, x, add(q, m)))
-    bad_q = and_(lt(q, _c(q, 0)), or_(not_(xi), lt(q, _c(q, -ZETA_MAX_SHIFT))))
-    out = where(bad_q, nan_like(out), out)
+    _, s, _ = while_raw(cond, body, [S.zeros_like(kmax), S.zeros_like(m), kmax])   # <= ZETA_LOOP + 1 trips
+    near_v = add(s, bind(zeta_chlo_p, x, add(q, m)))
+    c = where(far, sub(bind(E.ceil_p, q), q), _c(q, 0.5))
+    neg_terms = sub(bind(zeta_chlo_p, x, c), bind(zeta_chlo_p, x, where(far, sub(_c(q, 1), q), _c(q, 2))))
+    far_v = add(where(odd, neg(neg_terms), neg_terms), bind(zeta_chlo_p, x, where(far, sub(q, floor(q)), _c(q, 0.5))))
+    out = where(far, far_v, near_v)
+    out = where(and_(lt(q, _c(q, 0)), not_(xi)), nan_like(out), out)
     out = where(and_(le(q, _c(q, 0)), is_int(q)), inf_like(out), out)
     out = where(lt(x, _c(x, 1)), nan_like(out), out)
     return where(eq(x, _c(x, 1)), inf_like(out), out)
