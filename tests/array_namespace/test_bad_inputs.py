@@ -75,3 +75,72 @@ def test_the_classifier_tells_outcomes_apart():
     assert classify(unclear)[0] == "unclear"
     accepted = Case("sum", "axis_type", (xp.ones(3),), {"axis": 0}, TypeError, ("axis",), "t")
     assert classify(accepted)[0] == "accepted"
+
+
+def _special_functions():
+    """(name, function, number of required positional arguments, {position: static value}) for xp.special."""
+    import inspect
+    out = []
+    for name in xp.special.__all__:
+        f = getattr(xp.special, name)
+        ps = [p for p in inspect.signature(f).parameters.values()
+              if p.default is inspect.Parameter.empty and p.kind in (p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD)]
+        out.append((name, f, len(ps), {1: 3} if name == "multigammaln" else {}))
+    return out
+
+
+@pytest.mark.parametrize("name,f,n,static", _special_functions(), ids=[s[0] for s in _special_functions()])
+def test_special_huge_python_int_and_shapes(name, f, n, static):
+    """xp.special: a Python int beyond int64 in any argument is an OverflowError naming the function and
+    the argument (it used to be wrapped modulo 2**64, nbdtr(2**64 + 3, 5, .2) == nbdtr(3, 5, .2), or
+    rounded; scipy refuses it too), and arrays that do not broadcast a ValueError naming the function
+    (not broadcast_arrays: or multiply:), eagerly and under jit alike."""
+    import inspect
+    from transforms import jit
+    names = list(inspect.signature(f).parameters)
+    for i in (i for i in range(n) if i not in static):
+        for big in (2 ** 64 + 3, -(2 ** 63) - 1, 10 ** 400):
+            args = [static.get(j, 0.5) for j in range(n)]
+            args[i] = big
+            for how, call in (("eagerly", lambda: f(*args)), ("under jit", lambda: jit(lambda v: f(*args) + v)(0.0))):
+                with pytest.raises(OverflowError) as e:
+                    call()
+                assert str(e.value).startswith(f"{name}: {names[i]} = "), (how, str(e.value))
+    arrays = [i for i in range(n) if i not in static]
+    if len(arrays) < 2:
+        return
+    args = [static.get(j, xp.ones(3)) for j in range(n)]
+    args[arrays[-1]] = xp.ones(4)
+    jitted = jit(lambda *a: f(*[static.get(j, v) for j, v in enumerate(a)]))
+    for how, call in (("eagerly", lambda: f(*args)), ("under jit", lambda: jitted(*[xp.ones(1) if j in static else a
+                                                                                    for j, a in enumerate(args)]))):
+        with pytest.raises(ValueError) as e:
+            call()
+        msg = str(e.value)
+        assert msg.startswith(f"{name}: ") and names[arrays[-1]] in msg and "(4,)" in msg, (how, msg)
+
+
+def test_special_nbdtr_of_a_huge_int_is_not_wrapped():
+    """The issue's case: not the value at 3 (the int modulo 2**64)."""
+    with pytest.raises(OverflowError, match="nbdtr: k"):
+        xp.special.nbdtr(2 ** 64 + 3, 5, .2)
+    import scipy.special as sc
+    import numpy as np
+    np.testing.assert_allclose(float(xp.special.nbdtr(2 ** 62, 5, .2)), sc.nbdtr(2 ** 62, 5, .2), rtol=1e-13)  # C int cast
+
+
+def test_special_multigammaln_same_eagerly_and_under_transforms():
+    """multigammaln: a bad (static) d is a ValueError both ways; a at or below (d - 1) / 2 is NaN both
+    ways (a traced value cannot raise), the valid elements as scipy."""
+    import numpy as np
+    import scipy.special as sc
+    from transforms import jit, vmap
+    a = xp.asarray([0.5, 1.0, 3.0, 7.25])
+    want = np.array([np.nan, np.nan, sc.multigammaln(3.0, 3), sc.multigammaln(7.25, 3)])
+    for f in (lambda v: xp.special.multigammaln(v, 3), jit(lambda v: xp.special.multigammaln(v, 3)),
+              vmap(lambda v: xp.special.multigammaln(v, 3))):
+        np.testing.assert_allclose(np.asarray(f(a)), want, rtol=1e-13)
+    for d in (0, -2, 1.5, True, 2 ** 70):
+        for f in (lambda: xp.special.multigammaln(a, d), lambda: jit(lambda v: xp.special.multigammaln(v, d))(a)):
+            with pytest.raises(ValueError, match="multigammaln: d"):
+                f()

@@ -23,7 +23,7 @@ from transforms.core import EVAL, trace_state
 
 from .._helpers import wrap
 from .._staged import bucketed
-from ._promote import raw_floats
+from ._promote import check_args, raw_floats
 
 __all__ = ["betaln", "betainc", "betaincc", "stdtr", "fdtr", "fdtrc", "bdtr", "bdtrc", "nbdtr", "nbdtrc"]
 
@@ -43,11 +43,13 @@ def _floats(fname, names, args):
     return list(_xp().broadcast_arrays(*[wrap(v) for v in raws])), dt
 
 
-def _c_int(x):
+def _c_int(fname, name, x):
     """An integer-dtype argument as scipy's C code sees it: its long -> int cast keeps the low 32
     bits (two's complement), so 2**32 + 3 is 3 and 2**31 is -2**31. Floats pass unchanged (scipy
-    gives NaN for those beyond a C int, which the callers check)."""
+    gives NaN for those beyond a C int, which the callers check). A Python int beyond int64 is an
+    OverflowError, as in scipy (check_args)."""
     xp = _xp()
+    check_args(fname, (name,), (x,))
     if isinstance(x, (bool, np.bool_)):
         return x
     if isinstance(x, (int, np.integer)):
@@ -448,7 +450,7 @@ def fdtrc(dfn, dfd, x, /):
 
 
 def _binom_args(fname, k, n, p):
-    n = _c_int(n)
+    n = _c_int(fname, "n", n)
     (k, n, p), _ = _floats(fname, ("k", "n", "p"), (k, n, p))
     xp = _xp()
     fk, n = xp.floor(k), xp.trunc(n)
@@ -475,7 +477,7 @@ def bdtrc(k, n, p, /):
 
 
 def _nbinom_args(fname, k, n, p):
-    k, n = _c_int(k), _c_int(n)
+    k, n = _c_int(fname, "k", k), _c_int(fname, "n", n)
     (k, n, p), _ = _floats(fname, ("k", "n", "p"), (k, n, p))
     xp = _xp()
     k, n = xp.trunc(k), xp.trunc(n)   # scipy casts both to C ints (see _c_int)

@@ -154,7 +154,7 @@ def fdtri(dfn, dfd, p, /):
 
 def bdtri(k, n, y, /):
     """The p with bdtr(k, n, p) = y (scipy.special.bdtri)."""
-    n = _c_int(n)
+    n = _c_int("bdtri", "n", n)
     (k, n, y), _ = _floats("bdtri", ("k", "n", "y"), (k, n, y))
     xp = _xp()
     fk, n = xp.floor(k), xp.trunc(n)
@@ -166,7 +166,7 @@ def bdtri(k, n, y, /):
 
 def nbdtri(k, n, y, /):
     """The p with nbdtr(k, n, p) = y (scipy.special.nbdtri)."""
-    k, n = _c_int(k), _c_int(n)
+    k, n = _c_int("nbdtri", "k", k), _c_int("nbdtri", "n", n)
     (k, n, y), _ = _floats("nbdtri", ("k", "n", "y"), (k, n, y))
     xp = _xp()
     k, n = xp.trunc(k), xp.trunc(n)

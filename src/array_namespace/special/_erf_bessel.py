@@ -21,6 +21,7 @@ from transforms.primitives import special_erf as P
 from .. import _dtypes as D
 from .. import _helpers as H
 from .._helpers import cast, weak_scalar, wrap
+from ._promote import check_args
 
 __all__ = ["erf", "erfc", "erfcx", "erfinv", "ndtr", "ndtri", "log_ndtr",
            "i0", "i0e", "i1", "i1e", "j0", "j1", "y0", "y1", "yn",
@@ -29,6 +30,7 @@ __all__ = ["erf", "erfc", "erfcx", "erfinv", "ndtr", "ndtri", "log_ndtr",
 
 def _operands(fname, names, args):
     """Raw operands of one real floating dtype, and that dtype."""
+    check_args(fname, names, args)
     kinds = []
     for name, x in zip(names, args):
         if type(x) is H.Array:

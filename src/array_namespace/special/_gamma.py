@@ -186,23 +186,23 @@ def zetac(x, /):
 
 
 # ------------------------------------------------------------ multigammaln, poch, binom
+_MULTIGAMMALN_MAX_D = 1 << 24   # the sum has d terms, held at once
+
+
 def multigammaln(a, d, /):
     """log of the multivariate gamma function of dimension d (scipy.special.multigammaln).
 
-    d must be a positive Python int; a must exceed (d - 1) / 2: ValueError when a is concrete,
-    NaN in that place under a transform (a traced value cannot raise)."""
-    if isinstance(d, bool) or not isinstance(d, (int, np.integer)) or d < 1:
-        raise ValueError(f"multigammaln: d must be a positive integer (the dimension), got {d!r}")
+    d (static: a Python or NumPy int, 1 <= d <= 2**24) is checked with a ValueError both eagerly and
+    under jit; a must exceed (d - 1) / 2, where it does not the value is NaN both eagerly and under
+    jit (a traced value cannot raise, so the eager call does not either; scipy raises there)."""
+    if isinstance(d, bool) or not isinstance(d, (int, np.integer)) or not 1 <= d <= _MULTIGAMMALN_MAX_D:
+        raise ValueError(f"multigammaln: d must be a positive integer (the dimension) up to 2**24, got {d!r}")
     a, _ = _floats("multigammaln", ("a",), a)
     xp = _xp()
     d = int(d)
-    bad = a <= 0.5 * (d - 1)
-    if type(a._v) is type(xp.asarray(0.0)._v) and bool(xp.any(bad)):
-        raise ValueError(f"multigammaln: a must be greater than (d - 1) / 2 = {0.5 * (d - 1)}")
-    out = xp.zeros_like(a) + (d * (d - 1) * 0.25) * np.log(np.pi)
-    for j in range(d):
-        out = out + gammaln(a - 0.5 * j)
-    return xp.where(bad, xp.nan, out)
+    half = 0.5 * xp.arange(d, dtype=a.dtype)
+    out = xp.sum(gammaln(a[..., None] - half), axis=-1) + (d * (d - 1) * 0.25) * np.log(np.pi)
+    return xp.where(a <= 0.5 * (d - 1), xp.nan, out)
 
 
 def _nonpos_int(x):
@@ -386,7 +386,7 @@ def pdtri(k, y, /):
     (an integer k keeps its low 32 bits; NaN for k < 0 after that or a float k >= 2**31, and for y
     outside [0, 1)) (scipy.special.pdtri)."""
     from ._beta import _c_int
-    k, y, _ = _floats("pdtri", ("k", "y"), _c_int(k), y)   # integer k: low 32 bits, as scipy's C cast
+    k, y, _ = _floats("pdtri", ("k", "y"), _c_int("pdtri", "k", k), y)   # integer k: low 32 bits, as scipy's C cast
     xp = _xp()
     kt = xp.trunc(k)
     val = wrap(G.igammacinv((kt + 1)._v, y._v))

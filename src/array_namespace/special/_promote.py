@@ -12,8 +12,29 @@ from .. import _helpers as H
 from .._helpers import cast, weak_scalar
 
 
+_INT64 = (-2 ** 63, 2 ** 63)
+
+
+def check_args(fname, names, args):
+    """OverflowError for a Python int outside int64 (scipy's NumPy conversion refuses those too;
+    never wrapped or rounded silently) and ValueError for shapes that do not broadcast, naming
+    `fname` and the arguments -- static facts, so the same eagerly and under jit."""
+    for name, x in zip(names, args):
+        if isinstance(x, int) and not isinstance(x, bool) and not _INT64[0] <= x < _INT64[1]:
+            shown = x if x.bit_length() <= 128 else f"an int of {x.bit_length()} bits"
+            raise OverflowError(f"{fname}: {name} = {shown} is outside the int64 range [-2**63, 2**63); "
+                                f"pass a float (or an array) for values this large")
+    shaped = [(name, tuple(x.shape)) for name, x in zip(names, args) if type(x) is H.Array]
+    try:
+        np.broadcast_shapes(*[s for _, s in shaped])
+    except ValueError:
+        desc = ", ".join(f"{name} {s}" for name, s in shaped)
+        raise ValueError(f"{fname}: the shapes of the arguments do not broadcast together: {desc}") from None
+
+
 def raw_floats(fname, names, args):
     """Raw operands of one floating dtype (scipy's ufunc promotion), and that dtype."""
+    check_args(fname, names, args)
     kinds = []
     for name, x in zip(names, args):
         if type(x) is H.Array:

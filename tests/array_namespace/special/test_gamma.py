@@ -208,8 +208,7 @@ def test_multigammaln():
     np.testing.assert_allclose(np.asarray(jit(lambda v: xp.special.multigammaln(v, 3))(xp.asarray(a))),
                                sc.multigammaln(a, 3), rtol=1e-13)
     assert np.isnan(np.asarray(jit(lambda v: xp.special.multigammaln(v, 3))(xp.asarray([0.5])))[0])
-    with pytest.raises(ValueError, match="multigammaln.*a"):
-        xp.special.multigammaln(xp.asarray([0.5]), 3)
+    assert np.isnan(np.asarray(xp.special.multigammaln(xp.asarray([0.5]), 3))[0])   # eagerly as under jit
     with pytest.raises(ValueError, match="multigammaln.*d"):
         xp.special.multigammaln(xp.asarray([5.0]), 1.5)
 
