@@ -94,15 +94,16 @@ def test_special_huge_python_int_and_shapes(name, f, n, static):
     """xp.special: a Python int beyond int64 in any argument is an OverflowError naming the function and
     the argument (it used to be wrapped modulo 2**64, nbdtr(2**64 + 3, 5, .2) == nbdtr(3, 5, .2), or
     rounded; scipy refuses it too), and arrays that do not broadcast a ValueError naming the function
-    (not broadcast_arrays: or multiply:), eagerly and under jit alike."""
+    (not broadcast_arrays: or multiply:), eagerly, under jit and under vmap alike."""
     import inspect
-    from transforms import jit
+    from transforms import jit, vmap
     names = list(inspect.signature(f).parameters)
     for i in (i for i in range(n) if i not in static):
         for big in (2 ** 64 + 3, -(2 ** 63) - 1, 10 ** 400):
             args = [static.get(j, 0.5) for j in range(n)]
             args[i] = big
-            for how, call in (("eagerly", lambda: f(*args)), ("under jit", lambda: jit(lambda v: f(*args) + v)(0.0))):
+            for how, call in (("eagerly", lambda: f(*args)), ("under jit", lambda: jit(lambda v: f(*args) + v)(0.0)),
+                              ("under vmap", lambda: vmap(lambda v: f(*args) + v)(xp.ones(2)))):
                 with pytest.raises(OverflowError) as e:
                     call()
                 assert str(e.value).startswith(f"{name}: {names[i]} = "), (how, str(e.value))
@@ -111,9 +112,12 @@ def test_special_huge_python_int_and_shapes(name, f, n, static):
         return
     args = [static.get(j, xp.ones(3)) for j in range(n)]
     args[arrays[-1]] = xp.ones(4)
-    jitted = jit(lambda *a: f(*[static.get(j, v) for j, v in enumerate(a)]))
-    for how, call in (("eagerly", lambda: f(*args)), ("under jit", lambda: jitted(*[xp.ones(1) if j in static else a
-                                                                                    for j, a in enumerate(args)]))):
+    def traced(*a):
+        return f(*[static.get(j, v) for j, v in enumerate(a)])
+    stand_in = [xp.ones(1) if j in static else a for j, a in enumerate(args)]
+    batched = [xp.ones(2) if j in static else xp.stack([a, a]) for j, a in enumerate(args)]
+    for how, call in (("eagerly", lambda: f(*args)), ("under jit", lambda: jit(traced)(*stand_in)),
+                      ("under vmap", lambda: vmap(traced)(*batched))):
         with pytest.raises(ValueError) as e:
             call()
         msg = str(e.value)
