@@ -1,0 +1,274 @@
+"""Views: arrays that share data with the array they were taken from, as NumPy's views do.
+
+Values are immutable, so a view holds its own value; what makes it a view is its link to its parent,
+`x._base = (parent, kind, arg)`, and the parent's weak list of its live views, `x._views`. A write into
+any array of such a family (x[k] = v, x op= y, a transform's write-back) runs `write`: the new value goes
+up the chain to the root, each parent getting the child's value put back in its place (RULES[kind].put),
+then down from every array on that path to every live view not on it (RULES[kind].fwd). So a write into
+a view reaches its parent, the root and every sibling, and a view read after its parent changed has the
+parent's new data -- NumPy's semantics, eagerly and under every transform (the ops are traced there).
+Arrays that never had a view pay nothing: `_base` and `_views` stay unset slots.
+
+Which results are views is NumPy's rule: basic indexing (not a single element), permute_dims / .T / .mT /
+moveaxis, flip, expand_dims / squeeze, and reshape where NumPy can reshape without a copy. For that last
+one each view's layout in its root (strides, offset: a root is C-contiguous) is worked out along the
+chain and NumPy's `_attempt_nocopy_reshape` decides; where it would copy, reshape copies here too.
+"""
+from __future__ import annotations
+
+import threading
+import weakref
+
+import numpy as np
+
+from transforms.core import EVAL, Tracer, trace_state
+
+from . import _helpers as H
+
+# One lock for every rebinding (x[i] = v, x op= y, write-through, transform write-back) and every new
+# view's registration: the read of the old values and the rebinds happen as one step, so writes from
+# several threads are never lost and a view registered while its parent is written sees the write.
+LOCK = threading.RLock()
+
+_INDEXING = []
+
+
+def _ix():
+    try:
+        return _INDEXING[0]
+    except IndexError:
+        from . import _indexing as m
+        _INDEXING.append(m)
+        return m
+
+
+def _perm(raw, perm):
+    from transforms.primitives import structural as S
+    return raw if perm == tuple(range(len(perm))) else S.transpose(raw, perm)
+
+
+def _rev(raw, axes):
+    from transforms.primitives import structural as S
+    return S.rev(raw, axes) if axes else raw
+
+
+def _reshape(raw, shape):
+    from transforms.primitives import structural as S
+    return raw if raw.aval.shape == tuple(shape) else S.reshape(raw, shape)
+
+
+def _inverse(perm):
+    return tuple(sorted(range(len(perm)), key=lambda i: perm[i]))
+
+
+class _Rule:
+    __slots__ = ("fwd", "put", "layout")
+
+    def __init__(self, fwd, put, layout):
+        self.fwd, self.put, self.layout = fwd, put, layout
+
+
+# kind -> fwd(parent raw, arg) -> view raw; put(parent raw, view raw, arg) -> parent raw with the view's
+# values in place; layout(shape, strides, offset, arg) -> the view's (strides, offset) in the root
+RULES = {
+    "index": _Rule(lambda p, key: _ix().getitem(H.wrap(p), key)._v,
+                   lambda p, v, key: _ix().update(H.wrap(p), key, H.wrap(v), "set", "x[...] = value")._v,
+                   lambda shape, st, off, key: _index_layout(shape, st, off, key)),
+    "perm": _Rule(lambda p, perm: _perm(p, perm),
+                  lambda p, v, perm: _perm(v, _inverse(perm)),
+                  lambda shape, st, off, perm: (tuple(st[a] for a in perm), off)),
+    "flip": _Rule(lambda p, axes: _rev(p, axes),
+                  lambda p, v, axes: _rev(v, axes),
+                  lambda shape, st, off, axes: (tuple(-s if i in axes else s for i, s in enumerate(st)),
+                                                off + sum((shape[a] - 1) * st[a] for a in axes if shape[a]))),
+    "reshape": _Rule(lambda p, shape: _reshape(p, shape),
+                     lambda p, v, shape: _reshape(v, p.aval.shape),
+                     lambda shape, st, off, new: (nocopy_strides(shape, st, new), off)),
+}
+
+
+def view_of(out, parent, kind, arg, v0):
+    """Mark `out` (RULES[kind].fwd of parent's raw value v0) as a view of `parent`; returns out."""
+    if out is parent:
+        return out
+    out._base = (parent, kind, arg)
+    with LOCK:
+        views = getattr(parent, "_views", None)
+        if views is None:
+            views = parent._views = []
+        elif len(views) >= 16 and not len(views) & (len(views) - 1):   # at powers of two: drop dead views
+            views[:] = [r for r in views if r() is not None]
+        views.append(weakref.ref(out))
+        if parent._v is not v0:   # written (by another thread) since out was computed: out sees the write
+            out._v = RULES[kind].fwd(parent._v, arg)
+    return out
+
+
+def has_views(a):
+    return getattr(a, "_base", None) is not None or getattr(a, "_views", None)
+
+
+def check_writable(a, what, cur):
+    """Inside a transform only arrays the function made itself may be written (or, eagerly, any concrete one)."""
+    if a._trace is not cur and not (cur is EVAL and not isinstance(a._v, Tracer)):
+        raise ValueError(
+            f"{what} mutates an array that was created outside the function being transformed "
+            f"({cur.kind_name()}). Inside a transform, mutation is only allowed on arrays the function "
+            "made itself; use y = x.at[idx].set(v) (or copy first: x = xp.asarray(x, copy=True)).")
+
+
+def write(a, raw, what):
+    """Rebind `a` to raw value `raw` and carry the write to every array of its family (under LOCK).
+    Every new value is computed before any handle changes, so an error leaves all of them as they were."""
+    cur = trace_state.trace
+    path = [(a, raw)]
+    node = a
+    while (base := getattr(node, "_base", None)) is not None:
+        parent, kind, arg = base
+        check_writable(parent, what, cur)
+        raw = RULES[kind].put(parent._v, raw, arg)
+        node = parent
+        path.append((node, raw))
+    on_path = {id(n) for n, _ in path}
+    new = list(path)
+    for n, r in path:
+        _refresh(n, r, on_path, new)
+    for n, r in new:
+        n._v = r
+        n._trace = cur
+
+
+def _refresh(node, raw, skip, out):
+    """Append (view, its new raw value) for every live view below `node` (whose new value is raw), but
+    those in `skip`; prunes dead views."""
+    views = getattr(node, "_views", None)
+    if not views:
+        return
+    live = []
+    for r in views:
+        c = r()
+        if c is None:
+            continue
+        live.append(r)
+        if id(c) in skip:
+            continue
+        _, kind, arg = c._base
+        v = RULES[kind].fwd(raw, arg)
+        out.append((c, v))
+        _refresh(c, v, skip, out)
+    views[:] = live
+
+
+def wrote_through(value, target, key):
+    """`x[k] op= v`: v (x[k], updated in place) is a view of x at k, so it already wrote itself there."""
+    base = getattr(value, "_base", None)
+    if base is None or base[0] is not target or base[1] != "index":
+        return False
+    return _is_basic_key(key) and base[2] == key
+
+
+def _is_basic_key(key):
+    if type(key) is tuple:
+        return all(k is None or k is Ellipsis or type(k) in (int, slice) for k in key)
+    return key is None or key is Ellipsis or type(key) in (int, slice)
+
+
+# ---------------------------------------------------------------- layouts (NumPy's view-or-copy rule)
+
+def layout(a):
+    """(strides, offset) of a's elements in its root's memory (the root C-contiguous), in elements."""
+    chain = []
+    while (base := getattr(a, "_base", None)) is not None:
+        chain.append((base[0].shape, base[1], base[2]))
+        a = base[0]
+    st, off = _c_strides(a.shape), 0
+    for shape, kind, arg in reversed(chain):
+        st, off = RULES[kind].layout(shape, st, off, arg)
+    return st, off
+
+
+def _c_strides(shape):
+    st, n = [], 1
+    for d in reversed(shape):
+        st.append(n)
+        n *= d
+    return tuple(reversed(st))
+
+
+def _index_layout(shape, st, off, key):
+    key = key if type(key) is tuple else (key,)
+    n_real = sum(1 for k in key if k is not None and k is not Ellipsis)
+    out, i = [], 0
+    for k in key:
+        if k is Ellipsis:
+            for _ in range(len(shape) - n_real):
+                out.append(st[i])
+                i += 1
+        elif k is None:
+            out.append(0)
+        elif type(k) is int:
+            off += (k % shape[i]) * st[i]
+            i += 1
+        else:
+            start, _, step = k.indices(shape[i])
+            off += start * st[i] if len(range(*k.indices(shape[i]))) else 0
+            out.append(st[i] * step)
+            i += 1
+    out += st[i:]
+    return tuple(out), off
+
+
+def nocopy_strides(old, st, new):
+    """The strides of `old`-shaped strided elements reshaped to `new` without a copy, or None where NumPy
+    copies (numpy/core/src/multiarray/shape.c: _attempt_nocopy_reshape, C order)."""
+    if 0 in old or st is None:
+        return _c_strides(new)
+    od = [(d, s) for d, s in zip(old, st) if d != 1]
+    olddims, oldst = [d for d, _ in od], [s for _, s in od]
+    newst = [0] * len(new)
+    oi, oj, ni, nj = 0, 1, 0, 1
+    while ni < len(new) and oi < len(olddims):
+        np_, op = new[ni], olddims[oi]
+        while np_ != op:
+            if np_ < op:
+                np_ *= new[nj]
+                nj += 1
+            else:
+                op *= olddims[oj]
+                oj += 1
+        for ok in range(oi, oj - 1):
+            if oldst[ok] != olddims[ok + 1] * oldst[ok + 1]:
+                return None
+        newst[nj - 1] = oldst[oj - 1]
+        for nk in range(nj - 1, ni, -1):
+            newst[nk - 1] = newst[nk] * new[nk]
+        ni, oi = nj, oj
+        nj, oj = nj + 1, oj + 1
+    return tuple(newst)
+
+
+def reshape_is_view(x, new):
+    """Whether NumPy's reshape of x (a view or not) to `new` is a view (else it copies)."""
+    if getattr(x, "_base", None) is None:
+        return True
+    st, _ = layout(x)
+    return st is not None and nocopy_strides(x.shape, st, new) is not None
+
+
+def elements(a):
+    """The root's flat element indices a's elements occupy (an int array of a's shape), or None."""
+    st, off = layout(a)
+    if st is None:
+        return None
+    idx = np.full(a.shape, off, dtype=np.int64)
+    for ax, (d, s) in enumerate(zip(a.shape, st)):
+        sh = [1] * len(a.shape)
+        sh[ax] = d
+        idx = idx + (np.arange(d, dtype=np.int64) * s).reshape(sh)
+    return idx
+
+
+def root_of(a):
+    while (base := getattr(a, "_base", None)) is not None:
+        a = base[0]
+    return a
