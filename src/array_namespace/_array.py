@@ -495,6 +495,7 @@ Array.__invert__ = _unop("bitwise_invert")
 H.Array = Array
 boxing.box_type = Array
 boxing.box = H.wrap
+boxing.views = VW
 
 from ._hints import install_array_hints  # noqa: E402
 

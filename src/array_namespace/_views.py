@@ -272,3 +272,114 @@ def root_of(a):
     while (base := getattr(a, "_base", None)) is not None:
         a = base[0]
     return a
+
+
+# ---------------------------------------------------------------- views among a transform's arguments
+
+class _Slice(tuple):
+    """A slice as a hashable value (a key in a chain keys jit's cache; slices hash only from Python 3.12)."""
+    __slots__ = ()
+
+
+def _frozen(kind, arg):
+    if kind != "index":
+        return arg
+    key = arg if type(arg) is tuple else (arg,)
+    return tuple(_Slice((k.start, k.stop, k.step)) if type(k) is slice else k for k in key)
+
+
+def _thawed(kind, arg):
+    if kind != "index":
+        return arg
+    return tuple(slice(*k) if type(k) is _Slice else k for k in arg)
+
+
+def derivations(leaves, pat):
+    """In the alias pattern `pat` (api_util.alias_pattern), mark each leaf that is a view of another leaf
+    as (the outermost such leaf's index, the chain of (kind, arg) from it): inside the transform that leaf
+    is then that view of the other's box, so writes through either reach both, as eagerly."""
+    from ._array import Array
+    if not any(type(x) is Array and getattr(x, "_base", None) is not None for x in leaves):
+        return
+    own = {id(x): i for i, x in enumerate(leaves) if type(x) is Array and pat[i] == i}
+    for i, x in enumerate(leaves):
+        if pat[i] != i or type(x) is not Array:
+            continue
+        chain, top, a = [], None, x
+        while (base := getattr(a, "_base", None)) is not None:
+            chain.append((base[1], _frozen(base[1], base[2])))
+            a = base[0]
+            j = own.get(id(a))
+            if j is not None:
+                top = (j, tuple(reversed(chain)))
+        if top is not None:
+            pat[i] = top
+    for i, j in enumerate(pat):   # a leaf derived from one itself derived: from that one's outermost leaf
+        while type(j) is tuple and type(pat[j[0]]) is tuple:
+            j = (pat[j[0]][0], pat[j[0]][1] + j[1])
+        pat[i] = j
+
+
+def derive(box, chain):
+    """The view of `box` that `chain` (derivations') describes, each step a view of the one before."""
+    for kind, arg in chain:
+        arg = _thawed(kind, arg)
+        v = box._v
+        box = view_of(H.wrap(RULES[kind].fwd(v, arg)), box, kind, arg, v)
+    return box
+
+
+def _is_view_of(a, b):
+    while (base := getattr(a, "_base", None)) is not None:
+        a = base[0]
+        if a is b:
+            return True
+    return False
+
+
+def _chain_str(a):
+    """a's chain from its root `r` as code, e.g. `permute_dims(r, (1, 0))[1:3]`."""
+    chain = []
+    while (base := getattr(a, "_base", None)) is not None:
+        chain.append(base[1:])
+        a = base[0]
+    s = "r"
+    for kind, arg in reversed(chain):
+        if kind == "index":
+            key = arg if type(arg) is tuple else (arg,)
+            s += "[" + ", ".join(_key_str(k) for k in key) + "]"
+        else:
+            s = {"perm": "permute_dims", "flip": "flip", "reshape": "reshape"}[kind] + f"({s}, {arg})"
+    return s
+
+
+def _key_str(k):
+    if type(k) is slice:
+        return ":".join("" if v is None else str(v) for v in (k.start, k.stop, k.step)).rstrip(":") or ":"
+    return "..." if k is Ellipsis else str(k)
+
+
+def check_unshared(leaves, mutated, transform, derived):
+    """Raise where a leaf the transformed function wrote into overlaps another leaf that the trace held
+    apart (views of one array not derived from each other, or, without `derived`, any views): eagerly the
+    write would show through the other, and after the transform it would not."""
+    from ._array import Array
+    if not any(type(leaves[i]) is Array and has_views(leaves[i]) for i in mutated):
+        return
+    for i in mutated:
+        a = leaves[i]
+        if type(a) is not Array or not has_views(a):
+            continue
+        root = root_of(a)
+        for k, b in enumerate(leaves):
+            if k == i or type(b) is not Array or b is a or root_of(b) is not root:
+                continue
+            if derived and (_is_view_of(b, a) or _is_view_of(a, b)):
+                continue
+            ea, eb = elements(a), elements(b)
+            if ea is None or eb is None or np.intersect1d(ea, eb).size:
+                raise ValueError(
+                    f"{transform}: the function writes into argument leaf {i}, which shares data with argument "
+                    f"leaf {k} (views of one array r: leaf {i} is {_chain_str(a)}, leaf {k} is {_chain_str(b)}). "
+                    "Inside the transform they are separate values, so the write would not reach leaf "
+                    f"{k} as it does eagerly; pass the array they are views of instead (or a copy of one)")
