@@ -393,7 +393,7 @@ class Array:
                             "in-place operations keep the array's dtype")
         if new.shape != self.shape:
             raise ValueError(f"{what} would change the shape from {self.shape} to {new.shape}")
-        if getattr(self, "_base", None) is None and getattr(self, "_views", None) is None:
+        if getattr(self, "_base", None) is None and not getattr(self, "_views", None):
             self._v = new._v   # (no view shares its data: the common case)
             self._trace = cur
         else:

@@ -16,6 +16,7 @@ chain and NumPy's `_attempt_nocopy_reshape` decides; where it would copy, reshap
 """
 from __future__ import annotations
 
+import sys
 import threading
 import weakref
 
@@ -126,7 +127,12 @@ def write(a, raw, what):
     while (base := getattr(node, "_base", None)) is not None:
         parent, kind, arg = base
         check_writable(parent, what, cur)
-        raw = RULES[kind].put(parent._v, raw, arg)
+        if kind == "index" and getattr(parent, "_base", None) is None and sys.getrefcount(parent._v) <= 2:
+            # the root, sole holder of its value (no view shares its memory): eagerly the write goes into
+            # its memory, as x[k] = v does (it is the path's last step, so nothing after it can fail)
+            raw = _ix().update(parent, arg, H.wrap(raw), "set", what, in_place=True)._v
+        else:
+            raw = RULES[kind].put(parent._v, raw, arg)
         node = parent
         path.append((node, raw))
     on_path = {id(n) for n, _ in path}
