@@ -116,15 +116,26 @@ def flatten_fun(f, in_tree, store, where="function output", aliases=None, writeb
     return flat
 
 
-def run_flat(run, f, tree, store, aliases, where="function output"):
+def run_flat(run, f, tree, store, aliases, where="function output", differentiated=None):
     """run(flat) for flat = flatten_fun(f, ..., writeback=True): first with a box per leaf, so that an Array
     handle the caller passed twice is two independent inputs (its tangents, batch axes and jit parameters
     stay apart, as JAX's are); then, only where the function wrote into a handle passed more than once,
     again with those leaves sharing one box, as eager code shares the handle (the write must show
     through the other). aliases: alias_pattern of the argument leaves (or None: no handle twice).
+    With `differentiated` (AD: (the transform's name, how many leading leaves are differentiated, a name
+    per leaf)), a differentiated leaf that is a view of another leaf shared inside raises ValueError: its
+    data is the other's there, so its derivative would be lost.
     Returns run's result; store holds the run that counts."""
     out = run(flatten_fun(f, tree, store, where, writeback=True))
     if shares_data(store.mutated, aliases):
+        who, n, nm = differentiated or ("", 0, ())
+        for i in range(n):
+            if type(aliases[i]) is tuple:
+                j = aliases[i][0]
+                raise ValueError(
+                    f"{who}: the function writes into {nm[i]} and {nm[j]}, which share data ({nm[i]} "
+                    f"is a view of {nm[j]}); inside the transform the view is read from {nm[j]}, so a derivative "
+                    f"with respect to {nm[i]} would be lost. Differentiate with respect to {nm[j]} instead")
         out = run(flatten_fun(f, tree, store, where, aliases=aliases, writeback=True))
     return out
 

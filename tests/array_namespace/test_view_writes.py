@@ -290,3 +290,64 @@ def test_threads_writing_reshapes_of_disjoint_slices_lose_nothing():
     for t in threads:
         t.join()
     np.testing.assert_array_equal(np.asarray(x), np.full(32, 20.0))
+
+
+def test_jit_keys_its_cache_on_which_views_are_passed():
+    def g(a, b):
+        a[0] = 100.0
+        return xp.sum(b)
+    f = T.jit(g)
+    for lo in (1, 0, 1):
+        x, n = xp.arange(4.0), np.arange(4.0)
+        n[lo] = 100.0
+        assert float(f(x[lo:lo + 2], x)) == n.sum()
+        np.testing.assert_array_equal(np.asarray(x), n)
+
+
+def test_overlapping_views_a_transform_holds_apart_raise_naming_both():
+    def g(a, b):
+        a[0] = 100.0
+        return xp.sum(b)
+    x = xp.arange(6.0)
+    with pytest.raises(ValueError, match=r"leaf 0 is r\[0:3\], leaf 1 is r\[2:6\]"):
+        T.jit(g)(x[0:3], x[2:6])
+    np.testing.assert_array_equal(np.asarray(x), np.arange(6.0))   # nothing written
+    T.jit(g)(x[0:2], x[2:6])                                      # disjoint: no sharing to lose
+    np.testing.assert_array_equal(np.asarray(x), [100.0, 1, 2, 3, 4, 5])
+    b = xp.reshape(xp.arange(8.0), (2, 4))
+    with pytest.raises(ValueError, match="vmap: the function writes into argument leaf 0"):
+        T.vmap(g)(b[:, 1:3], b)
+    np.testing.assert_array_equal(np.asarray(b), np.arange(8.0).reshape(2, 4))
+
+
+def test_grad_of_a_view_and_its_parent():
+    def g(a, b):
+        a[0] = 100.0
+        b[3] = -1.0
+        return xp.sum(b * b * b)
+    x = xp.arange(4.0)
+    val, gb = T.value_and_grad(g, argnums=1)(x[1:3], x)   # the view goes in with its parent
+    assert float(val) == 1e6 + 8 - 1
+    np.testing.assert_array_equal(np.asarray(x), [0.0, 100.0, 2.0, -1.0])
+    np.testing.assert_array_equal(np.asarray(gb), [0.0, 0.0, 12.0, 0.0])   # d/db of b**3 where b survives
+    x = xp.arange(4.0)
+    with pytest.raises(ValueError, match=r"args\[0\] is a view of args\[1\].*Differentiate with respect to args\[1\]"):
+        T.grad(g)(x[1:3], x)                # the view's own derivative would be lost: raise
+    with pytest.raises(ValueError, match="grad: the function writes into argument leaf 1"):
+        T.grad(lambda w, a, b: g(a, b) * w)(2.0, x[1:3], x)   # both held apart (not differentiated)
+    np.testing.assert_array_equal(np.asarray(x), np.arange(4.0))
+    with pytest.raises(ValueError, match="jvp: the function writes into primal leaf 0"):
+        T.jvp(g, (x[1:3], x), (xp.ones(2), xp.ones(4)))
+    y, t = T.jvp(lambda a, b: xp.sum(a) * xp.sum(b), (x[1:3], x), (xp.ones(2), xp.zeros(4)))   # no write:
+    assert float(y) == 18.0 and float(t) == 12.0                                            # independent
+
+
+def test_cond_of_a_view_and_its_parent_behaves_as_eagerly():
+    def br(a, b):
+        a[0] = 100.0
+        b[3] = -1.0
+        return xp.sum(b)
+    x = xp.arange(4.0)
+    s = T.cond(True, br, lambda a, b: xp.sum(b), x[1:3], x)
+    assert float(s) == 101.0
+    np.testing.assert_array_equal(np.asarray(x), [0.0, 100.0, 2.0, -1.0])
