@@ -190,6 +190,8 @@ def layout(a):
     st, off = _c_strides(a.shape), 0
     for shape, kind, arg in reversed(chain):
         st, off = RULES[kind].layout(shape, st, off, arg)
+        if st is None:   # (not reached: a reshape link exists only where its strides allowed it)
+            break
     return st, off
 
 
