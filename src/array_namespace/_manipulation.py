@@ -39,10 +39,11 @@ def reshape(x, /, shape, *, copy=None):
     """x's elements (row-major order) in a new shape.
 
     Parameters: x (Array): the input. shape (int or tuple of int): the new shape; one entry may be -1 (inferred). copy
-        (bool or None): True copies; otherwise the result is a view (in-place updates through .at reach x).
+        (bool or None): True copies; otherwise a view of x where NumPy's is one (writes into either reach the other),
+        else a copy (x a view whose strides do not allow it, as x.T flattened).
     Returns: Array: of x's dtype and the new shape.
     Raises: TypeError: if x is not an array or shape not ints. ValueError: if the sizes differ, or for more than one
-        -1 or an entry below -1.
+        -1 or an entry below -1, or with copy=False where a copy is needed.
 
     >>> xp.reshape(xp.asarray([[1, 2, 3], [4, 5, 6]]), (3, -1))
     Array([[1, 2],
@@ -81,12 +82,7 @@ def _reshape_plan(x, shape):
 def _reshaped(x, v, new, copy):
     old = v.aval.shape
     out = wrap(v if new == old else bind(S.reshape_p, v, new_sizes=new))
-    if copy:
-        return out
-    if getattr(x, "_base", None) is not None and not reshape_is_view(x, new):   # NumPy copies here: so do we
-        if copy is False:
-            raise ValueError(f"reshape: x (a view of shape {x.shape}, its elements strided in the array it was "
-                             f"taken from) cannot have shape {new} without a copy, and copy=False was given")
+    if copy or not reshape_is_view(x, new, copy):   # (NumPy copies a view whose strides do not allow it: so do we)
         return out
     return view_of(out, x, "reshape", new, v)
 

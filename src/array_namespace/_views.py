@@ -255,12 +255,17 @@ def nocopy_strides(old, st, new):
     return tuple(newst)
 
 
-def reshape_is_view(x, new):
-    """Whether NumPy's reshape of x (a view or not) to `new` is a view (else it copies)."""
+def reshape_is_view(x, new, copy=None):
+    """Whether NumPy's reshape of x (a view or not) to `new` is a view (else it copies; copy=False raises)."""
     if getattr(x, "_base", None) is None:
         return True
     st, _ = layout(x)
-    return st is not None and nocopy_strides(x.shape, st, new) is not None
+    if st is not None and nocopy_strides(x.shape, st, new) is not None:
+        return True
+    if copy is False:
+        raise ValueError(f"reshape: x (a view of shape {x.shape}, strided in the array it was taken from) cannot "
+                         f"have shape {new} without a copy, and copy=False was given")
+    return False
 
 
 def elements(a):
