@@ -87,6 +87,9 @@ def _write(v, kind):
 
 
 KINDS = ["scalar", "array", "slice", "mask", "iadd", "imul"]
+# the transforms' cases: each chain of SOME with write kinds in turn (every kind meets every transform)
+ONE_KIND = [(ch, KINDS[i % len(KINDS)]) for i, ch in enumerate(SOME)]
+TWO_KINDS = ONE_KIND + [(ch, KINDS[(i + 3) % len(KINDS)]) for i, ch in enumerate(SOME)]
 
 
 def _sibling(a):
@@ -111,6 +114,10 @@ def _ids(cases):
     return ["-".join(c) for c in cases]
 
 
+def _kind_ids(cases):
+    return ["-".join(c) + ":" + k for c, k in cases]
+
+
 @pytest.mark.parametrize("kind", KINDS)
 @pytest.mark.parametrize("chain", CHAINS, ids=_ids(CHAINS))
 def test_eager_writes_through_view_chains_as_numpy(chain, kind):
@@ -121,8 +128,7 @@ def test_eager_writes_through_view_chains_as_numpy(chain, kind):
     _assert_all([r, sib] + views[1:], _np_case(chain, kind), f"{chain} {kind}")
 
 
-@pytest.mark.parametrize("kind", ["array", "iadd"])
-@pytest.mark.parametrize("chain", SOME, ids=_ids(SOME))
+@pytest.mark.parametrize("chain,kind", TWO_KINDS, ids=_kind_ids(TWO_KINDS))
 def test_jit_writes_through_views_of_an_argument_reach_the_caller(chain, kind):
     def f(a):
         views = _apply(a, chain)
@@ -162,27 +168,27 @@ def test_grad_through_writes_into_views(chain):
     np.testing.assert_allclose(np.asarray(g), fd, rtol=1e-12, atol=1e-9)
 
 
-@pytest.mark.parametrize("chain", SOME, ids=_ids(SOME))
-def test_vmap_writes_through_views_of_the_mapped_argument(chain):
+@pytest.mark.parametrize("chain,kind", ONE_KIND, ids=_kind_ids(ONE_KIND))
+def test_vmap_writes_through_views_of_the_mapped_argument(chain, kind):
     def f(a):
         v = _apply(a, chain)[-1]
-        _write(v, "iadd")
+        _write(v, kind)
         return a * 1.0
     b = xp.asarray(np.stack([ROOT, -ROOT]))
     out = T.vmap(f)(b)
-    want = np.stack([_np_case(chain, "iadd", ROOT)[0], _np_case(chain, "iadd", -ROOT)[0]])
+    want = np.stack([_np_case(chain, kind, ROOT)[0], _np_case(chain, kind, -ROOT)[0]])
     np.testing.assert_array_equal(np.asarray(out), want)
     np.testing.assert_array_equal(np.asarray(b), want)   # the write reaches the caller's array, as eagerly
 
 
-@pytest.mark.parametrize("chain", SOME, ids=_ids(SOME))
-def test_cond_branch_writes_through_views_of_its_operand(chain):
+@pytest.mark.parametrize("chain,kind", ONE_KIND, ids=_kind_ids(ONE_KIND))
+def test_cond_branch_writes_through_views_of_its_operand(chain, kind):
     def branch(a):
-        _write(_apply(a, chain)[-1], "array")
+        _write(_apply(a, chain)[-1], kind)
         return a * 1.0
     r = xp.asarray(ROOT)
     out = T.cond(True, branch, lambda a: a * 1.0, r)
-    want = _np_case(chain, "array")[0]
+    want = _np_case(chain, kind)[0]
     np.testing.assert_array_equal(np.asarray(out), want)
     np.testing.assert_array_equal(np.asarray(r), want)   # the operand was written, as eagerly
     r2 = xp.asarray(ROOT)
@@ -191,17 +197,17 @@ def test_cond_branch_writes_through_views_of_its_operand(chain):
 
 
 @pytest.mark.parametrize("loop", ["while", "scan"])
-@pytest.mark.parametrize("chain", SOME, ids=_ids(SOME))
-def test_loop_bodies_write_through_views_of_the_carry(chain, loop):
+@pytest.mark.parametrize("chain,kind", ONE_KIND, ids=_kind_ids(ONE_KIND))
+def test_loop_bodies_write_through_views_of_the_carry(chain, kind, loop):
     def body(a):
-        _write(_apply(a, chain)[-1], "iadd")
+        _write(_apply(a, chain)[-1], kind)
         return a
     r = xp.asarray(ROOT)
     if loop == "while":
         out = T.while_loop(lambda c: c[0] < 1, lambda c: (c[0] + 1, body(c[1])), (0, r))[1]
     else:
         out = T.scan(lambda c, _: (body(c), None), r, None, length=1)[0]
-    np.testing.assert_array_equal(np.asarray(out), _np_case(chain, "iadd")[0])
+    np.testing.assert_array_equal(np.asarray(out), _np_case(chain, kind)[0])
 
 
 # ---------------------------------------------------------------- the issue's cases, one by one
