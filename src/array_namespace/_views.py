@@ -120,7 +120,8 @@ def check_writable(a, what, cur):
 
 def write(a, raw, what):
     """Rebind `a` to raw value `raw` and carry the write to every array of its family (under LOCK).
-    Every new value is computed before any handle changes, so an error leaves all of them as they were."""
+    Every new value is computed before any handle changes, so an error leaves all of them as they were
+    (a root written in place eagerly changes first, but only the live views' reads follow it)."""
     cur = trace_state.trace
     path = [(a, raw)]
     node = a
