@@ -83,8 +83,9 @@ def _selects_one_element(key):
 class Array:
     # _base (set only on the results NumPy makes views): (the parent handle, kind, arg); _views: weak
     # references to the array's live views. Writes into any array of such a family reach all of it
-    # (_views.py). Like a NumPy view's .base, _base keeps the parent alive (a chain x[0][1:] of temporaries too).
-    __slots__ = ("_v", "_trace", "_base", "_views", "__weakref__")
+    # (_views.py; _span: a view's elements' range in its root, worked out once). Like a NumPy view's .base,
+    # _base keeps the parent alive (a chain x[0][1:] of temporaries too).
+    __slots__ = ("_v", "_trace", "_base", "_views", "_span", "__weakref__")
     __array_priority__ = 100
 
     def __init__(self, *args, **kwargs):
@@ -384,7 +385,7 @@ class Array:
         with _MUTATION_LOCK:
             self._rebind_locked(new, what)
 
-    def _rebind_locked(self, new, what):
+    def _rebind_locked(self, new, what, key=None):
         cur = trace_state.trace
         if self._trace is not cur and not (cur is EVAL and not isinstance(self._v, Tracer)):
             VW.check_writable(self, what, cur)
@@ -397,7 +398,7 @@ class Array:
             self._v = new._v   # (no view shares its data: the common case)
             self._trace = cur
         else:
-            VW.write(self, new._v, what)
+            VW.write(self, new._v, what, key)
 
     def __setitem__(self, key, value):
         with _MUTATION_LOCK:
@@ -410,7 +411,7 @@ class Array:
         # array: x's memory may take the write (NumPy's cost; a copy of x per write is quadratic in a loop)
         sole = getattr(self, "_base", None) is None and sys.getrefcount(self._v) <= 2
         self._rebind_locked(_indexing().update(self, key, value, "set", "__setitem__", in_place=sole),
-                            "x[...] = value")
+                            "x[...] = value", key)
 
     def __getitem__(self, key):
         v = self._v

@@ -118,11 +118,14 @@ def check_writable(a, what, cur):
             "made itself; use y = x.at[idx].set(v) (or copy first: x = xp.asarray(x, copy=True)).")
 
 
-def write(a, raw, what):
+def write(a, raw, what, key=None):
     """Rebind `a` to raw value `raw` and carry the write to every array of its family (under LOCK).
     Every new value is computed before any handle changes, so an error leaves all of them as they were
-    (a root written in place eagerly changes first, but only the live views' reads follow it)."""
+    (a root written in place eagerly changes first, but only the live views' reads follow it). `key`: the
+    write was a[key] = value (a view whose elements the write cannot reach keeps its value, not recomputed).
+    """
     cur = trace_state.trace
+    region = [a, key, _UNSET]   # (the span written: worked out when a view not on the path needs it)
     path = [(a, raw)]
     node = a
     while (base := getattr(node, "_base", None)) is not None:
@@ -139,15 +142,15 @@ def write(a, raw, what):
     on_path = {id(n) for n, _ in path}
     new = list(path)
     for n, r in path:
-        _refresh(n, r, on_path, new)
+        _refresh(n, r, on_path, new, region)
     for n, r in new:
         n._v = r
         n._trace = cur
 
 
-def _refresh(node, raw, skip, out):
+def _refresh(node, raw, skip, out, region):
     """Append (view, its new raw value) for every live view below `node` (whose new value is raw), but
-    those in `skip`; prunes dead views."""
+    those in `skip` and those (with their views) whose elements lie outside `region`; prunes dead views."""
     views = getattr(node, "_views", None)
     if not views:
         return
@@ -157,12 +160,12 @@ def _refresh(node, raw, skip, out):
         if c is None:
             continue
         live.append(r)
-        if id(c) in skip:
+        if id(c) in skip or _apart(_span(c), _region(region)):
             continue
         _, kind, arg = c._base
         v = RULES[kind].fwd(raw, arg)
         out.append((c, v))
-        _refresh(c, v, skip, out)
+        _refresh(c, v, skip, out, region)
     views[:] = live
 
 
@@ -204,27 +207,82 @@ def _c_strides(shape):
     return tuple(reversed(st))
 
 
-def _index_layout(shape, st, off, key):
+def _index_layout(shape, st, off, key, dims=None):
+    """(strides, offset) of x[key] (a basic key) for x of `shape` laid out as (st, off); its shape into `dims`."""
     key = key if type(key) is tuple else (key,)
     n_real = sum(1 for k in key if k is not None and k is not Ellipsis)
-    out, i = [], 0
+    out, i, dims = [], 0, [] if dims is None else dims
     for k in key:
         if k is Ellipsis:
             for _ in range(len(shape) - n_real):
                 out.append(st[i])
+                dims.append(shape[i])
                 i += 1
         elif k is None:
             out.append(0)
+            dims.append(1)
         elif type(k) is int:
             off += (k % shape[i]) * st[i]
             i += 1
         else:
             start, _, step = k.indices(shape[i])
-            off += start * st[i] if len(range(*k.indices(shape[i]))) else 0
+            n = len(range(*k.indices(shape[i])))
+            off += start * st[i] if n else 0
             out.append(st[i] * step)
+            dims.append(n)
             i += 1
     out += st[i:]
+    dims += shape[i:]
     return tuple(out), off
+
+
+def _bounds(shape, st, off):
+    """(lowest, highest) element index in the root of a strided layout; None for no elements (or unknown)."""
+    if st is None or 0 in shape:
+        return None
+    lo = hi = off
+    for d, s in zip(shape, st):
+        lo, hi = lo + min(0, (d - 1) * s), hi + max(0, (d - 1) * s)
+    return lo, hi
+
+
+_UNSET = object()
+
+
+def _layout_span(a):
+    """(strides, offset, _bounds) of a in its root (a's layout never changes: worked out once)."""
+    try:
+        return a._span
+    except AttributeError:
+        st, off = layout(a)
+        a._span = (st, off, _bounds(a.shape, st, off))
+        return a._span
+
+
+def _span(a):
+    return _layout_span(a)[2]
+
+
+def _region(r):
+    """r = [a, key, span]: the span of the root that the write a[key] = ... (key None: a itself) can change;
+    None: all of it."""
+    if r[2] is _UNSET:
+        a, key = r[0], r[1]
+        basic = key is not None and _is_basic_key(key)
+        if getattr(a, "_base", None) is None and not basic:
+            r[2] = None
+        elif not basic:
+            r[2] = _span(a)
+        else:
+            st, off, _ = _layout_span(a)
+            dims = []
+            st, off = _index_layout(a.shape, st, off, key, dims) if st is not None else (None, 0)
+            r[2] = None if st is None else _bounds(tuple(dims), st, off) or (0, -1)   # (0, -1): nothing written
+    return r[2]
+
+
+def _apart(span, region):
+    return region is not None and (span is None or span[1] < region[0] or region[1] < span[0])
 
 
 def nocopy_strides(old, st, new):

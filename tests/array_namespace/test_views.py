@@ -49,3 +49,34 @@ def test_dead_views_are_dropped_from_the_parent():
     assert len(x._views) < 40
     x[2] = -1.0
     assert float(keep[1]) == -1.0
+
+
+def test_many_live_views_follow_random_writes_as_numpy():
+    """Writes (basic keys, whole-array updates) into random members of a family of live views: after each,
+    every view equals its NumPy twin (a view the write cannot reach is left as it is, not recomputed)."""
+    rng = np.random.default_rng(0)
+    n = np.arange(48.0).reshape(6, 8)
+    x = xp.asarray(n)
+    makers = [lambda a: a[1], lambda a: a[:, 2], lambda a: a[::2, 1::3], lambda a: a[4:, ::-1],
+              lambda a: (a.T if isinstance(a, np.ndarray) else a.mT)[3], lambda a: a[2:4],
+              lambda a: (np if isinstance(a, np.ndarray) else xp).flip(a, axis=1)[5],
+              lambda a: (np if isinstance(a, np.ndarray) else xp).reshape(a, (12, 4))[5:9]]
+    ns, ours = [n], [x]
+    for mk in makers:
+        ns.append(mk(n))
+        ours.append(mk(x))
+    keys = [(0,), (slice(1, 3),), (slice(None, None, -2),), (Ellipsis, 0), ()]
+    for step in range(60):
+        k = int(rng.integers(len(ns)))
+        a, b = ns[k], ours[k]
+        key = keys[int(rng.integers(len(keys)))]
+        key = key[:max(a.ndim, 0)] if key and key[0] is not Ellipsis else key
+        val = float(step + 100)
+        if rng.random() < 0.3:
+            a += val
+            b += val
+        else:
+            a[key] = val
+            b[key] = val
+        for i, (p, q) in enumerate(zip(ns, ours)):
+            np.testing.assert_array_equal(np.asarray(q), p, err_msg=f"step {step}: view {i} after writing view {k}")
