@@ -4,10 +4,11 @@ Values are immutable, so a view holds its own value; what makes it a view is its
 `x._base = (parent, kind, arg)`, and the parent's weak list of its live views, `x._views`. A write into
 any array of such a family (x[k] = v, x op= y, a transform's write-back) runs `write`: the new value goes
 up the chain to the root, each parent getting the child's value put back in its place (RULES[kind].put),
-then down from every array on that path to every live view not on it (RULES[kind].fwd). So a write into
-a view reaches its parent, the root and every sibling, and a view read after its parent changed has the
-parent's new data -- NumPy's semantics, eagerly and under every transform (the ops are traced there).
-Arrays that never had a view pay nothing: `_base` and `_views` stay unset slots.
+then down from every array on that path to every live view not on it that the write can reach (its span
+in the root meets the span written; RULES[kind].fwd). So a write into a view reaches its parent, the root
+and every sibling, and a view read after its parent changed has the parent's new data -- NumPy's
+semantics, eagerly and under every transform (the ops are traced there). Arrays that never had a view
+pay nothing: `_base` and `_views` stay unset slots. A write costs a recompute per live view it reaches.
 
 Which results are views is NumPy's rule: basic indexing (not a single element), permute_dims / .T / .mT /
 moveaxis, flip, expand_dims / squeeze, and reshape where NumPy can reshape without a copy. For that last
