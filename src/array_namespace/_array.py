@@ -8,7 +8,6 @@ side effect and raises.
 from __future__ import annotations
 
 import sys
-import threading
 
 import numpy as np
 
@@ -18,6 +17,7 @@ from transforms.devices import sharding_of as _sharding_of, shards_of as _shards
 
 from . import _dtypes as D
 from . import _helpers as H
+from . import _views as VW
 
 _DTYPE_OF = D._BY_NP
 
@@ -59,9 +59,7 @@ def default_device():
 _DEVICES: dict = {}   # runtime device -> its Device (x.device makes none per call)
 
 
-# One lock for every rebinding (x[i] = v, x op= y, write-through, transform write-back): the read of
-# the old value and the rebind happen as one step, so writes from several threads are never lost.
-_MUTATION_LOCK = threading.RLock()
+_MUTATION_LOCK = VW.LOCK   # every rebinding and every new view's registration (_views.py)
 
 
 _INDEXING = []
@@ -77,27 +75,17 @@ def _indexing():
         return m
 
 
-def _version(a):
-    """How many times the handle has been rebound (unset slot: never)."""
-    return getattr(a, "_ver", 0)   # (cheaper than catching the AttributeError of the unset slot)
-
-
-def _is_basic_key(key):
-    if type(key) is tuple:
-        return all(k is None or k is Ellipsis or type(k) in (int, slice) for k in key)
-    return key is None or key is Ellipsis or type(key) in (int, slice)
-
-
 def _selects_one_element(key):
     """All-integer keys (and ()) pick one element: NumPy returns a scalar copy there, not a view."""
     return type(key) is int or (type(key) is tuple and all(type(k) is int for k in key))
 
 
 class Array:
-    # _base (set only on results of basic indexing that NumPy makes views): (the parent handle, key, the
-    # parent's version when the slice was taken) -- in-place updates of the slice write through to the
-    # parent. Like a NumPy view's .base it keeps the parent alive (a chain x[0][1:] of temporaries too).
-    __slots__ = ("_v", "_trace", "_ver", "_base", "__weakref__")
+    # _base (set only on the results NumPy makes views): (the parent handle, kind, arg); _views: weak
+    # references to the array's live views. Writes into any array of such a family reach all of it
+    # (_views.py; _span: a view's elements' range in its root, worked out once). Like a NumPy view's .base,
+    # _base keeps the parent alive (a chain x[0][1:] of temporaries too).
+    __slots__ = ("_v", "_trace", "_base", "_views", "_span", "__weakref__")
     __array_priority__ = 100
 
     def __init__(self, *args, **kwargs):
@@ -397,45 +385,24 @@ class Array:
         with _MUTATION_LOCK:
             self._rebind_locked(new, what)
 
-    def _rebind_locked(self, new, what):
+    def _rebind_locked(self, new, what, key=None):
         cur = trace_state.trace
         if self._trace is not cur and not (cur is EVAL and not isinstance(self._v, Tracer)):
-            raise ValueError(
-                f"{what} mutates an array that was created outside the function being transformed "
-                f"({cur.kind_name()}). Inside a transform, mutation is only allowed on arrays the function "
-                "made itself; use y = x.at[idx].set(v) (or copy first: x = xp.asarray(x, copy=True)).")
+            VW.check_writable(self, what, cur)
         if new.dtype != self.dtype:
             raise TypeError(f"{what} would change the dtype from {self.dtype.name} to {new.dtype.name}; "
                             "in-place operations keep the array's dtype")
         if new.shape != self.shape:
             raise ValueError(f"{what} would change the shape from {self.shape} to {new.shape}")
-        base = getattr(self, "_base", None)
-        parent = None
-        if base is not None:
-            parent, key, ver = base
-            if _version(parent) != ver and not _region_unchanged(parent, key, self):
-                raise ValueError(
-                    f"{what} writes into a slice of an array that has been changed since the slice was taken; "
-                    "NumPy would see that change through its view, this namespace has no views. Take the slice "
-                    "again after changing the array (or write into the array directly: x[key] op= value)")
-        old = self._v
-        self._v = new._v
-        self._trace = cur
-        self._ver = _version(self) + 1
-        if parent is not None:
-            try:
-                if type(key) is _Inverse:   # a transform's result (x.T, moveaxis, reshape...): map back
-                    parent._rebind_locked(H.wrap(key.fn(self._v)), what)
-                else:
-                    parent._set_locked(key, self)
-            except BaseException:
-                self._v = old
-                raise
-            self._base = (parent, key, _version(parent))
+        if getattr(self, "_base", None) is None and not getattr(self, "_views", None):
+            self._v = new._v   # (no view shares its data: the common case)
+            self._trace = cur
+        else:
+            VW.write(self, new._v, what, key)
 
     def __setitem__(self, key, value):
         with _MUTATION_LOCK:
-            if type(value) is Array and _wrote_through(value, self, key):
+            if type(value) is Array and VW.wrote_through(value, self, key):
                 return   # `x[k] op= v`: the slice's in-place update already wrote itself into x[k]
             self._set_locked(key, value)
 
@@ -444,12 +411,13 @@ class Array:
         # array: x's memory may take the write (NumPy's cost; a copy of x per write is quadratic in a loop)
         sole = getattr(self, "_base", None) is None and sys.getrefcount(self._v) <= 2
         self._rebind_locked(_indexing().update(self, key, value, "set", "__setitem__", in_place=sole),
-                            "x[...] = value")
+                            "x[...] = value", key)
 
     def __getitem__(self, key):
+        v = self._v
         out = _indexing().getitem(self, key)
-        if out is not self and _is_basic_key(key) and (out.ndim or not _selects_one_element(key)):
-            out._base = (self, key, _version(self))
+        if out is not self and VW._is_basic_key(key) and (out.ndim or not _selects_one_element(key)):
+            VW.view_of(out, self, "index", key, v)
         return out
 
 
@@ -525,54 +493,10 @@ Array.__pos__ = _unop("positive")
 Array.__abs__ = _unop("abs")
 Array.__invert__ = _unop("bitwise_invert")
 
-class _Inverse:
-    """The link of a view made by a transform (permute_dims, moveaxis, flip, reshape, ...): `fn` maps the
-    view's raw value back to the parent's layout, so in-place updates of the view reach the parent."""
-    __slots__ = ("fn",)
-
-    def __init__(self, fn):
-        self.fn = fn
-
-
-def view_of(out, parent, inverse, *, copies_if_parent_is_a_view=False):
-    """Mark `out` (a transform of `parent`) as a view of it, as NumPy makes it. `inverse(raw)` maps a
-    value of out's layout back to parent's. With copies_if_parent_is_a_view (reshape), a parent that
-    is itself a view gives a copy, as NumPy's reshape of a non-contiguous view does."""
-    if out is parent:
-        return out
-    if copies_if_parent_is_a_view:
-        try:
-            parent._base
-            return out
-        except AttributeError:
-            pass
-    out._base = (parent, _Inverse(inverse), _version(parent))
-    return out
-
-
-def _wrote_through(value, target, key):
-    base = getattr(value, "_base", None)
-    if base is None:
-        return False
-    parent, k, ver = base
-    return parent is target and ver == _version(target) and _is_basic_key(key) and k == key
-
-
-def _region_unchanged(parent, key, view):
-    """Whether the parent's values at `key` are still the slice's (then an intervening write to another
-    part of the parent does not make the slice stale). Needs concrete values; traced ones count as changed."""
-    if isinstance(parent._v, Tracer) or isinstance(view._v, Tracer):
-        return False
-    if type(key) is _Inverse:
-        cur, mine = parent._concrete(""), H.wrap(key.fn(view._v))._concrete("")
-    else:
-        cur, mine = parent[key]._concrete(""), view._concrete("")
-    return cur.shape == mine.shape and bool(np.array_equal(cur, mine, equal_nan=mine.dtype.kind in "fc"))
-
-
 H.Array = Array
 boxing.box_type = Array
 boxing.box = H.wrap
+boxing.views = VW
 
 from ._hints import install_array_hints  # noqa: E402
 

@@ -9,7 +9,8 @@ from transforms.primitives import reductions as R
 from transforms.primitives import structural as S
 
 from . import _dtypes as D
-from ._array import Array, view_of
+from ._array import Array
+from ._views import view_of
 from ._helpers import as_array, as_int, cast, check_broadcast, check_kind, is_int_like, normalize_axis, wrap
 
 
@@ -106,7 +107,8 @@ def matrix_transpose(x, /):
     if x.ndim < 2:
         raise ValueError(f"matrix_transpose: x must have at least 2 dimensions, got shape {x.shape}")
     perm = tuple(range(x.ndim - 2)) + (x.ndim - 1, x.ndim - 2)
-    return view_of(wrap(S.transpose(x._v, perm)), x, lambda v: S.transpose(v, perm))   # its own inverse
+    v = x._v
+    return view_of(wrap(S.transpose(v, perm)), x, "perm", perm, v)
 
 
 def tensordot(x1, x2, /, *, axes=2):

@@ -10,7 +10,8 @@ from transforms.primitives import elementwise as P
 from transforms.primitives import structural as S
 
 from . import _dtypes as D
-from ._array import Array, view_of
+from ._array import Array
+from ._views import reshape_is_view, view_of
 from ._helpers import as_array, as_int, cast, is_int_like, normalize_axes, normalize_axis, wrap
 from ._plans import plain as _plain, remember as _remember
 
@@ -38,10 +39,11 @@ def reshape(x, /, shape, *, copy=None):
     """x's elements (row-major order) in a new shape.
 
     Parameters: x (Array): the input. shape (int or tuple of int): the new shape; one entry may be -1 (inferred). copy
-        (bool or None): True copies; otherwise the result is a view (in-place updates through .at reach x).
+        (bool or None): True copies; otherwise a view of x where NumPy's is one (writes into either reach the other),
+        else a copy (x a view whose strides do not allow it, as x.T flattened).
     Returns: Array: of x's dtype and the new shape.
     Raises: TypeError: if x is not an array or shape not ints. ValueError: if the sizes differ, or for more than one
-        -1 or an entry below -1.
+        -1 or an entry below -1, or with copy=False where a copy is needed.
 
     >>> xp.reshape(xp.asarray([[1, 2, 3], [4, 5, 6]]), (3, -1))
     Array([[1, 2],
@@ -80,9 +82,9 @@ def _reshape_plan(x, shape):
 def _reshaped(x, v, new, copy):
     old = v.aval.shape
     out = wrap(v if new == old else bind(S.reshape_p, v, new_sizes=new))
-    if copy or getattr(x, "_base", None) is not None:   # (a view's reshape copies, as NumPy's of a strided view)
+    if copy or not reshape_is_view(x, new, copy):   # (NumPy copies a view whose strides do not allow it: so do we)
         return out
-    return view_of(out, x, lambda r: S.reshape(r, old))
+    return view_of(out, x, "reshape", new, v)
 
 
 def permute_dims(x, /, axes):
@@ -132,13 +134,9 @@ def _transposed(x, plan):
     """x with its axes permuted by plan (_permutation's): a view of x (in-place updates reach x), as in NumPy."""
     v = x._v
     if not plan:
-        return view_of(wrap(v), x, _same)
+        return view_of(wrap(v), x, "perm", tuple(range(x.ndim)), v)
     perm, inv = plan
-    return view_of(wrap(bind(S.transpose_p, v, permutation=perm)), x, lambda r: bind(S.transpose_p, r, permutation=inv))
-
-
-def _same(r):
-    return r
+    return view_of(wrap(bind(S.transpose_p, v, permutation=perm)), x, "perm", perm, v)
 
 
 def expand_dims(x, /, axis=0):
@@ -208,7 +206,7 @@ def _unit_axes_changed(x, new):
     """x reshaped to `new` (x's shape with axes of size 1 removed or inserted): a view of x."""
     v = x._v
     old = v.aval.shape
-    return view_of(wrap(v if new == old else bind(S.reshape_p, v, new_sizes=new)), x, lambda r: S.reshape(r, old))
+    return view_of(wrap(v if new == old else bind(S.reshape_p, v, new_sizes=new)), x, "reshape", new, v)
 
 
 def broadcast_shapes(*shapes):
@@ -416,7 +414,8 @@ def flip(x, /, *, axis=None):
     """
     x = as_array(x, "flip")
     axes = normalize_axes(axis, x.ndim, "flip")
-    return view_of(wrap(S.rev(x._v, axes)), x, lambda v: S.rev(v, axes))
+    v = x._v
+    return view_of(wrap(S.rev(v, axes)), x, "flip", axes, v)
 
 
 def moveaxis(x, source, destination, /):

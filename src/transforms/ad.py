@@ -221,7 +221,8 @@ def jvp(fun, primals, tangents, has_aux=False):
                              f"shape {get_aval(p).shape}")
     store = Store()
     f = _aux_split(fun, has_aux)
-    out_p, out_t = run_flat(lambda flat: jvp_flat(flat, ps, ts), f, tree, store, alias_pattern(p_leaves))
+    out_p, out_t = run_flat(lambda flat: jvp_flat(flat, ps, ts), f, tree, store, alias_pattern(p_leaves),
+                            differentiated=("jvp", len(ps), [f"primal leaf {i}" for i in range(len(ps))]))
     out_p, finals = split_mutated(out_p, store)
     write_back(p_leaves, store.mutated, finals, "jvp")
     return _unaux(store.val, out_p, out_t[:len(out_p)], has_aux)
@@ -265,7 +266,8 @@ def linearize(fun, *primals):
     leaves, tree = tree_flatten(primals)
     ps = [to_raw(x, "linearize primal") for x in leaves]
     store = Store()
-    out_p, linear = run_flat(lambda flat: linearize_flat(flat, ps), fun, tree, store, alias_pattern(leaves))
+    out_p, linear = run_flat(lambda flat: linearize_flat(flat, ps), fun, tree, store, alias_pattern(leaves),
+                             differentiated=("linearize", len(ps), [f"primal leaf {i}" for i in range(len(ps))]))
     out_p, finals = split_mutated(out_p, store)
     write_back(leaves, store.mutated, finals, "linearize")
     n_user = len(out_p)
@@ -291,7 +293,7 @@ def _leaf_labels(tree, labels):
 
 
 @api_boundary
-def vjp(fun, *primals, has_aux=False, _labels=None):
+def vjp(fun, *primals, has_aux=False, _labels=None, _n_asked=None):
     """(out, f_vjp) or (out, f_vjp, aux); f_vjp(ct) returns a tuple of cotangents per primal.
 
     Parameters: fun (callable): a function of arrays. primals: its (floating-point) arguments.
@@ -312,7 +314,8 @@ def vjp(fun, *primals, has_aux=False, _labels=None):
     store = Store()
     f = _aux_split(fun, has_aux)
     names = _leaf_labels(tree, _labels or [f"args[{i}]" for i in range(len(primals))])
-    out_p, linear = run_flat(lambda flat: linearize_flat(flat, ps, names), f, tree, store, alias_pattern(leaves))
+    out_p, linear = run_flat(lambda flat: linearize_flat(flat, ps, names), f, tree, store, alias_pattern(leaves),
+                             differentiated=("vjp/grad", len(ps) if _n_asked is None else _n_asked, names))
     n_out = len(out_p)   # the linear map's outputs include the written-into arguments' finals (zero cotangent)
     out_p, finals = split_mutated(out_p, store)
     write_back(leaves, store.mutated, finals, "vjp/grad")
@@ -367,17 +370,22 @@ def value_and_grad(fun, argnums=0, has_aux=False):
     @api_boundary
     def vg(*args, **kwargs):
         nums, single = argnums_tuple(argnums, len(args), "grad")
-        dyn = [args[i] for i in nums]
-        leaves, _ = tree_flatten(tuple(dyn))
+        leaves, _ = tree_flatten(tuple(args[i] for i in nums))
         for i, x in enumerate(leaves):
             _check_diff_input(to_raw(x, "grad argument"), "grad", i)
+        n_asked = len(nums)
+        nums += _sharing_data(args, nums, leaves)   # (differentiated too, their gradients dropped)
+        dyn = [args[i] for i in nums]
         fixed = [i for i, a in enumerate(args) if i not in nums and type(a) is boxing.box_type]
         f_dyn = _with_fixed_handles(fun, args, nums, kwargs, fixed, has_aux)
-        res = vjp(f_dyn, *dyn, has_aux=True, _labels=[f"args[{i}]" for i in nums])
+        res = vjp(f_dyn, *dyn, has_aux=True, _labels=[f"args[{i}]" for i in nums], _n_asked=len(leaves))
         out, f_vjp, (user_aux, finals) = res
-        for i, v in zip(fixed, finals):   # writes into the arguments not differentiated reach the caller too
-            if v._v is not args[i]._v:
-                args[i]._rebind(v, f"grad: a write into argument {i}")
+        written = [k for k, (i, v) in enumerate(zip(fixed, finals)) if v._v is not args[i]._v]
+        if written and boxing.views is not None:   # (fixed views of one array overlapping: held apart inside)
+            boxing.views.check_unshared(args, [fixed[k] for k in written], "grad", False)
+        for k in written:   # writes into the arguments not differentiated reach the caller too
+            i = fixed[k]
+            args[i]._rebind(finals[k], f"grad: a write into argument {i}")
         res = (out, f_vjp, user_aux)
         out_leaves, _ = tree_flatten(out)
         o = get_aval(unbox(out_leaves[0])) if len(out_leaves) == 1 else None
@@ -390,9 +398,21 @@ def value_and_grad(fun, argnums=0, has_aux=False):
             raise TypeError("grad requires a real-valued output; use vjp for complex outputs")
         one = box(E.convert_element_type(1.0, o.dtype))
         g = f_vjp(one)
-        g = g[0] if single else tuple(g)
+        g = g[0] if single else tuple(g)[:n_asked]
         return ((out, res[2]), g) if has_aux else (out, g)
     return vg
+
+
+def _sharing_data(args, nums, leaves):
+    """The Array arguments not differentiated that share data with a differentiated one (views of one
+    array): they go in with the differentiated ones, so that inside the trace a view and its parent are one
+    data, as eagerly (api_util.alias_pattern)."""
+    views = boxing.views
+    if views is None or not any(type(x) is boxing.box_type and views.has_views(x) for x in leaves):
+        return ()
+    roots = {id(views.root_of(x)) for x in leaves if type(x) is boxing.box_type}
+    return tuple(i for i, a in enumerate(args) if i not in nums and type(a) is boxing.box_type
+                 and views.has_views(a) and id(views.root_of(a)) in roots)
 
 
 def _with_fixed_handles(fun, args, nums, kwargs, fixed, has_aux):

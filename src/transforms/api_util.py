@@ -59,12 +59,28 @@ class Store:
         self.mutated = ()
 
 
-def alias_pattern(leaves):
-    """Per argument leaf, the index of the first leaf that is the same Array handle (else its own)."""
+def alias_pattern(leaves, views=True):
+    """Per argument leaf, the index of the first leaf that is the same Array handle (else its own); with
+    `views`, for a leaf that is a view (a chain of views) of another leaf, (that leaf's index, the chain)."""
     seen, pat = {}, []
     for i, x in enumerate(leaves):
         pat.append(seen.setdefault(id(x), i) if type(x) is boxing.box_type else i)
+    if views and boxing.views is not None:
+        boxing.views.derivations(leaves, pat)
     return tuple(pat)
+
+
+def _group(aliases, i):
+    j = aliases[i]
+    return j[0] if type(j) is tuple else j
+
+
+def shares_data(mutated, aliases):
+    """Whether a leaf the function wrote into is one handle with, or a view of, another leaf's."""
+    if not mutated or aliases is None:
+        return False
+    groups = [_group(aliases, i) for i in range(len(aliases))]
+    return any(groups.count(groups[i]) > 1 for i in mutated)
 
 
 def flatten_fun(f, in_tree, store, where="function output", aliases=None, writeback=False):
@@ -76,10 +92,16 @@ def flatten_fun(f, in_tree, store, where="function output", aliases=None, writeb
     `aliases` (from alias_pattern) gives leaves that are one handle for the caller one handle here too.
     """
     def flat(*raw):
-        boxes = []
-        for i, v in enumerate(raw):
-            j = i if aliases is None else aliases[i]
-            boxes.append(box(v) if j == i else boxes[j])
+        if aliases is None:
+            boxes = [box(v) for v in raw]
+        else:   # the caller's handle twice: one box; a view of another leaf: that view of its box
+            boxes = [box(v) if j == i else None for i, (v, j) in enumerate(zip(raw, aliases))]
+            for i, j in enumerate(aliases):
+                if type(j) is tuple:
+                    boxes[i] = boxing.views.derive(boxes[j[0]], j[1])
+            for i, j in enumerate(aliases):
+                if boxes[i] is None:
+                    boxes[i] = boxes[j]
         args = tree_unflatten(in_tree, boxes)
         out = f(*args)
         leaves, out_tree = tree_flatten(out)
@@ -94,15 +116,26 @@ def flatten_fun(f, in_tree, store, where="function output", aliases=None, writeb
     return flat
 
 
-def run_flat(run, f, tree, store, aliases, where="function output"):
+def run_flat(run, f, tree, store, aliases, where="function output", differentiated=None):
     """run(flat) for flat = flatten_fun(f, ..., writeback=True): first with a box per leaf, so that an Array
     handle the caller passed twice is two independent inputs (its tangents, batch axes and jit parameters
     stay apart, as JAX's are); then, only where the function wrote into a handle passed more than once,
     again with those leaves sharing one box, as eager code shares the handle (the write must show
     through the other). aliases: alias_pattern of the argument leaves (or None: no handle twice).
+    With `differentiated` (AD: (the transform's name, how many leading leaves are differentiated, a name
+    per leaf)), a differentiated leaf that is a view of another leaf shared inside raises ValueError: its
+    data is the other's there, so its derivative would be lost.
     Returns run's result; store holds the run that counts."""
     out = run(flatten_fun(f, tree, store, where, writeback=True))
-    if store.mutated and aliases is not None and any(aliases.count(aliases[i]) > 1 for i in store.mutated):
+    if shares_data(store.mutated, aliases):
+        who, n, nm = differentiated or ("", 0, ())
+        for i in range(n):
+            if type(aliases[i]) is tuple:
+                j = aliases[i][0]
+                raise ValueError(
+                    f"{who}: the function writes into {nm[i]} and {nm[j]}, which share data ({nm[i]} "
+                    f"is a view of {nm[j]}); inside the transform the view is read from {nm[j]}, so a derivative "
+                    f"with respect to {nm[i]} would be lost. Differentiate with respect to {nm[j]} instead")
         out = run(flatten_fun(f, tree, store, where, aliases=aliases, writeback=True))
     return out
 
@@ -113,8 +146,12 @@ def split_mutated(outs, store):
     return outs[:n], outs[n:]
 
 
-def write_back(leaves, mutated, finals, transform):
-    """Rebind the caller's argument handles the transformed function wrote into (as eager code does)."""
+def write_back(leaves, mutated, finals, transform, derived=True):
+    """Rebind the caller's argument handles the transformed function wrote into (as eager code does).
+    Raises ValueError, before any rebinding, where a written leaf overlaps another leaf's data in a way
+    the trace did not share (views of one array; with `derived`, views of another leaf were shared)."""
+    if mutated and boxing.views is not None:
+        boxing.views.check_unshared(leaves, mutated, transform, derived)
     for i, v in zip(mutated, finals):
         h = leaves[i]
         if type(h) is boxing.box_type:

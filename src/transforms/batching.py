@@ -286,13 +286,15 @@ def vmap(fun, in_axes=0, out_axes=0, axis_size=None, axis_name=None):
         dims = [_norm_axis(a, len(get_aval(v).shape), "in_axes") for v, a in zip(raw, axes)]
         n = mapped_axis_size(raw, dims, axis_size, "vmap", "size")
         store = Store()
+        # (views among the arguments are not shared inside: a view's chain is on the whole batch, the
+        # function sees one example; a write into one that overlaps another raises in write_back)
         outs, odims = run_flat(lambda flat: vmap_flat(flat, raw, dims, n, axis_name), fun, tree, store,
-                               alias_pattern(leaves))
+                               alias_pattern(leaves, views=False))
         outs, finals = split_mutated(outs, store)
         odims, fdims = odims[:len(outs)], odims[len(outs):]
         if finals:
             write_back(leaves, store.mutated, [_written_back(o, d, dims[i], n, i) for o, d, i in
-                                               zip(finals, fdims, store.mutated)], "vmap")
+                                               zip(finals, fdims, store.mutated)], "vmap", derived=False)
         out_tree = store.val
         out_tree_obj = tree_unflatten(out_tree, [0] * out_tree.num_leaves)
         oa = broadcast_prefix(out_axes, out_tree_obj, "vmap out_axes")

@@ -12,11 +12,11 @@ import functools
 
 import numpy as np
 
-from .api_util import box, to_raw
+from .api_util import Store, alias_pattern, box, flatten_fun, shares_data, to_raw, write_back
 from .batching import move_to, vmap_flat
 from .core import Primitive, abstract_eval_rules, bind, get_aval, set_trace
 from .control_flow_util import (KIND_RANK, check_avals, intern_jaxpr, join_consts, join_consts_cached, leaf_paths,
-                                same_type, trace_user, types_str)
+                                same_type, types_str)
 from .jaxpr import eval_jaxpr
 from .jaxpr_transforms import (batch_jaxpr, is_unknown_in, jvp_jaxpr, partial_eval_jaxpr, run_jaxpr, stage,
                                transpose_jaxpr)
@@ -217,19 +217,50 @@ def _cond(index, funs, names, operands, who):
     leaves, tree = tree_flatten(tuple(operands))
     ops = [to_raw(x, f"{who} operand") for x in leaves]
     avals = [get_aval(x) for x in ops]
-    closeds, trees = [], []
-    for fn, nm in zip(funs, names):
-        c, t = trace_user(fn, tree, avals, f"{who} {nm} output")
-        closeds.append(c)
-        trees.append(t)
+    aliases = alias_pattern(leaves)
+    closeds, stores = _trace_branches(funs, names, tree, avals, who, None)
+    if any(shares_data(st.mutated, aliases) for st in stores):   # (a written operand shares data with another)
+        closeds, stores = _trace_branches(funs, names, tree, avals, who, aliases)
+    trees = [st.val for st in stores]
     for nm, t in zip(names[1:], trees[1:]):
         if t != trees[0]:
             raise TypeError(f"{who}: all branches must return the same pytree structure, but {names[0]} returns "
                             f"{trees[0]} and {nm} returns {t}")
-    closeds = _unify_outputs(closeds, names, leaf_paths(trees[0], "output"), who)
+    mutated = sorted(set().union(*(st.mutated for st in stores)))
+    if mutated:
+        closeds = [_with_finals(c, st.mutated, mutated) for c, st in zip(closeds, stores)]
+    paths = leaf_paths(trees[0], "output") + [f"operand leaf {i} (written into)" for i in mutated]
+    closeds = _unify_outputs(closeds, names, paths, who)
     branches, consts = join_consts(closeds)
     outs = bind(cond_p, index, *consts, *ops, branches=tuple(intern_jaxpr(b) for b in branches))
-    return tree_unflatten(trees[0], [box(o) for o in outs])
+    n = len(outs) - len(mutated)
+    if mutated:
+        write_back(leaves, mutated, outs[n:], who)
+    return tree_unflatten(trees[0], [box(o) for o in outs[:n]])
+
+
+def _trace_branches(funs, names, tree, avals, who, aliases):
+    """Each branch staged with the final values of the operands it writes into after its outputs, as eager
+    code writes into the caller's arrays: (closed jaxprs, their Stores: output tree and written leaves)."""
+    closeds, stores = [], []
+    for fn, nm in zip(funs, names):
+        st = Store()
+        closeds.append(stage(flatten_fun(fn, tree, st, f"{who} {nm} output", aliases=aliases, writeback=True),
+                             list(avals)))
+        stores.append(st)
+    return closeds, stores
+
+
+def _with_finals(closed, own, mutated):
+    """closed, whose outputs end with the final values of operand leaves `own`, made to end with those of
+    `mutated` (every branch's written leaves): a leaf this branch leaves alone comes out as it went in."""
+    n = len(closed.out_avals) - len(own)
+
+    def f(*args):
+        outs = run_jaxpr(closed)(*args)
+        fin = dict(zip(own, outs[n:]))
+        return list(outs[:n]) + [fin.get(i, args[i]) for i in mutated]
+    return stage(f, closed.in_avals)
 
 
 @api_boundary

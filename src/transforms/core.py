@@ -454,6 +454,7 @@ class _Boxing:
     box_type = None          # the Array class
     buffer_type = None       # the runtime's concrete device-array type (set by xla)
     box = staticmethod(lambda v: v)
+    views = None             # array_namespace._views: which argument leaves share data (api_util.alias_pattern)
 
 
 boxing = _Boxing()

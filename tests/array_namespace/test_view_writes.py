@@ -1,0 +1,359 @@
+"""The mutation matrix: a write into any view -- slices (steps, negative steps), integer indices, transposes,
+flips, expand_dims, moveaxis, reshapes of contiguous and strided views, in chains of 1-3 -- reaches every array it
+shares data with, exactly where NumPy's does (the root, the view, the chain's intermediate views and a sibling
+view read afterwards), eagerly and under jit, grad, vmap, cond, while_loop and scan. The oracle is NumPy doing
+the same steps on np arrays (it decides view or copy: a reshape NumPy copies is a copy here too)."""
+import itertools
+import threading
+
+import numpy as np
+import pytest
+
+import array_namespace as xp
+import transforms as T
+
+ROOT = np.arange(24.0).reshape(4, 6)
+
+
+def _ns(a):
+    return np if isinstance(a, np.ndarray) else xp
+
+
+# (name, applies to shape, step): each step works on our Arrays and on np arrays alike
+STEPS = {
+    "slice": (lambda s: len(s) >= 1, lambda a: a[1:3]),
+    "step": (lambda s: len(s) >= 1, lambda a: a[::2]),
+    "neg": (lambda s: len(s) >= 1, lambda a: a[..., ::-2]),
+    "int": (lambda s: len(s) >= 2 and s[0] >= 2, lambda a: a[1]),
+    "T": (lambda s: len(s) >= 2, lambda a: _ns(a).permute_dims(a, tuple(range(a.ndim))[::-1])
+          if _ns(a) is xp else np.transpose(a)),
+    "flip": (lambda s: len(s) >= 1, lambda a: _ns(a).flip(a, axis=0)),
+    "expand": (lambda s: len(s) <= 3, lambda a: _ns(a).expand_dims(a, axis=0)),
+    "moveaxis": (lambda s: len(s) >= 2, lambda a: _ns(a).moveaxis(a, 0, -1)),
+    "flat": (lambda s: True, lambda a: _ns(a).reshape(a, (-1,))),
+    "rows2": (lambda s: int(np.prod(s)) % 2 == 0 and int(np.prod(s)) > 0, lambda a: _ns(a).reshape(a, (2, -1))),
+}
+
+
+def _chains():
+    names = list(STEPS)
+    out = [(n,) for n in names] + list(itertools.product(names, names))
+    triples = list(itertools.product(names, names, names))
+    out += triples[::37]   # a deterministic spread of 27 triples
+    ok = []
+    for ch in out:
+        shape = ROOT.shape
+        good = True
+        for n in ch:
+            if not STEPS[n][0](shape):
+                good = False
+                break
+            shape = STEPS[n][1](np.empty(shape)).shape
+        if good and 0 not in shape:
+            ok.append(ch)
+    return ok
+
+
+CHAINS = _chains()
+SOME = [ch for i, ch in enumerate(CHAINS) if len(ch) == 1 or i % 7 == 0]   # the transforms' share
+
+
+def _apply(a, chain):
+    views = [a]
+    for n in chain:
+        views.append(STEPS[n][1](views[-1]))
+    return views
+
+
+def _write(v, kind):
+    """One in-place write into view v (the same statement for np and ours)."""
+    ns = _ns(v)
+    if kind == "scalar":
+        v[(0,) * v.ndim] = -100.0
+    elif kind == "array":
+        v[...] = ns.reshape(ns.arange(v.size, dtype=ns.float64), v.shape) * -1.0 - 0.5
+    elif kind == "slice":
+        if v.ndim:
+            v[:1] = 7.0
+        else:
+            v[...] = 7.0
+    elif kind == "mask":
+        v[v > 5.0] = 0.0
+    elif kind == "iadd":
+        v += 1000.0
+    elif kind == "imul":
+        v *= -2.0
+    return v
+
+
+KINDS = ["scalar", "array", "slice", "mask", "iadd", "imul"]
+# the transforms' cases: each chain of SOME with write kinds in turn (every kind meets every transform)
+ONE_KIND = [(ch, KINDS[i % len(KINDS)]) for i, ch in enumerate(SOME)]
+TWO_KINDS = ONE_KIND + [(ch, KINDS[(i + 3) % len(KINDS)]) for i, ch in enumerate(SOME)]
+
+
+def _sibling(a):
+    return a[1:3, 2:5] if a.ndim == 2 else a[2:5]
+
+
+def _np_case(chain, kind, root=ROOT):
+    r = root.copy()
+    sib = _sibling(r)
+    views = _apply(r, chain)
+    _write(views[-1], kind)
+    return [r, sib] + views[1:]
+
+
+def _assert_all(got, want, what):
+    for i, (g, w) in enumerate(zip(got, want)):
+        np.testing.assert_array_equal(np.asarray(g), np.asarray(w), err_msg=f"{what}: array {i} (0 root, 1 sibling, "
+                                      "2.. the chain's views)")
+
+
+def _ids(cases):
+    return ["-".join(c) for c in cases]
+
+
+def _kind_ids(cases):
+    return ["-".join(c) + ":" + k for c, k in cases]
+
+
+@pytest.mark.parametrize("kind", KINDS)
+@pytest.mark.parametrize("chain", CHAINS, ids=_ids(CHAINS))
+def test_eager_writes_through_view_chains_as_numpy(chain, kind):
+    r = xp.asarray(ROOT)
+    sib = _sibling(r)
+    views = _apply(r, chain)
+    _write(views[-1], kind)
+    _assert_all([r, sib] + views[1:], _np_case(chain, kind), f"{chain} {kind}")
+
+
+@pytest.mark.parametrize("chain,kind", TWO_KINDS, ids=_kind_ids(TWO_KINDS))
+def test_jit_writes_through_views_of_an_argument_reach_the_caller(chain, kind):
+    def f(a):
+        views = _apply(a, chain)
+        _write(views[-1], kind)
+        return [v * 1.0 for v in views]
+    r = xp.asarray(ROOT)
+    sib = _sibling(r)
+    outs = T.jit(f)(r)
+    want = _np_case(chain, kind)
+    _assert_all([r, sib], want[:2], f"jit {chain} {kind} caller")
+    _assert_all(outs, [want[0]] + want[2:], f"jit {chain} {kind} outputs")
+
+
+@pytest.mark.parametrize("chain", SOME, ids=_ids(SOME))
+def test_grad_through_writes_into_views(chain):
+    def f(a):
+        a = a * 1.0
+        v = _apply(a, chain)[-1]
+        v *= 3.0
+        v += 1.0
+        return xp.sum(a * a)
+
+    def f_np(a):
+        r = a.copy()
+        v = _apply(r, chain)[-1]
+        v *= 3.0
+        v += 1.0
+        return float(np.sum(r * r))
+    r = xp.asarray(ROOT)
+    val, g = T.value_and_grad(f)(r)
+    assert float(val) == f_np(ROOT.copy())
+    fd = np.zeros(ROOT.shape)
+    for i in np.ndindex(ROOT.shape):
+        e = np.zeros(ROOT.shape)
+        e[i] = 0.5
+        fd[i] = (f_np(ROOT + e) - f_np(ROOT - e)) / 1.0   # quadratic: central differences are exact
+    np.testing.assert_allclose(np.asarray(g), fd, rtol=1e-12, atol=1e-9)
+
+
+@pytest.mark.parametrize("chain,kind", ONE_KIND, ids=_kind_ids(ONE_KIND))
+def test_vmap_writes_through_views_of_the_mapped_argument(chain, kind):
+    def f(a):
+        v = _apply(a, chain)[-1]
+        _write(v, kind)
+        return a * 1.0
+    b = xp.asarray(np.stack([ROOT, -ROOT]))
+    out = T.vmap(f)(b)
+    want = np.stack([_np_case(chain, kind, ROOT)[0], _np_case(chain, kind, -ROOT)[0]])
+    np.testing.assert_array_equal(np.asarray(out), want)
+    np.testing.assert_array_equal(np.asarray(b), want)   # the write reaches the caller's array, as eagerly
+
+
+@pytest.mark.parametrize("chain,kind", ONE_KIND, ids=_kind_ids(ONE_KIND))
+def test_cond_branch_writes_through_views_of_its_operand(chain, kind):
+    def branch(a):
+        _write(_apply(a, chain)[-1], kind)
+        return a * 1.0
+    r = xp.asarray(ROOT)
+    out = T.cond(True, branch, lambda a: a * 1.0, r)
+    want = _np_case(chain, kind)[0]
+    np.testing.assert_array_equal(np.asarray(out), want)
+    np.testing.assert_array_equal(np.asarray(r), want)   # the operand was written, as eagerly
+    r2 = xp.asarray(ROOT)
+    T.cond(False, branch, lambda a: a * 1.0, r2)
+    np.testing.assert_array_equal(np.asarray(r2), ROOT)
+
+
+@pytest.mark.parametrize("loop", ["while", "scan"])
+@pytest.mark.parametrize("chain,kind", ONE_KIND, ids=_kind_ids(ONE_KIND))
+def test_loop_bodies_write_through_views_of_the_carry(chain, kind, loop):
+    def body(a):
+        _write(_apply(a, chain)[-1], kind)
+        return a
+    r = xp.asarray(ROOT)
+    if loop == "while":
+        out = T.while_loop(lambda c: c[0] < 1, lambda c: (c[0] + 1, body(c[1])), (0, r))[1]
+    else:
+        out = T.scan(lambda c, _: (body(c), None), r, None, length=1)[0]
+    np.testing.assert_array_equal(np.asarray(out), _np_case(chain, kind)[0])
+
+
+# ---------------------------------------------------------------- the issue's cases, one by one
+
+def test_a_write_into_a_reshape_of_a_slice_reaches_the_slice_and_the_root():
+    x = xp.arange(24.0)
+    y = x[0:12]
+    z = xp.reshape(y, (3, 4))
+    z[1, 1] = -100
+    assert float(x[5]) == -100.0 and float(y[5]) == -100.0
+
+
+def test_a_write_into_a_reshape_of_a_reshape_reaches_the_root():
+    x = xp.arange(24.0)
+    z = xp.reshape(xp.reshape(x, (4, 6)), (6, 4))
+    z += 1000
+    np.testing.assert_array_equal(np.asarray(x), np.arange(24.0) + 1000)
+
+
+def test_a_reshape_numpy_must_copy_is_a_copy_and_copy_false_raises():
+    x = xp.reshape(xp.arange(24.0), (4, 6))
+    c = xp.reshape(x.T, (-1,))
+    c[0] = 1000.0
+    assert float(x[0, 0]) == 0.0
+    with pytest.raises(ValueError, match="reshape"):
+        xp.reshape(x.T, (-1,), copy=False)
+    s = xp.reshape(x[:, ::2], (2, 6))   # NumPy: a view (the strides combine)
+    s[0, 0] = -1.0
+    n = np.arange(24.0).reshape(4, 6)
+    ns = n[:, ::2].reshape(2, 6)
+    ns[0, 0] = -1.0
+    np.testing.assert_array_equal(np.asarray(x), n)
+
+
+def test_reading_a_view_after_its_parent_changed_sees_the_new_data():
+    x = xp.asarray(ROOT)
+    r, t = x[0], x.T
+    x[0, 1] = 50.0
+    assert float(r[1]) == 50.0 and float(t[1, 0]) == 50.0
+    r += 1
+    want = ROOT.copy()
+    want[0, 1] = 50.0
+    want[0] += 1
+    np.testing.assert_array_equal(np.asarray(x), want)
+    np.testing.assert_array_equal(np.asarray(t), want.T)
+
+
+def test_jit_of_a_view_and_its_parent_behaves_as_eagerly():
+    def g(a, b):
+        a[0] = 100.0
+        b[3] = -1.0
+        return xp.sum(b), a * 1.0
+    results = []
+    for run in (g, T.jit(g)):
+        x = xp.arange(4.0)
+        y = x[1:3]
+        s, a = run(y, x)
+        results.append((float(s), np.asarray(a), np.asarray(x), np.asarray(y)))
+    (s0, a0, x0, y0), (s1, a1, x1, y1) = results
+    np.testing.assert_array_equal(x0, [0.0, 100.0, 2.0, -1.0])
+    assert s0 == s1 == 101.0
+    for e, j in ((a0, a1), (x0, x1), (y0, y1)):
+        np.testing.assert_array_equal(j, e)
+
+
+def test_cond_writes_into_its_operand_reach_the_caller():
+    x = xp.arange(3.0)
+    out = T.cond(True, lambda a: (a.__setitem__(0, 5.0), a * 1.0)[1], lambda a: a * 1.0, x)
+    np.testing.assert_array_equal(np.asarray(x), [5.0, 1.0, 2.0])
+    np.testing.assert_array_equal(np.asarray(out), [5.0, 1.0, 2.0])
+    y = xp.arange(3.0)
+    T.switch(1, [lambda a: a * 1.0, lambda a: (a.__setitem__(2, -1.0), a * 1.0)[1]], y)
+    np.testing.assert_array_equal(np.asarray(y), [0.0, 1.0, -1.0])
+
+
+def test_threads_writing_reshapes_of_disjoint_slices_lose_nothing():
+    x = xp.zeros(32)
+
+    def work(t):
+        for _ in range(20):
+            v = xp.reshape(x[t * 4:(t + 1) * 4], (2, 2))
+            v += 1
+    threads = [threading.Thread(target=work, args=(t,)) for t in range(8)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    np.testing.assert_array_equal(np.asarray(x), np.full(32, 20.0))
+
+
+def test_jit_keys_its_cache_on_which_views_are_passed():
+    def g(a, b):
+        a[0] = 100.0
+        return xp.sum(b)
+    f = T.jit(g)
+    for lo in (1, 0, 1):
+        x, n = xp.arange(4.0), np.arange(4.0)
+        n[lo] = 100.0
+        assert float(f(x[lo:lo + 2], x)) == n.sum()
+        np.testing.assert_array_equal(np.asarray(x), n)
+
+
+def test_overlapping_views_a_transform_holds_apart_raise_naming_both():
+    def g(a, b):
+        a[0] = 100.0
+        return xp.sum(b)
+    x = xp.arange(6.0)
+    with pytest.raises(ValueError, match=r"leaf 0 is r\[0:3\], leaf 1 is r\[2:6\]"):
+        T.jit(g)(x[0:3], x[2:6])
+    np.testing.assert_array_equal(np.asarray(x), np.arange(6.0))   # nothing written
+    T.jit(g)(x[0:2], x[2:6])                                      # disjoint: no sharing to lose
+    np.testing.assert_array_equal(np.asarray(x), [100.0, 1, 2, 3, 4, 5])
+    b = xp.reshape(xp.arange(8.0), (2, 4))
+    with pytest.raises(ValueError, match="vmap: the function writes into argument leaf 0"):
+        T.vmap(g)(b[:, 1:3], b)
+    np.testing.assert_array_equal(np.asarray(b), np.arange(8.0).reshape(2, 4))
+
+
+def test_grad_of_a_view_and_its_parent():
+    def g(a, b):
+        a[0] = 100.0
+        b[3] = -1.0
+        return xp.sum(b * b * b)
+    x = xp.arange(4.0)
+    val, gb = T.value_and_grad(g, argnums=1)(x[1:3], x)   # the view goes in with its parent
+    assert float(val) == 1e6 + 8 - 1
+    np.testing.assert_array_equal(np.asarray(x), [0.0, 100.0, 2.0, -1.0])
+    np.testing.assert_array_equal(np.asarray(gb), [0.0, 0.0, 12.0, 0.0])   # d/db of b**3 where b survives
+    x = xp.arange(4.0)
+    with pytest.raises(ValueError, match=r"args\[0\] is a view of args\[1\].*Differentiate with respect to args\[1\]"):
+        T.grad(g)(x[1:3], x)                # the view's own derivative would be lost: raise
+    with pytest.raises(ValueError, match="grad: the function writes into argument leaf 1"):
+        T.grad(lambda w, a, b: g(a, b) * w)(2.0, x[1:3], x)   # both held apart (not differentiated)
+    np.testing.assert_array_equal(np.asarray(x), np.arange(4.0))
+    with pytest.raises(ValueError, match="jvp: the function writes into primal leaf 0"):
+        T.jvp(g, (x[1:3], x), (xp.ones(2), xp.ones(4)))
+    y, t = T.jvp(lambda a, b: xp.sum(a) * xp.sum(b), (x[1:3], x), (xp.ones(2), xp.zeros(4)))   # no write:
+    assert float(y) == 18.0 and float(t) == 12.0                                            # independent
+
+
+def test_cond_of_a_view_and_its_parent_behaves_as_eagerly():
+    def br(a, b):
+        a[0] = 100.0
+        b[3] = -1.0
+        return xp.sum(b)
+    x = xp.arange(4.0)
+    s = T.cond(True, br, lambda a, b: xp.sum(b), x[1:3], x)
+    assert float(s) == 101.0
+    np.testing.assert_array_equal(np.asarray(x), [0.0, 100.0, 2.0, -1.0])
