@@ -461,6 +461,23 @@ def seed_workloads(r):
     r.add(f"MLP per-example grads b{batch} (jit vmap)", ours, npt, jx)
     r.notes.append("MLP: the numpy column is a hand-written backprop (per-example: einsum outer products)")
 
+    # --- float32 product, sum and mean of 2^20 values near 1 (issue 23: products accumulate in float64 under
+    # jit; XLA's float32 product tree was ~4,000 ulps off, so the product is checked to ~8 ulps)
+    nr = 2**16 if r.quick else 2**20
+    xr = (1 + 1e-3 * rng.standard_normal(nr)).astype(np.float32)
+
+    def reductions(ns):
+        return lambda x: (ns.prod(x), ns.sum(x), ns.mean(x))
+
+    ours = r.run("reductions", "ours",
+                 lambda: timed_jit("f32 prod/sum/mean (ours)", T.jit(reductions(xp)), (xp.asarray(xr),),
+                                   np.prod(xr.astype(np.float64)), rtol=1e-6, atol=0))
+    npt = bench(lambda: reductions(np)(xr), repeats=big_reps, target=0.0)
+    jx = None
+    if HAVE_JAX:
+        jx = timed_jit("f32 prod/sum/mean (jax)", jax.jit(reductions(jnp)), (jnp.asarray(xr),))
+    r.add(f"prod+sum+mean {nr} f32 (jit)", ours, npt, jx)
+
     r.notes.append("first-call (trace+compile+run) times of the jitted seed workloads: " +
                    ", ".join(f"{lab} {fmt_time(t)}" for lab, t in first_calls))
 

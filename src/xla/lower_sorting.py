@@ -9,6 +9,7 @@ from transforms.primitives import sorting as T
 
 from ._jaxlib import hlo, ir
 from .host import host_kernels
+from .lower_structural import WIDE_ACCUMULATOR
 from .lowering import constant, fill_region, lowering_rules, tensor_type, ttype
 
 
@@ -120,12 +121,10 @@ def _blocked_scan(x, shape, dtype, axis, reverse, init, combine):
     return y
 
 
-# Sums and products of the narrow floating dtypes scan in float64 (complex64 in complex128) and round once
-# at the end: the float32 Hillis-Steele scan was off by ~1.5e-7 of the largest prefix sum at 2^20 elements
-# (each output a tree of float32 roundings) and took ~100 ms there (XLA fuses its log2(n) shifted copies
-# badly); the blocked float64 scan is correctly rounded in practice and ~4x faster.
-WIDE_ACCUMULATOR = {"float16": np.float64, "bfloat16": np.float64, "float32": np.float64,
-                    "complex64": np.complex128}
+# Sums and products of the narrow floating dtypes scan in float64 (complex64 in complex128: WIDE_ACCUMULATOR)
+# and round once at the end: the float32 Hillis-Steele scan was off by ~1.5e-7 of the largest prefix sum at
+# 2^20 elements (each output a tree of float32 roundings) and took ~100 ms there (XLA fuses its log2(n) shifted
+# copies badly); the blocked float64 scan is correctly rounded in practice and ~4x faster.
 
 
 def _cum(kind, op, bool_op):

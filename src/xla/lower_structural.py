@@ -49,14 +49,64 @@ def _identity(kind, dtype):
     return info.min if kind == "max" else info.max
 
 
+def _reduce(x, dtype, out_shape, axes, kind, op):
+    init = constant(_identity(kind, dtype), dtype)
+    r = hlo.ReduceOp([tensor_type(out_shape, dtype)], [x], [init], dimensions=list(axes))
+    scalar = tensor_type((), dtype)
+    fill_region(r.body, [scalar, scalar], lambda p, q: [op(p, q).result])
+    return r.result
+
+
+# Sums and products of the narrow floating dtypes accumulate in float64 (complex64 in complex128) and round
+# once (cumulative sums and products too, in lower_sorting): a float32 product of 2^20 values near 1 was off by
+# ~4000 ulps under XLA's float32 tree (NumPy's ~400: a product's error does not shrink with a tree, only with
+# a wider accumulator), float16 ones by ~300 (issue 23). float32 sums over more than SUM32_WIDE_MAX elements are
+# left to XLA's vectorized float32 kernel (YNNPACK): its error is about NumPy's pairwise sum's (sometimes 2x,
+# sometimes 1/20th), far inside NumPy's error bound, while a float64 sum there is 1.5-3x slower; below it XLA's
+# float32 tree of 32-element windows was ~2x NumPy's error and a float64 sum costs nothing measurable.
+WIDE_ACCUMULATOR = {"float16": np.float64, "bfloat16": np.float64, "float32": np.float64,
+                    "complex64": np.complex128}
+SLAB = 16
+SUM32_WIDE_MAX = 2 ** 14
+
+
+def _wide_reduce(x, a, out, axes, kind, op, wide):
+    """Reduce in the wide dtype, fast: XLA does not fuse a convert into its tree of reduce-windows (a plain
+    float64 reduce of float32 was 3-30x slower than today's). So the longest reduced axis is first cut into SLAB
+    contiguous slabs, converted and combined pairwise elementwise (one vectorized loop over the input), and
+    the SLAB-times smaller wide result reduced by XLA, then rounded once."""
+    shape, dt = list(a.shape), np.dtype(wide)
+    if np.prod([shape[d] for d in axes], dtype=np.int64) <= SLAB:
+        x = hlo.ConvertOp(tensor_type(shape, dt), x).result
+    else:
+        d = max(axes, key=lambda d: shape[d])
+        m = -(-shape[d] // SLAB)   # k <= SLAB slabs of m, padded with fewer than m identities
+        k = -(-shape[d] // m)
+        if k * m != shape[d]:
+            hi = [0] * a.ndim
+            hi[d] = k * m - shape[d]
+            x = hlo.PadOp(x, constant(_identity(kind, a.dtype), a.dtype), [0] * a.ndim, hi, [0] * a.ndim).result
+        shape[d] = m
+        parts = []
+        for i in range(k):
+            start, limit = [0] * a.ndim, shape[:d] + [(i + 1) * m] + shape[d + 1:]
+            start[d] = i * m
+            part = hlo.SliceOp(x, start, limit, [1] * a.ndim).result
+            parts.append(hlo.ConvertOp(tensor_type(shape, dt), part).result)
+        while len(parts) > 1:
+            parts = [op(p, q).result for p, q in zip(parts[::2], parts[1::2])] + parts[len(parts) // 2 * 2:]
+        x = parts[0]
+    return hlo.ConvertOp(ttype(out), _reduce(x, dt, out.shape, axes, kind, op)).result
+
+
 def _reducer(kind, op):
     def rule(c, x, *, axes):
         a, out = c.avals_in[0], c.avals_out[0]
-        init = constant(_identity(kind, a.dtype), a.dtype)
-        r = hlo.ReduceOp([ttype(out)], [x], [init], dimensions=list(axes))
-        scalar = tensor_type((), a.dtype)
-        fill_region(r.body, [scalar, scalar], lambda p, q: [op(p, q).result])
-        return r.result
+        wide = WIDE_ACCUMULATOR.get(a.dtype.name) if kind == "prod" or (
+            kind == "sum" and (a.dtype != np.float32 or a.size <= SUM32_WIDE_MAX)) else None
+        if wide is not None:
+            return _wide_reduce(x, a, out, axes, kind, op, wide)
+        return _reduce(x, a.dtype, out.shape, axes, kind, op)
     return rule
 
 

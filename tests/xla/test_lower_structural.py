@@ -1,12 +1,19 @@
 """xla/lower_structural.py: shape ops, reductions, argmax/argmin, dot_general and the nested jit call,
 each reached through the namespace and run under jit against NumPy (float32, float64, int, bool,
 empty and NaN operands). The last test checks the cases reach every primitive the module lowers."""
+import math
+from fractions import Fraction
+
 import numpy as np
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 import array_namespace as xp
-from lower_harness import Case, check, lowered_by, prims_of
+from lower_harness import Case, check, lowered_by, prims_of, raw
 from transforms import jit, make_jaxpr
+from transforms.primitives import reductions as RD
+from xla.lower_structural import SUM32_WIDE_MAX
 
 R = np.random.default_rng(0)
 M = R.standard_normal((3, 4))
@@ -58,3 +65,144 @@ def test_argmax_of_nan_is_its_first_position():
 def test_every_lowered_primitive_is_reached():
     reached = set().union(*(prims_of(make_jaxpr(c.fn)(*[xp.asarray(a) for a in c.args])) for c in CASES))
     assert lowered_by("xla.lower_structural") - reached == set()
+
+
+# ------------------------------ accuracy of float32/complex64/float16 sums, products and means (issue 23)
+# Oracles in Python: exact sums (math.fsum) and exact products (integers), each rounded once to float64.
+# Products of the narrow dtypes accumulate in float64 (complex128) under jit, so they are correctly rounded (up
+# to the float64 accumulation's relative n*2^-53); float32 sums too up to SUM32_WIDE_MAX elements. Larger float32
+# sums run XLA's own float32 kernel: their error must stay within NumPy's pairwise-summation error bound.
+U32 = 2.0 ** -24
+
+
+def _exact_prod(v):
+    m, e = np.frexp(np.asarray(v, np.float64).ravel())
+    ints = (m * 2.0 ** 53).astype(np.int64).tolist()   # exact
+    return float(Fraction(math.prod(ints)) / 2 ** (53 * len(ints) - int(e.sum())))
+
+
+def _exact_cprod(v):
+    re, im, scale = 1, 0, 0   # (re + i*im) / 2**scale, exactly
+    for z in np.asarray(v).ravel():
+        a, b = int(float(z.real) * 2.0 ** 160), int(float(z.imag) * 2.0 ** 160)   # exact for |x| >= 2^-149 or 0
+        re, im, scale = re * a - im * b, re * b + im * a, scale + 160
+    return complex(Fraction(re, 2 ** scale), Fraction(im, 2 ** scale))
+
+
+def _per_output(fn, x, axis):
+    """fn over each output's values (axis None or an int or a tuple of ints), as a float64/complex128 array."""
+    axes = tuple(range(x.ndim)) if axis is None else (axis,) if isinstance(axis, int) else tuple(axis)
+    kept = [d for d in range(x.ndim) if d not in axes]
+    rows = np.transpose(x, kept + list(axes)).reshape([x.shape[d] for d in kept] + [-1])
+    out = [fn(r) for r in rows.reshape(-1, rows.shape[-1])]
+    return np.array(out).reshape(rows.shape[:-1])
+
+
+def _fsum(v):
+    return math.fsum(np.asarray(v, np.float64).tolist())
+
+
+def _assert_rounded(got, exact, slack, dtype=np.float32, ulps=0.5):
+    """got within `ulps` of `exact`'s spacing in dtype (per real component), plus the float64 accumulation's
+    slack (an absolute array)."""
+    got, exact = np.asarray(got), np.asarray(exact)
+    for g, e in ([(got.real, exact.real), (got.imag, exact.imag)] if np.iscomplexobj(got) else [(got, exact)]):
+        err = np.abs(g.astype(np.float64) - e)
+        tol = ulps * np.spacing(np.abs(e).astype(dtype)).astype(np.float64) + slack
+        assert np.all(err <= tol), (np.max(err / tol), g[err > tol][:3], e[err > tol][:3])
+
+
+PROD_SHAPES = [((4096,), None), ((64, 70), 0), ((64, 70), 1), ((5, 33, 40), (0, 2)), ((3, 17), None), ((7, 5), 1)]
+
+
+@pytest.mark.parametrize("shape,axis", PROD_SHAPES, ids=str)
+def test_float32_prod_under_jit_is_correctly_rounded(shape, axis):
+    x = (1 + 1e-2 * R.standard_normal(shape)).astype(np.float32)
+    exact = _per_output(_exact_prod, x, axis)
+    got = np.asarray(jit(lambda a: xp.prod(a, axis=axis))(xp.asarray(x)))
+    assert got.dtype == np.float32 and got.shape == np.shape(exact)
+    _assert_rounded(got, exact, x.size * 2.0 ** -52 * np.abs(exact))
+    eager = np.asarray(xp.prod(xp.asarray(x), axis=axis))   # eager stays NumPy's
+    assert np.array_equal(eager, np.prod(x, axis=axis))
+
+
+def test_complex64_prod_and_sum_under_jit_are_correctly_rounded():
+    z = (1 + 1e-2 * (R.standard_normal((6, 700)) + 1j * R.standard_normal((6, 700)))).astype(np.complex64)
+    exact = _per_output(_exact_cprod, z, 1)
+    got = np.asarray(jit(lambda a: xp.prod(a, axis=1))(xp.asarray(z)))
+    assert got.dtype == np.complex64
+    _assert_rounded(got, exact, 700 * 2.0 ** -51 * np.abs(exact))
+    w = (R.standard_normal(50_000) + 1j * R.standard_normal(50_000)).astype(np.complex64)
+    exact = complex(_fsum(w.real), _fsum(w.imag))
+    _assert_rounded(np.asarray(jit(xp.sum)(xp.asarray(w))), exact, 50_000 * 2.0 ** -52 * np.sum(np.abs(w)))
+
+
+def _pairwise_bound(n):
+    """NumPy's pairwise summation's error bound, in units of sum(|x|): blocks of up to 128 summed by 8 running
+    sums (15 additions, 3 to combine them, up to 7 for a tail), then ceil(log2(n/128)) halving levels."""
+    return (25 + max(0, math.ceil(math.log2(n / 128)))) * U32
+
+
+@pytest.mark.parametrize("shape,axis", [((1000,), None), ((16384,), None), ((40, 400), 1), ((400, 40), 0),
+                                        ((300, 1000), None), ((300, 1000), 0), ((300, 1000), 1), ((2**20,), None)],
+                         ids=str)
+@pytest.mark.parametrize("data", ["uniform", "normal"])
+def test_float32_sum_and_mean_under_jit_are_within_numpy_pairwise_bound(shape, axis, data):
+    x = (R.random(shape) if data == "uniform" else R.standard_normal(shape)).astype(np.float32)
+    exact, abs_sum = _per_output(_fsum, x, axis), _per_output(lambda r: _fsum(np.abs(r)), x, axis)
+    n = x.size // exact.size
+    total = np.asarray(jit(lambda a: xp.sum(a, axis=axis))(xp.asarray(x)))
+    mean = np.asarray(jit(lambda a: xp.mean(a, axis=axis))(xp.asarray(x)))
+    assert total.dtype == mean.dtype == np.float32
+    if x.size <= SUM32_WIDE_MAX:   # accumulated in float64: correctly rounded
+        _assert_rounded(total, exact, n * 2.0 ** -52 * abs_sum)
+    else:
+        assert np.all(np.abs(total - exact) <= _pairwise_bound(n) * abs_sum)
+    # the mean: the sum's error, divided, and one more rounding
+    assert np.all(np.abs(mean - exact / n) <= _pairwise_bound(n) * abs_sum / n + np.spacing(np.abs(mean)))
+    # what it is bound to beat: a sequential float32 sum of 2^20 values is ~8 times the bound off
+    if data == "uniform" and x.size == 2**20:
+        assert abs(np.cumsum(x)[-1] - exact) > 4 * _pairwise_bound(n) * abs_sum
+
+
+@settings(max_examples=15, deadline=None)
+@given(st.lists(st.integers(1, 24), min_size=1, max_size=3).flatmap(
+    lambda s: st.tuples(st.just(tuple(s)), st.sets(st.integers(0, len(s) - 1), min_size=1))))
+def test_float32_reductions_over_any_axes_are_correctly_rounded(shape_axes):
+    shape, axes = shape_axes[0], tuple(sorted(shape_axes[1]))
+    x = (1 + 1e-2 * np.random.default_rng(len(shape)).standard_normal(shape)).astype(np.float32)
+    got = jit(lambda a: (xp.prod(a, axis=axes), xp.sum(a, axis=axes)))(xp.asarray(x))
+    p, s = (np.asarray(g) for g in got)
+    exact_p, exact_s = _per_output(_exact_prod, x, axes), _per_output(_fsum, x, axes)
+    n = x.size // max(exact_s.size, 1)
+    _assert_rounded(p, exact_p, n * 2.0 ** -52 * np.abs(exact_p))
+    _assert_rounded(s, exact_s, n * 2.0 ** -52 * _per_output(lambda r: _fsum(np.abs(r)), x, axes))
+
+
+def test_float16_sum_and_prod_accumulate_wide():
+    h = (1 + 1e-2 * R.standard_normal(4096)).astype(np.float16)
+    for p, exact in [(RD.reduce_sum_p, _fsum(h)), (RD.reduce_prod_p, _exact_prod(h))]:
+        got = np.asarray(jit(raw(p, axes=(0,)))(xp.asarray(h)))
+        assert got.dtype == np.float16
+        _assert_rounded(got, exact, 1e-9 * abs(exact), np.float16)
+
+
+def test_float32_prod_keeps_ieee_specials_and_its_float64_range():
+    x = np.array([[np.inf, 0, 1], [np.nan, 1, 1], [3e38, 10, 1], [-0.0, 2, 3], [1e30, 1e30, 1e-30]], np.float32)
+    got = np.asarray(jit(lambda a: xp.prod(a, axis=1))(xp.asarray(x)))
+    assert np.isnan(got[:2]).all() and got[2] == np.inf and got[3] == 0 and np.signbit(got[3])
+    # the partial product 1e60 overflows float32, not the float64 accumulator: jit rounds the true product
+    # (eagerly, NumPy's float32 loop gives inf)
+    _assert_rounded(got[4], _exact_prod(x[4]), 0.0)
+
+
+def test_only_narrow_float_sums_and_products_widen():
+    def text(f, x):
+        return jit(f).lower(xp.asarray(x)).as_text()
+    small, big = np.ones((8, 40), np.float32), np.ones(SUM32_WIDE_MAX + 1, np.float32)
+    assert "xf64>" in text(xp.prod, small) and "xf64>" in text(xp.prod, big) and "xf64>" in text(xp.sum, small)
+    assert "complex<f64>" in text(xp.sum, small.astype(np.complex64))
+    assert "stablehlo.convert" not in text(xp.sum, big)   # XLA's float32 sum kernel
+    for f, x in [(xp.prod, np.ones(40)), (xp.sum, np.ones(40)), (xp.prod, np.ones(40, np.int64)),
+                 (xp.max, small), (xp.min, small)]:
+        assert "stablehlo.convert" not in text(f, x)
