@@ -256,11 +256,12 @@ def _full_checked(shape, fill_value, dtype, device, fname):
         v = cast(fill_value._v, dtype)
     else:
         if isinstance(fill_value, complex) and dtype not in D.COMPLEX:
-            raise TypeError(f"full: cannot fill a {dtype.name} array with a complex value")
+            raise TypeError(f"{fname}: the complex fill_value {fill_value!r} cannot fill a {dtype.name} array")
         if isinstance(fill_value, float) and dtype in D.INTEGER_OR_BOOL and not fill_value.is_integer():
-            raise TypeError(f"full: cannot fill an integer array with {fill_value!r}")
+            raise TypeError(f"{fname}: the non-integral fill_value {fill_value!r} cannot fill an array of dtype "
+                            f"{dtype.name}")
         if _eager_small(shape):
-            return _from_host(np.full(shape, fill_value, dtype=dtype), dtype, "full")
+            return _from_host(np.full(shape, fill_value, dtype=dtype), dtype, fname)
         v = P.convert_element_type(fill_value, dtype)
     return wrap(S.broadcast_in_dim(v, shape, ()))
 

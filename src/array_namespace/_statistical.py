@@ -156,7 +156,7 @@ def _extreme(fname, prim):
         # jnp.max relies on it too), and so do the host kernels (np.maximum.reduce)
         out = bind(prim, v, axes=axes)
         return wrap(_keep(out, v.aval.shape, axes, keepdims) if keepdims else out)
-    f.__name__ = fname
+    f.__name__ = f.__qualname__ = fname   # (Python names a function by its qualname in a bad-call TypeError)
     return f
 
 

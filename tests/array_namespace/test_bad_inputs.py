@@ -75,3 +75,12 @@ def test_the_classifier_tells_outcomes_apart():
     assert classify(unclear)[0] == "unclear"
     accepted = Case("sum", "axis_type", (xp.ones(3),), {"axis": 0}, TypeError, ("axis",), "t")
     assert classify(accepted)[0] == "accepted"
+
+
+@pytest.mark.parametrize("row", ROWS, ids=[r.fn for r in ROWS])
+def test_an_unknown_keyword_names_the_function(row):
+    """Python words a bad keyword with the function's __qualname__: a namespace function made by a factory
+    said `_unary.<locals>.f()` (issue 24); every one must say its public name."""
+    with pytest.raises(TypeError) as e:
+        call(row.func, row.args, {**row.kwargs, "no_such_keyword": 1})
+    assert names_function(str(e.value), row.fn) and "no_such_keyword" in str(e.value), str(e.value)
