@@ -147,6 +147,7 @@ def asarray(obj, /, *, dtype=None, device=None, copy=None):
                 raise
             raise ValueError(f"asarray: obj is a ragged nested sequence (its lists differ in length): {e}") from None
     if isinstance(obj, Tracer) or type(obj) is boxing.buffer_type:
+        obj = obj if isinstance(obj, Tracer) else backend.adopt(obj)   # (a jax.Array: copied in, as from NumPy)
         return wrap(obj if dtype is None else cast(obj, dtype))
     if hasattr(obj, "__dlpack__"):
         return _from_host(np.from_dlpack(obj), dtype, "asarray")

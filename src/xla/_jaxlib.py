@@ -426,6 +426,13 @@ def device_of(arr):
     return arr._sharding._device if hasattr(arr._sharding, "_device") else arr._sharding.device_set.pop()
 
 
+def is_ours(arr):
+    """Whether a device array belongs to our client, not another of this jaxlib's (a jax.Array has the same
+    ArrayImpl type; our executables refuse it: 'Buffer ... is on device cpu:0, but replica is assigned to
+    device cpu:0')."""
+    return device_of(arr).client is client()
+
+
 _lapack_ready = False
 
 

@@ -84,3 +84,24 @@ def test_an_unknown_keyword_names_the_function(row):
     with pytest.raises(TypeError) as e:
         call(row.func, row.args, {**row.kwargs, "no_such_keyword": 1})
     assert names_function(str(e.value), row.fn) and "no_such_keyword" in str(e.value), str(e.value)
+
+
+def test_a_jax_array_is_copied_in_eagerly_and_under_jit():
+    """A jax.Array has jaxlib's ArrayImpl type, as our device values do, but another client: a jit closing over
+    xp.asarray(it), or given it, failed inside XLA ('... on device cpu:0, but replica is assigned to device
+    cpu:0', issue 24). It is copied in as a NumPy array would be; an operator it cannot enter says TypeError."""
+    jnp = pytest.importorskip("jax.numpy")
+    import numpy as np
+    from transforms import grad, jit, vmap
+    c = jnp.asarray([1.0, 2.0, 3.0])
+    want = np.asarray(c) * 2 + 1
+    a = xp.asarray(c)
+    f = jit(lambda v: v * 2)
+    for _ in range(2):   # (the second call: the C++ fast path's)
+        np.testing.assert_array_equal(np.asarray(jit(lambda v: v + a)(xp.ones(3, dtype=xp.float32) * 0 + a)), 2 * c)
+        np.testing.assert_array_equal(np.asarray(f(c)) + 1, want)
+        np.testing.assert_array_equal(np.asarray(f(xp.ones(3, dtype=xp.float32))), [2.0, 2.0, 2.0])
+    np.testing.assert_array_equal(np.asarray(vmap(lambda v: v * 2)(c)), 2 * np.asarray(c))
+    np.testing.assert_array_equal(np.asarray(grad(lambda v: xp.sum(v * v))(c)), 2 * np.asarray(c))
+    with pytest.raises(TypeError, match="add: x2 must be an array.*ArrayImpl"):
+        jit(lambda v: xp.add(v, c))(xp.ones(3))
