@@ -18,7 +18,7 @@ from transforms.primitives import structural as S
 
 from . import _dtypes as D
 from ._array import Array, default_device
-from ._helpers import as_array, as_int, cast, is_int_like, py_number, wrap
+from ._helpers import big_int_as_float, as_array, as_int, cast, is_int_like, py_number, wrap
 from ._plans import MADE_MAX_ELEMENTS, SCALAR_TYPES, is_default_device, keep_made, made, plain, scalar_key
 
 
@@ -258,6 +258,10 @@ def _full_checked(shape, fill_value, dtype, device, fname):
     else:
         if isinstance(fill_value, complex) and dtype not in D.COMPLEX:
             raise TypeError(f"{fname}: the complex fill_value {fill_value!r} cannot fill a {dtype.name} array")
+        info = np.iinfo(dtype) if type(fill_value) is int and dtype in D.INTEGER else None
+        if info is not None and not info.min <= fill_value <= info.max:
+            raise OverflowError(f"{fname}: fill_value {fill_value} is out of bounds for {dtype.name}")
+        fill_value = big_int_as_float(fill_value, dtype, fname)   # (an int past int64 for a float dtype: its float)
         if isinstance(fill_value, float) and dtype in D.INTEGER_OR_BOOL and not fill_value.is_integer():
             raise TypeError(f"{fname}: the non-integral fill_value {fill_value!r} cannot fill an array of dtype "
                             f"{dtype.name}")

@@ -457,7 +457,7 @@ def clip(x, /, min=None, max=None):
                     if (name == "min") == (bound < info.min):
                         continue   # a bound outside the dtype's range changes nothing
                     bound = int(np.clip(bound, info.min, info.max))
-            bv = weak_scalar(bound, x.dtype)
+            bv = weak_scalar(bound, x.dtype, "clip")
         else:
             bound = as_array(bound, "clip", name)
             if bound.shape != x.shape:
