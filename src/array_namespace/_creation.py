@@ -124,12 +124,13 @@ def asarray(obj, /, *, dtype=None, device=None, copy=None):
                 raise ValueError("asarray: copy=False but changing the dtype requires a copy")
             return wrap(cast(obj._v, dtype))
         return wrap(obj._v) if copy else obj
+    if isinstance(obj, (bool, int, float, complex)) and not isinstance(obj, np.generic):
+        return _asarray_scalar(obj, dtype)
+    if copy is False:   # (an Array cannot share a NumPy buffer: the owner could write to it behind the Array's back)
+        raise ValueError(f"asarray: copy=False, but obj (a {type(obj).__name__}) must be copied into an Array (its "
+                         "memory cannot be shared: Arrays keep their values); pass copy=None or copy=True")
     if isinstance(obj, (np.ndarray, np.generic)):
         return _from_host(np.asarray(obj), dtype, "asarray")
-    if isinstance(obj, (bool, int, float, complex)):
-        return _asarray_scalar(obj, dtype)
-    if copy is False:
-        raise ValueError("asarray: copy=False is impossible for host data; it must be copied to the device")
     if isinstance(obj, (list, tuple)) and _contains_array(obj):
         from ._manipulation import stack
         items = [asarray(o, dtype=dtype) for o in obj]

@@ -239,6 +239,7 @@ ROWS = [unary(n, k) for n, k in _UNARY.items()] + [binary(n, k) for n, k in _BIN
         ("non_array", "object", {"obj": object()}, TypeError, "obj"),
         ("non_array", "string", {"obj": "abc"}, TypeError, "obj"),
         ("shape", "ragged", {"obj": [[1.0], [1.0, 2.0]]}, ValueError, "obj"),
+        ("shape", "copy_false_numpy", {"obj": np.ones(2), "copy": False}, ValueError, "copy"),
         ("dtype", "string_dtype", {"dtype": "float64"}, TypeError, "dtype")]),
     _creation("empty"), _creation("zeros"), _creation("ones"),
     Row("full", ((2, 3), 1.5), no_jit=True, extra=_shape_cases() + [
