@@ -18,7 +18,7 @@ from transforms.primitives import structural as S
 
 from . import _dtypes as D
 from ._array import Array, default_device
-from ._helpers import as_array, as_int, cast, is_int_like, py_number, wrap
+from ._helpers import big_int_as_float, as_array, as_int, cast, is_int_like, py_number, wrap
 from ._plans import MADE_MAX_ELEMENTS, SCALAR_TYPES, is_default_device, keep_made, made, plain, scalar_key
 
 
@@ -124,12 +124,13 @@ def asarray(obj, /, *, dtype=None, device=None, copy=None):
                 raise ValueError("asarray: copy=False but changing the dtype requires a copy")
             return wrap(cast(obj._v, dtype))
         return wrap(obj._v) if copy else obj
+    if isinstance(obj, (bool, int, float, complex)) and not isinstance(obj, np.generic):
+        return _asarray_scalar(obj, dtype)
+    if copy is False:   # (an Array cannot share a NumPy buffer: the owner could write to it behind the Array's back)
+        raise ValueError(f"asarray: copy=False, but obj (a {type(obj).__name__}) must be copied into an Array (its "
+                         "memory cannot be shared: Arrays keep their values); pass copy=None or copy=True")
     if isinstance(obj, (np.ndarray, np.generic)):
         return _from_host(np.asarray(obj), dtype, "asarray")
-    if isinstance(obj, (bool, int, float, complex)):
-        return _asarray_scalar(obj, dtype)
-    if copy is False:
-        raise ValueError("asarray: copy=False is impossible for host data; it must be copied to the device")
     if isinstance(obj, (list, tuple)) and _contains_array(obj):
         from ._manipulation import stack
         items = [asarray(o, dtype=dtype) for o in obj]
@@ -147,6 +148,7 @@ def asarray(obj, /, *, dtype=None, device=None, copy=None):
                 raise
             raise ValueError(f"asarray: obj is a ragged nested sequence (its lists differ in length): {e}") from None
     if isinstance(obj, Tracer) or type(obj) is boxing.buffer_type:
+        obj = obj if isinstance(obj, Tracer) else backend.adopt(obj)   # (a jax.Array: copied in, as from NumPy)
         return wrap(obj if dtype is None else cast(obj, dtype))
     if hasattr(obj, "__dlpack__"):
         return _from_host(np.from_dlpack(obj), dtype, "asarray")
@@ -256,11 +258,16 @@ def _full_checked(shape, fill_value, dtype, device, fname):
         v = cast(fill_value._v, dtype)
     else:
         if isinstance(fill_value, complex) and dtype not in D.COMPLEX:
-            raise TypeError(f"full: cannot fill a {dtype.name} array with a complex value")
+            raise TypeError(f"{fname}: the complex fill_value {fill_value!r} cannot fill a {dtype.name} array")
+        info = np.iinfo(dtype) if type(fill_value) is int and dtype in D.INTEGER else None
+        if info is not None and not info.min <= fill_value <= info.max:
+            raise OverflowError(f"{fname}: fill_value {fill_value} is out of bounds for {dtype.name}")
+        fill_value = big_int_as_float(fill_value, dtype, fname)   # (an int past int64 for a float dtype: its float)
         if isinstance(fill_value, float) and dtype in D.INTEGER_OR_BOOL and not fill_value.is_integer():
-            raise TypeError(f"full: cannot fill an integer array with {fill_value!r}")
+            raise TypeError(f"{fname}: the non-integral fill_value {fill_value!r} cannot fill an array of dtype "
+                            f"{dtype.name}")
         if _eager_small(shape):
-            return _from_host(np.full(shape, fill_value, dtype=dtype), dtype, "full")
+            return _from_host(np.full(shape, fill_value, dtype=dtype), dtype, fname)
         v = P.convert_element_type(fill_value, dtype)
     return wrap(S.broadcast_in_dim(v, shape, ()))
 

@@ -35,7 +35,7 @@ def _unary(fname, prim, allowed, complex_special=False):
         if complex_special and x.dtype in D.COMPLEX:   # the standard's special values (C99 Annex G)
             return wrap(CS.apply(fname, prim, x._v))
         return wrap(bind(prim, x._v))
-    f.__name__ = fname
+    f.__name__ = f.__qualname__ = fname   # (Python names a function by its qualname in a bad-call TypeError)
     f.__doc__ = f"Elementwise {fname} (Array API standard)."
     return f
 
@@ -51,7 +51,7 @@ def _binary(fname, prim, allowed):
             return wrap(bind(prim, a, b))
         except ValueError as e:
             raise ValueError(f"{fname}: {e}") from None
-    f.__name__ = fname
+    f.__name__ = f.__qualname__ = fname   # (Python names a function by its qualname in a bad-call TypeError)
     f.__doc__ = f"Elementwise {fname} (Array API standard)."
     return f
 
@@ -270,7 +270,7 @@ def _rounding(fname, prim):
             return wrap(bind(P.add_p, P.convert_element_type(re, x.dtype),
                              bind(P.mul_p, P.convert_element_type(im, x.dtype), _c(1j, x._v))))
         return wrap(bind(prim, x._v))
-    f.__name__ = fname
+    f.__name__ = f.__qualname__ = fname   # (Python names a function by its qualname in a bad-call TypeError)
     return f
 
 
@@ -353,7 +353,7 @@ def _log_base(fname, base):
             return wrap(CS.apply(fname, P.log_p, v, divisor=float(np.log(base))))
         r = bind(P.div_p, bind(P.log_p, v), _c(np.log(base), v))
         return _exact_at_powers(wrap(r), x, base)
-    f.__name__ = fname
+    f.__name__ = f.__qualname__ = fname   # (Python names a function by its qualname in a bad-call TypeError)
     return f
 
 
@@ -457,7 +457,7 @@ def clip(x, /, min=None, max=None):
                     if (name == "min") == (bound < info.min):
                         continue   # a bound outside the dtype's range changes nothing
                     bound = int(np.clip(bound, info.min, info.max))
-            bv = weak_scalar(bound, x.dtype)
+            bv = weak_scalar(bound, x.dtype, "clip")
         else:
             bound = as_array(bound, "clip", name)
             if bound.shape != x.shape:

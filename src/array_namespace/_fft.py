@@ -16,14 +16,14 @@ import math
 
 import numpy as np
 
-from transforms.core import bind
+from transforms.core import ShapedArray, bind, check_size
 from transforms.primitives import elementwise as P
 from transforms.primitives import fft as F
 from transforms.primitives import structural as S
 
 from . import _dtypes as D
 from ._creation import _check_device
-from ._helpers import as_array, as_int, cast, check_kind, is_int_like, normalize_axis, wrap
+from ._helpers import as_array, as_int, cast, check_kind, is_int_like, normalize_axes, normalize_axis, wrap
 from ._manipulation import roll
 from ._staged import compiled
 
@@ -72,16 +72,18 @@ def _check_n(fname, n, what="n"):
     return n
 
 
-def _resize(v, axis, n):
-    """Trim or zero-pad v along axis to length n."""
+def _resize(v, axis, n, fname, arg):
+    """Trim or zero-pad v along axis to length n (a length too large to hold: ValueError/MemoryError naming the
+    caller and `arg`, the parameter that asked for it)."""
     shp = S.shape_of(v)
     size = shp[axis]
     if size == n:
         return v
+    hi = list(shp)
+    hi[axis] = n
     if size > n:
-        hi = list(shp)
-        hi[axis] = n
         return S.slice_(v, (0,) * len(shp), hi)
+    check_size(ShapedArray(tuple(hi), S.dtype_of(v)), f"{fname} ({arg})")
     cfg = [(0, 0, 0)] * len(shp)
     cfg[axis] = (0, n - size, 0)
     return S.pad(v, P.convert_element_type(0, S.dtype_of(v)), cfg)
@@ -122,7 +124,7 @@ def _c2c(fname, x, n, axis, norm, inverse):
     _check_norm(fname, norm)
     x, v = _complex_input(fname, x)
     axis, n = _axis_n(fname, x, n, axis)
-    v = _resize(v, axis, n)
+    v = _resize(v, axis, n, fname, "n")
     out = _apply(v, [axis], "IFFT" if inverse else "FFT", (n,))
     return wrap(_scale(out, fname, norm, n, inverse))
 
@@ -164,13 +166,13 @@ def ifft(x, /, *, n=None, axis=-1, norm="backward"):
 
 
 def _rfft_raw(fname, x, v, n, axis, norm):
-    v = _resize(v, axis, n)
+    v = _resize(v, axis, n, fname, "n")
     out = _apply(v, [axis], "RFFT", (n,))
     return _scale(out, fname, norm, n, False)
 
 
 def _irfft_raw(fname, v, n, axis, norm):
-    v = _resize(v, axis, n // 2 + 1)
+    v = _resize(v, axis, n // 2 + 1, fname, "n")
     out = _apply(v, [axis], "IRFFT", (n,))
     return _scale(out, fname, norm, n, True)
 
@@ -295,7 +297,7 @@ def _c2cn(fname, x, s, axes, norm, inverse):
     if not axes:
         return wrap(v)
     for a, n in zip(axes, s):
-        v = _resize(v, a, n)
+        v = _resize(v, a, n, fname, "s")
     out = _complex_nd(v, axes, "IFFT" if inverse else "FFT")
     return wrap(_scale(out, fname, norm, math.prod(s), inverse))
 
@@ -361,7 +363,7 @@ def rfftn(x, /, *, s=None, axes=None, norm="backward"):
     if not axes:
         raise ValueError(f"rfftn: at least one axis must be transformed, got x of shape {x.shape} and axes {axes}")
     for a, n in zip(axes, s):
-        v = _resize(v, a, n)
+        v = _resize(v, a, n, "rfftn", "s")
     v = _apply(v, [axes[-1]], "RFFT", (s[-1],))
     v = _complex_nd(v, axes[:-1], "FFT")
     return wrap(_scale(v, "rfftn", norm, math.prod(s), False))
@@ -390,8 +392,8 @@ def irfftn(x, /, *, s=None, axes=None, norm="backward"):
     if not axes:
         raise ValueError(f"irfftn: at least one axis must be transformed, got x of shape {x.shape} and axes {axes}")
     for a, n in zip(axes[:-1], s[:-1]):
-        v = _resize(v, a, n)
-    v = _resize(v, axes[-1], s[-1] // 2 + 1)
+        v = _resize(v, a, n, "irfftn", "s")
+    v = _resize(v, axes[-1], s[-1] // 2 + 1, "irfftn", "s")
     v = _complex_nd(v, axes[:-1], "IFFT")
     v = _apply(v, [axes[-1]], "IRFFT", (s[-1],))
     return wrap(_scale(v, "irfftn", norm, math.prod(s), True))
@@ -430,6 +432,7 @@ def fftfreq(n, /, *, d=1.0, dtype=None, device=None):
     """
     n = _check_n("fftfreq", n)
     dt = _freq_dtype("fftfreq", dtype, device)
+    check_size(ShapedArray((n,), np.dtype(np.int64)), "fftfreq (n)")   # (the int64 iota it is built from)
     d = _freq_d("fftfreq", d)
     k = S.iota(D.int64, (n,), 0)
     half = (n - 1) // 2 + 1
@@ -453,6 +456,7 @@ def rfftfreq(n, /, *, d=1.0, dtype=None, device=None):
     """
     n = _check_n("rfftfreq", n)
     dt = _freq_dtype("rfftfreq", dtype, device)
+    check_size(ShapedArray((n // 2 + 1,), np.dtype(np.int64)), "rfftfreq (n)")
     d = _freq_d("rfftfreq", d)
     v = P.convert_element_type(S.iota(D.int64, (n // 2 + 1,), 0), dt)
     return wrap(P.div(v, P.convert_element_type(n * d, dt, True)))
@@ -464,7 +468,7 @@ def _shift(fname, x, axes, sign):
         axes = tuple(range(x.ndim))
     else:
         axes = (axes,) if is_int_like(axes) or not isinstance(axes, (tuple, list)) else tuple(axes)
-        axes = tuple(normalize_axis(a, x.ndim, fname, "axes") for a in axes)
+        axes = tuple(normalize_axes(a, x.ndim, fname, "axes")[0] for a in axes)   # (strict: a 0-d x has none)
     if not axes:
         return x
     shifts = tuple(sign * (x.shape[a] // 2) for a in axes)

@@ -36,10 +36,26 @@ def wrap(v):
 _WEAK: dict = {}   # eagerly: (type, value, dtype) -> the weakly typed 0-d raw value (immutable, reused)
 
 
-def weak_scalar(value, dtype):
+def big_int_as_float(value, dtype, fname):
+    """A Python int past int64 for a floating dtype: the float it is (the standard's scalar rule; a value past
+    float32's range is inf there, as NumPy gives), or OverflowError naming fname past float64's range."""
+    if type(value) is int and dtype.kind in "fc" and not -_I64 <= value < _I64:
+        try:
+            return float(value)
+        except OverflowError:
+            raise OverflowError(f"{fname}: a Python int of {value.bit_length()} bits is beyond the range of "
+                                f"{dtype.name} (at most about 1.8e308)") from None
+    return value
+
+
+_I64 = 2 ** 63
+
+
+def weak_scalar(value, dtype, fname="asarray"):
     """`value` (a Python scalar) as a weakly typed 0-d raw value of `dtype`. Eagerly the converted value
     is reused (x + 1 in a loop converts 1 once), keyed so that -0.0 and 0.0 (and signed complex zeros)
-    stay apart, never for NaN; a reused value that was donated to a jitted function is made anew."""
+    stay apart, never for NaN; a reused value that was donated to a jitted function is made anew. A Python
+    int past int64 next to a float array is first the float it is (`big_int_as_float`), eagerly and under jit alike."""
     if type(dtype) is _DType:
         dtype = dtype._np   # (the engine's params hold NumPy dtypes)
     if trace_state.trace is EVAL:
@@ -52,11 +68,11 @@ def weak_scalar(value, dtype):
                 key = (t, repr(value) if t is complex or (t is float and not value) else value, dtype)
             v = _WEAK.get(key)
             if v is None or v.is_deleted():
-                v = bind(convert_element_type_p, value, new_dtype=dtype, weak_type=True)
+                v = bind(convert_element_type_p, big_int_as_float(value, dtype, fname), new_dtype=dtype, weak_type=True)
                 if len(_WEAK) < 1024:
                     _WEAK[key] = v
             return v
-    return bind(convert_element_type_p, value, new_dtype=dtype, weak_type=True)
+    return bind(convert_element_type_p, big_int_as_float(value, dtype, fname), new_dtype=dtype, weak_type=True)
 
 
 def cast(v, dtype):
@@ -120,7 +136,7 @@ def as_array(x, fname, arg="x"):
     v = x if type(x) in _SCALARS else py_number(x)
     if v is None:
         raise TypeError(f"{fname}: {arg} must be an array, got {type(x).__name__}")
-    return wrap(weak_scalar(v, D.default_dtype_of_scalar(v)))
+    return wrap(weak_scalar(v, D.default_dtype_of_scalar(v), fname))
 
 
 _REPR = {D.bool_: True, "int": 1, "float": 1.0, "complex": 1j}
@@ -159,7 +175,7 @@ def binary(fname, x1, x2, broadcast=True):
             dt = D.scalar_dtype_for(x2, a1.dtype, fname)
             if t2 is complex and a1.dtype.kind == "f":   # real floating array + complex scalar
                 v1 = cast(v1, dt)
-            return v1, weak_scalar(x2, dt), dt
+            return v1, weak_scalar(x2, dt, fname), dt
         p2 = py_number(x2)   # a NumPy scalar is the Python number it is (weak)
         if p2 is not None:
             return binary(fname, x1, p2)
@@ -171,7 +187,7 @@ def binary(fname, x1, x2, broadcast=True):
             dt = D.scalar_dtype_for(x1, d2, fname)
             if t1 is complex and d2.kind == "f":
                 v2 = cast(v2, dt)
-            return weak_scalar(x1, dt), v2, dt
+            return weak_scalar(x1, dt, fname), v2, dt
         p1 = py_number(x1)
         if p1 is not None:
             return binary(fname, p1, x2)

@@ -442,8 +442,9 @@ def take(x, indices, /, *, axis=None):
         the end). axis (int or None): the axis (may be None only for 1-D x).
     Returns: Array: of x's dtype; the axis replaced by indices' length.
     Raises: TypeError: if indices is not integer. ValueError: if x is 0-d or axis is None for x of more than one
-        dimension. IndexError: for an index out of range (eager). AxisError (an IndexError and a ValueError): for an
-        axis out of range.
+        dimension. IndexError: for an index out of range (eager; under jit an index known only at run time is
+        clamped into range after a negative one is counted from the end: XLA's rule, as in JAX). AxisError (an
+        IndexError and a ValueError): for an axis out of range.
 
     >>> xp.take(xp.asarray([10, 20, 30]), xp.asarray([2, 0]))
     Array([30, 10])
@@ -474,8 +475,9 @@ def take_along_axis(x, indices, /, *, axis=-1):
         x's. axis (int): the axis (default -1).
     Returns: Array: of x's dtype, the broadcast shape with indices' size along axis.
     Raises: TypeError: if indices is not an integer array. ValueError: for another ndim or shapes that do not
-        broadcast. IndexError: for an index out of range (eager) or an empty axis. AxisError (an IndexError and a
-        ValueError): for an axis out of range.
+        broadcast. IndexError: for an index out of range (eager; under jit and vmap an index known only at run time
+        is clamped into range after a negative one is counted from the end, as in take) or an empty axis. AxisError
+        (an IndexError and a ValueError): for an axis out of range.
 
     >>> xp.take_along_axis(xp.asarray([[3, 1], [2, 4]]), xp.asarray([[1], [0]]), axis=1)
     Array([[1],

@@ -80,7 +80,9 @@ def _c(v, value):
 
 
 def _symmetrize(v):
-    return P.mul(P.add(v, LP.mH(v)), _c(v, 0.5))
+    """(v + v^H) / 2, halved first: the sum of two entries past half the largest float overflowed (issue 24)."""
+    h = P.mul(v, _c(v, 0.5))
+    return P.add(h, LP.mH(h))
 
 
 def _broadcast_batch(a, b):

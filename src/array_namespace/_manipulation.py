@@ -480,7 +480,7 @@ def roll(x, /, shift, *, axis=None):
             raise ValueError("roll: shift and axis must have the same length")
     v = x._v
     for s, a in zip(shifts, axes):
-        a = normalize_axis(a, x.ndim, "roll")
+        (a,) = normalize_axes(a, x.ndim, "roll")   # (strict: a 0-d x has no axis 0 to roll, as NumPy)
         n = x.shape[a]
         if n == 0:
             continue
@@ -554,6 +554,8 @@ def repeat(x, repeats, /, *, axis=None):
                 raise ValueError(f"repeat: repeats has {reps.size} entries for an axis of size {n}")
             if reps.size and reps.min() < 0:
                 raise ValueError("repeat: repeats must be non-negative")
+            total = x.shape[:axis] + (int(reps.sum(dtype=object)),) + x.shape[axis + 1:]   # (exact: no int64 wrap)
+            check_size(ShapedArray(total, x.dtype), "repeat (repeats)")
             from ._creation import asarray
             from ._indexing import take
             src = np.repeat(np.arange(n, dtype=np.int64), reps)   # the source of each output position
@@ -562,6 +564,7 @@ def repeat(x, repeats, /, *, axis=None):
     if repeats < 0:
         raise ValueError("repeat: repeats must be non-negative")
     shape = list(x.shape)
+    check_size(ShapedArray(x.shape[:axis] + (shape[axis] * repeats,) + x.shape[axis + 1:], x.dtype), "repeat (repeats)")
     expanded = shape[:axis + 1] + [repeats] + shape[axis + 1:]
     v = S.broadcast_in_dim(x._v, tuple(expanded), tuple(i for i in range(len(expanded)) if i != axis + 1))
     shape[axis] *= repeats
@@ -586,9 +589,9 @@ def tile(x, repetitions, /):
     nd = max(x.ndim, len(reps))
     reps = (1,) * (nd - len(reps)) + reps
     shape = (1,) * (nd - x.ndim) + x.shape
+    check_size(ShapedArray(tuple(r * d for r, d in zip(reps, shape)), x.dtype), "tile (repetitions)")
     v = S.reshape(x._v, shape)
-    big = []
-    dims = []
+    big, dims = [], []
     for i, (r, d) in enumerate(zip(reps, shape)):
         big += [r, d]
         dims.append(2 * i + 1)

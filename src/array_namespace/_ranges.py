@@ -18,7 +18,7 @@ from transforms.primitives import structural as S
 from . import _dtypes as D
 from ._array import Array
 from ._creation import _check_device, _eager_small, _from_host, _shape_arg, _sized
-from ._helpers import as_array, as_int, py_number, wrap
+from ._helpers import big_int_as_float, as_array, as_int, py_number, wrap
 from ._plans import MADE_MAX_ELEMENTS, SCALAR_TYPES, is_default_device, keep_made, made, plain, scalar_key
 
 
@@ -160,6 +160,7 @@ def _linspace(start, stop, num, dtype, device, endpoint):
         if dt in D.INTEGER:
             f = bind(P.floor_p, f)
         return wrap(P.convert_element_type(f, dt))
+    start, stop = big_int_as_float(start, dt, "linspace"), big_int_as_float(stop, dt, "linspace")   # (ints past int64: floats)
     div = (num - 1) if endpoint else num
     i = S.iota(dt, (num,), 0)
     step = (stop - start) / div if div > 0 else 0.0
@@ -196,6 +197,7 @@ def _eye(n_rows, n_cols, k, dtype, device):
     dt = D.check_dtype(dtype, "eye") if dtype is not None else D.DEFAULT_FLOAT
     _sized(shape, dt, "eye", "n_rows, n_cols")
     k = as_int(k, "eye", "k")   # also under jit, where k is a parameter
+    k = max(-shape[0], min(k, shape[1]))   # (a diagonal past the matrix: none, however far; no int64 wrap)
     if _eager_small(shape):
         return _from_host(np.eye(shape[0], shape[1], k=k, dtype=dt), dt, "eye")
     r, c = S.iota(D.int64, shape, 0), S.iota(D.int64, shape, 1)
@@ -209,6 +211,7 @@ def _tri(fname, x, k, lower):
     if x.ndim < 2:
         raise ValueError(f"{fname}: x must have at least 2 dimensions, got {x.ndim}")
     shape = x.shape
+    k = max(-shape[-2], min(k, shape[-1]))   # (a diagonal past the matrix keeps all or none; no int64 wrap)
     r, c = S.iota(D.int64, shape, len(shape) - 2), S.iota(D.int64, shape, len(shape) - 1)
     d = bind(P.sub_p, c, r)
     kk = P.convert_element_type(k, D.int64, True)

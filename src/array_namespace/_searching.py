@@ -27,7 +27,7 @@ def _arg(fname, prim):
         if keepdims:
             out = S.reshape(out, tuple(1 if i == ax else d for i, d in enumerate(x.shape)))
         return wrap(out)
-    f.__name__ = fname
+    f.__name__ = f.__qualname__ = fname   # (Python names a function by its qualname in a bad-call TypeError)
     return f
 
 

@@ -156,7 +156,7 @@ def _extreme(fname, prim):
         # jnp.max relies on it too), and so do the host kernels (np.maximum.reduce)
         out = bind(prim, v, axes=axes)
         return wrap(_keep(out, v.aval.shape, axes, keepdims) if keepdims else out)
-    f.__name__ = fname
+    f.__name__ = f.__qualname__ = fname   # (Python names a function by its qualname in a bad-call TypeError)
     return f
 
 
@@ -330,7 +330,8 @@ def all(x, /, *, axis=None, keepdims=False):
 def _truth_reduce(fname, x, axis, keepdims, axes_of, prim):
     """all/any: x's truth values reduced by `prim` over the validated (planned) axes."""
     v, axes = _planned(fname, x, axis, axes_of)
-    b = cast(v, _BOOL)
+    # (complex: true unless 0+0j, NaN parts included, as NumPy and the standard; a cast would read the real part)
+    b = bind(P.ne_p, v, P.full_like_scalar(v, 0)) if get_aval(v).dtype.kind == "c" else cast(v, _BOOL)
     if not axes:   # (nothing reduced, e.g. a 0-d x: the truth values themselves)
         return wrap(b)
     out = bind(prim, b, axes=axes)

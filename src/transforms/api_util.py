@@ -3,6 +3,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from .backend import backend
 from .core import ShapedArray, Tracer, boxing, get_aval
 from .pytree import tree_flatten, tree_unflatten
 
@@ -13,8 +14,10 @@ def to_raw(x, where="argument"):
     """An argument leaf as a raw value: Array -> payload; scalars/NumPy -> device values."""
     if type(x) is boxing.box_type:
         return x._v
-    if isinstance(x, Tracer) or type(x) is boxing.buffer_type:
+    if isinstance(x, Tracer):
         return x
+    if type(x) is boxing.buffer_type:
+        return backend.adopt(x)   # (another runtime's array of that type, e.g. a jax.Array: copied in)
     if type(x) in _SCALARS or isinstance(x, (np.ndarray, np.generic)):
         from .primitives.elementwise import convert_element_type
         a = get_aval(x)

@@ -17,6 +17,7 @@ _HOOKS += ("eager_fn", "eager_getitem", "eager_setitem")   # namespace fast path
 _HOOKS += ("pmap_call",)   # pmap_call(args, params) -> outputs: run a pmap equation (transforms/pmap.py)
 _HOOKS += ("sharding_of", "shards_of")   # where an eager value lies over devices (transforms/devices.py)
 _HOOKS += ("shard_map_call", "put_sharded", "compile_sharded")   # transforms/shard_map.py, sharding.py, jit.py
+_HOOKS += ("adopt",)   # adopt(raw) -> raw: another runtime's array of the backend's own type (a jax.Array) copied in
 _HOOKS += ("distributed_initialize", "distributed_shutdown", "distributed_barrier",
            "distributed_is_initialized")   # several processes as one run (transforms/distributed.py)
 
@@ -71,6 +72,7 @@ class Backend:
         self.eager_fn = lambda prim, in_avals, params: None   # (callers bind)
         self.eager_getitem = lambda raw, key: None   # (indexing binds its gather)
         self.eager_setitem = lambda raw, key, value: None   # (and its scatter)
+        self.adopt = lambda raw: raw                 # (every value of the buffer type is the backend's own)
 
     def register(self, name, **hooks):
         unknown = set(hooks) - set(_HOOKS)

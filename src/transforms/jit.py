@@ -54,7 +54,7 @@ class Jitted:
         self.fun = fun
         self.__name__ = getattr(fun, "__name__", "fun")
         self.__wrapped__ = fun
-        as_tuple = lambda v: (v,) if isinstance(v, (int, str)) else tuple(v)
+        as_tuple = lambda v: (v,) if isinstance(v, str) or hasattr(v, "__index__") else tuple(v)
         self.static_argnums = as_tuple(static_argnums)
         self.static_argnames = as_tuple(static_argnames)
         self.donate_argnums = as_tuple(donate_argnums)
@@ -66,6 +66,7 @@ class Jitted:
                 self.signature = inspect.signature(fun)
             except (TypeError, ValueError):
                 self.signature = None
+        self._check_argnums()
         if self.signature is not None and self.static_argnames:
             params = list(self.signature.parameters)
             self.static_argnums = tuple(sorted(set(self.static_argnums) | {
@@ -79,6 +80,19 @@ class Jitted:
         self._sharded = in_shardings is not None or out_shardings is not None
         if self._sharded:
             self._fast = False   # an SPMD program over a mesh (backend.compile_sharded), dispatched in Python
+
+    def _check_argnums(self):
+        """static_argnums/donate_argnums must be ints naming positions fun has (as JAX checks at jit time)."""
+        params = self.signature.parameters.values() if self.signature is not None else ()
+        var = any(p.kind == p.VAR_POSITIONAL for p in params)
+        n = sum(p.kind in (p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD) for p in params)
+        for what, nums in (("static_argnums", self.static_argnums), ("donate_argnums", self.donate_argnums)):
+            for i in nums:
+                if isinstance(i, bool) or not hasattr(i, "__index__"):
+                    raise TypeError(f"jit({self.__name__}): {what} must be ints, got {i!r} in {nums}")
+                if self.signature is not None and not var and not -n <= i < n:
+                    raise ValueError(f"jit({self.__name__}): {what}={nums} names position {i}, but "
+                                     f"{self.__name__} takes {n} positional argument{'' if n == 1 else 's'}")
 
     def _arg_names(self, nargs):
         if self.signature is None:
@@ -238,9 +252,20 @@ class Jitted:
         return tree_unflatten(ent.out_tree, [box(o) for o in outs])
 
     def _mark_donors(self, ent, raw):
-        """Host-held values this call donates remember its name, for the error if one is used again."""
+        """Host-held values this call donates remember its name, for the error if one is used again. A value
+        donated and also passed again (f(x, x) with x donated) is refused here: XLA would fail mid-call with
+        'Attempt to use a buffer that was previously donated'."""
         if any(ent.donate):
-            for r, d in zip(raw, ent.donate[len(ent.consts):]):
+            donate = ent.donate[len(ent.consts):]
+            if len({id(r) for r in raw}) < len(raw):
+                first = {}
+                for i, r in enumerate(raw):
+                    j = first.setdefault(id(r), i)
+                    if j != i and (donate[i] or donate[j]):
+                        raise ValueError(f"jit({self.__name__}): one array is passed as flat arguments {j} and {i} "
+                                         f"and donated (donate_argnums={self.donate_argnums}); the same array "
+                                         "cannot be donated twice or donated and read: pass a copy")
+            for r, d in zip(raw, donate):
                 if d and hasattr(r, "donor"):
                     r.donor = self.__name__
 

@@ -148,13 +148,18 @@ def checkpoint(fun, policy=None):
     Parameters: fun (callable): a function of arrays. policy (callable or None): primitive -> bool,
         e.g. dots_saveable; default nothing_saveable.
     Returns: callable: fun, with the same values and derivatives (remat is the same function).
-    Raises: TypeError: when called, for non-array arguments.
+    Raises: TypeError: for a fun or policy that is not callable; when called, for non-array arguments.
 
     >>> f = checkpoint(lambda v: xp.sin(v) * 2.0)
     >>> f(xp.asarray(0.0)), grad(f)(xp.asarray(0.0))
     (Array(0.), Array(2.))
     """
-    policy = policy or nothing_saveable
+    if not callable(fun):
+        raise TypeError(f"checkpoint: fun must be callable, got {type(fun).__name__}")
+    if policy is not None and not callable(policy):
+        raise TypeError(f"checkpoint: policy must be None or a callable primitive -> bool (e.g. dots_saveable), "
+                        f"got {policy!r}")
+    policy = nothing_saveable if policy is None else policy
     name = getattr(fun, "__name__", "fun")
 
     @api_boundary

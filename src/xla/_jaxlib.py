@@ -426,6 +426,20 @@ def device_of(arr):
     return arr._sharding._device if hasattr(arr._sharding, "_device") else arr._sharding.device_set.pop()
 
 
+def is_ours(arr):
+    """Whether a device array belongs to our client, not another of this jaxlib's (a jax.Array has the same
+    ArrayImpl type; our executables refuse it: 'Buffer ... is on device cpu:0, but replica is assigned to
+    device cpu:0')."""
+    sh = arr._sharding
+    if type(sh) is OneDevice or type(sh) is ManyDevices:   # (every array our runtime makes)
+        return True
+    try:
+        d = sh._device if hasattr(sh, "_device") else next(iter(sh.device_set))
+    except (AttributeError, StopIteration, TypeError):
+        return True   # (no device to tell by: taken as ours, as before)
+    return d.client is client()
+
+
 _lapack_ready = False
 
 

@@ -18,6 +18,7 @@ from transforms.traceback_util import api_boundary
 
 from . import _jaxlib, runtime
 from .host import HostValue
+from .lower_callbacks import has_callbacks
 
 try:
     from . import _dispatch_nodes as _native
@@ -120,6 +121,8 @@ def _fastpath(ent, raw, outs, result, leaves):
         return None
     if not hasattr(ent.exe, "exe"):
         return None   # no single executable (jit of pmaps alone runs their programs: pmap_runtime.PmapSequence)
+    if has_callbacks(ent.closed):
+        return None   # the Python path raises a failing callback's own exception (runtime.Compiled)
     if not all(type(c) is buf for c in ent.consts) or not all(type(o) is buf for o in outs):
         return None
     if any(_jaxlib.on_many_devices(r) for r in raw):

@@ -4,7 +4,8 @@ jaxlib's CPU FFI target "xla_ffi_python_cpu_callback" calls the Python function 
 `index` (an attribute of the custom call) of the list given to `compile_and_load`, with NumPy
 arrays, on the thread that runs the program, and writes back the arrays it returns (a tuple, in
 declared order). An exception in the function becomes an error of the execution, raised as a
-`JaxRuntimeError` (a RuntimeError) whose message holds the original exception and traceback.
+`JaxRuntimeError` (a RuntimeError) whose message holds the original exception's traceback text; the
+runtime raises the original exception instead (`callback_failure`), as eagerly.
 
 Each lowered module gets its own list (filed in `_jaxlib.host_callback_lists` under a key kept as a
 module attribute; `_jaxlib.compile` hands it over). Ordered effects (io_callback(ordered=True),
@@ -14,6 +15,7 @@ in the same block (or a fresh one) and returns the next, so XLA keeps their prog
 from __future__ import annotations
 
 import itertools
+import re
 import threading
 
 import numpy as np
@@ -99,10 +101,45 @@ def _emit(c, operands, host, result_avals, *, side_effect, ordered=False):
     return results[1:] if ordered else results
 
 
+_failures: dict = {}   # token -> the exception a callback raised, until the execution's error is read (bounded)
+_FAILURE = re.compile(r"\[host callback failure (\d+)\]")
+
+
 def _host_fn(callback, result_avals):
     def host(*arrays):
-        return tuple(run_callback(callback, result_avals, arrays))
+        try:
+            return tuple(run_callback(callback, result_avals, arrays))
+        except Exception as e:   # noqa: BLE001 -- kept for the caller, which raises it as eagerly
+            token = next(_keys)
+            with _lock:
+                while len(_failures) >= _MAX_PENDING:
+                    del _failures[next(iter(_failures))]
+                _failures[token] = e
+            raise RuntimeError(f"[host callback failure {token}]") from e
     return host
+
+
+def callback_failure(err):
+    """The exception a host callback raised, where `err` (XLA's runtime error) reports it; else None. XLA
+    words it as 'CpuCallback error calling callback: <traceback text>'; the runtime raises the original
+    instead (its type, message and traceback), as the same callback raises eagerly (issue 24)."""
+    m = _FAILURE.search(str(err))
+    if m is None:
+        return None
+    with _lock:
+        return _failures.pop(int(m.group(1)), None)
+
+
+def has_callbacks(closed):
+    """Whether a closed jaxpr calls a host callback anywhere (nested jaxprs included)."""
+    for eqn in closed.jaxpr.eqns:
+        if eqn.prim in (pure_callback_p, io_callback_p, debug_callback_p):
+            return True
+        for v in eqn.params.values():
+            for sub in (v if isinstance(v, (tuple, list)) else (v,)):
+                if hasattr(sub, "jaxpr") and hasattr(sub, "consts") and has_callbacks(sub):
+                    return True
+    return False
 
 
 def _pure(c, *args, callback, result_avals, vmap_method):

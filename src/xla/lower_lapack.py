@@ -18,7 +18,7 @@ from transforms.primitives import lapack as LP
 from . import _jaxlib
 from ._jaxlib import hlo, ir
 from .host import host_kernels
-from .lowering import constant, lowering_rules, tensor_type, ttype
+from .lowering import constant, fill_region, lowering_rules, tensor_type, ttype
 
 _PREFIX = {"float32": "s", "float64": "d", "complex64": "c", "complex128": "z"}
 
@@ -58,6 +58,12 @@ def lapack_call(name, dtype, operands, operand_matrix, results, result_matrix, *
 def _cmp(x, y, direction, kind="SIGNED"):
     return hlo.CompareOp(x, y, hlo.ComparisonDirectionAttr.get(direction),
                          compare_type=hlo.ComparisonTypeAttr.get(kind)).result
+
+
+def _to(x, dtype):
+    """x converted to dtype (a real to a complex: imaginary part 0), of x's shape."""
+    t = ir.RankedTensorType(x.type)
+    return hlo.ConvertOp(tensor_type(tuple(t.shape), dtype), x).result
 
 
 def _bcast(x, shape, dtype, dims):
@@ -260,11 +266,39 @@ lowering_rules[LP.lu_p] = _lu
 # ------------------------------------------------------------------------------- eig
 
 
+def _geev_scale(a, shape, rdt):
+    """Per matrix, a power of two s (real, shape batch) bringing max|a| into [2, 4) where it lies outside LAPACK's
+    safe range [sqrt(tiny)/eps, its inverse], 1 elsewhere (and for 0, a subnormal max, inf, NaN). jaxlib's geev
+    scales such a matrix into that range but returns the scaled matrix's eigenvalues (jit(eigvals) of a matrix
+    times 1e150 gave 1.9e138, issue 24); scaled here first, its eigenvalues are right once divided by s. Both
+    steps are exact (powers of two), s and 1/s normal numbers (XLA's CPU flushes subnormals)."""
+    rdt = np.dtype(rdt)
+    nd, batch = len(shape), shape[:-2]
+    info, idt = np.finfo(rdt), np.dtype(f"int{rdt.itemsize * 8}")
+    bias, mbits = info.maxexp - 1, info.nmant
+    r = hlo.ReduceOp([tensor_type(batch, rdt)], [hlo.AbsOp(a).result], [constant(0, rdt)], dimensions=[nd - 2, nd - 1])
+    scalar = tensor_type((), rdt)
+    fill_region(r.body, [scalar, scalar], lambda p, q: [hlo.MaxOp(p, q).result])
+    m = r.result
+    small = float(np.sqrt(info.tiny) / info.eps)
+    out = hlo.OrOp(_cmp(m, _splat(1 / small, batch, rdt), "GT", "FLOAT"),
+                   hlo.AndOp(_cmp(m, _splat(small, batch, rdt), "LT", "FLOAT"),
+                             _cmp(m, _splat(info.tiny, batch, rdt), "GE", "FLOAT")).result).result
+    ok = hlo.AndOp(out, _cmp(m, _splat(info.max, batch, rdt), "LE", "FLOAT")).result   # (not inf, not NaN)
+    e = hlo.ShiftRightLogicalOp(hlo.BitcastConvertOp(tensor_type(batch, idt), m).result,
+                                _splat(mbits, batch, idt)).result   # m's biased exponent, 1 .. 2 * bias here
+    sbits = hlo.ShiftLeftOp(hlo.SubtractOp(_splat(2 * bias + 1, batch, idt), e).result, _splat(mbits, batch, idt))
+    s = hlo.BitcastConvertOp(tensor_type(batch, rdt), sbits.result).result   # 2 ** (1 - exponent of m)
+    return hlo.SelectOp(ok, s, _splat(1, batch, rdt)).result
+
+
 def _eig(c, a):
     av = c.avals_in[0]
     shape, batch = av.shape, av.shape[:-2]
     cdt = c.avals_out[0].dtype
     wshape = batch + (shape[-1],)
+    s = _geev_scale(a, shape, LP.real_dtype(av.dtype))
+    a = hlo.MulOp(a, _bcast(_to(s, av.dtype), shape, av.dtype, range(len(batch)))).result
     if av.dtype != cdt:
         # real input: the real geev (wr + i*wi). Its complex eigenvalues come in exactly conjugate
         # pairs (wr equal, wi negated), as do the eigenvectors the kernel unpacks from LAPACK's
@@ -280,6 +314,7 @@ def _eig(c, a):
                                        [(wshape, cdt), (shape, cdt), (shape, cdt), (batch, np.int32)],
                                        [False, True, True, False], compute_left="N", compute_right="V")
     ok = _info_ok(info, batch)
+    w = hlo.DivOp(w, _bcast(_to(s, cdt), wshape, cdt, range(len(batch)))).result
     return [_nan_if_failed(w, ok, wshape, cdt), _nan_if_failed(vr, ok, shape, cdt)]
 
 

@@ -263,8 +263,24 @@ host_kernels[R.reduce_sum_p] = _h_reducer("sum", lambda x, a: np.add.reduce(x, a
                                           lambda x, a: np.logical_or.reduce(x, axis=a))
 host_kernels[R.reduce_prod_p] = _h_reducer("prod", lambda x, a: np.multiply.reduce(x, axis=a, dtype=x.dtype),
                                            lambda x, a: np.logical_and.reduce(x, axis=a))
-host_kernels[R.reduce_max_p] = _h_reducer("max", lambda x, a: np.maximum.reduce(x, axis=a))
-host_kernels[R.reduce_min_p] = _h_reducer("min", lambda x, a: np.minimum.reduce(x, axis=a))
+def _zero_signs(kind, x, axes, r):
+    """XLA's max/min reduction orders -0.0 below +0.0 (max of a slice holding both zeros is +0.0, min -0.0);
+    NumPy's reduce keeps the zero its loop meets first (so the answer moved with the order). A zero result is
+    fixed to XLA's, so eager and jit agree; r is right wherever it is not zero."""
+    if x.dtype.kind != "f":
+        return r
+    z = r == 0
+    if not z.any():
+        return r
+    sign = np.signbit(x)
+    other = (x == 0) & (~sign if kind == "max" else sign)   # (a +0.0 for max, a -0.0 for min: it wins)
+    won = np.logical_or.reduce(other, axis=axes)
+    zero = np.where(won, 0.0, -0.0) if kind == "max" else np.where(won, -0.0, 0.0)
+    return np.where(z, zero.astype(x.dtype), r)
+
+
+host_kernels[R.reduce_max_p] = _h_reducer("max", lambda x, a: _zero_signs("max", x, a, np.maximum.reduce(x, axis=a)))
+host_kernels[R.reduce_min_p] = _h_reducer("min", lambda x, a: _zero_signs("min", x, a, np.minimum.reduce(x, axis=a)))
 host_kernels[R.reduce_and_p] = _h_reducer("and", lambda x, a: np.bitwise_and.reduce(x, axis=a),
                                           lambda x, a: np.logical_and.reduce(x, axis=a))
 host_kernels[R.reduce_or_p] = _h_reducer("or", lambda x, a: np.bitwise_or.reduce(x, axis=a),
@@ -290,6 +306,8 @@ def _s_reducer(kind, ufunc, bool_ufunc=None, with_dtype=False):
         if with_dtype:
             dt = a.dtype
             return lambda x: reduce(x, axes, dt)
+        if k == "f" and kind in ("max", "min"):
+            return lambda x: _zero_signs(kind, x, axes, reduce(x, axes))
         return lambda x: reduce(x, axes)
     return specialize
 

@@ -21,6 +21,7 @@ from transforms.primitives import elementwise as E
 
 from . import _jaxlib, compile_cache, host
 from .host import HostValue, host_kernels
+from .lower_callbacks import callback_failure
 from .lowering import lower_jaxpr, lowering_rules
 
 boxing.buffer_type = _jaxlib.ArrayImpl
@@ -52,7 +53,10 @@ class Compiled:
         except TypeError:
             _raise_if_tracer(bufs)
             raise
-        except _jaxlib.XlaRuntimeError:
+        except _jaxlib.XlaRuntimeError as e:
+            failure = callback_failure(e)   # (a host callback raised: that exception, as eagerly)
+            if failure is not None:
+                raise failure from None
             # a pmap result (an array over several devices) given to a one-device program: gather it
             if not any(_jaxlib.on_many_devices(b) for b in bufs):
                 raise

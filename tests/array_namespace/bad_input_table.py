@@ -207,7 +207,8 @@ def _fft1(name, kinds, x=None):
     x = A((4,)) if x is None else x
     return Row("fft." + name, (x,), kinds={"x": kinds}, axis="axis", min_ndim={"x": 1}, extra=[
         ("size", "n_zero", {"n": 0}, ValueError, "n"), ("size", "n_negative", {"n": -2}, ValueError, "n"),
-        ("axis_type", "n_float", {"n": 2.5}, TypeError, "n"), ("shape", "norm", {"norm": "xx"}, ValueError, "norm")])
+        ("axis_type", "n_float", {"n": 2.5}, TypeError, "n"), ("shape", "norm", {"norm": "xx"}, ValueError, "norm"),
+        ("size", "n_huge", {"n": 2 ** 62}, MemoryError, "n")])
 
 
 def _fftn(name, kinds, x=None):
@@ -218,6 +219,7 @@ def _fftn(name, kinds, x=None):
         ("axis_type", "axes_float", {"axes": (0, 1.5)}, TypeError, "axes"),
         ("shape", "s_axes_length", {"s": (2, 4), "axes": (0,)}, ValueError, ("s", "axes")),
         ("size", "s_negative", {"s": (2, -3)}, ValueError, "s"),
+        ("size", "s_huge", {"s": (2 ** 31, 2 ** 31)}, MemoryError, "s"),
         ("shape", "norm", {"norm": "xx"}, ValueError, "norm")])
 
 
@@ -237,6 +239,7 @@ ROWS = [unary(n, k) for n, k in _UNARY.items()] + [binary(n, k) for n, k in _BIN
         ("non_array", "object", {"obj": object()}, TypeError, "obj"),
         ("non_array", "string", {"obj": "abc"}, TypeError, "obj"),
         ("shape", "ragged", {"obj": [[1.0], [1.0, 2.0]]}, ValueError, "obj"),
+        ("shape", "copy_false_numpy", {"obj": np.ones(2), "copy": False}, ValueError, "copy"),
         ("dtype", "string_dtype", {"dtype": "float64"}, TypeError, "dtype")]),
     _creation("empty"), _creation("zeros"), _creation("ones"),
     Row("full", ((2, 3), 1.5), no_jit=True, extra=_shape_cases() + [
@@ -244,6 +247,7 @@ ROWS = [unary(n, k) for n, k in _UNARY.items()] + [binary(n, k) for n, k in _BIN
         ("dtype", "string_dtype", {"dtype": "float64"}, TypeError, "dtype")]),
     _like("empty_like"), _like("zeros_like"), _like("ones_like"), Row("full_like", (X23, 2.0), kinds={"x": "any"}, extra=[
         ("non_array", "fill_str", {"fill_value": "a"}, TypeError, "fill_value"),
+        ("dtype", "bool_fill_half", {"x": A((2, 3), "bool"), "fill_value": 0.5}, TypeError, "fill_value"),
         ("dtype", "string_dtype", {"dtype": "float64"}, TypeError, "dtype")]),
     Row("eye", (3, 3), no_jit=True, extra=[
         ("size", "negative", {"n_rows": -1}, ValueError, "n_rows"), ("axis_type", "float", {"n_rows": 2.5}, TypeError,
@@ -328,7 +332,9 @@ ROWS = [unary(n, k) for n, k in _UNARY.items()] + [binary(n, k) for n, k in _BIN
         ("size", "negative", {"repeats": -1}, ValueError, "repeats"),
         ("axis_type", "repeats_float", {"repeats": 1.5}, TypeError, "repeats"),
         ("shape", "repeats_length", {"repeats": xp.asarray([1, 2, 3])}, ValueError, "repeats"),
-        ("dtype", "repeats_dtype", {"repeats": xp.asarray([1.0, 2.0])}, TypeError, "repeats")]),
+        ("dtype", "repeats_dtype", {"repeats": xp.asarray([1.0, 2.0])}, TypeError, "repeats"),
+        ("size", "huge", {"repeats": 10 ** 12}, MemoryError, "repeats"),
+        ("size", "overflow", {"repeats": 2 ** 62}, ValueError, "repeats")]),
     Row("reshape", (X23, (3, 2)), kinds={"x": "any"}, extra=[
         ("shape", "size", {"shape": (4,)}, ValueError, "shape"), ("shape", "two_unknown", {"shape": (-1, -1)}, ValueError,
                                                                    "shape"),
@@ -336,7 +342,8 @@ ROWS = [unary(n, k) for n, k in _UNARY.items()] + [binary(n, k) for n, k in _BIN
         ("shape", "float_entry", {"shape": (2.0, 3)}, TypeError, "shape")]),
     Row("roll", (X23, 1), kinds={"x": "any"}, axis="axis", extra=[
         ("axis_type", "shift_float", {"shift": 1.5}, TypeError, "shift"),
-        ("shape", "lengths", {"shift": (1, 2), "axis": (0,)}, ValueError, ("shift", "axis"))]),
+        ("shape", "lengths", {"shift": (1, 2), "axis": (0,)}, ValueError, ("shift", "axis")),
+        ("axis_range", "zero_d", {"x": xp.asarray(1.0), "axis": 0}, IndexError, "axis")]),
     Row("squeeze", (A((1, 3)), 0), kinds={"x": "any"}, axis="axis", extra=[
         ("shape", "not_one", {"axis": 1}, ValueError, "axis")]),
     Row("stack", ([X23, X23],), axis="axis", extra=[
@@ -345,7 +352,9 @@ ROWS = [unary(n, k) for n, k in _UNARY.items()] + [binary(n, k) for n, k in _BIN
         ("empty_0d", "no_arrays", {"arrays": []}, ValueError, "arrays")]),
     Row("tile", (X23, (2, 1)), kinds={"x": "any"}, extra=[
         ("size", "negative", {"repetitions": (-1, 2)}, ValueError, "repetitions"),
-        ("axis_type", "float_entry", {"repetitions": (1.5, 2)}, TypeError, "repetitions")]),
+        ("axis_type", "float_entry", {"repetitions": (1.5, 2)}, TypeError, "repetitions"),
+        ("size", "huge", {"repetitions": (10 ** 6, 10 ** 6)}, MemoryError, "repetitions"),
+        ("size", "overflow", {"repetitions": (2 ** 62, 1)}, ValueError, "repetitions")]),
     Row("unstack", (X23,), kinds={"x": "any"}, axis="axis", min_ndim={"x": 1}),
     # searching
     Row("argmax", (X23,), kinds={"x": "r"}, axis="axis", extra=[("empty_0d", "empty", {"x": A((0,))}, ValueError, "x")]),
@@ -416,14 +425,18 @@ ROWS += [
     _fft1("fft", "fc"), _fft1("ifft", "fc"), _fft1("rfft", "f"), _fft1("irfft", "fc"), _fft1("hfft", "fc"),
     _fft1("ihfft", "f"), _fftn("fftn", "fc"), _fftn("ifftn", "fc"), _fftn("rfftn", "f"), _fftn("irfftn", "fc"),
     Row("fft.fftfreq", (4,), no_jit=True, extra=[
-        ("size", "n_zero", {"n": 0}, ValueError, "n"), ("axis_type", "n_float", {"n": 2.5}, TypeError, "n"),
+        ("size", "n_huge", {"n": 2 ** 62}, MemoryError, "n"), ("size", "n_zero", {"n": 0}, ValueError, "n"), ("axis_type", "n_float", {"n": 2.5}, TypeError, "n"),
         ("non_array", "d_str", {"d": "a"}, TypeError, "d")]),
     Row("fft.rfftfreq", (4,), no_jit=True, extra=[
-        ("size", "n_zero", {"n": 0}, ValueError, "n"), ("axis_type", "n_float", {"n": 2.5}, TypeError, "n"),
+        ("size", "n_huge", {"n": 2 ** 62}, MemoryError, "n"), ("size", "n_zero", {"n": 0}, ValueError, "n"), ("axis_type", "n_float", {"n": 2.5}, TypeError, "n"),
         ("non_array", "d_str", {"d": "a"}, TypeError, "d")]),
     Row("fft.fftshift", (X23,), kinds={"x": "any"}, extra=[("axis_range", "axes", {"axes": (0, 5)}, IndexError, "axes"),
-                                                           ("axis_type", "float", {"axes": 1.5}, TypeError, "axes")]),
-    Row("fft.ifftshift", (X23,), kinds={"x": "any"}, extra=[("axis_range", "axes", {"axes": 5}, IndexError, "axes")]),
+                                                           ("axis_type", "float", {"axes": 1.5}, TypeError, "axes"),
+                                                           ("axis_range", "zero_d", {"x": xp.asarray(1.0), "axes": 0},
+                                                            IndexError, "axes")]),
+    Row("fft.ifftshift", (X23,), kinds={"x": "any"}, extra=[("axis_range", "axes", {"axes": 5}, IndexError, "axes"),
+                                                            ("axis_range", "zero_d", {"x": xp.asarray(1.0),
+                                                                                      "axes": (-1,)}, IndexError, "axes")]),
 ]
 # linalg functions with a parameter of their own
 _LINALG_EXTRA = {

@@ -4,6 +4,7 @@ a message naming the function the user called and the argument, and the same ref
 A new function is covered by adding its row to bad_input_table.ROWS; test_every_function_has_a_row fails
 until it has one.
 """
+import numpy as np
 import pytest
 
 import array_namespace as xp
@@ -148,3 +149,90 @@ def test_special_multigammaln_same_eagerly_and_under_transforms():
         for f in (lambda: xp.special.multigammaln(a, d), lambda: jit(lambda v: xp.special.multigammaln(v, d))(a)):
             with pytest.raises(ValueError, match="multigammaln: d"):
                 f()
+
+
+@pytest.mark.parametrize("row", ROWS, ids=[r.fn for r in ROWS])
+def test_an_unknown_keyword_names_the_function(row):
+    """Python words a bad keyword with the function's __qualname__: a namespace function made by a factory
+    said `_unary.<locals>.f()` (issue 24); every one must say its public name."""
+    with pytest.raises(TypeError) as e:
+        call(row.func, row.args, {**row.kwargs, "no_such_keyword": 1})
+    assert names_function(str(e.value), row.fn) and "no_such_keyword" in str(e.value), str(e.value)
+
+
+_JAX_CASES = """
+import numpy as np, pytest, jax.numpy as jnp
+import array_namespace as xp
+from transforms import grad, jit, vmap
+from xla import _jaxlib
+c = jnp.asarray([1.0, 2.0, 3.0])
+assert not _jaxlib.is_ours(c) and _jaxlib.is_ours(jit(lambda v: v * 2)(xp.ones(3))._v)
+a = xp.asarray(c)
+f = jit(lambda v: v * 2)
+for _ in range(2):   # (the second call: the C++ fast path's)
+    np.testing.assert_array_equal(np.asarray(jit(lambda v: v + a)(xp.ones(3, dtype=xp.float32))), np.asarray(c) + 1)
+    np.testing.assert_array_equal(np.asarray(f(c)), 2 * np.asarray(c))
+    np.testing.assert_array_equal(np.asarray(f(xp.ones(3, dtype=xp.float32))), [2.0, 2.0, 2.0])
+np.testing.assert_array_equal(np.asarray(vmap(lambda v: v * 2)(c)), 2 * np.asarray(c))
+np.testing.assert_array_equal(np.asarray(grad(lambda v: xp.sum(v * v))(c)), 2 * np.asarray(c))
+with pytest.raises(TypeError, match="add: x2 must be an array.*ArrayImpl"):
+    jit(lambda v: xp.add(v, c))(xp.ones(3))
+print("ok")
+"""
+
+
+def test_a_jax_array_is_copied_in_eagerly_and_under_jit():
+    """A jax.Array has jaxlib's ArrayImpl type, as our device values do, but another client: a jit closing over
+    xp.asarray(it), or given it, failed inside XLA ('... on device cpu:0, but replica is assigned to device
+    cpu:0', issue 24). It is copied in as a NumPy array would be; an operator it cannot enter says TypeError.
+    In a fresh process: importing jax changes how this process shares jaxlib's state (_jaxlib.jax_owns_states)."""
+    import importlib.util
+    import os
+    import subprocess
+    import sys
+    if importlib.util.find_spec("jax") is None:   # (not importorskip: that would import jax here)
+        pytest.skip("jax is not installed")
+    root = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+    env = dict(os.environ, PYTHONPATH=os.path.join(root, "src"))
+    r = subprocess.run([sys.executable, "-c", _JAX_CASES], capture_output=True, text=True, timeout=300, env=env)
+    assert r.returncode == 0 and r.stdout.strip().endswith("ok"), r.stdout[-3000:] + r.stderr[-3000:]
+
+
+BIG, HUGE = 2 ** 70, 2 ** 1100   # past int64; past float64
+
+
+@pytest.mark.parametrize("name, f, want", [
+    ("add", lambda v: xp.add(BIG, v), lambda n: BIG + n),
+    ("subtract", lambda v: v - BIG, lambda n: n - BIG),
+    ("multiply", lambda v: xp.multiply(v, -BIG), lambda n: n * -BIG),
+    ("where", lambda v: xp.where(v > 1, BIG, v), lambda n: np.where(n > 1, float(BIG), n)),
+    ("clip", lambda v: xp.clip(v, max=-BIG), lambda n: np.clip(n, None, -BIG)),
+    ("full_like", lambda v: xp.full_like(v, BIG), lambda n: np.full_like(n, BIG)),
+    ("full", lambda v: xp.full((2,), BIG, dtype=xp.float64), lambda n: np.full((2,), float(BIG))),
+    ("linspace", lambda v: xp.linspace(0, BIG, 3), lambda n: np.linspace(0, float(BIG), 3)),
+    ("eye", lambda v: xp.eye(2, k=BIG), lambda n: np.eye(2, k=BIG)),
+    ("tril", lambda v: xp.tril(xp.ones((2, 2)), k=-BIG), lambda n: np.tril(np.ones((2, 2)), k=-2)),   # (any k past)
+    ("add-complex", lambda v: xp.add(v + 0j, BIG), lambda n: (n + 0j) + BIG),
+])
+def test_a_python_int_past_int64_is_the_float_it_is_eagerly_and_under_jit(name, f, want):
+    """The standard's scalar rule: a Python int with a float array takes the float dtype. Eagerly it did, under jit
+    it raised 'OverflowError: Python int too large to convert to C long' naming no function (issue 24)."""
+    import numpy as np
+    from transforms import jit
+    n = np.array([1.0, 2.0])
+    for way, got in (("eager", f(xp.asarray(n))), ("jit", jit(f)(xp.asarray(n)))):
+        np.testing.assert_array_equal(np.asarray(got), want(n), err_msg=f"{name} {way}")
+
+
+@pytest.mark.parametrize("fn, f", [
+    ("add", lambda v: xp.add(HUGE, v)), ("multiply", lambda v: v * HUGE),
+    ("full_like", lambda v: xp.full_like(v, HUGE)),
+    ("linspace", lambda v: xp.linspace(0, -HUGE, 3)), ("full", lambda v: xp.full((2,), BIG)),
+    ("full_like", lambda v: xp.full_like(xp.astype(v, xp.int64), BIG)), ("add", lambda v: xp.astype(v, xp.int64) + BIG),
+])
+def test_a_python_int_no_dtype_can_hold_is_an_overflow_error_naming_the_function(fn, f):
+    from transforms import jit
+    for g in (f, jit(f)):
+        with pytest.raises(OverflowError) as e:
+            g(xp.ones(2))
+        assert names_function(str(e.value), fn) and "C long" not in str(e.value), str(e.value)

@@ -75,3 +75,19 @@ def test_arange_rejects_non_scalar_arrays_and_traced_bounds():
         xp.arange(xp.asarray(True))
     with pytest.raises(ConcretizationTypeError):   # the length would depend on a traced value
         jit(lambda n: xp.arange(n))(xp.asarray(5))
+
+
+def test_asarray_copy_false_of_host_data_raises_and_copies_never_alias():
+    """The standard: copy=False must never copy, and raise ValueError where a copy is needed. An Array cannot
+    share a NumPy buffer (the NumPy owner could write to it behind the Array's back), so NumPy arrays and
+    scalars raise, naming asarray and the way out (issue 24: it silently copied); copy=None/True copy, and
+    a later write to the NumPy array does not reach the Array."""
+    for obj in (np.ones(3), np.float64(2.0), np.arange(4, dtype=np.int32).reshape(2, 2)):
+        with pytest.raises(ValueError, match="asarray: copy=False.*copy=None or copy=True"):
+            xp.asarray(obj, copy=False)
+    n = np.arange(3.0)
+    a, b = xp.asarray(n), xp.asarray(n, copy=True)
+    n[0] = 99.0
+    assert np.asarray(a).tolist() == [0.0, 1.0, 2.0] and np.asarray(b).tolist() == [0.0, 1.0, 2.0]
+    x = xp.ones(2)
+    assert xp.asarray(x, copy=False) is x

@@ -268,3 +268,23 @@ def test_take_and_take_along_axis():
         xp.take_along_axis(X, xp.asarray([[[5]]]), axis=-1)
     got = jit(lambda x, i: xp.take_along_axis(x, i, axis=0))(X, xp.asarray([[[2, 0, 1, 1, 0]]]))
     np.testing.assert_array_equal(np.asarray(got), np.take_along_axis(A, np.array([[[2, 0, 1, 1, 0]]]), axis=0))
+
+
+def test_take_and_take_along_axis_clamp_a_run_time_index_as_documented():
+    """An index known only at run time (under jit, vmap) cannot raise: it is counted from the end when negative,
+    then clamped into range -- the rule the docstrings of take and take_along_axis state (issue 24)."""
+    idx = np.array([[[7, -9, -1, 2, 0]]])
+    clamped = np.clip(np.where(idx < 0, idx + 3, idx), 0, 2)
+    want = np.take_along_axis(A, clamped, axis=0)
+    got = jit(lambda x, i: xp.take_along_axis(x, i, axis=0))(X, xp.asarray(idx))
+    np.testing.assert_array_equal(np.asarray(got), want)
+    flat = idx.ravel()
+    got = jit(lambda x, i: xp.take(x, i, axis=0))(X, xp.asarray(flat))
+    np.testing.assert_array_equal(np.asarray(got), np.take(A, clamped.ravel(), axis=0))
+    rows = vmap(lambda x, i: xp.take_along_axis(x, i, axis=0))(X, xp.asarray(np.stack([flat[:3]] * 3)[..., None]))
+    loop = [np.take_along_axis(A[b], np.clip(np.where(flat[:3] < 0, flat[:3] + 4, flat[:3]), 0, 3)[:, None], 0)
+            for b in range(3)]
+    np.testing.assert_array_equal(np.asarray(rows), np.stack(loop))
+    with pytest.raises(IndexError, match="take_along_axis"):   # eagerly the same index raises
+        xp.take_along_axis(X, xp.asarray(idx), axis=0)
+    assert "clamped" in xp.take.__doc__ and "clamped" in xp.take_along_axis.__doc__

@@ -388,3 +388,22 @@ def test_non_finite_matrices_give_nan_promptly_and_leave_the_rest_exact(fname, m
         np.testing.assert_allclose(np.asarray(outs[0])[0], want, rtol=1e-10, atol=1e-12)
     if fname == "pinv":
         np.testing.assert_allclose(np.asarray(outs[0])[0], np.linalg.pinv(a[0]), rtol=1e-8, atol=1e-10)
+
+
+@pytest.mark.parametrize("fname", ["cholesky", "eigvalsh", "eigh"])
+def test_hermitian_functions_of_a_matrix_near_the_largest_float_stay_finite(fname):
+    """cholesky and eigh symmetrise x first; (x + x^H) / 2 overflowed for entries past half the largest float
+    (inf/NaN where NumPy's values are finite). Halved first it does not (issue 24). NumPy is the oracle,
+    eagerly, under jit and under vmap; float32 as well."""
+    base = np.array([[4.0, 1.0], [1.0, 3.0]])
+    for dt in (np.float64, np.float32):
+        m = np.stack([base * (np.finfo(dt).max / 5), base * (np.finfo(dt).max / 16), base]).astype(dt)
+        f = getattr(LA, fname)
+        npf = {"cholesky": np.linalg.cholesky, "eigvalsh": np.linalg.eigvalsh, "eigh": np.linalg.eigvalsh}[fname]
+        g = (lambda a: f(a)[0]) if fname == "eigh" else f
+        want = npf(m)
+        assert np.isfinite(want).all()
+        x = xp.asarray(m)
+        rtol = 1e-12 if dt == np.float64 else 1e-5
+        for way, got in (("eager", g(x)), ("jit", jit(g)(x)), ("vmap", vmap(g)(x))):
+            np.testing.assert_allclose(np.asarray(got), want, rtol=rtol, atol=0, err_msg=f"{way} {dt.__name__}")

@@ -12,6 +12,7 @@ X = R.standard_normal((3, 4))
 SP = np.array([[1.0, np.nan, 2.0], [np.inf, -1.0, 0.5]])
 I = np.array([[1, -2, 3], [4, 5, -6]], np.int32)
 B = np.array([[True, False, True], [True, True, True]])
+ZC = np.array([[1j, 2j, complex(0, np.nan)], [0j, 1j, -0.0 + 0j], [0j, 0j, complex(np.nan, 0)]])
 
 
 @pytest.mark.parametrize("fn, np_fn, args, rtol", [
@@ -30,6 +31,11 @@ B = np.array([[True, False, True], [True, True, True]])
     (lambda a: xp.any(a, axis=0, keepdims=True), lambda a: np.any(a, 0, keepdims=True), (~B,), 0),
     (xp.all, np.all, (SP,), 0),
     (xp.any, np.any, (np.zeros((2, 0)),), 0),
+    # complex truth: either part non-zero (NaN counts), not the real part alone (issue 24)
+    (lambda a: xp.all(a, axis=1), lambda a: np.all(a, 1), (ZC,), 0),
+    (lambda a: xp.any(a, axis=1), lambda a: np.any(a, 1), (ZC,), 0),
+    (xp.all, np.all, (np.array([1j, 2j]),), 0),
+    (xp.any, np.any, (np.array([0j, 1j], np.complex64),), 0),
 ])
 def test_against_numpy(fn, np_fn, args, rtol):
     agree(fn, np_fn, *args, rtol=rtol, atol=1e-14)

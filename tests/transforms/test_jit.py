@@ -199,3 +199,34 @@ def test_native_dispatcher_cache_is_bounded_and_evicted_signatures_rerun(small_j
     assert f._cache_size() <= 3 and len(f._jitted._cache) == 3
     np.testing.assert_allclose(np.asarray(f(xp.arange(1.0))), [-1.0])   # evicted from both: traced again
     assert f.trace_count == 9
+
+
+def test_one_array_donated_twice_or_donated_and_read_is_a_clear_value_error():
+    """f(x, x) with x donated failed inside XLA ('Attempt to use a buffer that was previously donated', plus a
+    C++ log line, issue 24); it is refused before the call, every call, and x stays readable."""
+    both, first = jit(lambda a, b: a + b, donate_argnums=(0, 1)), jit(lambda a, b: a + b, donate_argnums=0)
+    nested = jit(lambda t: t[0] * t[1], donate_argnums=0)
+    for _ in range(2):
+        for f, args in ((both, "xx"), (first, "xx"), (nested, "t")):
+            x = xp.asarray([1.0, 2.0])
+            with pytest.raises(ValueError, match=r"jit\(<lambda>\).*donated"):
+                f((x, x)) if args == "t" else f(x, x)
+            np.testing.assert_array_equal(np.asarray(x), [1.0, 2.0])
+        np.testing.assert_array_equal(np.asarray(both(xp.ones(2), xp.ones(2))), [2.0, 2.0])   # distinct: fine
+
+
+def test_argnums_outside_the_signature_are_refused_at_jit_time():
+    """As JAX: static_argnums/donate_argnums naming a position the function does not have is a ValueError at
+    jit(...), not silently ignored (issue 24); a non-int is a TypeError; *args accepts any position."""
+    def f(v):
+        return v
+    with pytest.raises(ValueError, match=r"jit\(f\): static_argnums=\(3,\).*1 positional argument"):
+        jit(f, static_argnums=3)
+    with pytest.raises(ValueError, match=r"donate_argnums=\(0, 1\)"):
+        jit(f, donate_argnums=(0, 1))
+    with pytest.raises(ValueError, match="static_argnums"):
+        jit(f, static_argnums=-2)
+    with pytest.raises(TypeError, match="static_argnums must be ints"):
+        jit(f, static_argnums=(1.5,))
+    assert int(jit(f, static_argnums=-1)(3)) == 3 and int(jit(f, static_argnums=np.int64(0))(4)) == 4
+    assert float(jit(lambda *a: a[0] + a[3], static_argnums=3)(xp.asarray(1.0), 0, 0, 2.0)) == 3.0

@@ -85,3 +85,14 @@ def test_policy_decides_what_is_saved():
     want = 2 * (x @ W) @ W.T
     np.testing.assert_allclose(g_none, want, rtol=1e-12)
     np.testing.assert_allclose(g_dots, want, rtol=1e-12)
+
+
+def test_a_policy_that_is_not_callable_is_a_type_error_at_checkpoint():
+    """checkpoint(f, policy="nope") was accepted silently (issue 24): a TypeError naming policy now."""
+    import pytest
+    for bad in ("nope", 3):
+        with pytest.raises(TypeError, match="checkpoint: policy"):
+            checkpoint(lambda v: v, policy=bad)
+    with pytest.raises(TypeError, match="checkpoint: fun"):
+        checkpoint(3)
+    assert float(grad(checkpoint(lambda v: v * v, policy=None))(xp.asarray(3.0))) == 6.0

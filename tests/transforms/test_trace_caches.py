@@ -130,8 +130,9 @@ def test_failures_are_not_cached():
         with pytest.raises(OverflowError):
             staging._py_literal(2 ** 70)
     assert not any(k[0] is E.add_p and f32 in k for k in core._abstract_cache)
-    with pytest.raises(OverflowError):
-        make_jaxpr(lambda a: a + 2 ** 70)(xp.ones(2))
+    with pytest.raises(OverflowError, match="add: Python int"):   # (an int array: 2**70 fits no int64)
+        make_jaxpr(lambda a: a + 2 ** 70)(xp.ones(2, dtype=xp.int64))
+    make_jaxpr(lambda a: a + 2 ** 70)(xp.ones(2))   # (a float array: the float 2**70, issue 24)
 
 
 def test_a_new_memory_limit_clears_the_cached_avals():

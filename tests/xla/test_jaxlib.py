@@ -64,3 +64,13 @@ def test_compiled_executable_serialises_and_runs_the_same():
         np.testing.assert_allclose(J.to_numpy(out), np.sin(x) + 1.0, rtol=1e-15)
     parts = J.executable_key_parts(dev)
     assert parts[0] == "0.10.2" and all(isinstance(p, str) for p in parts)
+
+
+def test_is_ours_tells_our_arrays_from_a_jax_array():
+    """jax.Array has our ArrayImpl type but another client (issue 24): is_ours tells them apart; the arrays
+    our runtime makes are ours."""
+    from transforms import jit
+    assert J.is_ours(jit(lambda v: v * 2)(xp.ones(3))._v)
+    assert J.is_ours(J.device_put(np.ones(2), ShapedArray((2,), np.dtype("float64")), J.client().local_devices()[0]))
+    # (a jax.Array is not: checked in a fresh process by tests/array_namespace/test_bad_inputs.py, as importing
+    # jax here would change how the rest of this process shares jaxlib's state)

@@ -72,3 +72,29 @@ def test_singular_and_not_positive_definite_inputs():
 def test_every_lowered_primitive_is_reached():
     reached = set().union(*(prims_of(make_jaxpr(c.fn)(*[xp.asarray(a) for a in c.args])) for c in CASES))
     assert lowered_by("xla.lower_lapack") - reached == set()
+
+
+@pytest.mark.parametrize("dtype", [np.float64, np.complex128, np.float32, np.complex64])
+def test_eig_of_a_matrix_outside_lapacks_safe_range_is_scaled_back(dtype):
+    """jaxlib's geev scales a matrix whose largest entry lies outside [sqrt(tiny)/eps, its inverse] into that range
+    and returned that matrix's eigenvalues (jit(eigvals) of A * 1e150 gave 1.9e138): the lowering scales by a power
+    of two first and divides it out of the eigenvalues (issue 24). NumPy's geev is the oracle; a batch mixes
+    scales, so each matrix gets its own factor."""
+    from transforms import jit, vmap
+    big = 150 if np.finfo(dtype).bits == 64 else 18
+    scales = [1.0, 10.0 ** big, 10.0 ** -big, 10.0 ** (2 * big), 10.0 ** -(2 * big)]
+    m = np.stack([A * s for s in scales]).astype(dtype)
+    if dtype in (np.complex64, np.complex128):
+        m = m + 1j * np.stack([A.T * s for s in scales]).astype(dtype)
+    rtol = 1e-10 if np.finfo(dtype).bits == 64 else 2e-4
+    want = np.linalg.eigvals(m)
+    x = xp.asarray(m)
+    for way, got in (("jit", jit(xp.linalg.eigvals)(x)), ("vmap", jit(vmap(xp.linalg.eigvals))(x)),
+                     ("eager", xp.linalg.eigvals(x))):
+        for i, s in enumerate(scales):
+            np.testing.assert_allclose(np.sort_complex(np.asarray(got[i])), np.sort_complex(want[i]),
+                                       rtol=rtol, atol=0, err_msg=f"{way} scale {s}")
+    w, v = jit(xp.linalg.eig)(xp.asarray(m))
+    w, v = np.asarray(w), np.asarray(v)   # eigenpairs: m v = v diag(w)
+    for i, s in enumerate(scales):
+        np.testing.assert_allclose(m[i] @ v[i] / s, v[i] * w[i][None, :] / s, atol=50 * rtol, err_msg=f"eig {s}")

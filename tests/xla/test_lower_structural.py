@@ -11,7 +11,7 @@ from hypothesis import strategies as st
 
 import array_namespace as xp
 from lower_harness import Case, check, lowered_by, prims_of, raw
-from transforms import jit, make_jaxpr
+from transforms import jit, make_jaxpr, vmap
 from transforms.primitives import reductions as RD
 from xla.lower_structural import SUM32_WIDE_MAX
 
@@ -206,3 +206,24 @@ def test_only_narrow_float_sums_and_products_widen():
     for f, x in [(xp.prod, np.ones(40)), (xp.sum, np.ones(40)), (xp.prod, np.ones(40, np.int64)),
                  (xp.max, small), (xp.min, small)]:
         assert "stablehlo.convert" not in text(f, x)
+
+
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+def test_max_min_of_signed_zeros_are_one_answer_eagerly_under_jit_and_vmap(dtype):
+    """max/min order -0.0 below +0.0 (IEEE 754-2019 maximum/minimum, XLA's): a slice holding both zeros has
+    max +0.0 and min -0.0 in either order. NumPy's reduce keeps the zero it meets first (np.max([0., -0.]) is
+    0.0 but np.max([-0., 0.]) is -0.0), so eagerly the answer moved with the order while jit's did not (issue 24)."""
+    rows = np.array([[0.0, -0.0], [-0.0, 0.0], [-0.0, -0.0], [0.0, 0.0], [-0.0, -1.0], [np.nan, -0.0]], dtype)
+    want_max = np.array([0.0, 0.0, -0.0, 0.0, -0.0, np.nan], dtype)   # by the rule, written out
+    want_min = np.array([-0.0, -0.0, -0.0, 0.0, -1.0, np.nan], dtype)
+    np.testing.assert_array_equal(want_max, np.max(rows, 1))   # (NumPy's values; only the zeros' signs differ)
+    np.testing.assert_array_equal(want_min, np.min(rows, 1))
+    x = xp.asarray(rows)
+    for f, want in ((xp.max, want_max), (xp.min, want_min)):
+        ways = {"eager": f(x, axis=1), "jit": jit(lambda v: f(v, axis=1))(x),
+                "vmap": vmap(f)(x), "rows": np.stack([np.asarray(f(x[i])) for i in range(len(rows))]),
+                "jit-rows": np.stack([np.asarray(jit(f)(x[i])) for i in range(len(rows))])}
+        for way, got in ways.items():
+            got = np.asarray(got)
+            np.testing.assert_array_equal(got, want, err_msg=f"{f.__name__} {way}")
+            assert (np.signbit(got) == np.signbit(want)).all(), f"{f.__name__} {way}: zero signs {got} != {want}"
