@@ -187,3 +187,33 @@ def test_a_fork_before_any_use_and_a_child_that_uses_nothing():
     assert in_child(lambda: 7) == 7   # a child that exits without touching the runtime
     assert float(x) == 2.0
     ''')
+
+
+def test_a_fork_while_another_thread_runs_eager_and_jit_work():
+    # locks (the namespace's mutation lock, the runtime's) and computations of the busy thread at the fork
+    # must not reach the child: each child computes, the parent's thread goes on
+    run('''
+    import threading
+    stop = []
+    def busy():
+        i = 0
+        while not stop:
+            x = xp.arange(float(10 + i % 40))
+            x[0] = 5.0
+            T.jit(lambda v: xp.sum(xp.sin(v)))(x)
+            float(xp.sum(x * 2.0))
+            i += 1
+    th = threading.Thread(target=busy)
+    th.start()
+    def child():
+        x = xp.arange(7.0)
+        x[1] = 3.0
+        return float(T.jit(lambda v: xp.sum(v * v))(x)) + float(xp.sum(xp.arange(1000.0)))
+    try:
+        for i in range(4):
+            time.sleep(0.05)
+            assert in_child(child, normal_exit=bool(i % 2)) == 99.0 + 499500.0
+    finally:
+        stop.append(1)
+        th.join()
+    ''', env={"ARRAY_NAMESPACE_CACHE": "0"})
