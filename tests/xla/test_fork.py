@@ -217,3 +217,26 @@ def test_a_fork_while_another_thread_runs_eager_and_jit_work():
         stop.append(1)
         th.join()
     ''', env={"ARRAY_NAMESPACE_CACHE": "0"})
+
+
+def test_a_child_of_a_distributed_process_refuses_clearly():
+    # a one-process distributed run: the child cannot rejoin it, so its runtime raises at once, naming
+    # spawn/forkserver (never a hang); host-held eager work still runs there; the parent goes on
+    run('''
+    import socket
+    s = socket.socket(); s.bind(("127.0.0.1", 0)); port = s.getsockname()[1]; s.close()
+    T.distributed.initialize(f"127.0.0.1:{port}", 1, 0, heartbeat_timeout=5)
+    assert float(T.jit(lambda v: xp.sum(v))(xp.arange(3.0))) == 3.0
+    def child():
+        out = [float(xp.sum(xp.arange(4.0)))]
+        try:
+            T.jit(lambda v: xp.sum(v * 2))(xp.arange(3.0))
+        except RuntimeError as e:
+            out.append(str(e))
+        return out
+    for normal_exit in (False, True):
+        total, err = in_child(child, normal_exit=normal_exit)
+        assert total == 6.0 and "distributed run" in err and "'spawn'" in err, err
+    assert float(T.jit(lambda v: xp.sum(v * 3))(xp.arange(3.0))) == 9.0
+    T.distributed.shutdown()
+    ''')
