@@ -5,6 +5,7 @@ upgraded, this file (and the op builders in lowering) is what must be re-verifie
 """
 from __future__ import annotations
 
+import contextlib
 import ctypes
 import os
 import threading
@@ -67,7 +68,9 @@ def client():
             if _client is None:
                 if _fork_refusal:
                     raise RuntimeError(_fork_refusal)
-                _client = _client_factory() if _client_factory else xc.make_cpu_client(num_devices=cpu_device_count())
+                with native_work:
+                    _client = _client_factory() if _client_factory else xc.make_cpu_client(
+                        num_devices=cpu_device_count())
     return _client
 
 
@@ -161,6 +164,7 @@ def compile(module, device, donated=()):
 # (another process), and `compiled_here` says whether this process ever compiled.
 compiled_here = False
 compile_elsewhere = None
+native_work = contextlib.nullcontext()   # compiles, loads, client creation: xla/fork.py counts them in flight
 
 
 def compile_and_load(module, devices, opts, callbacks=None):
@@ -174,9 +178,9 @@ def compile_and_load(module, devices, opts, callbacks=None):
                                "'forkserver' method")
         return compile_elsewhere(module, devices, opts)
     compiled_here = True
-    devs = xc.DeviceList(tuple(devices))
-    return client().compile_and_load(module, devs, opts, callbacks) if callbacks else \
-        client().compile_and_load(module, devs, opts)
+    c, devs = client(), xc.DeviceList(tuple(devices))
+    with native_work:
+        return c.compile_and_load(module, devs, opts, callbacks) if callbacks else c.compile_and_load(module, devs, opts)
 
 
 # Persistent compilation cache (xla/compile_cache.py): the executable's bytes and what they depend on.
@@ -207,7 +211,9 @@ def serialize_executable(exe) -> bytes:
 
 def deserialize_executable(blob: bytes, device):
     """Never pass bytes from an untrusted source: they become machine code."""
-    return client().deserialize_executable(blob, xc.DeviceList((device,)), compile_options(device))
+    c = client()
+    with native_work:
+        return c.deserialize_executable(blob, xc.DeviceList((device,)), compile_options(device))
 
 
 # Host callbacks (xla/lower_callbacks.py): a compiled program calls Python through jaxlib's

@@ -12,9 +12,9 @@ had made its client:
   is made on first use; every executable made by the old one is dropped (the eager, jit, C++ dispatcher,
   pmap and SPMD caches) and compiled again on need; staged bodies forget theirs;
 - values are kept: a host-held value (HostValue) keeps its NumPy memory and drops its device buffer; a
-  device-held array (a jit or random output, an array on another device or over several) is copied
-  through the host onto the device of the same id of the new client (_revive), as are device arrays
-  among a jaxpr's constants;
+  device-held array on the default device (a jit or random output) becomes a host value viewing its memory,
+  one on another device or over several is copied through the host onto the devices of the same ids of the
+  new client (_revive); device arrays among a jaxpr's constants likewise;
 - an executable the user holds (`jit(f).lower(x).compile()`) raises a clear RuntimeError when called:
   compile it again in the child;
 - where the parent compiled, the child compiles in a helper process and loads the result (_Compiler: XLA's
@@ -52,6 +52,39 @@ REFUSAL = ("this process was forked from a process of a distributed run (distrib
            "'spawn' or 'forkserver' method (multiprocessing.get_context('spawn')), or fork before initialize")
 STALE = ("this compiled executable was made before os.fork(), by the parent process's runtime, and does not "
          "survive a fork; compile it again in this process (jit(f).lower(...).compile())")
+
+
+class _NativeWork:
+    """Counts the native calls in flight that may start or end the runtime's threads (compiles, loads, client
+    creation: _jaxlib.native_work); a fork waits until none is. Why: tsl takes one process-wide mutex (its
+    thread-name registry) as each of its threads starts and ends; held at the fork by a thread the fork
+    does not copy, the child's first new thread (its client's) would wait on it forever."""
+
+    def __init__(self):
+        self.cv = threading.Condition(threading.Lock())
+        self.running, self.forking = 0, False
+
+    def __enter__(self):
+        with self.cv:
+            while self.forking:
+                self.cv.wait()
+            self.running += 1
+
+    def __exit__(self, *exc):
+        with self.cv:
+            self.running -= 1
+            self.cv.notify_all()
+
+    def hold(self):   # before the fork: no call in flight, none starting
+        with self.cv:
+            self.forking = True
+            while self.running:
+                self.cv.wait()
+
+    def release(self):   # after it, in the parent
+        with self.cv:
+            self.forking = False
+            self.cv.notify_all()
 
 
 class _Stale:
@@ -118,7 +151,9 @@ class _Compiler:
                                    "multiprocessing's 'spawn' or 'forkserver' method") from None
         if kind != "ok":
             raise _jaxlib.XlaRuntimeError(value)
-        return _jaxlib.client().deserialize_executable(value, _jaxlib.xc.DeviceList(tuple(devices)), opts)
+        c = _jaxlib.client()
+        with _jaxlib.native_work:
+            return c.deserialize_executable(value, _jaxlib.xc.DeviceList(tuple(devices)), opts)
 
     def forget(self):
         """In a child of this process: the helper and its pipes are the parent's; left alone (kept, never closed
@@ -158,10 +193,12 @@ def _revive(arr):
 
 
 def _revived(raw, old_default):
-    """A device array of the parent's client as a value of this process: held on the host where eager values
-    are (one whole array on the default device), else on this client's devices of the same ids."""
+    """A device array of the parent's client as a value of this process: where eager values are host-held and it
+    lies whole on the default device, a host value viewing its memory (no copy: a pool of forked workers does
+    not each copy the parent's arrays; the view keeps the old buffer alive, and is read-only, so never written
+    in place); else copied onto this client's devices of the same ids."""
     if (not _jaxlib.on_many_devices(raw) and _jaxlib.device_of(raw) is old_default and runtime._host_on()):
-        return runtime.device_put(_jaxlib.to_numpy(raw), raw.aval)
+        return HostValue(_jaxlib.to_numpy(raw), raw.aval)
     return _revive(raw)
 
 
@@ -200,6 +237,7 @@ def before_fork():
     """In the parent, just before a fork: let every computation in flight finish, so the child inherits
     finished values (one still being computed would never finish there: the thread computing it is not
     copied) and the runtime's threads idle."""
+    _jaxlib.native_work.hold()
     c = _jaxlib._client
     if c is None:
         return
@@ -210,7 +248,12 @@ def before_fork():
             pass
 
 
+def after_fork_in_parent():
+    _jaxlib.native_work.release()
+
+
 def after_fork_in_child():
+    _jaxlib.native_work = _NativeWork()
     _fresh_locks()
     joined = distributed.joined()
     if joined:
@@ -232,4 +275,5 @@ def after_fork_in_child():
     _revive_objects(old_default)   # (in a distributed run's child: values cannot move; the rest still holds)
 
 
-os.register_at_fork(before=before_fork, after_in_child=after_fork_in_child)
+_jaxlib.native_work = _NativeWork()
+os.register_at_fork(before=before_fork, after_in_parent=after_fork_in_parent, after_in_child=after_fork_in_child)
