@@ -154,8 +154,9 @@ def test_a_child_of_a_child():
 
 
 def test_arrays_on_other_devices_and_held_executables():
-    # an array on device 1 keeps its device and value; a pmap result (over two devices) stays readable and
-    # usable; an executable the user holds from before the fork says clearly that it must be compiled again
+    # an array on device 1 keeps its device and value; a pmap result (over two devices) and an array laid out
+    # over a mesh stay readable and usable (a pmap compiled in the child runs on them); an executable the user
+    # holds from before the fork says clearly that it must be compiled again
     run('''
     devs = T.devices()
     assert len(devs) == 2
@@ -163,6 +164,8 @@ def test_arrays_on_other_devices_and_held_executables():
     assert a.device == devs[1]
     p = T.pmap(lambda v: v * 2.0)(xp.reshape(xp.arange(4.0), (2, 2)))
     held = T.jit(lambda v: v - 1.0).lower(xp.arange(3.0)).compile()
+    from transforms.sharding import NamedSharding, P, make_mesh
+    m = T.device_put(xp.reshape(xp.arange(8.0), (4, 2)), NamedSharding(make_mesh((2,), ("i",)), P("i")))
     def child():
         try:
             held([xp.arange(3.0)._v])
@@ -170,11 +173,13 @@ def test_arrays_on_other_devices_and_held_executables():
         except RuntimeError as e:
             stale = str(e)
         on1 = a.device == T.devices()[1]   # (the child's own devices)
-        return on1, np.asarray(a), np.asarray(a * 3.0), np.asarray(p), np.asarray(p + 1.0), stale
+        again = T.pmap(lambda v: v - 1.0)(p)   # a program over both devices, compiled in the child
+        assert m.sharding.spec == P("i") and np.array_equal(np.asarray(m + 1.0), np.arange(8.0).reshape(4, 2) + 1)
+        return on1, np.asarray(a), np.asarray(a * 3.0), np.asarray(p), np.asarray(again), stale
     on1, av, a3, pv, p1, stale = in_child(child)
     assert on1
     close(av, [1.0, 2.0, 3.0]); close(a3, [3.0, 6.0, 9.0])
-    close(pv, np.arange(4.0).reshape(2, 2) * 2); close(p1, np.arange(4.0).reshape(2, 2) * 2 + 1)
+    close(pv, np.arange(4.0).reshape(2, 2) * 2); close(p1, np.arange(4.0).reshape(2, 2) * 2 - 1)
     assert "fork" in stale and "compile it again" in stale, stale
     close(a, [1.0, 2.0, 3.0])
     ''', env={"ARRAY_NAMESPACE_CPU_DEVICES": "2", "ARRAY_NAMESPACE_CACHE": "0"})
