@@ -10,6 +10,7 @@ import transforms as _transforms  # noqa: F401  (the engine)
 import xla as _xla  # noqa: F401  (brings up the XLA backend: lowerings, eager impls, the runtime hooks)
 
 from ._array import Array, Device
+from . import _pickle  # noqa: F401,E402  (Arrays pickle and deep-copy; a forked child's lock)
 from ._creation import asarray, empty, empty_like, from_dlpack, full, full_like, ones, ones_like, zeros, zeros_like
 from ._ranges import arange, eye, linspace, meshgrid, tril, triu
 from ._data_types import astype, can_cast, finfo, iinfo, isdtype, result_type

@@ -82,6 +82,18 @@ def on_resize(kind, hook):
     _hooks[kind].append(hook)
 
 
+def clear_all():
+    """Empty every live cache (each drops its entries and takes a new lock): the backend calls it in a forked
+    child, whose executables of the parent's runtime are unusable, and where a lock another thread held at
+    the fork stays held."""
+    global _registry_lock
+    _registry_lock = threading.Lock()
+    for kind in _caches:
+        for cache in list(_caches[kind]):
+            cache._lock = threading.Lock()
+            cache.clear()
+
+
 class LRUCache(OrderedDict):
     """A map holding at most `maxsize` entries; inserting past it evicts the least recently used.
 

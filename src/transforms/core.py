@@ -64,6 +64,9 @@ class ShapedArray(tuple):
     def __new__(cls, shape, dtype, weak_type=False):
         return tuple.__new__(cls, (tuple(shape), np.dtype(dtype), bool(weak_type)))
 
+    def __getnewargs__(self):   # (pickle and copy: __new__ takes the three fields, not one tuple)
+        return tuple(self)
+
     shape = property(itemgetter(0))
     dtype = property(itemgetter(1))
     weak_type = property(itemgetter(2))

@@ -12,6 +12,7 @@ from . import lower_collectives  # noqa: F401  (psum, all_gather, ... over a pma
 from . import pmap_runtime  # noqa: E402  (pmap's programs over several devices)
 from . import lower_shard_map, spmd  # noqa: E402,F401  (shard_map, sharded jit: SPMD programs over a mesh)
 from . import distributed  # noqa: E402  (several processes: PJRT's distributed runtime)
+from . import fork  # noqa: E402,F401  (a forked child gets its own runtime: os.register_at_fork)
 from transforms.backend import backend
 
 from . import _jaxlib, host_control_flow, host_eager, host_basic_index, host_program, jit_dispatch, runtime

@@ -5,6 +5,8 @@ upgraded, this file (and the op builders in lowering) is what must be re-verifie
 """
 from __future__ import annotations
 
+import contextlib
+import ctypes
 import os
 import threading
 
@@ -64,7 +66,11 @@ def client():
     if _client is None:
         with _init_lock:
             if _client is None:
-                _client = _client_factory() if _client_factory else xc.make_cpu_client(num_devices=cpu_device_count())
+                if _fork_refusal:
+                    raise RuntimeError(_fork_refusal)
+                with native_work:
+                    _client = _client_factory() if _client_factory else xc.make_cpu_client(
+                        num_devices=cpu_device_count())
     return _client
 
 
@@ -133,8 +139,9 @@ def sharding_for(device):
         with _init_lock:
             s = _shardings.get(device)
             if s is None:
-                check_addressable((device,), "place an array on a device of another process")   # (once per device)
-                s = _shardings[device] = OneDevice(device)
+                here = current_device(device)   # (a device of the parent's client, before a fork: this one's)
+                check_addressable((here,), "place an array on a device of another process")   # (once per device)
+                s = _shardings[device] = _shardings[here] = OneDevice(here)
     return s
 
 
@@ -144,15 +151,36 @@ _IMMUTABLE = xc.HostBufferSemantics.IMMUTABLE_ONLY_DURING_CALL
 def device_put(x: np.ndarray, aval, device):
     """Copy a host array to `device`; `aval` (shape, dtype, weak_type) is attached to the result."""
     # enable_x64=True always: we canonicalise dtypes ourselves and never want silent f64->f32
-    return xc.batched_device_put(aval, sharding_for(device), [x], [device], True, False, _IMMUTABLE, True)
+    s = sharding_for(device)
+    return xc.batched_device_put(aval, s, [x], [s._device], True, False, _IMMUTABLE, True)
 
 
 def compile(module, device, donated=()):
-    opts = compile_options(device)
-    callbacks = host_callbacks_of(module)
-    if callbacks:
-        return client().compile_and_load(module, xc.DeviceList((device,)), opts, callbacks)
-    return client().compile_and_load(module, xc.DeviceList((device,)), opts)
+    return compile_and_load(module, (device,), compile_options(device), host_callbacks_of(module))
+
+
+# In a forked child of a process that compiled (xla/fork.py): compiling here would signal XLA's slow-operation
+# alarm, whose thread the fork did not copy, and abort or hang; then compiling is done by `compile_elsewhere`
+# (another process), and `compiled_here` says whether this process ever compiled.
+compiled_here = False
+compile_elsewhere = None
+native_work = contextlib.nullcontext()   # compiles, loads, client creation: xla/fork.py counts them in flight
+
+
+def compile_and_load(module, devices, opts, callbacks=None):
+    global compiled_here
+    if compile_elsewhere is not None:
+        if callbacks:
+            raise RuntimeError("a program with host callbacks (pure_callback, io_callback, debug_print) cannot be "
+                               "compiled in a process forked after its parent compiled (XLA's compiler does not "
+                               "survive a fork, so this process compiles in another, where the callbacks' Python "
+                               "functions do not exist); start workers with multiprocessing's 'spawn' or "
+                               "'forkserver' method")
+        return compile_elsewhere(module, devices, opts)
+    compiled_here = True
+    c, devs = client(), xc.DeviceList(tuple(devices))
+    with native_work:
+        return c.compile_and_load(module, devs, opts, callbacks) if callbacks else c.compile_and_load(module, devs, opts)
 
 
 # Persistent compilation cache (xla/compile_cache.py): the executable's bytes and what they depend on.
@@ -183,7 +211,9 @@ def serialize_executable(exe) -> bytes:
 
 def deserialize_executable(blob: bytes, device):
     """Never pass bytes from an untrusted source: they become machine code."""
-    return client().deserialize_executable(blob, xc.DeviceList((device,)), compile_options(device))
+    c = client()
+    with native_work:
+        return c.deserialize_executable(blob, xc.DeviceList((device,)), compile_options(device))
 
 
 # Host callbacks (xla/lower_callbacks.py): a compiled program calls Python through jaxlib's
@@ -224,6 +254,46 @@ def to_numpy(arr) -> np.ndarray:
             return gather(arr)
         out = arr._single_device_array_to_np_array_did_copy()[0]
     return out
+
+
+# ------------------------------------------------ after os.fork(): the child's own client (xla/fork.py)
+_forsaken = []        # the clients of the process this one was forked from: never used, never destroyed here
+_fork_refusal = None  # why this forked child cannot make a client (it was forked from a distributed run)
+
+
+def forsake_client(refusal=None):
+    """In a forked child: drop the parent's client and what was made from it (shardings, the C++ dispatchers'
+    executables); the next use makes a new client. The old one is kept alive for good: destroying it would
+    wait forever on its thread pools' threads, which a fork does not copy. `refusal`: the error the next
+    client() raises instead of making one."""
+    global _client, _init_lock, _fork_refusal
+    if _client is not None:
+        ctypes.pythonapi.Py_IncRef(ctypes.py_object(_client))   # (not even at interpreter exit)
+        _forsaken.append(_client)
+    _client, _init_lock, _fork_refusal = None, threading.RLock(), refusal
+    _shardings.clear()
+    if _states_ready:
+        _jax.PjitFunctionCache.clear_all()
+
+
+def is_forsaken(x):
+    """Whether a device array or a device belongs to a client of the parent process (before a fork)."""
+    if not _forsaken:
+        return False
+    if type(x) is ArrayImpl:
+        x = device_of(x)
+    return x.client in _forsaken
+
+
+def current_device(device):
+    """`device`, or where it is a device of the parent process's client (before a fork), this client's
+    device of the same id."""
+    if not _forsaken or device.client not in _forsaken:
+        return device
+    for d in client().devices():
+        if d.id == device.id:
+            return d
+    raise RuntimeError(f"{device} of the process this one was forked from has no counterpart here")
 
 
 # ------------------------------------------------------- arrays over several devices (pmap)
@@ -322,7 +392,7 @@ def compile_replicas(module, devices):
     opts = xc.CompileOptions()
     opts.num_replicas, opts.num_partitions = len(devices), 1
     opts.device_assignment = xc.DeviceAssignment.create(np.array([[d.id] for d in devices]))
-    exe = client().compile_and_load(module, xc.DeviceList(tuple(devices)), opts)
+    exe = compile_and_load(module, devices, opts)
     return exe, tuple(exe.local_devices())
 
 
@@ -397,7 +467,7 @@ def compile_spmd(module, devices):
     opts.executable_build_options.use_spmd_partitioning = True
     opts.executable_build_options.use_shardy_partitioner = True
     opts.device_assignment = xc.DeviceAssignment.create(np.array([[d.id for d in devices]]))
-    exe = client().compile_and_load(module, xc.DeviceList(tuple(devices)), opts)
+    exe = compile_and_load(module, devices, opts)
     order = tuple(exe.local_devices())
     me = client().process_index()
     if [d.id for d in order] != [d.id for d in devices if d.process_index == me]:

@@ -150,7 +150,8 @@ def compile(module, device):
     exe = _load(path, digest, device, name)
     if exe is None:
         exe = _jaxlib.compile(module, device)
-        _writer.put((directory, cap, path, digest, exe, name), (path, device))
+        if _jaxlib.compile_elsewhere is None:   # (a forked child's executable, loaded from another process's bytes,
+            _writer.put((directory, cap, path, digest, exe, name), (path, device))   # serializes incomplete)
     return exe
 
 

@@ -20,6 +20,7 @@ jaxlib's and the plugin's source: it could not be run here (no GPU).
 from __future__ import annotations
 
 import atexit
+import ctypes
 import importlib.util
 import pathlib
 
@@ -168,6 +169,21 @@ def shutdown():
                 s.service.shutdown()
                 s.service = None
     return True
+
+
+def joined():
+    """Whether this process joined a run (even one since shut down)."""
+    return _state.client is not None
+
+
+def forsake():
+    """In a forked child (xla/fork.py): the run's runtime client and service are the parent's; kept alive
+    for good (destroying them would wait on threads a fork does not copy) and never used here."""
+    s = _state
+    for obj in (s.client, s.service):
+        if obj is not None:
+            ctypes.pythonapi.Py_IncRef(ctypes.py_object(obj))
+    s.shut, s.service = True, None
 
 
 def _at_exit():
