@@ -170,13 +170,7 @@ native_work = contextlib.nullcontext()   # compiles, loads, client creation: xla
 def compile_and_load(module, devices, opts, callbacks=None):
     global compiled_here
     if compile_elsewhere is not None:
-        if callbacks:
-            raise RuntimeError("a program with host callbacks (pure_callback, io_callback, debug_print) cannot be "
-                               "compiled in a process forked after its parent compiled (XLA's compiler does not "
-                               "survive a fork, so this process compiles in another, where the callbacks' Python "
-                               "functions do not exist); start workers with multiprocessing's 'spawn' or "
-                               "'forkserver' method")
-        return compile_elsewhere(module, devices, opts)
+        return compile_elsewhere(module, devices, opts, callbacks)
     compiled_here = True
     c, devs = client(), xc.DeviceList(tuple(devices))
     with native_work:

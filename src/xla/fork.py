@@ -133,7 +133,13 @@ class _Compiler:
         self.proc = None
         self.lock = threading.Lock()
 
-    def __call__(self, module, devices, opts):
+    def __call__(self, module, devices, opts, callbacks=None):
+        if callbacks:
+            raise RuntimeError("a program with host callbacks (pure_callback, io_callback, debug_print) cannot be "
+                               "compiled in a process forked after its parent compiled (XLA's compiler does not "
+                               "survive a fork, so this process compiles in another, where the callbacks' Python "
+                               "functions do not exist); start workers with multiprocessing's 'spawn' or "
+                               "'forkserver' method")
         text = _jaxlib.module_text(module)
         msg = pickle.dumps((text, opts.SerializeAsString(), [d.id for d in devices], len(_jaxlib.client().devices())))
         with self.lock:
