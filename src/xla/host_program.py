@@ -349,11 +349,11 @@ class _Builder:
                     r[k] = x[t, ...]
                 for s in bs:
                     s(r)
+                for buf, i in zip(bufs, ys):
+                    buf[t] = r[i]   # (first: an output may be a carry's slot, moved on next)
                 vals = [r[i] for i in new]
                 for k, v in zip(carry, vals):
                     r[k] = v
-                for buf, i in zip(bufs, ys):
-                    buf[t] = r[i]
             for o, v in zip(outs, [r[k] for k in carry] + bufs):
                 r[o] = v
         steps.append(step)

@@ -407,6 +407,22 @@ def test_staged_composites_with_all_host_loops_run_by_op(monkeypatch):
     assert host_eager.eager_way(make_jaxpr(lambda a: loop(a) + 1)(x)) == "bind"
 
 
+def test_scan_outputs_that_are_carries_keep_each_step_value():
+    """A scan body giving its incoming carry as an output (ys = the carry before the step: an exclusive cumprod)
+    run on the host, eagerly and inside a staged composite, equals NumPy and jit (the host program once read the
+    output after the carry had moved on: the next step's value)."""
+    from array_namespace._helpers import wrap
+    a = np.array([2.0, 3.0, 5.0, 0.5])
+    want = np.concatenate([[1.0], np.cumprod(a)[:-1]])
+    f = lambda v: scan(lambda c, r: (c * r, c), xp.asarray(1.0), v)[1]
+    x = xp.asarray(a)
+    np.testing.assert_array_equal(np.asarray(f(x)), want)
+    np.testing.assert_array_equal(np.asarray(jit(f)(x)), want)
+    body = lambda v: [f(wrap(v))._v]
+    assert host_eager.eager_way(JT._staged_jaxpr(body, (x._v.aval,), ()).closed) == "host"
+    np.testing.assert_array_equal(np.asarray(JT.staged_call(body, [x._v], "exclusive_cumprod", by_op=True)[0]), want)
+
+
 def _raw_loop_body(a):
     out = while_raw(lambda v, k: JT.bind(E.lt_p, k, np.int32(6)),
                     lambda v, k: (JT.bind(E.mul_p, JT.bind(E.cos_p, v), a), JT.bind(E.add_p, k, np.int32(1))),
