@@ -113,6 +113,14 @@ def _step_kernel(eqn, k, ins, outs):
             if res.__class__ is not _nd or res.dtype is not dt:
                 res = slow(res, [r[a], r[b]])
             r[o] = res
+    elif len(ins) == 3:   # (a 2-way select)
+        a, b, c = ins
+
+        def step(r):
+            res = kern(r[a], r[b], r[c])
+            if res.__class__ is not _nd or res.dtype is not dt:
+                res = slow(res, [r[a], r[b], r[c]])
+            r[o] = res
     else:
         def step(r):
             vals = [r[i] for i in ins]

@@ -126,9 +126,10 @@ lowering_rules[E.convert_element_type_p] = _convert
 # NotImplemented: the dtype (or, for complex, these values) is left to the XLA executable.
 # Complex transcendentals: xla/lower_elementwise_complex.py (NumPy with XLA's results, declining
 # non-finite parts and the few values where XLA's result is not NumPy's).
-# The primitives whose kernel is one ufunc for some dtype kinds: (ufunc, those kinds) -> a Kernel.
+# The primitives whose kernel is one ufunc for some dtype kinds: (ufunc, those kinds) -> a Kernel (the complex
+# transcendentals' kernel covering the complex kind).
 _F, _INT, _NUM = "f", "iu", "iufc"
-_H_UNARY = {
+_H_UFUNCS = {
     E.neg_p: (np.negative, _NUM), E.sin_p: (np.sin, _F), E.cos_p: (np.cos, _F), E.tan_p: (np.tan, _F),
     E.asin_p: (np.arcsin, _F), E.acos_p: (np.arccos, _F), E.atan_p: (np.arctan, _F),
     E.sinh_p: (np.sinh, _F), E.cosh_p: (np.cosh, _F), E.tanh_p: (np.tanh, _F),
@@ -137,8 +138,13 @@ _H_UNARY = {
     E.log1p_p: (np.log1p, _F), E.sqrt_p: (np.sqrt, _F), E.cbrt_p: (np.cbrt, _F),
     E.floor_p: (np.floor, _F), E.ceil_p: (np.ceil, _F), E.round_p: (np.rint, _F),
     E.is_finite_p: (np.isfinite, _F), E.real_p: (np.real, _NUM), E.imag_p: (np.imag, "c"), E.conj_p: (np.conj, _NUM),
+    E.add_p: (np.add, "b" + _NUM), E.sub_p: (np.subtract, _NUM), E.mul_p: (np.multiply, "b" + _NUM),
+    E.atan2_p: (np.arctan2, _F),
+    E.and_p: (np.bitwise_and, "biu"), E.or_p: (np.bitwise_or, "biu"), E.xor_p: (np.bitwise_xor, "biu"),
+    E.eq_p: (np.equal, "biufc"), E.ne_p: (np.not_equal, "biufc"), E.lt_p: (np.less, "biuf"),
+    E.le_p: (np.less_equal, "biuf"), E.gt_p: (np.greater, "biuf"), E.ge_p: (np.greater_equal, "biuf"),
 }
-for _p, (_fn, _kinds) in _H_UNARY.items():
+for _p, (_fn, _kinds) in _H_UFUNCS.items():
     host_kernels[_p] = Kernel(_fn, _kinds, COMPLEX_KERNELS.get(_p))   # (complex kernels decline other dtypes)
 
 
@@ -176,16 +182,6 @@ host_kernels[E.logistic_p] = _h_logistic
 host_kernels[E.sign_p] = _h_sign
 host_kernels[E.not_p] = Kernel(np.logical_not, "b", lambda x: np.invert(x) if x.dtype.kind in _INT else NotImplemented)
 
-_H_BINARY = {
-    E.add_p: (np.add, "b" + _NUM), E.sub_p: (np.subtract, _NUM), E.mul_p: (np.multiply, "b" + _NUM),
-    E.atan2_p: (np.arctan2, _F),
-    E.and_p: (np.bitwise_and, "biu"), E.or_p: (np.bitwise_or, "biu"), E.xor_p: (np.bitwise_xor, "biu"),
-    E.eq_p: (np.equal, "biufc"), E.ne_p: (np.not_equal, "biufc"), E.lt_p: (np.less, "biuf"),
-    E.le_p: (np.less_equal, "biuf"), E.gt_p: (np.greater, "biuf"), E.ge_p: (np.greater_equal, "biuf"),
-}
-for _p, (_fn, _kinds) in _H_BINARY.items():
-    host_kernels[_p] = Kernel(_fn, _kinds)
-
 
 def _max_zeros(x, y):
     return np.add(x, y)   # (of two zeros: +0.0 unless both are -0.0)
@@ -200,9 +196,7 @@ def _zero_signs(x, y, r, zeros):
     maximum/minimum `r` (a fresh array) picks either zero (its SIMD loops differ). Fixed where needed only: r is
     right wherever it is not zero, so everywhere when a 0-d operand is nonzero; max with a 0-d +0.0 (relu) is
     >= +0.0 everywhere, so adding +0.0 turns its only wrong values, -0.0, into +0.0 in one pass; otherwise a
-    few zeros are fixed where they are, many by one select."""
-    if r.__class__ is not np.ndarray:   # (0-d operands: NumPy's scalar)
-        return np.where((x == 0) & (y == 0), zeros(x, y), r)
+    few zeros are fixed where they are, many by one select (0-d operands, whose result is NumPy's scalar: that)."""
     for s in (x, y):
         if s.ndim == 0 and r.ndim:
             if s != 0:
@@ -374,7 +368,11 @@ def _h_select_n(pred, *cases):
     return res
 
 
-host_kernels[E.select_n_p] = _h_select_n
+def _s_select_n(avals, params):
+    return (lambda p, a, b: np.where(p, b, a)) if len(avals) == 3 else None
+
+
+host_kernels[E.select_n_p] = Kernel(rest=_h_select_n, special=_s_select_n)
 
 
 def _s_convert(avals, params):

@@ -125,7 +125,7 @@ _FORMS = [p for p, k in host_kernels.items() if type(k) is Kernel and (k.ufunc i
 
 
 def test_every_specialised_primitive_is_covered_here():
-    covered = set(_UNARY_PRIMS) | set(_BINARY_PRIMS) | {E.div_p, E.rem_p, L.dot_general_p,
+    covered = set(_UNARY_PRIMS) | set(_BINARY_PRIMS) | {E.select_n_p, E.div_p, E.rem_p, L.dot_general_p,
                                                         E.not_p, E.convert_element_type_p} | set(_REDUCERS)
     assert set(_FORMS) <= covered, set(_FORMS) - covered
 
@@ -208,7 +208,7 @@ def test_select_n_specialised_equals_the_kernel():
         s = specials(dt)
         a, b = rng.choice(s, 12), rng.choice(s, 12)
         p = rng.random(12) < 0.5
-        _check(E.select_n_p, (p, a, b), {})
+        assert _check(E.select_n_p, (p, a, b), {})
         _check(E.select_n_p, (p.reshape(3, 4), a.reshape(3, 4), b.reshape(3, 4)), {})
         _check(E.select_n_p, (np.zeros((0,), bool), a[:0], b[:0]), {})
         _check(E.select_n_p, (p.astype(np.int32) * 2, a, b, a), {})   # 3-way: the general kernel
