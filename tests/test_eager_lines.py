@@ -83,7 +83,8 @@ def test_every_host_module_and_host_kernel_file_is_listed():
 
 def test_counting_rules(tmp_path, monkeypatch):
     """Blank and comment lines never count; a named region is its def (decorators included) or assignment; the
-    kernel rule takes _h_ definitions, whole registration loops, and single registrations inside other code."""
+    kernel rule takes _h_ definitions, whole registration loops, single registrations inside other code, and stores
+    into an entry's attribute."""
     src = tmp_path / "src"
     src.mkdir()
     (src / "m.py").write_text(
@@ -102,7 +103,8 @@ def test_counting_rules(tmp_path, monkeypatch):
         "    lowering_rules[4] = c\n"
         "    host_kernels[4] = (\n"
         "        c)\n"
-        "X, Y = 1, 2\n")
+        "X, Y = 1, 2\n"
+        "host_kernels[5].wrap = _h_k\n")
     (src / "c.c").write_text("/* a\n   block */\nint x; // note\n\n// line\nint y; /* inline */ int z;\n")
     monkeypatch.setattr(eager_lines, "ROOT", str(tmp_path))
     monkeypatch.setattr(eager_lines, "FILES", ["src/c.c", "src/none.c"])
@@ -110,6 +112,7 @@ def test_counting_rules(tmp_path, monkeypatch):
     monkeypatch.setattr(eager_lines, "NAMES", {"src/m.py": ["_lower"], "src/gone.py": ["f"]})
     got = dict(eager_lines.measure())
     assert got == {"src/c.c": 2, "src/none.c": None,
-                   "src/m.py::[host-kernels]": 4 + 1 + 2 + 2,   # _h_k (4 code lines), line 9, the loop, lines 14-15
+                   "src/m.py::[host-kernels]": 4 + 1 + 2 + 2 + 1,   # _h_k (4 code lines), line 9, the loop,
+                                                                    # lines 14-15, an entry's attribute (line 17)
                    "src/m.py::Y": 1, "src/m.py::_h_k": 0, "src/m.py::missing": None,   # (_h_k: already counted)
                    "src/m.py::_lower": 2, "src/gone.py::f": None}

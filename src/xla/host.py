@@ -13,10 +13,10 @@ shift and division-by-zero results, NaN-propagating max/min, the dtype the abstr
 says); tests/xla/test_host_kernels.py proves host == XLA per primitive and dtype. A kernel
 may return NotImplemented for inputs it does not cover; the XLA executable runs instead.
 
-Table: `host_kernels[prim] = fn(*numpy_arrays, **params) -> ndarray | list | NotImplemented`,
-registered beside each lowering in xla/lower_<family>.py (and, for the hottest ones, `specializers[prim]`:
-the same kernel specialised to one signature, cached by the runtime). Kernels run with NumPy's
-floating-point warnings silenced (XLA raises none) and must not mutate their inputs.
+Table: `host_kernels[prim]`, registered beside each lowering in xla/lower_<family>.py: a function
+`fn(*numpy_arrays, **params) -> ndarray | list | NotImplemented`, or a `Kernel` -- the same, with the
+faster forms (a bare ufunc, a form specialised to a signature, an in-place form) that derive from it.
+Kernels run with NumPy's floating-point warnings silenced (XLA raises none) and must not mutate their inputs.
 
 Subnormals: XLA's CPU runtime runs every executable with the control register's flush bits set (x86-64 MXCSR
 FTZ+DAZ, aarch64 FPCR FZ; tsl::port::ScopedFlushDenormal, no option turns it off), and JAX documents this as
@@ -26,11 +26,11 @@ same sign (DAZ+FTZ), eagerly and under jit; operations that only move or reinter
 reshape, bitcast, asarray, conversion to NumPy or DLPack) keep subnormals. `err_set`/`err_reset`, which bracket
 every kernel run, set this thread's mode and put it back (NumPy code outside a kernel keeps IEEE arithmetic); the
 C workers of host_parallel copy the calling thread's mode. The switch is the C extension `_fpmode`; where it was
-not built, importing warns once (RuntimeWarning) and kernels keep subnormals. `subnormals_flushed()` runs NumPy
-code in the kernels' mode.
+not built, importing warns once (RuntimeWarning) and kernels keep subnormals.
 """
 from __future__ import annotations
 
+import functools
 import os
 import sys
 
@@ -40,14 +40,60 @@ from transforms.core import ShapedArray
 
 from . import _jaxlib
 
-host_kernels: dict = {}   # prim -> kernel (filled at import by the lower_* modules; read-only after)
-# prim -> specialize(in_avals, params) -> fn(*numpy_arrays) | None: the kernel specialised to one signature (its
-# dtypes, shapes and params known), giving exactly what host_kernels[prim](*arrays, **params) gives with fewer
-# Python steps per call (a float add: the bare ufunc). The runtime caches it per signature; None: the general kernel.
-specializers: dict = {}
-# prim -> kernel that writes its result into its first operand (same dtype and shape) and returns it: used
-# by runtime.eager_in_place where that operand's memory is given up by its only holder (x[k] = v)
-in_place_kernels: dict = {}
+host_kernels: dict = {}   # prim -> kernel: a function or a Kernel (filled at import by the lower_* modules)
+
+
+class Kernel:
+    """A primitive's host entry, from which every fast form derives. Called, it is the general kernel.
+
+    - `ufunc`, `kinds`: for operands of these dtype kinds the kernel is exactly this NumPy ufunc (float
+      arithmetic, comparisons); `rest(*arrays, **params)` covers the other kinds (None: NotImplemented).
+    - `special(in_avals, params) -> fn(*arrays) | None`: the kernel specialised to a signature (a reduction
+      with its axes and dtype bound, np.matmul for a 2-D dot), from its dtypes, ranks and params only --
+      never its shapes, so one form serves every shape (the runtime caches it so; host programs run at any
+      shape, transforms.jaxpr_transforms._ShapeFree).
+    - `wrap(fn) -> fn`: applied to the ufunc in every form (the subnormal rule's fixes,
+      xla/lower_elementwise_subnormal.py).
+    - `in_place(*arrays, **params)`: the result written into the first operand (same dtype and shape),
+      used by runtime.eager_in_place where that memory is given up by its only holder (x[k] = v).
+    Each form gives exactly what the general kernel gives (tests/xla/test_host_specialized.py)."""
+    __slots__ = ("ufunc", "kinds", "rest", "special", "wrap", "in_place")
+
+    def __init__(self, ufunc=None, kinds="", rest=None, special=None, wrap=None, in_place=None):
+        self.ufunc, self.kinds, self.rest, self.special, self.wrap, self.in_place = \
+            ufunc, kinds, rest, special, wrap, in_place
+
+    def __call__(self, *xs, **params):
+        if xs[0].dtype.kind in self.kinds:
+            return (self.ufunc if self.wrap is None else self.wrap(self.ufunc))(*xs)
+        return NotImplemented if self.rest is None else self.rest(*xs, **params)
+
+    def form(self, in_avals, params, threaded=False):
+        """The fast form for a signature, or None (the general kernel then runs). threaded: the ufunc split over
+        the cores where `in_avals`' shapes pay for it (xla/host_parallel.py: at any shape, the same values)."""
+        if in_avals[0].dtype.kind in self.kinds:
+            fn = self.ufunc
+            if threaded:
+                from .host_parallel import split
+                fn = split(fn, in_avals) or fn
+            return fn if self.wrap is None else self.wrap(fn)
+        return None if self.special is None else self.special(in_avals, params)
+
+
+def form(kernel, in_avals, params, threaded=False):
+    """fn(*arrays) giving exactly kernel(*arrays, **params) for operands of `in_avals`: the entry's fast form
+    (`Kernel.form`) where it has one, else the kernel with its params bound."""
+    if type(kernel) is Kernel:
+        fn = kernel.form(in_avals, params, threaded)
+        if fn is not None:
+            return fn
+        kernel = kernel.rest or declines   # (no form: the operands' kinds are not the ufunc's)
+    return functools.partial(kernel, **params) if params else kernel
+
+
+def declines(*xs, **params):
+    """The kernel of an equation no kernel covers: the equation binds (its single-op executable runs)."""
+    return NotImplemented
 
 # ARRAY_NAMESPACE_EAGER: "host" (default: host kernels, NumPy-held results) or "xla" (no host kernels: every
 # eager primitive a compiled executable)
@@ -237,21 +283,6 @@ def thread_start():
         _fpmode.set(0)
 
 
-class subnormals_flushed:
-    """NumPy code in the block runs in the host kernels' floating-point mode (subnormal operands read as zero,
-    subnormal results written as zero: XLA's on the CPU), this thread's mode put back after; where host kernels
-    do not flush (FLUSHES false), a no-op. The oracle of the tests: NumPy's own arithmetic in that mode."""
-    __slots__ = ("_old",)
-
-    def __enter__(self):
-        self._old = _fpmode.set(_fpmode.FLUSH) if FLUSHES else None
-        return self
-
-    def __exit__(self, *exc):
-        if self._old is not None:
-            _fpmode.set(self._old)
-
-
 def run_quiet(fn, args, params):
     """fn(*args, **params) with NumPy's floating-point warnings silenced."""
     tok = err_set(QUIET)
@@ -260,13 +291,3 @@ def run_quiet(fn, args, params):
     finally:
         err_reset(tok)
 
-
-# ------------------------------------------------------------------ helpers for kernels
-
-def kind(x):
-    return x.dtype.kind
-
-
-def same_dtype(out, x):
-    """`out` in x's dtype (NumPy may have widened a reduction or a division)."""
-    return out if out.dtype == x.dtype else out.astype(x.dtype)

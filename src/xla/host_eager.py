@@ -25,7 +25,6 @@ import math
 
 import numpy as np
 
-from transforms.control_flow import cond_p, while_p
 from transforms.primitives import elementwise as E
 
 from . import host, runtime
@@ -51,11 +50,8 @@ def _kernel_covers(eqn):
     if getattr(E, p.name + "_p", None) is not p:
         return True          # (other families decline only for values: those then run on XLA singly)
     dts = tuple(v.aval.dtype for v in eqn.invars)
-    try:
-        key = (p, dts, tuple(eqn.params.items()))
-        hit = _covers.get(key)
-    except TypeError:        # an unhashable parameter
-        key, hit = None, None
+    key = (p, dts, tuple(eqn.params.items()))   # (an elementwise primitive's params are hashable scalars)
+    hit = _covers.get(key)
     if hit is None:
         try:
             k = host_kernels[p]
@@ -63,38 +59,23 @@ def _kernel_covers(eqn):
                       for fill in (np.zeros, np.ones))
         except Exception:    # (a kernel that cannot take the probe: it does not cover the dtypes)
             hit = False
-        if key is not None:
-            _covers[key] = hit
+        _covers[key] = hit
     return hit
 
 
-def inner_jaxprs(prim, params):
-    """The closed jaxprs a control-flow primitive runs (cond and body; the branches; the scan body)."""
-    if prim is while_p:
-        return (params["cond_jaxpr"], params["body_jaxpr"])
-    if prim is cond_p:
-        return tuple(params["branches"])
-    return (params["jaxpr"],)
-
-
-def way(jaxprs, in_avals, loop=False):
-    """How a call running `jaxprs` (closed) on operands `in_avals` runs eagerly: "host", "bind" or
-    "compile" (see the module docstring); loop: the call is itself a loop (an eager while or scan).
-    Whether every equation has a covering host kernel, and whether a loop is held, is noted while its
-    host program is built (xla/host_program.py), once per jaxpr."""
+def eager_way(closed, in_avals=None):
+    """How a call of closed jaxpr `closed` runs eagerly: "host", "bind" or "compile" (see the module docstring;
+    the backend's `eager_way` hook; an eager loop asks for the one-equation jaxpr of its loop). in_avals: its
+    operands where not its own (a shape-free staged call run at another shape, jaxpr_transforms._ShapeFree).
+    Whether every equation has a covering host kernel, and whether a loop is held, is noted while its host
+    program is built (xla/host_program.py), once per jaxpr."""
     if not runtime._kernels_on():
         return "compile"
-    n = sum(math.prod(a.shape) for a in in_avals)
+    n = sum(math.prod(a.shape) for a in (closed.in_avals if in_avals is None else in_avals))
     if n > BY_OP_MAX_ELEMENTS:
         return "compile"
     from .host_program import program
-    progs = [program(j) for j in jaxprs]
-    if n > LOOP_MAX_ELEMENTS and (loop or any(p.loops for p in progs)):
+    prog = program(closed)
+    if n > LOOP_MAX_ELEMENTS and prog.loops:
         return "compile"
-    return "host" if all(p.host for p in progs) else "bind"
-
-
-def eager_way(closed, in_avals=None):
-    """The backend's `eager_way` hook: how staged call `closed` runs eagerly (in_avals: its operands where
-    not its own -- a shape-free staged call run at another shape, transforms.jaxpr_transforms._ShapeFree)."""
-    return way((closed,), closed.in_avals if in_avals is None else in_avals)
+    return "host" if prog.host else "bind"

@@ -15,6 +15,8 @@ thread count (1: off); the default is the number of cores this process may run o
 """
 from __future__ import annotations
 
+import functools
+import math
 import os
 import threading
 from concurrent.futures import ThreadPoolExecutor
@@ -85,7 +87,9 @@ def _quiet_call(fn, ins, out):
         host.err_reset(tok)
 
 
+@functools.lru_cache(maxsize=1024)
 def _natural_dtype(fn, dtypes):
+    """fn's result dtype for operands of `dtypes`, or None where it takes none."""
     try:
         return host.run_quiet(fn, [np.zeros((), d) for d in dtypes], {}).dtype
     except (TypeError, ValueError):
@@ -93,8 +97,10 @@ def _natural_dtype(fn, dtypes):
 
 
 def split(fn, in_avals):
-    """A kernel computing ufunc `fn` on operands of `in_avals` over threads, or None (too small, one thread,
-    not a single-output ufunc, fewer rows than threads)."""
+    """A kernel computing ufunc `fn` over threads, for a signature of `in_avals` large enough to pay, or None (too
+    small, one thread, not a single-output ufunc, fewer rows than threads). The kernel takes operands of any shape
+    (a host program built at one shape runs at others: transforms.jaxpr_transforms._ShapeFree), running `fn`
+    itself on those too small to pay."""
     if THREADS < 2 or not isinstance(fn, np.ufunc) or fn.nout != 1:
         return None
     least = MIN_ELEMENTS_COSTLY if fn in _COSTLY else MIN_ELEMENTS
@@ -107,28 +113,23 @@ def split(fn, in_avals):
         if bound < least:
             return None
         shape = np.broadcast_shapes(*[a.shape for a in in_avals])
-    if not shape or shape[0] < THREADS:
+    if not shape or shape[0] < THREADS or math.prod(shape) < least:
         return None
-    size = 1
-    for d in shape:
-        size *= d
-    if size < least:
+    if _natural_dtype(fn, tuple(a.dtype for a in in_avals)) is None:
         return None
-    dt = _natural_dtype(fn, [a.dtype for a in in_avals])
-    if dt is None:
-        return None
-    return _pool_kernel(fn, in_avals, shape, dt)
+    return _pool_kernel(fn, least)
 
 
-def _pool_kernel(fn, in_avals, shape, dt):
-    rows, nd = shape[0], len(shape)
-    cut = tuple(len(a.shape) == nd and a.shape[0] == rows for a in in_avals)   # (operands spanning axis 0)
-    k = THREADS
-    step = -(-rows // k)
-    bounds = [(i, min(i + step, rows)) for i in range(0, rows, step)]
-
+def _pool_kernel(fn, least):
     def kernel(*xs):
-        out = np.empty(shape, dt)
+        shape = np.broadcast_shapes(*[x.shape for x in xs])
+        if not shape or shape[0] < THREADS or math.prod(shape) < least:
+            return fn(*xs)
+        rows, nd = shape[0], len(shape)
+        cut = [x.ndim == nd and x.shape[0] == rows for x in xs]   # (operands spanning axis 0)
+        step = -(-rows // THREADS)
+        bounds = [(i, min(i + step, rows)) for i in range(0, rows, step)]
+        out = np.empty(shape, _natural_dtype(fn, tuple(x.dtype for x in xs)))
         pool = _workers()
         futures = [pool.submit(_quiet_call, fn, [x[lo:hi] if c else x for x, c in zip(xs, cut)], out[lo:hi])
                    for lo, hi in bounds[1:]]
@@ -139,5 +140,4 @@ def _pool_kernel(fn, in_avals, shape, dt):
             for f in futures:
                 f.result()
         return out
-    kernel.blocks = len(bounds)
     return kernel

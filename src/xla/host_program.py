@@ -9,11 +9,10 @@ Here a jaxpr is compiled, once per closed jaxpr, into closures `step(r)` over on
 (its slots): each reads its inputs by index and writes its output by index, with its kernel and
 params bound. Nested calls (jit, custom_jvp/vjp) are inlined into the same slots, stop_gradient
 is an alias, and while/cond/scan run their bodies' steps in place (loop carries in fixed slots).
-Where a kernel's table says it is exactly one NumPy ufunc for the operand dtypes (float
-arithmetic, comparisons and logic, 2-way select; its result dtype checked once, on zeros), the step
-calls that ufunc directly, unchecked; any other kernel is called as registered (specialised to the
-signature where xla/host.py's `specializers` has it), and its result is checked (NotImplemented:
-the equation binds, so its eager impl runs XLA; another dtype: cast, as the eager impls do).
+Each step calls its kernel's form for the equation's signature (xla/host.py `form`); where that
+is one NumPy ufunc giving the output's dtype (float arithmetic, comparisons and logic), directly,
+unchecked; any other form's result is checked (NotImplemented: the equation binds, so its eager
+impl runs XLA; another dtype: cast, as the eager impls do).
 Building the steps costs about what one interpreted run did (~2 us per equation); generating Python
 source instead was measured at ~50 us per equation to compile, too much for a cold call.
 """
@@ -26,70 +25,13 @@ from transforms.core import bind
 from transforms.custom_derivatives import custom_jvp_call_p, custom_vjp_call_p, stop_gradient_p
 from transforms.jaxpr import Literal
 from transforms.jaxpr_transforms import jit_p
-from transforms.primitives import elementwise as E
 
 from . import host, host_eager, runtime
-from .host import HostValue, host_kernels, specializers
+from .host import HostValue, host_kernels
+from .host_parallel import _natural_dtype
 
 _nd = np.ndarray
 _asarray = np.asarray
-_where = np.where
-
-
-# ------------------------------------------------------------------ kernels that are one ufunc
-def _ufunc_tables():
-    """prim -> (ufunc, dtype kinds for which the registered kernel is exactly that ufunc): read from the
-    elementwise kernels' own tables, and used only where the registered kernel is still the table's."""
-    from . import lower_elementwise as LE
-    out = {}
-    for table, maker in ((getattr(LE, "_H_UNARY", {}), "_h_unary."), (getattr(LE, "_H_BINARY", {}), "_h_binary.")):
-        for p, (fn, kinds) in table.items():
-            k = host_kernels.get(p)
-            if k is not None and getattr(k, "__qualname__", "").startswith(maker):
-                out[p] = (fn, "".join(c for c in kinds if c in "fb"), k)   # (no integer/complex subtleties)
-    # kernels written out by hand whose branch for these kinds is exactly one ufunc (lower_elementwise.py:
-    # _h_abs, _h_div, _h_not); tests/xla/test_host_program.py checks them bit for bit against the kernels
-    for p, fn, kinds in ((E.abs_p, np.absolute, "f"), (E.div_p, np.true_divide, "f"), (E.not_p, np.logical_not, "b")):
-        if host_kernels.get(p) is not None:
-            out[p] = (fn, kinds, host_kernels[p])
-    out["select"] = host_kernels.get(E.select_n_p)
-    return out
-
-
-_UFUNCS = None
-
-
-_direct_cache: dict = {}   # (prim, registered kernel, input dtypes, output dtype) -> _direct's answer
-
-
-def _direct(eqn):
-    """(ufunc, operand order) computing `eqn` exactly as its kernel does (same values, the aval's dtype),
-    or None."""
-    p = eqn.prim
-    if eqn.params:
-        return None
-    dts = tuple([v.aval.dtype for v in eqn.invars])
-    key = (p, host_kernels.get(p), dts, eqn.outvars[0].aval.dtype)
-    hit = _direct_cache.get(key, False)
-    if hit is False:
-        hit = _direct_cache[key] = _find_direct(*key)
-    return hit
-
-
-def _find_direct(p, kernel, dts, out_dt):
-    global _UFUNCS
-    if _UFUNCS is None:
-        _UFUNCS = _ufunc_tables()
-    if p is E.select_n_p:      # a 2-way select on a boolean predicate: the kernel is np.where(pred, b, a)
-        if kernel is _UFUNCS["select"] and len(dts) == 3 and dts[0] == np.bool_ and dts[1] == dts[2] == out_dt:
-            return _where, (0, 2, 1)
-        return None
-    hit = _UFUNCS.get(p)
-    if hit is None or kernel is not hit[2] or not dts or any(d != dts[0] or d.kind not in hit[1] for d in dts):
-        return None
-    fn = hit[0]
-    dt = host.run_quiet(fn, [np.zeros((), d) for d in dts], {}).dtype
-    return (fn, tuple(range(len(dts)))) if dt == out_dt else None
 
 
 # ----------------------------------------------------------------------------- the steps
@@ -108,6 +50,7 @@ def _fit(o, aval):
 
 
 def _step_direct(fn, ins, o, scalar):
+    """A step calling ufunc `fn` (one or two operands) unchecked; scalar: a 0-d result (a NumPy scalar: made 0-d)."""
     if len(ins) == 1:
         (a,) = ins
         if scalar:
@@ -116,7 +59,7 @@ def _step_direct(fn, ins, o, scalar):
         else:
             def step(r):
                 r[o] = fn(r[a])
-    elif len(ins) == 2:
+    else:
         a, b = ins
         if scalar:
             def step(r):
@@ -124,34 +67,20 @@ def _step_direct(fn, ins, o, scalar):
         else:
             def step(r):
                 r[o] = fn(r[a], r[b])
-    else:
-        a, b, c = ins
-        if scalar:
-            def step(r):
-                r[o] = _asarray(fn(r[a], r[b], r[c]))
-        else:
-            def step(r):
-                r[o] = fn(r[a], r[b], r[c])
     return step
 
 
 def _step_kernel(eqn, k, ins, outs):
-    """A registered kernel (specialised to the equation's signature where xla/host.py's `specializers` has
-    it: a reduction with its axes bound, a reshape, a dot), its result checked: NotImplemented binds the
-    equation, another dtype is cast."""
+    """The kernel's form for the equation's signature (xla/host.py `form`: a bare ufunc, a reduction with its
+    axes bound, a dot), called directly where it is a ufunc giving the output's dtype; else its result checked:
+    NotImplemented binds the equation, another dtype is cast."""
     p, params = eqn.prim, eqn.params
     in_avals = [v.aval for v in eqn.invars]
     out_avals = [v.aval for v in eqn.outvars]
-    spec = specializers.get(p)
-    kern = None
-    # (only beside the kernel its module registered it with: a kernel replaced since, e.g. by a test, runs itself)
-    if spec is not None and getattr(spec, "__module__", None) == getattr(k, "__module__", 0):
-        try:
-            kern = spec(in_avals, params)
-        except Exception:      # (a specialiser that cannot take this signature: the general kernel)
-            kern = None
-    if kern is None:
-        kern = (lambda *a: k(*a, **params)) if params else k
+    kern = host.form(k, in_avals, params, threaded=True)
+    if type(kern) is np.ufunc and not p.multiple_results and kern.nout == 1 and kern.nin == len(ins) <= 2 and \
+            _natural_dtype(kern, tuple(a.dtype for a in in_avals)) == out_avals[0].dtype:
+        return _step_direct(kern, ins, outs[0], not out_avals[0].shape)
     if p.multiple_results:
         def step(r):
             vals = [r[i] for i in ins]
@@ -184,6 +113,14 @@ def _step_kernel(eqn, k, ins, outs):
             if res.__class__ is not _nd or res.dtype is not dt:
                 res = slow(res, [r[a], r[b]])
             r[o] = res
+    elif len(ins) == 3:   # (a 2-way select)
+        a, b, c = ins
+
+        def step(r):
+            res = kern(r[a], r[b], r[c])
+            if res.__class__ is not _nd or res.dtype is not dt:
+                res = slow(res, [r[a], r[b], r[c]])
+            r[o] = res
     else:
         def step(r):
             vals = [r[i] for i in ins]
@@ -191,17 +128,6 @@ def _step_kernel(eqn, k, ins, outs):
             if res.__class__ is not _nd or res.dtype is not dt:
                 res = slow(res, vals)
             r[o] = res
-    return step
-
-
-def _step_bind(eqn, ins, outs):
-    p, params = eqn.prim, eqn.params
-    in_avals = [v.aval for v in eqn.invars]
-    out_avals = [v.aval for v in eqn.outvars]
-
-    def step(r):
-        for i, v in zip(outs, _bind_vals(p, params, [r[i] for i in ins], in_avals, out_avals)):
-            r[i] = v
     return step
 
 
@@ -240,19 +166,10 @@ class _Builder:
                     ins.append(env[v])
             k = host_kernels.get(p)
             if k is not None:
-                if p.multiple_results:
-                    outs = [self.new() for _ in eqn.outvars]
-                    fn = None
-                else:
-                    t.append(None)
-                    outs = [len(t) - 1]
-                    fn = _direct(eqn)
-                if fn is not None:
-                    steps.append(_step_direct(fn[0], [ins[i] for i in fn[1]], outs[0], not eqn.outvars[0].aval.shape))
-                else:
-                    steps.append(_step_kernel(eqn, k, ins, outs))
-                    if self.host and not covers(eqn):
-                        self.host = False
+                outs = [self.new() for _ in eqn.outvars]
+                steps.append(_step_kernel(eqn, k, ins, outs))
+                if self.host and not covers(eqn):
+                    self.host = False
             elif p is jit_p:
                 outs = self.closed(eqn.params["jaxpr"], ins, steps)
             elif p is custom_jvp_call_p or p is custom_vjp_call_p:
@@ -267,7 +184,7 @@ class _Builder:
                 outs = self.scan(eqn, ins, steps)
             else:
                 outs = [self.new() for _ in eqn.outvars]
-                steps.append(_step_bind(eqn, ins, outs))
+                steps.append(_step_kernel(eqn, host.declines, ins, outs))   # (it binds)
                 self.host = False
             env.update(zip(eqn.outvars, outs))
         outs = []
@@ -349,11 +266,11 @@ class _Builder:
                     r[k] = x[t, ...]
                 for s in bs:
                     s(r)
+                for buf, i in zip(bufs, ys):
+                    buf[t] = r[i]   # (first: an output may be a carry's slot, moved on next)
                 vals = [r[i] for i in new]
                 for k, v in zip(carry, vals):
                     r[k] = v
-                for buf, i in zip(bufs, ys):
-                    buf[t] = r[i]
             for o, v in zip(outs, [r[k] for k in carry] + bufs):
                 r[o] = v
         steps.append(step)

@@ -6,8 +6,7 @@ import numpy as np
 from transforms.primitives import elementwise as E
 
 from ._jaxlib import chlo, hlo
-from .host import host_kernels, specializers
-from .host_parallel import split
+from .host import Kernel, host_kernels
 from .lower_elementwise_complex import COMPLEX_KERNELS, complex_div, complex_pow, complex_sign
 from .lowering import broadcast_to, constant, lowering_rules, ttype
 
@@ -127,20 +126,10 @@ lowering_rules[E.convert_element_type_p] = _convert
 # NotImplemented: the dtype (or, for complex, these values) is left to the XLA executable.
 # Complex transcendentals: xla/lower_elementwise_complex.py (NumPy with XLA's results, declining
 # non-finite parts and the few values where XLA's result is not NumPy's).
-
-
-def _h_unary(fn, kinds, complex_kernel=None):
-    def kernel(x):
-        if x.dtype.kind in kinds:
-            return fn(x)
-        if complex_kernel is not None and x.dtype.kind == "c":
-            return complex_kernel(x)
-        return NotImplemented
-    return kernel
-
-
-_F, _FC, _INT, _NUM = "f", "fc", "iu", "iufc"
-_H_UNARY = {
+# The primitives whose kernel is one ufunc for some dtype kinds: (ufunc, those kinds) -> a Kernel (the complex
+# transcendentals' kernel covering the complex kind).
+_F, _INT, _NUM = "f", "iu", "iufc"
+_H_UFUNCS = {
     E.neg_p: (np.negative, _NUM), E.sin_p: (np.sin, _F), E.cos_p: (np.cos, _F), E.tan_p: (np.tan, _F),
     E.asin_p: (np.arcsin, _F), E.acos_p: (np.arccos, _F), E.atan_p: (np.arctan, _F),
     E.sinh_p: (np.sinh, _F), E.cosh_p: (np.cosh, _F), E.tanh_p: (np.tanh, _F),
@@ -148,11 +137,15 @@ _H_UNARY = {
     E.exp_p: (np.exp, _F), E.exp2_p: (np.exp2, _F), E.expm1_p: (np.expm1, _F), E.log_p: (np.log, _F),
     E.log1p_p: (np.log1p, _F), E.sqrt_p: (np.sqrt, _F), E.cbrt_p: (np.cbrt, _F),
     E.floor_p: (np.floor, _F), E.ceil_p: (np.ceil, _F), E.round_p: (np.rint, _F),
-    E.is_finite_p: (np.isfinite, _F), E.abs_p: (np.abs, "iuf"), E.real_p: (np.real, _NUM),
-    E.imag_p: (np.imag, "c"), E.conj_p: (np.conj, _NUM),
+    E.is_finite_p: (np.isfinite, _F), E.real_p: (np.real, _NUM), E.imag_p: (np.imag, "c"), E.conj_p: (np.conj, _NUM),
+    E.add_p: (np.add, "b" + _NUM), E.sub_p: (np.subtract, _NUM), E.mul_p: (np.multiply, "b" + _NUM),
+    E.atan2_p: (np.arctan2, _F),
+    E.and_p: (np.bitwise_and, "biu"), E.or_p: (np.bitwise_or, "biu"), E.xor_p: (np.bitwise_xor, "biu"),
+    E.eq_p: (np.equal, "biufc"), E.ne_p: (np.not_equal, "biufc"), E.lt_p: (np.less, "biuf"),
+    E.le_p: (np.less_equal, "biuf"), E.gt_p: (np.greater, "biuf"), E.ge_p: (np.greater_equal, "biuf"),
 }
-for _p, (_fn, _kinds) in _H_UNARY.items():
-    host_kernels[_p] = _h_unary(_fn, _kinds, COMPLEX_KERNELS.get(_p))
+for _p, (_fn, _kinds) in _H_UFUNCS.items():
+    host_kernels[_p] = Kernel(_fn, _kinds, COMPLEX_KERNELS.get(_p))   # (complex kernels decline other dtypes)
 
 
 def _h_rsqrt(x):
@@ -176,41 +169,18 @@ def _h_sign(x):
     return complex_sign(x) if k == "c" else NotImplemented
 
 
-def _h_not(x):
-    if x.dtype.kind == "b":
-        return np.logical_not(x)
-    return np.invert(x) if x.dtype.kind in _INT else NotImplemented
-
-
-def _h_abs(x):
+def _h_abs_complex(x):
     if x.dtype.kind != "c":
-        return np.abs(x) if x.dtype.kind in "iuf" else NotImplemented
+        return NotImplemented
     out = np.abs(x)   # hypot, except that XLA's |inf + nan j| is NaN (C99's is inf)
     return np.where(np.isnan(x.real) | np.isnan(x.imag), out.dtype.type(np.nan), out)
 
 
-host_kernels[E.abs_p] = _h_abs
+host_kernels[E.abs_p] = Kernel(np.abs, "iuf", _h_abs_complex)
 host_kernels[E.rsqrt_p] = _h_rsqrt
 host_kernels[E.logistic_p] = _h_logistic
 host_kernels[E.sign_p] = _h_sign
-host_kernels[E.not_p] = _h_not
-
-
-def _h_binary(fn, kinds):
-    def kernel(x, y):
-        return fn(x, y) if x.dtype.kind in kinds else NotImplemented
-    return kernel
-
-
-_H_BINARY = {
-    E.add_p: (np.add, "b" + _NUM), E.sub_p: (np.subtract, _NUM), E.mul_p: (np.multiply, "b" + _NUM),
-    E.atan2_p: (np.arctan2, _F),
-    E.and_p: (np.bitwise_and, "biu"), E.or_p: (np.bitwise_or, "biu"), E.xor_p: (np.bitwise_xor, "biu"),
-    E.eq_p: (np.equal, "biufc"), E.ne_p: (np.not_equal, "biufc"), E.lt_p: (np.less, "biuf"),
-    E.le_p: (np.less_equal, "biuf"), E.gt_p: (np.greater, "biuf"), E.ge_p: (np.greater_equal, "biuf"),
-}
-for _p, (_fn, _kinds) in _H_BINARY.items():
-    host_kernels[_p] = _h_binary(_fn, _kinds)
+host_kernels[E.not_p] = Kernel(np.logical_not, "b", lambda x: np.invert(x) if x.dtype.kind in _INT else NotImplemented)
 
 
 def _max_zeros(x, y):
@@ -226,9 +196,7 @@ def _zero_signs(x, y, r, zeros):
     maximum/minimum `r` (a fresh array) picks either zero (its SIMD loops differ). Fixed where needed only: r is
     right wherever it is not zero, so everywhere when a 0-d operand is nonzero; max with a 0-d +0.0 (relu) is
     >= +0.0 everywhere, so adding +0.0 turns its only wrong values, -0.0, into +0.0 in one pass; otherwise a
-    few zeros are fixed where they are, many by one select."""
-    if r.__class__ is not np.ndarray:   # (0-d operands: NumPy's scalar)
-        return np.where((x == 0) & (y == 0), zeros(x, y), r)
+    few zeros are fixed where they are, many by one select (0-d operands, whose result is NumPy's scalar: that)."""
     for s in (x, y):
         if s.ndim == 0 and r.ndim:
             if s != 0:
@@ -247,18 +215,13 @@ def _zero_signs(x, y, r, zeros):
     return np.where((x == 0) & (y == 0), zeros(x, y), r)
 
 
-def _h_max(x, y):
-    if x.dtype.kind not in "biuf":
-        return NotImplemented
-    r = np.maximum(x, y)   # NaN-propagating, as XLA
-    return _zero_signs(x, y, r, _max_zeros) if x.dtype.kind == "f" else r
-
-
-def _h_min(x, y):
-    if x.dtype.kind not in "biuf":
-        return NotImplemented
-    r = np.minimum(x, y)
-    return _zero_signs(x, y, r, _min_zeros) if x.dtype.kind == "f" else r
+def _h_extremum(fn, zeros):
+    def kernel(x, y):
+        if x.dtype.kind not in "biuf":
+            return NotImplemented
+        r = fn(x, y)   # NaN-propagating, as XLA
+        return _zero_signs(x, y, r, zeros) if x.dtype.kind == "f" else r
+    return kernel
 
 
 def _h_nextafter(x, y):
@@ -267,8 +230,8 @@ def _h_nextafter(x, y):
     return np.where(x == y, y, np.nextafter(x, y))   # x == y gives y (so the sign of a zero y)
 
 
-host_kernels[E.max_p] = _h_max
-host_kernels[E.min_p] = _h_min
+host_kernels[E.max_p] = _h_extremum(np.maximum, _max_zeros)
+host_kernels[E.min_p] = _h_extremum(np.minimum, _min_zeros)
 host_kernels[E.nextafter_p] = _h_nextafter
 
 
@@ -282,10 +245,8 @@ def _safe_divisor(x, y):
     return d, zero
 
 
-def _h_div(x, y):
+def _h_div(x, y):   # (floats: the Kernel's ufunc)
     k = x.dtype.kind
-    if k == "f":
-        return np.true_divide(x, y)
     if k == "c":
         return complex_div(x, y)   # (XLA's Smith algorithm, not NumPy's: xla/lower_elementwise_complex.py)
     if k not in _INT:
@@ -296,26 +257,23 @@ def _h_div(x, y):
     return np.where(zero, x.dtype.type(-1) if k == "i" else np.iinfo(x.dtype).max, q)
 
 
-def _h_rem(x, y):
+def _h_rem(x, y):   # (floats: the Kernel's ufunc)
     k = x.dtype.kind
-    if k == "f":
-        return np.fmod(x, y)
     if k not in _INT:
         return NotImplemented
     d, zero = _safe_divisor(x, y)
     return np.where(zero, x, np.fmod(x, d))
 
 
-def _pow_float_scalar(x, y, mul=np.multiply):
+def _pow_float_scalar(x, y):
     """Float x to a 0-d float exponent y: y = 2 or 3 by multiplication -- what XLA makes of a constant exponent
     under jit (its simplifier: x*x, x*x*x; for 2 also exactly pow's correctly rounded square) -- at a fraction
-    of libm pow's cost (scipy's moments: x ** 2 over large arrays); other exponents: pow. (`mul`: np.multiply,
-    split over threads for large x.)"""
+    of libm pow's cost (scipy's moments: x ** 2 over large arrays); other exponents: pow."""
     e = y.item()
     if e == 2.0:
-        return mul(x, x)
+        return np.multiply(x, x)
     if e == 3.0:
-        return mul(mul(x, x), x)
+        return np.multiply(np.multiply(x, x), x)
     if e == 0.5:   # NumPy's power takes sqrt for a scalar 0.5; C pow's (-0) ** 0.5 is +0, (-inf) ** 0.5 is +inf
         r = np.add(np.sqrt(x), x.dtype.type(0))
         return np.where(x == -np.inf, x.dtype.type(np.inf), r)
@@ -353,8 +311,8 @@ def _h_pow(x, y):
     return r
 
 
-host_kernels[E.div_p] = _h_div
-host_kernels[E.rem_p] = _h_rem
+host_kernels[E.div_p] = Kernel(np.true_divide, "f", _h_div)
+host_kernels[E.rem_p] = Kernel(np.fmod, "f", _h_rem)
 host_kernels[E.pow_p] = _h_pow
 
 
@@ -410,20 +368,29 @@ def _h_select_n(pred, *cases):
     return res
 
 
-host_kernels[E.select_n_p] = _h_select_n
+def _s_select_n(avals, params):
+    return (lambda p, a, b: np.where(p, b, a)) if len(avals) == 3 else None
+
+
+host_kernels[E.select_n_p] = Kernel(rest=_h_select_n, special=_s_select_n)
+
+
+def _s_convert(avals, params):
+    a, b = avals[0].dtype, np.dtype(params["new_dtype"])
+    if a == b:
+        return lambda x: x
+    if a.kind == "c" and b.kind != "c" or a.kind == "f" and b.kind in _INT:
+        return None   # (the kernel: the real part first; XLA's saturating float -> int)
+    if b.kind == "b":
+        return lambda x: np.not_equal(x, 0)
+    return lambda x: x.astype(b)
 
 
 def _h_convert(x, *, new_dtype, weak_type):
-    a, b = x.dtype, np.dtype(new_dtype)
-    if a == b:
-        return x
-    if a.kind == "c" and b.kind != "c":
+    b = np.dtype(new_dtype)
+    if x.dtype.kind == "c" and b.kind != "c":
         x = x.real   # as the lowering: the real part, then (for bool) != 0
-        a = x.dtype
-        if a == b:
-            return x
-    if b.kind == "b":
-        return np.not_equal(x, 0)
+    a = x.dtype
     if a.kind == "f" and b.kind in _INT:
         # XLA converts saturating: NaN -> 0, out-of-range -> the nearest bound
         info = np.iinfo(b)
@@ -432,61 +399,7 @@ def _h_convert(x, *, new_dtype, weak_type):
         r = np.where(x >= hi, b.type(info.max), r)
         r = np.where(x <= lo, b.type(info.min), r)
         return np.where(np.isnan(x), b.type(0), r)
-    if a.kind == "b":
-        return x.astype(b)
-    return x.astype(b)
+    return _s_convert((x,), {"new_dtype": b})(x)
 
 
-host_kernels[E.convert_element_type_p] = _h_convert
-
-
-# ------------------------------------------------------------------ kernels specialised per signature
-# (xla/host.py `specializers`) where a kernel above would call one NumPy function on its inputs as they are,
-# the runtime calls that function directly: the same call, one Python frame less per eager op.
-# On outputs of host_parallel.MIN_ELEMENTS or more, that call is split over threads (the same values).
-def _s_direct(fn, kinds):
-    def specialize(avals, params):
-        if avals[0].dtype.kind not in kinds:
-            return None
-        return split(fn, avals) or fn
-    return specialize
-
-
-for _table in (_H_UNARY, _H_BINARY):
-    for _p, (_fn, _kinds) in _table.items():
-        specializers[_p] = _s_direct(_fn, _kinds)
-specializers[E.div_p] = _s_direct(np.true_divide, "f")
-specializers[E.rem_p] = _s_direct(np.fmod, "f")
-
-
-def _s_pow(avals, params):
-    if avals[0].dtype.kind != "f":
-        return None
-    if len(avals[1].shape):
-        return _power
-    mul = split(np.multiply, [avals[0], avals[0]])
-    return _pow_float_scalar if mul is None else lambda x, y: _pow_float_scalar(x, y, mul)
-
-
-specializers[E.pow_p] = _s_pow
-
-
-def _s_select_n(avals, params):
-    return (lambda p, a, b: np.where(p, b, a)) if len(avals) == 3 else None
-
-
-specializers[E.select_n_p] = _s_select_n
-
-
-def _s_convert(avals, params):
-    a, b = avals[0].dtype, np.dtype(params["new_dtype"])
-    if a == b:
-        return lambda x: x
-    if a.kind == "c" or (a.kind == "f" and b.kind in _INT):
-        return None   # (the kernel: real parts; XLA's saturating float -> int)
-    if b.kind == "b":
-        return lambda x: np.not_equal(x, 0)
-    return lambda x: x.astype(b)
-
-
-specializers[E.convert_element_type_p] = _s_convert
+host_kernels[E.convert_element_type_p] = Kernel(rest=_h_convert, special=_s_convert)

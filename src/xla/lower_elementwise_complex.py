@@ -55,7 +55,7 @@ def _all_finite(x):
 
 def _kernel(fn, re_zero, im_zero, declines=None):
     def kernel(x):
-        if not _all_finite(x):
+        if x.dtype.kind != "c" or not _all_finite(x):   # (other dtypes: the ufunc, or not covered)
             return NotImplemented
         if declines is not None and declines(x):
             return NotImplemented
@@ -63,15 +63,6 @@ def _kernel(fn, re_zero, im_zero, declines=None):
             x = _plus_zero(x, re_zero, im_zero)
         return fn(x)
     return kernel
-
-
-def _near_unit_pole(part, other):
-    """atanh at re == +-1, atan at im == +-1, with the other part tiny: XLA's result is infinite."""
-    def declines(x):
-        a, b = (x.real, x.imag) if part == "re" else (x.imag, x.real)
-        hit = (np.abs(a) == 1) & (np.abs(b) < other)
-        return bool(hit.any())
-    return declines
 
 
 def _times_i(x, sign):
@@ -93,6 +84,8 @@ _atanh = _kernel(np.arctanh, True, False, _atanh_declines)
 
 def _atan(x):
     """atan(z) = -1j * atanh(1j * z), as XLA computes it (its signs of zeros follow)."""
+    if x.dtype.kind != "c":
+        return NotImplemented
     r = _atanh(_times_i(x, 1))
     return r if r is NotImplemented else _times_i(r, -1)
 

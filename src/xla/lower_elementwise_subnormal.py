@@ -15,7 +15,7 @@ import numpy as np
 from transforms.primitives import elementwise as E
 
 from ._jaxlib import chlo, hlo
-from .host import host_kernels, specializers
+from .host import host_kernels
 from .lower_elementwise import _UNARY, _nary
 from .lowering import broadcast_to, constant, lowering_rules, ttype
 
@@ -164,16 +164,6 @@ def _flushing_result(fn):
     return kernel
 
 
-def _flush_specialized(spec, wrap):
-    def specialize(avals, params):
-        fn = spec(avals, params)
-        return None if fn is None else wrap(fn)
-    return specialize
-
-
 for _p in (E.sin_p, E.tan_p, E.tanh_p, E.atan_p, E.expm1_p, E.asin_p):
-    host_kernels[_p] = _flushing_result(host_kernels[_p])
-    specializers[_p] = _flush_specialized(specializers[_p], _flushing_result)
-_flushing_operands = lambda fn: lambda *xs: fn(*map(_daz, xs))   # noqa: E731
-host_kernels[E.atan2_p] = _flushing_operands(host_kernels[E.atan2_p])
-specializers[E.atan2_p] = _flush_specialized(specializers[E.atan2_p], _flushing_operands)
+    host_kernels[_p].wrap = _flushing_result
+host_kernels[E.atan2_p].wrap = lambda fn: lambda *xs: fn(*map(_daz, xs))

@@ -13,7 +13,7 @@ import numpy as np
 from transforms.primitives import indexing as I
 
 from ._jaxlib import hlo
-from .host import host_kernels, in_place_kernels
+from .host import Kernel, host_kernels
 from .lowering import constant, fill_region, lowering_rules, tensor_type, ttype
 
 
@@ -253,5 +253,4 @@ def _h_scatter(x, idx, u, *, dimension_numbers, mode, in_place=False):
 host_kernels[I.dynamic_slice_p] = _h_dynamic_slice
 host_kernels[I.dynamic_update_slice_p] = _h_dynamic_update_slice
 host_kernels[I.gather_p] = _h_gather
-host_kernels[I.scatter_p] = _h_scatter
-in_place_kernels[I.scatter_p] = functools.partial(_h_scatter, in_place=True)   # x[k] = v on x's sole holder
+host_kernels[I.scatter_p] = Kernel(rest=_h_scatter, in_place=functools.partial(_h_scatter, in_place=True))

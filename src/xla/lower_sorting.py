@@ -168,25 +168,22 @@ def _h_sort(*xs, dimension, is_stable, num_keys):
     return [np.take_along_axis(x, perm, axis=dimension) for x in xs]
 
 
-def _h_cum(kind, fn, bool_fn):
+def _h_cum(ufunc, bool_ufunc):
+    """cumsum/cumprod/cummax/cummin: the ufunc's accumulate in the operand's dtype (np.cumsum's own call)."""
     def kernel(x, *, axis, reverse):
-        if x.dtype.kind == "c" and kind in ("max", "min"):
+        if x.dtype.kind == "c" and ufunc in (np.maximum, np.minimum):
             return NotImplemented
         if x.shape[axis] == 0:
             return x
-        f = bool_fn if x.dtype == np.bool_ else fn
+        f = (bool_ufunc if x.dtype == np.bool_ else ufunc).accumulate
         if reverse:
-            return np.flip(f(np.flip(x, axis), axis), axis)
-        return f(x, axis)
+            return np.flip(f(np.flip(x, axis), axis, x.dtype), axis)
+        return f(x, axis, x.dtype)
     return kernel
 
 
 host_kernels[T.sort_p] = _h_sort
-host_kernels[T.cumsum_p] = _h_cum("sum", lambda x, a: np.cumsum(x, axis=a, dtype=x.dtype),
-                                  lambda x, a: np.logical_or.accumulate(x, axis=a))
-host_kernels[T.cumprod_p] = _h_cum("prod", lambda x, a: np.cumprod(x, axis=a, dtype=x.dtype),
-                                   lambda x, a: np.logical_and.accumulate(x, axis=a))
-host_kernels[T.cummax_p] = _h_cum("max", lambda x, a: np.maximum.accumulate(x, axis=a),
-                                  lambda x, a: np.logical_or.accumulate(x, axis=a))
-host_kernels[T.cummin_p] = _h_cum("min", lambda x, a: np.minimum.accumulate(x, axis=a),
-                                  lambda x, a: np.logical_and.accumulate(x, axis=a))
+host_kernels[T.cumsum_p] = _h_cum(np.add, np.logical_or)
+host_kernels[T.cumprod_p] = _h_cum(np.multiply, np.logical_and)
+host_kernels[T.cummax_p] = _h_cum(np.maximum, np.logical_or)
+host_kernels[T.cummin_p] = _h_cum(np.minimum, np.logical_and)

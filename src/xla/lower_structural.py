@@ -9,7 +9,7 @@ from transforms.primitives import reductions as R
 from transforms.primitives import structural as S
 
 from ._jaxlib import hlo, ir
-from .host import host_kernels, specializers
+from .host import Kernel, host_kernels
 from .lowering import constant, fill_region, jaxpr_subcomp, lowering_rules, tensor_type, ttype
 
 # ----------------------------------------------------------------------------- shapes
@@ -245,30 +245,10 @@ host_kernels[S.rev_p] = lambda x, *, dimensions: np.flip(x, dimensions) if dimen
 host_kernels[S.iota_p] = _h_iota
 
 
-def _h_reducer(kind, fn, bool_fn=None):
-    def kernel(x, *, axes):
-        dt = x.dtype
-        k = dt.kind
-        if k in "fc" and kind in ("and", "or") or k == "c" and kind in ("max", "min"):
-            return NotImplemented
-        if x.size == 0 and any(x.shape[a] == 0 for a in axes):   # XLA: the identity (NumPy raises for max)
-            shape = [n for i, n in enumerate(x.shape) if i not in axes]
-            return np.full(shape, _identity(kind, dt), dt)
-        return (bool_fn if (k == "b" and bool_fn is not None) else fn)(x, axes)
-    return kernel
-
-
-# (the ufuncs' reduce methods: np.sum/np.max add ~1 us of Python wrapper per call on small arrays)
-host_kernels[R.reduce_sum_p] = _h_reducer("sum", lambda x, a: np.add.reduce(x, axis=a, dtype=x.dtype),
-                                          lambda x, a: np.logical_or.reduce(x, axis=a))
-host_kernels[R.reduce_prod_p] = _h_reducer("prod", lambda x, a: np.multiply.reduce(x, axis=a, dtype=x.dtype),
-                                           lambda x, a: np.logical_and.reduce(x, axis=a))
 def _zero_signs(kind, x, axes, r):
     """XLA's max/min reduction orders -0.0 below +0.0 (max of a slice holding both zeros is +0.0, min -0.0);
     NumPy's reduce keeps the zero its loop meets first (so the answer moved with the order). A zero result is
     fixed to XLA's, so eager and jit agree; r is right wherever it is not zero."""
-    if x.dtype.kind != "f":
-        return r
     z = r == 0
     if not z.any():
         return r
@@ -279,45 +259,41 @@ def _zero_signs(kind, x, axes, r):
     return np.where(z, zero.astype(x.dtype), r)
 
 
-host_kernels[R.reduce_max_p] = _h_reducer("max", lambda x, a: _zero_signs("max", x, a, np.maximum.reduce(x, axis=a)))
-host_kernels[R.reduce_min_p] = _h_reducer("min", lambda x, a: _zero_signs("min", x, a, np.minimum.reduce(x, axis=a)))
-host_kernels[R.reduce_and_p] = _h_reducer("and", lambda x, a: np.bitwise_and.reduce(x, axis=a),
-                                          lambda x, a: np.logical_and.reduce(x, axis=a))
-host_kernels[R.reduce_or_p] = _h_reducer("or", lambda x, a: np.bitwise_or.reduce(x, axis=a),
-                                         lambda x, a: np.logical_or.reduce(x, axis=a))
-
-
-# Specialised per signature (xla/host.py `specializers`): where the kernel above would call the ufunc's
-# reduce method, the runtime calls it directly with the axes and dtype bound (same call, same result).
-def _s_reducer(kind, ufunc, bool_ufunc=None, with_dtype=False):
+def _h_reducer(kind, ufunc, bool_ufunc=None, with_dtype=False):
+    """reduce_<kind>'s host entry: the ufunc's reduce method (np.sum/np.max add ~1 us of Python wrapper per call
+    on small arrays) with the axes (and the dtype) bound. An empty reduction gives XLA's identity: NumPy's where
+    the ufunc has one; max and min, which have none, fill it."""
     reduce, bool_reduce = ufunc.reduce, (bool_ufunc.reduce if bool_ufunc is not None else None)
 
-    def specialize(avals, params):
+    def special(avals, params):
         (a,), axes = avals, params["axes"]
         k = a.dtype.kind
         if k in "fc" and kind in ("and", "or") or k == "c" and kind in ("max", "min"):
-            return None   # (the kernel declines)
-        shape = a.shape
-        for i in axes:
-            if shape[i] == 0:
-                return None   # (the kernel fills the identity)
+            return None   # (declined)
         if k == "b" and bool_reduce is not None:
             return lambda x: bool_reduce(x, axes)
         if with_dtype:
             dt = a.dtype
             return lambda x: reduce(x, axes, dt)
-        if k == "f" and kind in ("max", "min"):
-            return lambda x: _zero_signs(kind, x, axes, reduce(x, axes))
-        return lambda x: reduce(x, axes)
-    return specialize
+        if ufunc.identity is not None:
+            return lambda x: reduce(x, axes)
+        fill = _identity(kind, a.dtype)
+        fn = (lambda x: _zero_signs(kind, x, axes, reduce(x, axes))) if k == "f" else (lambda x: reduce(x, axes))
+        return lambda x: fn(x) if x.size else np.full(
+            [n for i, n in enumerate(x.shape) if i not in axes], fill, x.dtype)
+
+    def kernel(x, *, axes):
+        fn = special((x,), {"axes": axes})
+        return NotImplemented if fn is None else fn(x)
+    return Kernel(rest=kernel, special=special)
 
 
-specializers[R.reduce_sum_p] = _s_reducer("sum", np.add, np.logical_or, True)
-specializers[R.reduce_prod_p] = _s_reducer("prod", np.multiply, np.logical_and, True)
-specializers[R.reduce_max_p] = _s_reducer("max", np.maximum)
-specializers[R.reduce_min_p] = _s_reducer("min", np.minimum)
-specializers[R.reduce_and_p] = _s_reducer("and", np.bitwise_and, np.logical_and)
-specializers[R.reduce_or_p] = _s_reducer("or", np.bitwise_or, np.logical_or)
+host_kernels[R.reduce_sum_p] = _h_reducer("sum", np.add, np.logical_or, True)
+host_kernels[R.reduce_prod_p] = _h_reducer("prod", np.multiply, np.logical_and, True)
+host_kernels[R.reduce_max_p] = _h_reducer("max", np.maximum)
+host_kernels[R.reduce_min_p] = _h_reducer("min", np.minimum)
+host_kernels[R.reduce_and_p] = _h_reducer("and", np.bitwise_and, np.logical_and)
+host_kernels[R.reduce_or_p] = _h_reducer("or", np.bitwise_or, np.logical_or)
 
 
 def _h_arg(fn):
@@ -354,9 +330,6 @@ def _h_dot_general(x, y, *, dimension_numbers):
     return out.reshape(bshape + fx + fy)
 
 
-host_kernels[L.dot_general_p] = _h_dot_general
-
-
 def _s_dot_general(avals, params):
     (lc, rc), (lb, rb) = params["dimension_numbers"]
     x, y = avals
@@ -365,5 +338,4 @@ def _s_dot_general(avals, params):
     return None
 
 
-specializers[L.dot_general_p] = _s_dot_general
-specializers[S.reshape_p] = lambda avals, params: (lambda x, n=params["new_sizes"]: x.reshape(n))
+host_kernels[L.dot_general_p] = Kernel(rest=_h_dot_general, special=_s_dot_general)

@@ -8,6 +8,8 @@ cache is least-recently-used, capped by transforms.caches ('eager', default 4096
 """
 from __future__ import annotations
 
+import functools
+import math
 from operator import attrgetter
 
 import numpy as np
@@ -19,7 +21,7 @@ from transforms.jaxpr import ClosedJaxpr, Eqn, Jaxpr, Var
 from transforms.jaxpr_transforms import jit_p
 from transforms.primitives import elementwise as E
 
-from . import _jaxlib, compile_cache, host
+from . import _jaxlib, compile_cache, host, host_parallel
 from .host import HostValue, host_kernels
 from .lower_callbacks import callback_failure
 from .lowering import lower_jaxpr, lowering_rules
@@ -91,7 +93,7 @@ def compile_jaxpr(closed: ClosedJaxpr, donate=(), name="main", device=None) -> C
 def device_put(x, aval=None, device=None):
     """A host array as an eager value: a copy held on the host where host kernels run (the CPU),
     else a device buffer. (`device_buffer` always gives a device buffer.)"""
-    if device is None and _host_on():
+    if device is None and _kernels_on():
         x = np.asarray(x)
         aval = aval or get_aval(x)
         return HostValue(host.copy_aligned(x, aval.dtype), aval)
@@ -129,13 +131,17 @@ _exe_cache = LRUCache(kind="eager")   # (prim, params, *avals) -> Compiled; leas
 _exe_touch = _exe_cache.move_to_end   # a hit: a dict read plus this (both C calls: the hot path stays flat)
 
 
-def _compile_single(prim, avals, params):
+def single_jaxpr(prim, avals, params):
+    """The closed jaxpr of one equation: `prim` with `params` on operands of `avals`."""
     invars = [Var(a) for a in avals]
     out = abstract_eval(prim, avals, params)
     outs = out if prim.multiple_results else [out]
     outvars = [Var(a) for a in outs]
-    jaxpr = Jaxpr([], invars, [Eqn(prim, invars, outvars, params)], outvars)
-    return compile_jaxpr(ClosedJaxpr(jaxpr, []), name=prim.name)
+    return ClosedJaxpr(Jaxpr([], invars, [Eqn(prim, invars, outvars, params)], outvars), [])
+
+
+def _compile_single(prim, avals, params):
+    return compile_jaxpr(single_jaxpr(prim, avals, params), name=prim.name)
 
 
 def _to_buffer(x):
@@ -178,16 +184,12 @@ _platform_cpu = None
 
 
 def _kernels_on():
-    """Whether eager primitives run host kernels: the CPU default device, not switched off."""
+    """Whether eager primitives run host kernels, and eager values are held on the host (HostValue): the CPU
+    default device, not switched off."""
     global _platform_cpu
     if _platform_cpu is None:
         _platform_cpu = default_device().platform == "cpu"
     return _platform_cpu and host.MODE != "xla"
-
-
-def _host_on():
-    """Whether eager values are held on the host (HostValue): wherever host kernels run."""
-    return _kernels_on()
 
 
 def _np_of(x):
@@ -205,6 +207,7 @@ def _np_of(x):
 
 _get_aval = attrgetter("aval")
 _MEMO_MAX = 1024
+_SPLIT_MIN = min(host_parallel.MIN_ELEMENTS, host_parallel.MIN_ELEMENTS_COSTLY)   # (below: no shape pays a split)
 _aval_cache: dict = {}   # (prim, params, *avals) -> out aval(s); cleared when it grows past the bound
 _AVAL_CACHE_MAX = 8192
 
@@ -244,9 +247,9 @@ def eager_in_place(prim, args, params):
     (`x[k] = v` on an array nothing else refers to: NumPy's cost, not a copy of x per write -- sklearn
     fills a diagonal element by element). None where that cannot be done safely: not host-held, the
     memory shared (host.sole_holder), no in-place kernel; the caller then binds as usual."""
-    kernel = host.in_place_kernels.get(prim)
+    kernel = getattr(host_kernels.get(prim), "in_place", None)
     x = args[0]
-    if kernel is None or type(x) is not HostValue or not _host_on() or not host.sole_holder(x):
+    if kernel is None or type(x) is not HostValue or not _kernels_on() or not host.sole_holder(x):
         return None
     aval = _out_avals(prim, args, params)
     if aval != x.aval:
@@ -260,33 +263,39 @@ def eager_in_place(prim, args, params):
 def _make_host_impl(prim, kernel, xla_impl):
     """The eager impl of a primitive with a host kernel. The hot path (host-held inputs, a signature seen
     before) is inlined: it runs for every eager op, so each step saved here is saved everywhere. Per
-    signature (input avals, params) it caches the output aval(s) and the kernel specialised to that
-    signature (host.specialize: e.g. a float sum is the bare ufunc reduction, an add the bare ufunc),
-    so a call is one dict lookup, the kernel, and the result's box."""
+    signature (input avals, params) it caches the output aval(s) and the kernel's form for it (host.form: e.g.
+    a float sum is the bare ufunc reduction, an add the bare ufunc), so a call is one dict lookup, the kernel,
+    and the result's box. A form depends on the operands' dtypes and ranks and the params only: a new shape of
+    a known rank takes the one made before (split over the cores where that shape pays: host_parallel)."""
     multi = prim.multiple_results
-    cache = {}            # (*input avals, *params items) -> (output aval(s), kernel for that signature)
+    cache = {}            # (*input avals, *params items) -> (output aval(s), the form for that signature)
     cache_get = cache.get
+    forms = {}            # (*(dtype, rank) of each input, *params items) -> the form, at every shape
     hv = HostValue
     err_set, err_reset, quiet = host.err_set, host.err_reset, host.QUIET
     ndarray, asarray = np.ndarray, np.asarray
-    specialize = host.specializers.get(prim)
-
-    def general(params):
-        return (lambda *xs: kernel(*xs, **params)) if params else kernel
 
     def lookup(args, params, n):
         try:
             key = (*map(_get_aval, args), *params.items())
             ent = cache_get(key)
         except (AttributeError, TypeError):   # a Python scalar operand, an unhashable parameter: not cached
-            return _out_avals(prim, args, params), general(params)
+            return _out_avals(prim, args, params), functools.partial(kernel, **params)
         if ent is None:
             # a new signature: its output aval(s) from the shape rule (uncached: this cache is the memo) and its
-            # specialised kernel, stored under `key`
+            # form, stored under `key`
             in_avals = key[:n]
-            out = eval_rule(prim, in_avals, params)   # (first: it checks the signature the specialiser assumes)
-            fn = specialize(in_avals, params) if specialize is not None else None
-            ent = (out, general(params) if fn is None else fn)
+            out = eval_rule(prim, in_avals, params)   # (first: it checks the signature the form assumes)
+            fkey = (*[(a[1], len(a[0])) for a in in_avals], *key[n:])
+            fn = forms.get(fkey)
+            if fn is None:
+                fn = host.form(kernel, in_avals, params)
+                if len(forms) >= _MEMO_MAX:
+                    forms.clear()
+                forms[fkey] = fn
+            if not multi and math.prod(out[0]) >= _SPLIT_MIN:
+                fn = host.form(kernel, in_avals, params, threaded=True)
+            ent = (out, fn)
             if len(cache) >= _AVAL_CACHE_MAX:
                 cache.clear()   # (dict ops are atomic under the GIL: safe from several threads)
             cache[key] = ent
@@ -349,7 +358,6 @@ def _make_host_impl(prim, kernel, xla_impl):
         if (dt is avals[1] or dt == avals[1]) and out.shape == avals[0]:   # (builtin dtypes: one object)
             return hv(out, avals)
         return _box_host(out, avals, prim)
-    impl.kernel = kernel
     return impl
 
 
@@ -361,11 +369,10 @@ def eager_fn(prim, in_avals, params):
     host-held, several results).
     The same kernel call as the bind's eager impl, without its per-call signature lookup (~1 us of 2)."""
     kernel = host_kernels.get(prim)
-    if kernel is None or prim.multiple_results or not _host_on() or len(in_avals) != 2:
+    if type(kernel) is not host.Kernel or prim.multiple_results or not _kernels_on() or len(in_avals) != 2:
         return None
     out_aval = eval_rule(prim, in_avals, params)
-    spec = host.specializers.get(prim)
-    fn = spec(in_avals, params) if spec is not None else None
+    fn = kernel.form(in_avals, params, threaded=True)
     if fn is None:
         return None   # (the general kernel may decline: NotImplemented sends the bind to XLA)
     hv, nd = HostValue, np.ndarray

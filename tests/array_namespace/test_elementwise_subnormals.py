@@ -5,7 +5,7 @@ sign bit keep them.
 
 Every elementwise function of the namespace runs on values around the subnormal range (zeros, subnormals and the
 smallest normals of both signs, and ordinary values; binary functions on every pair): eager, jit and vmap agree,
-and agree with NumPy run in that mode (xla.host.subnormals_flushed: NumPy's own arithmetic, its operands flushed
+and agree with NumPy run in that mode (tests/fpmode_util.py subnormals_flushed: NumPy's own arithmetic, its operands flushed
 and its result flushed, since a few libm functions -- fmod, hypot -- work on the bits and are not flushed by the
 control register), to the tolerances of the op table's transcendental functions."""
 import numpy as np
@@ -14,6 +14,7 @@ import pytest
 import array_namespace as xp
 from transforms import jit, vmap
 from xla import host
+from fpmode_util import subnormals_flushed
 
 pytestmark = [pytest.mark.skipif(not host.FLUSHES, reason="host kernels do not flush subnormals here (no _fpmode)"),
               pytest.mark.filterwarnings("ignore:invalid value encountered:RuntimeWarning")]   # (inf - inf)
@@ -50,7 +51,7 @@ def flush(a):
 
 def oracle(name, *args):
     fn = NP.get(name, getattr(np, name, None))
-    with host.subnormals_flushed(), np.errstate(all="ignore"):
+    with subnormals_flushed(), np.errstate(all="ignore"):
         if name in KEEP:
             return fn(*args)
         return flush(fn(*map(flush, args)))
@@ -204,7 +205,7 @@ def test_floor_divide_of_a_quotient_below_the_smallest_normal():
         np.testing.assert_array_equal(got, want)
         np.testing.assert_array_equal(np.signbit(got), np.signbit(want))
     assert float(jit(xp.floor_divide)(xp.asarray(-t), xp.asarray(3.0))) == -1.0
-    with host.subnormals_flushed():
+    with subnormals_flushed():
         assert np.floor_divide(-t, 3.0) == -1.0
 
 
@@ -241,7 +242,7 @@ def test_count_nonzero_counts_subnormals_as_zero(dt, n):
     assert int(xp.count_nonzero(x)) == want
     assert int(jit(xp.count_nonzero)(x)) == want
     assert int(xp.sum(x != 0)) == want
-    with host.subnormals_flushed():
+    with subnormals_flushed():
         assert int(np.count_nonzero(v != 0)) == want   # (NumPy's comparison in the mode; np.count_nonzero reads bits)
     assert np.count_nonzero(v) > want   # (and NumPy in IEEE mode outside a kernel: the thread's mode is restored)
 

@@ -15,6 +15,7 @@ import array_namespace as xp
 from transforms import jit
 from transforms.core import ShapedArray
 from xla import host, host_parallel
+from fpmode_util import subnormals_flushed
 
 _fpmode = host._fpmode
 pytestmark = pytest.mark.skipif(not host.FLUSHES, reason="_fpmode not built, or this machine's mode cannot be set")
@@ -68,7 +69,7 @@ def test_err_set_silences_and_flushes_and_err_reset_puts_both_back():
 
 def test_a_mode_the_caller_set_is_kept():
     """A thread already flushing (a -ffast-math library, or subnormals_flushed) keeps flushing after a kernel."""
-    with host.subnormals_flushed():
+    with subnormals_flushed():
         tok = host.err_set(host.QUIET)
         host.err_reset(tok)
         assert _fpmode.get() == _fpmode.FLUSH

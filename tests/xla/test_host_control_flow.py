@@ -14,10 +14,10 @@ import array_namespace as xp
 from finite_diff import central_diff
 from transforms import cond, fori_loop, grad, jit, jvp, make_jaxpr, scan, switch, vmap, while_loop
 from transforms import jaxpr_transforms as JT
-from transforms.control_flow import cond_p, scan_p, while_p, while_raw
+from transforms.control_flow import while_raw
 from transforms.core import get_aval
 from transforms.primitives import elementwise as E
-from xla import host, host_control_flow as HCF, host_eager, host_program, runtime
+from xla import host, host_eager, host_program, runtime
 
 pytestmark = pytest.mark.skipif(host.MODE == "xla", reason="host kernels switched off (ARRAY_NAMESPACE_EAGER=xla)")
 
@@ -388,8 +388,7 @@ def test_kernels_switched_off_runs_the_compiled_loop(monkeypatch):
 def test_large_operands_compile():
     big = xp.zeros((host_eager.BY_OP_MAX_ELEMENTS + 1,))
     closed = make_jaxpr(lambda a: while_loop(lambda c: c[1] < 2, lambda c: (c[0] + 1.0, c[1] + 1), (a, 0)))(big)
-    (eqn,) = [e for e in closed.jaxpr.eqns if e.prim is while_p]
-    assert host_eager.way(host_eager.inner_jaxprs(while_p, eqn.params), [v.aval for v in eqn.invars]) == "compile"
+    assert host_eager.eager_way(closed) == "compile"
 
 
 # ------------------------------------------------------------- staged composites holding loops
@@ -405,6 +404,22 @@ def test_staged_composites_with_all_host_loops_run_by_op(monkeypatch):
     assert host_eager.eager_way(make_jaxpr(cd)(x)) == "host"
     monkeypatch.delitem(host.host_kernels, E.cos_p)   # a body primitive without a host kernel
     assert host_eager.eager_way(make_jaxpr(lambda a: loop(a) + 1)(x)) == "bind"
+
+
+def test_scan_outputs_that_are_carries_keep_each_step_value():
+    """A scan body giving its incoming carry as an output (ys = the carry before the step: an exclusive cumprod)
+    run on the host, eagerly and inside a staged composite, equals NumPy and jit (the host program once read the
+    output after the carry had moved on: the next step's value)."""
+    from array_namespace._helpers import wrap
+    a = np.array([2.0, 3.0, 5.0, 0.5])
+    want = np.concatenate([[1.0], np.cumprod(a)[:-1]])
+    f = lambda v: scan(lambda c, r: (c * r, c), xp.asarray(1.0), v)[1]
+    x = xp.asarray(a)
+    np.testing.assert_array_equal(np.asarray(f(x)), want)
+    np.testing.assert_array_equal(np.asarray(jit(f)(x)), want)
+    body = lambda v: [f(wrap(v))._v]
+    assert host_eager.eager_way(JT._staged_jaxpr(body, (x._v.aval,), ()).closed) == "host"
+    np.testing.assert_array_equal(np.asarray(JT.staged_call(body, [x._v], "exclusive_cumprod", by_op=True)[0]), want)
 
 
 def _raw_loop_body(a):

@@ -131,9 +131,9 @@ def test_one_window_gather_and_scatter_equal_xla(dt):
 
 
 def test_in_place_scatter_writes_its_operand_and_equals_the_copying_kernel():
-    """host.in_place_kernels[scatter_p] (used by runtime.eager_in_place for `x[k] = v` on a sole holder) gives
+    """host_kernels[scatter_p].in_place (used by runtime.eager_in_place for `x[k] = v` on a sole holder) gives
     the copying kernel's values, in the operand's own memory, for the one-window, pointwise and general forms."""
-    ip = host.in_place_kernels[I.scatter_p]
+    ip = host.host_kernels[I.scatter_p].in_place
     cases = [
         (np.array([1, -1, 2], np.int64), np.arange(10.0).reshape(2, 5) - 3,   # one window
          dict(dimension_numbers=I.ScatterDims((0, 1), (0,), (0, 1, 2)), mode="set")),

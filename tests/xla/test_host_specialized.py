@@ -1,7 +1,8 @@
-"""Kernels specialised per signature (xla/host.py `specializers`) give exactly what the general kernels give.
+"""The fast forms of a host entry (xla/host.py `Kernel.form`) give exactly what the general kernels give.
 
-The runtime caches, per (input avals, params), the kernel specialised to that signature (the bare ufunc of a
-float add, a reduction with its axes and dtype bound, np.matmul for a 2-D dot). Here, per specialised primitive,
+The runtime caches, per (input dtypes, ranks, params), the kernel's form for that signature (the bare ufunc of a
+float add, a reduction with its axes and dtype bound, np.matmul for a 2-D dot), and uses it at every shape. Here,
+per primitive with forms,
 on grids of dtypes, shapes (empty ones too) and special values: the specialised function's result equals the
 general kernel's bit for bit (dtype, shape, NaN, sign of zero), the eager impl (which runs the specialised one)
 returns that result, and it equals the compiled (jit) result. Also the float pow by a 0-d exponent 2 or 3:
@@ -18,7 +19,7 @@ from transforms.primitives import linalg as L
 from transforms.primitives import reductions as R
 from transforms.primitives import structural as S
 from xla import host
-from xla.host import HostValue, host_kernels, specializers
+from xla.host import HostValue, Kernel, host_kernels
 
 from test_host_kernels import _xla, assert_same, compare, specials
 
@@ -70,7 +71,8 @@ def _values(dt, n, rng):
 def _check(prim, args, params, oracle=compare):
     """specialised == general kernel (bitwise), the eager impl gives it, and it equals XLA's (elementwise: with
     compare's subnormal rule; otherwise within assert_same's tolerance)."""
-    spec = specializers[prim]([_aval(a) for a in args], params)
+    k = host_kernels[prim]
+    spec = k.form([_aval(a) for a in args], params) if type(k) is Kernel else None
     general = host.run_quiet(host_kernels[prim], list(args), params)
     what = f"{prim.name} {[(a.dtype.name, a.shape) for a in args]} {params}"
     if spec is not None:
@@ -119,18 +121,21 @@ def _dotted(got, want, what, args):
     return _summed(got, want, what, args, power=2)
 
 
+_FORMS = [p for p, k in host_kernels.items() if type(k) is Kernel and (k.ufunc is not None or k.special is not None)]
+
+
 def test_every_specialised_primitive_is_covered_here():
-    covered = set(_UNARY_PRIMS) | set(_BINARY_PRIMS) | {E.select_n_p, E.pow_p, E.div_p, E.rem_p, L.dot_general_p,
-                                                        S.reshape_p, E.convert_element_type_p} | set(_REDUCERS)
-    assert set(specializers) <= covered, set(specializers) - covered
+    covered = set(_UNARY_PRIMS) | set(_BINARY_PRIMS) | {E.select_n_p, E.div_p, E.rem_p, L.dot_general_p,
+                                                        E.not_p, E.convert_element_type_p} | set(_REDUCERS)
+    assert set(_FORMS) <= covered, set(_FORMS) - covered
 
 
 _REDUCERS = [R.reduce_sum_p, R.reduce_prod_p, R.reduce_max_p, R.reduce_min_p, R.reduce_and_p, R.reduce_or_p]
-_UNARY_PRIMS = [p for p in specializers if p.name in {
+_UNARY_PRIMS = [p for p in _FORMS if p.name in {
     "neg", "sin", "cos", "tan", "asin", "acos", "atan", "sinh", "cosh", "tanh", "asinh", "acosh", "atanh", "exp",
     "exp2", "expm1", "log", "log1p", "sqrt", "cbrt", "floor", "ceil", "round", "is_finite", "abs", "real", "imag",
-    "conj"}]
-_BINARY_PRIMS = [p for p in specializers if p.name in {
+    "conj", "not"}]
+_BINARY_PRIMS = [p for p in _FORMS if p.name in {
     "add", "sub", "mul", "atan2", "and", "or", "xor", "eq", "ne", "lt", "le", "gt", "ge"}]
 
 
@@ -176,7 +181,7 @@ def test_pow_by_a_scalar_exponent(dt):
     x = np.concatenate([x, np.random.default_rng(1).standard_normal(200).astype(dt) * 3])
     for e in (2.0, 3.0, 0.0, 1.0, -1.0, 0.5, -0.5, 2.5, 4.0, -2.0, np.nan, np.inf, -np.inf):
         y = np.asarray(e, dt)
-        assert _check(E.pow_p, (x, y), {})
+        _check(E.pow_p, (x, y), {})
     with np.errstate(all="ignore"):
         sq = host.run_quiet(host_kernels[E.pow_p], [x, np.asarray(2.0, dt)], {})
         cube = host.run_quiet(host_kernels[E.pow_p], [x, np.asarray(3.0, dt)], {})
@@ -197,7 +202,7 @@ def test_eager_pow_equals_jit_bit_for_bit_for_2_and_3(dt):
         _same_bits(np.asarray(eager), np.asarray(comp), f"x ** {e!r}")
 
 
-def test_select_n_and_reshape_specialised_equal_the_kernel():
+def test_select_n_specialised_equals_the_kernel():
     rng = np.random.default_rng(3)
     for dt in DTYPES:
         s = specials(dt)
@@ -207,9 +212,6 @@ def test_select_n_and_reshape_specialised_equal_the_kernel():
         _check(E.select_n_p, (p.reshape(3, 4), a.reshape(3, 4), b.reshape(3, 4)), {})
         _check(E.select_n_p, (np.zeros((0,), bool), a[:0], b[:0]), {})
         _check(E.select_n_p, (p.astype(np.int32) * 2, a, b, a), {})   # 3-way: the general kernel
-        assert _check(S.reshape_p, (a,), {"new_sizes": (3, 4)}, _relative)
-        assert _check(S.reshape_p, (a.reshape(3, 4).T,), {"new_sizes": (12,)}, _relative)   # (a copy)
-        _check(S.reshape_p, (a[:0],), {"new_sizes": (0, 5)}, _relative)
 
 
 def test_dot_general_specialised_equals_the_kernel():
@@ -332,3 +334,23 @@ def test_transposes_are_laid_out_row_major_up_to_a_size(monkeypatch):
     np.testing.assert_array_equal(out, a.T)
     x = xp.asarray(np.arange(6.0).reshape(2, 3))
     np.testing.assert_array_equal(np.asarray(xp.permute_dims(x, (1, 0))), np.arange(6.0).reshape(2, 3).T)
+
+
+def test_a_form_made_at_one_shape_serves_every_shape_of_its_rank(spy):
+    """The eager impls key a kernel's form by the operands' dtypes, ranks and params: a new shape of a known rank
+    makes no new form, and the form made at one shape gives the kernel's values at others (empty ones too)."""
+    from xla import runtime   # (spied where the runtime calls it)
+    made = spy(host, "form")
+    rng = np.random.default_rng(9)
+    for prim, params in ((E.sin_p, {}), (E.add_p, {}), (R.reduce_max_p, {"axes": (0,)}),
+                         (R.reduce_sum_p, {"axes": (1,)}), (E.convert_element_type_p,
+                                                            {"new_dtype": np.dtype(np.float32), "weak_type": False})):
+        for shape in ((3, 4), (5, 2), (0, 3), (2, 0), (7, 7)):
+            args = [rng.standard_normal(shape)] * (2 if prim is E.add_p else 1)
+            out = impl_rules[prim](*[HostValue(a, _aval(a)) for a in args], **params)
+            _same_bits(out.np, np.asarray(host.run_quiet(host_kernels[prim], args, params), out.aval.dtype),
+                       f"{prim.name} {shape}")
+            if shape == (3, 4):
+                del made[:]   # (the first shape may make this rank's form, unless an earlier test did)
+        assert not made, (prim.name, len(made))
+    assert runtime._SPLIT_MIN > 7 * 7   # (none of these shapes is large enough to be split: one form each)
