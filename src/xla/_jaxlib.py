@@ -275,7 +275,7 @@ def is_forsaken(x):
     if not _forsaken:
         return False
     if type(x) is ArrayImpl:
-        x = device_of(x)
+        x = x._sharding.devices[0] if on_many_devices(x) else device_of(x)
     return x.client in _forsaken
 
 

@@ -203,7 +203,7 @@ def _revived(raw, old_default):
     lies whole on the default device, a host value viewing its memory (no copy: a pool of forked workers does
     not each copy the parent's arrays; the view keeps the old buffer alive, and is read-only, so never written
     in place); else copied onto this client's devices of the same ids."""
-    if (not _jaxlib.on_many_devices(raw) and _jaxlib.device_of(raw) is old_default and runtime._host_on()):
+    if (not _jaxlib.on_many_devices(raw) and _jaxlib.device_of(raw) is old_default and runtime._kernels_on()):
         return HostValue(_jaxlib.to_numpy(raw), raw.aval)
     return _revive(raw)
 
@@ -235,8 +235,8 @@ def _revive_objects(old_default):
             elif t is ClosedJaxpr:
                 if any(type(c) is buf for c in o.consts):
                     o.consts[:] = [fix(c) for c in o.consts]
-        except Exception:   # noqa: BLE001  (one value that cannot be copied must not stop the others; using it
-            pass            # raises XLA's error that its buffer is not on this client's device)
+        except (RuntimeError, ValueError, MemoryError):   # (one value that cannot be copied must not stop the
+            pass            # others; using it raises XLA's error that its buffer is not on this client's device)
 
 
 def before_fork():
