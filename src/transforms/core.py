@@ -248,14 +248,16 @@ class Tracer:
     def aval(self):
         raise NotImplementedError
 
-    def concrete(self, why):
+    def concrete(self, why, guard=False):
         """The concrete value behind this tracer for a Python decision (bool/int/index, whose
-        derivative is zero), or a ConcretizationTypeError."""
+        derivative is zero), or a ConcretizationTypeError. With `guard`, a jit trace that knows this
+        call's values may answer and check the answer on later calls (transforms/jit_guards.py)."""
         raise ConcretizationTypeError(self, why)
 
-    def host_value(self, why):
+    def host_value(self, why, guard=False):
         """The value as a host value (NumPy, DLPack, float): only where nothing is lost -- never the
-        primal of a value that carries a tangent or a batch axis. Otherwise a TracerArrayConversionError."""
+        primal of a value that carries a tangent or a batch axis. Otherwise a TracerArrayConversionError.
+        `guard`: as for `concrete` (float(), .item(), .tolist())."""
         raise TracerArrayConversionError(self, why)
 
 

@@ -8,13 +8,18 @@ backend compiles (`backend.compile_jaxpr`) and may supply a native dispatcher fo
 from __future__ import annotations
 
 import inspect
+import warnings
+
+import numpy as np
 
 from .api_util import Store, alias_pattern, arg_aval, box, flatten_fun, run_flat, to_raw, write_back
 from .backend import backend
 from .caches import LRUCache
 from .core import EVAL, Tracer, bind, boxing, current_trace, get_aval, set_trace, trace_state
 from .jaxpr import ClosedJaxpr
+from .core import ConcretizationTypeError
 from .jaxpr_transforms import jit_p, stage
+from .jit_guards import guards_default, max_variants_default, next_variant, stage_guarded
 from .pytree import tree_flatten, tree_unflatten
 from .shard_map import mesh_of_jaxpr
 from .sharding import NamedSharding, P, flat_shardings
@@ -25,9 +30,10 @@ from .traceback_util import api_boundary, filter_exception, filtering_enabled
 # ----------------------------------------------------------------------------- jit API
 
 class _Entry:
-    __slots__ = ("closed", "consts", "out_tree", "exe", "donate", "mutated", "shardings")
+    __slots__ = ("closed", "consts", "out_tree", "exe", "donate", "mutated", "shardings", "guard")
 
-    def __init__(self, closed, consts, out_tree, donate, mutated=()):
+    def __init__(self, closed, consts, out_tree, donate, mutated=(), guard=None):
+        self.guard = guard   # jit_guards.Guard: what this variant assumed (its last output checks it), or None
         self.shardings = None   # (per flat input, per flat output) NamedSharding or None: a sharded jit
         self.closed, self.consts, self.out_tree, self.exe, self.donate = closed, consts, out_tree, None, donate
         self.mutated = mutated   # argument leaves the function writes into; their final values follow the outputs
@@ -48,10 +54,12 @@ class Jitted:
     """The callable `jit(f)` returns; caches one trace and executable per signature."""
 
     def __init__(self, fun, static_argnums=(), static_argnames=(), donate_argnums=(), in_shardings=None,
-                 out_shardings=None):
+                 out_shardings=None, guards=None, max_variants=None):
         if not callable(fun):
             raise TypeError(f"jit expects a callable, got {type(fun).__name__}")
         self.fun = fun
+        self.guards = guards_default() if guards is None else bool(guards)
+        self.max_variants = max_variants_default() if max_variants is None else int(max_variants)
         self.__name__ = getattr(fun, "__name__", "fun")
         self.__wrapped__ = fun
         as_tuple = lambda v: (v,) if isinstance(v, (int, str)) else tuple(v)
@@ -71,7 +79,7 @@ class Jitted:
             self.static_argnums = tuple(sorted(set(self.static_argnums) | {
                 params.index(n) for n in self.static_argnames if n in params}))
         self._simple = not (self.static_argnums or self.static_argnames or self.donate_argnums)
-        self._cache = LRUCache(kind="jit")   # signature -> _Entry (trace + executable); least recently used evicted
+        self._cache = LRUCache(kind="jit")   # signature -> [_Entry] (trace + executable; one per guarded variant)
         self._fast = None     # the backend's native dispatcher for this wrapper (False: none)
         self._public = None   # the C++ dispatcher handed to the user, when jit returned that
         self.trace_count = 0
@@ -119,7 +127,10 @@ class Jitted:
                 kw_dyn[k] = v
         return tuple(statics), tuple(kw_static), dyn, dyn_idx, kw_dyn
 
-    def _entry(self, args, kwargs):
+    def _entry(self, args, kwargs, concrete=False):
+        """(the variants for this signature, raw argument values, argument leaves, what _trace needs).
+        With `concrete` (a call at EVAL), the first trace knows this call's values and may guard them;
+        without, a signature whose trace has guards is traced again abstractly (not cached)."""
         statics, kw_static, dyn, dyn_idx, kw_dyn = self._split(args, kwargs)
         leaves, tree = tree_flatten((tuple(dyn), kw_dyn))
         raw = [to_raw(x, f"jit({self.__name__}) argument") for x in leaves]
@@ -128,14 +139,19 @@ class Jitted:
         if aliases == tuple(range(len(leaves))):
             aliases = None   # the common case: no handle passed twice
         key = (tree, avals, statics, kw_static, aliases)
-        ent = self._cache.get(key)
-        if ent is None:
-            ent = self._trace(tree, avals, statics, kw_static, dyn_idx, len(args), aliases)
+        parts = (tree, avals, statics, kw_static, dyn_idx, len(args), aliases)
+        ents = self._cache.get(key)
+        if ents is None or (not concrete and ents[0].guard is not None):
+            shadow = concrete and self.guards and not any(isinstance(r, Tracer) for r in raw)
+            ent = self._trace(*parts, invals=raw if shadow else None)
+            if not concrete and ents is not None:
+                return [ent], raw, leaves, parts
+            ents = [ent]
             if not any(isinstance(c, Tracer) for c in ent.consts):
-                self._cache.put(key, ent)
-        return ent, raw, leaves
+                self._cache.put(key, ents)
+        return ents, raw, leaves, parts
 
-    def _trace(self, tree, avals, statics, kw_static, dyn_idx, nargs, aliases=None):
+    def _trace(self, tree, avals, statics, kw_static, dyn_idx, nargs, aliases=None, invals=None):
         self.trace_count += 1
         if self._public is not None:
             self._public.trace_count = self.trace_count
@@ -148,11 +164,18 @@ class Jitted:
 
         store = Store()
         names = self._leaf_names(tree, dyn_idx, nargs)
-        closed = run_flat(lambda flat: stage(flat, list(avals), names), lambda dyn, kw: f(*dyn, **kw), tree, store,
-                          aliases, f"jit({self.__name__}) output")
+        if invals is None:
+            run, guard = (lambda flat: (stage(flat, list(avals), names), None)), None
+        else:   # with this call's values: value-dependent Python specialises and is guarded
+            run = lambda flat: stage_guarded(flat, list(avals), names, invals)
+        closed, guard = run_flat(run, lambda dyn, kw: f(*dyn, **kw), tree, store, aliases,
+                                 f"jit({self.__name__}) output")
         jaxpr, consts = convert_constvars(closed)
+        consts = [backend.device_put(c) if isinstance(c, (np.ndarray, np.generic)) else c for c in consts]
         donate = self._donate_mask(tree, dyn_idx, len(consts))
-        ent = _Entry(ClosedJaxpr(jaxpr, []), consts, store.val, donate, store.mutated)
+        if guard is not None:
+            donate = (False,) * len(donate)   # a variant whose guards fail runs another: its inputs must live
+        ent = _Entry(ClosedJaxpr(jaxpr, []), consts, store.val, donate, store.mutated, guard)
         if self._sharded:
             ent.shardings = flat_shardings(self.in_shardings, self.out_shardings, tree, len(consts), store.val,
                                            len(store.mutated), self.__name__)
@@ -212,8 +235,17 @@ class Jitted:
     @api_boundary
     def call_python(self, args, kwargs):
         """Trace (once per signature) and run, dispatching in Python; under a trace, bind jit_p."""
-        ent, raw, leaves = self._entry(args, kwargs)
-        return self._finish(ent, leaves, self._run(ent, raw))
+        if trace_state.trace is EVAL:
+            return self.call_eager(args, kwargs)[0]
+        try:
+            ents, raw, leaves, _ = self._entry(args, kwargs)
+        except ConcretizationTypeError:
+            if not self.guards:
+                raise
+            # value-dependent Python inside a jit under another transform: jit(f) means f, so f runs
+            # inline there (under a jit that knows its values, its conversions become that jit's guards)
+            return self.fun(*args, **kwargs)
+        return self._finish(ents[0], leaves, self._run(ents[0], raw))
 
     def dynamic_args(self, args, kwargs):
         """The non-static positional and keyword arguments (what a native dispatcher flattens)."""
@@ -223,11 +255,41 @@ class Jitted:
     def call_eager(self, args, kwargs):
         """Run eagerly for a native dispatcher's cache miss: (result, entry, device buffers in, raw outs),
         what it needs to describe the call so it can repeat it without Python."""
-        ent, raw, arg_leaves = self._entry(args, kwargs)
+        ents, raw, arg_leaves, parts = self._entry(args, kwargs, concrete=True)
+        ent = ents[0]
         self._mark_donors(ent, raw)
         raw = _buffers(raw)
-        outs = self._run(ent, raw)
-        return self._finish(ent, arg_leaves, outs), ent, raw, outs
+        if ent.guard is None:
+            outs = self._run(ent, raw)
+            return self._finish(ent, arg_leaves, outs), ent, raw, outs
+        outs = self._run_guarded(ents, parts, raw)
+        if outs is None:   # past the variant cap, or the program disagrees with eager: eager's result
+            return self.fun(*args, **kwargs), None, raw, None
+        return self._finish(outs[0], arg_leaves, outs[1]), None, raw, None
+
+    def _run_guarded(self, ents, parts, raw):
+        """Run the variant whose guards hold for this call: (entry, outputs less the guard vector), or None
+        where the result must come from running the function eagerly."""
+        ent, tried = ents[0], []
+        while ent is not None:
+            outs = self._run(ent, raw)
+            got = np.asarray(backend.to_numpy(outs[-1]))
+            if ent.guard.holds(got):
+                return ent, outs[:-1]
+            tried.append(ent)
+            ent = next_variant(ents, ent, got, tried)
+        if len(ents) >= self.max_variants:
+            warnings.warn(f"jit({self.__name__}): {len(ents)} variants traced for one signature, each guarding "
+                          "different values of a Python conversion (bool/int/float/.item()); this call runs "
+                          "eagerly. Raise the cap with jit(..., max_variants=n) or ARRAY_NAMESPACE_JIT_MAX_VARIANTS",
+                          RuntimeWarning, stacklevel=3)
+            return None
+        new = self._trace(*parts, invals=raw)   # this call's branch (raises what eager raises)
+        if new.guard is None or any(e.guard.same(new.guard) for e in ents):
+            return None   # (the program rounds a guarded value otherwise than eager did: eager decides)
+        ents.append(new)
+        outs = self._run(new, raw)
+        return (new, outs[:-1]) if new.guard.holds(np.asarray(backend.to_numpy(outs[-1]))) else None
 
     def _finish(self, ent, leaves, outs):
         """Box the outputs; rebind the caller's handles the function wrote into (as eagerly)."""
@@ -246,12 +308,12 @@ class Jitted:
 
     @api_boundary
     def lower(self, *args, **kwargs):
-        ent = self._entry(args, kwargs)[0]
+        ent = self._entry(args, kwargs)[0][0]
         return Lowered(ent.closed, ent.donate, self.__name__)
 
     @api_boundary
     def trace(self, *args, **kwargs):
-        return self._entry(args, kwargs)[0].closed
+        return self._entry(args, kwargs)[0][0].closed
 
 
 def _buffers(vals):
@@ -265,7 +327,7 @@ def _buffers(vals):
 
 @api_boundary
 def jit(fun=None, *, static_argnums=(), static_argnames=(), donate_argnums=(), in_shardings=None,
-        out_shardings=None):
+        out_shardings=None, guards=None, max_variants=None):
     """Compile `fun` with XLA; usable as @jit or @jit(static_argnums=...).
 
     Without static arguments the result is the backend's native dispatcher where it has one (XLA:
@@ -275,7 +337,13 @@ def jit(fun=None, *, static_argnums=(), static_argnames=(), donate_argnums=(), i
     Parameters: fun (callable): a function of arrays. static_argnums (int or tuple): positions of
         arguments that are Python values deciding the program (hashable; one compile per value).
         static_argnames (str or tuple): the same by name. donate_argnums (int or tuple): arguments whose
-        buffers the computation may reuse (they must not be used afterwards).
+        buffers the computation may reuse (they must not be used afterwards). guards (bool): whether
+        value-dependent Python (bool()/if/while, int()/index, float()/complex(), .item(), .tolist() of a traced
+        value) specialises to the call's values and is guarded (default; ARRAY_NAMESPACE_JIT_GUARDS=0 turns it
+        off) or raises ConcretizationTypeError as in JAX (False). A guarded function pays a read-back of its
+        guard values on every call (it stays off the C++ fast path) and a trace and compile per new branch;
+        a guarded float() value takes a new variant per new value. max_variants (int): variants kept per
+        signature (default 8, ARRAY_NAMESPACE_JIT_MAX_VARIANTS); past it a RuntimeWarning and the eager result.
     Returns: callable: the compiled function, with .lower(*args).as_text() (StableHLO), .trace(*args)
         and trace_count.
     Raises: TypeError: if fun is not callable, or, when called, for a non-hashable static argument.
@@ -286,8 +354,10 @@ def jit(fun=None, *, static_argnums=(), static_argnames=(), donate_argnums=(), i
     """
     if fun is None:
         return lambda f: jit(f, static_argnums=static_argnums, static_argnames=static_argnames,
-                             donate_argnums=donate_argnums, in_shardings=in_shardings, out_shardings=out_shardings)
-    jitted = Jitted(fun, static_argnums, static_argnames, donate_argnums, in_shardings, out_shardings)
+                             donate_argnums=donate_argnums, in_shardings=in_shardings, out_shardings=out_shardings,
+                             guards=guards, max_variants=max_variants)
+    jitted = Jitted(fun, static_argnums, static_argnames, donate_argnums, in_shardings, out_shardings, guards,
+                    max_variants)
     if jitted.static_argnums or jitted.static_argnames or jitted._sharded:
         return jitted
     public = backend.jit_public(jitted)

@@ -92,7 +92,8 @@ def _cache_miss(jitted):
         leaves = _jaxlib.cpp_flatten((tuple(dyn), dyn_kw))[0]   # before running: donation deletes inputs
         result, ent, raw, outs = jitted.call_eager(args, kwargs)
         # writes into arguments and donations stay on the Python path (write-back; naming the donating call)
-        fp = None if ent.mutated or any(ent.donate) else _fastpath(ent, raw, outs, result, leaves)
+        # (ent None: a guarded call -- its guards are checked in Python on every call)
+        fp = None if ent is None or ent.mutated or any(ent.donate) else _fastpath(ent, raw, outs, result, leaves)
         return result, fp, fp is None
     return miss
 
