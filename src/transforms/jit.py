@@ -30,10 +30,11 @@ from .traceback_util import api_boundary, filter_exception, filtering_enabled
 # ----------------------------------------------------------------------------- jit API
 
 class _Entry:
-    __slots__ = ("closed", "consts", "out_tree", "exe", "donate", "mutated", "shardings", "guard")
+    __slots__ = ("closed", "consts", "out_tree", "exe", "donate", "mutated", "shardings", "guard", "fresh")
 
     def __init__(self, closed, consts, out_tree, donate, mutated=(), guard=None):
         self.guard = guard   # jit_guards.Guard: what this variant assumed (its last output checks it), or None
+        self.fresh = True    # not yet run: its first run is for the call it was traced with
         self.shardings = None   # (per flat input, per flat output) NamedSharding or None: a sharded jit
         self.closed, self.consts, self.out_tree, self.exe, self.donate = closed, consts, out_tree, None, donate
         self.mutated = mutated   # argument leaves the function writes into; their final values follow the outputs
@@ -146,7 +147,7 @@ class Jitted:
             ent = self._trace(*parts, invals=raw if shadow else None)
             if not concrete and ents is not None:
                 return [ent], raw, leaves, parts
-            ents = [ent]
+            ents = _Variants([ent])
             if not any(isinstance(c, Tracer) for c in ent.consts):
                 self._cache.put(key, ents)
         return ents, raw, leaves, parts
@@ -264,7 +265,7 @@ class Jitted:
             return self._finish(ent, arg_leaves, outs), ent, raw, outs
         outs = self._run_guarded(ents, parts, raw)
         if outs is None:   # past the variant cap, or the program disagrees with eager: eager's result
-            return self.fun(*args, **kwargs), None, raw, None
+            return _as_arrays(self.fun(*args, **kwargs), self.__name__), None, raw, None
         return self._finish(outs[0], arg_leaves, outs[1]), None, raw, None
 
     def _run_guarded(self, ents, parts, raw):
@@ -274,22 +275,27 @@ class Jitted:
         while ent is not None:
             outs = self._run(ent, raw)
             got = np.asarray(backend.to_numpy(outs[-1]))
-            if ent.guard.holds(got):
+            if ent.guard.holds(got) or ent.fresh:
+                if ent.fresh and not ent.guard.holds(got):
+                    # traced with this call's values: the program computes a guarded float otherwise rounded
+                    # than eager did, but followed eager's decisions, so its values mean these assumptions
+                    ent.guard.alts.append(got)
+                ent.fresh = False
                 return ent, outs[:-1]
             tried.append(ent)
             ent = next_variant(ents, ent, got, tried)
-        if len(ents) >= self.max_variants:
-            warnings.warn(f"jit({self.__name__}): {len(ents)} variants traced for one signature, each guarding "
+        if ents.traces >= self.max_variants:
+            warnings.warn(f"jit({self.__name__}): {ents.traces} traces for one signature, each guarding "
                           "different values of a Python conversion (bool/int/float/.item()); this call runs "
                           "eagerly. Raise the cap with jit(..., max_variants=n) or ARRAY_NAMESPACE_JIT_MAX_VARIANTS",
                           RuntimeWarning, stacklevel=3)
             return None
+        ents.traces += 1
         new = self._trace(*parts, invals=raw)   # this call's branch (raises what eager raises)
         if new.guard is None or any(e.guard.same(new.guard) for e in ents):
-            return None   # (the program rounds a guarded value otherwise than eager did: eager decides)
+            return None   # (eager assumed what a variant did, whose program disagrees here: eager decides)
         ents.append(new)
-        outs = self._run(new, raw)
-        return (new, outs[:-1]) if new.guard.holds(np.asarray(backend.to_numpy(outs[-1]))) else None
+        return self._run_guarded(_Variants([new]), parts, raw)
 
     def _finish(self, ent, leaves, outs):
         """Box the outputs; rebind the caller's handles the function wrote into (as eagerly)."""
@@ -314,6 +320,22 @@ class Jitted:
     @api_boundary
     def trace(self, *args, **kwargs):
         return self._entry(args, kwargs)[0][0].closed
+
+
+class _Variants(list):
+    """The entries traced for one signature (one unless guarded), and how many traces that took."""
+    __slots__ = ("traces",)
+
+    def __init__(self, ents):
+        super().__init__(ents)
+        self.traces = 1
+
+
+def _as_arrays(out, name):
+    """An eager result as jit returns it: Python and NumPy numbers (and arrays) as Arrays."""
+    leaves, tree = tree_flatten(out)
+    return tree_unflatten(tree, [x if type(x) is boxing.box_type else box(to_raw(x, f"jit({name}) output"))
+                                 for x in leaves])
 
 
 def _buffers(vals):

@@ -105,24 +105,29 @@ def host_pieces(v):
 
 class Guard:
     """What a variant assumed: one int64 piece per guarded value; `expected` is their concatenation."""
-    __slots__ = ("pieces", "expected", "bounds")
+    __slots__ = ("pieces", "expected", "bounds", "alts")
 
     def __init__(self, values):
         self.pieces = [np.concatenate(host_pieces(v)) for v in values]
         self.expected = np.concatenate(self.pieces) if self.pieces else np.zeros(0, np.int64)
         self.bounds = np.cumsum([0] + [p.size for p in self.pieces])
+        self.alts = []   # the program's own values for the same assumptions (a float rounded otherwise)
 
     def holds(self, got):
-        return got.shape == self.expected.shape and np.array_equal(got, self.expected)
+        if got.shape != self.expected.shape:
+            return False
+        return np.array_equal(got, self.expected) or any(np.array_equal(got, a) for a in self.alts)
 
-    def first_miss(self, got):
-        """(index of the first guard this call's values break, this call's value for it as a piece)."""
-        b = self.bounds
-        for k in range(len(self.pieces)):
-            piece = got[b[k]:b[k + 1]]
-            if not np.array_equal(piece, self.pieces[k]):
-                return k, piece
-        return len(self.pieces), None
+    def agreed(self, got):
+        """How much of `got` (the program's values, in its order) to match in another variant: through the
+        first guard `got` breaks in the longest prefix it shares with an accepted vector (None: it breaks none)."""
+        k = 0
+        for vec in [self.expected] + self.alts:
+            bad = np.flatnonzero(vec != got) if vec.shape == got.shape else [0]
+            if len(bad) == 0:
+                return None
+            k = max(k, int(np.searchsorted(self.bounds, bad[0], side="right")) - 1)
+        return int(self.bounds[k + 1])
 
     def same(self, other):
         return self.expected.shape == other.expected.shape and np.array_equal(self.expected, other.expected)
@@ -131,15 +136,12 @@ class Guard:
 def next_variant(variants, ent, got, tried):
     """The variant to run after `ent`'s guards failed with `got`: one that assumed the same up to the first
     broken guard and this call's value there (traces are deterministic, so it is the only candidate)."""
-    k, piece = ent.guard.first_miss(got)
-    if piece is None:
+    end = ent.guard.agreed(got)
+    if end is None:
         return None
     for v in variants:
-        g = v.guard
-        if v in tried or g is None or len(g.pieces) <= k:
-            continue
-        if all(np.array_equal(g.pieces[i], ent.guard.pieces[i]) for i in range(k)) and \
-                np.array_equal(g.pieces[k], piece):
+        if v not in tried and v.guard is not None and any(
+                a.size >= end and np.array_equal(a[:end], got[:end]) for a in [v.guard.expected] + v.guard.alts):
             return v
     return None
 
