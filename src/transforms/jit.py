@@ -81,6 +81,7 @@ class Jitted:
                 params.index(n) for n in self.static_argnames if n in params}))
         self._simple = not (self.static_argnums or self.static_argnames or self.donate_argnums)
         self._cache = LRUCache(kind="jit")   # signature -> [_Entry] (trace + executable; one per guarded variant)
+        self._lane = {}   # guarded functions of plain Array arguments: _lane_key -> (variants, trace parts)
         self._fast = None     # the backend's native dispatcher for this wrapper (False: none)
         self._public = None   # the C++ dispatcher handed to the user, when jit returned that
         self.trace_count = 0
@@ -256,6 +257,10 @@ class Jitted:
     def call_eager(self, args, kwargs):
         """Run eagerly for a native dispatcher's cache miss: (result, entry, device buffers in, raw outs),
         what it needs to describe the call so it can repeat it without Python."""
+        if self._lane and not kwargs:
+            out = self.call_lane(args)
+            if out is not None:
+                return out, None, None, None
         ents, raw, arg_leaves, parts = self._entry(args, kwargs, concrete=True)
         ent = ents[0]
         self._mark_donors(ent, raw)
@@ -263,23 +268,41 @@ class Jitted:
         if ent.guard is None:
             outs = self._run(ent, raw)
             return self._finish(ent, arg_leaves, outs), ent, raw, outs
+        if self._simple and not kwargs and not ent.mutated and (key := _lane_key(args)) is not None:
+            if len(self._lane) >= 64:
+                self._lane.clear()
+            self._lane[key] = (ents, parts)
         outs = self._run_guarded(ents, parts, raw)
         if outs is None:   # past the variant cap, or the program disagrees with eager: eager's result
             return _as_arrays(self.fun(*args, **kwargs), self.__name__), None, raw, None
         return self._finish(outs[0], arg_leaves, outs[1]), None, raw, None
+
+    def call_lane(self, args):
+        """A guarded function's repeat call with plain Array arguments: straight to its variants (the
+        result), or None where the general path must run (a new signature, a write into an argument,
+        eager's turn)."""
+        lane = self._lane.get(_lane_key(args))
+        if lane is None:
+            return None
+        ents, parts = lane
+        outs = self._run_guarded(ents, parts, _buffers([a._v for a in args]))
+        if outs is None or outs[0].mutated:
+            self._lane.clear()
+            return None
+        return tree_unflatten(outs[0].out_tree, [box(o) for o in outs[1]])
 
     def _run_guarded(self, ents, parts, raw):
         """Run the variant whose guards hold for this call: (entry, outputs less the guard vector), or None
         where the result must come from running the function eagerly."""
         ent, tried = ents[0], []
         while ent is not None:
-            outs = self._run(ent, raw)
+            outs = ent.exe(list(ent.consts) + raw) if ent.exe is not None else self._run(ent, raw)
             got = np.asarray(backend.to_numpy(outs[-1]))
             if ent.guard.holds(got) or ent.fresh:
                 if ent.fresh and not ent.guard.holds(got):
                     # traced with this call's values: the program computes a guarded float otherwise rounded
                     # than eager did, but followed eager's decisions, so its values mean these assumptions
-                    ent.guard.alts.append(got)
+                    ent.guard.accept(got)
                 ent.fresh = False
                 return ent, outs[:-1]
             tried.append(ent)
@@ -320,6 +343,18 @@ class Jitted:
     @api_boundary
     def trace(self, *args, **kwargs):
         return self._entry(args, kwargs)[0][0].closed
+
+
+def _lane_key(args):
+    """The avals of plain Array arguments, each its own handle and no view (else None): for these the
+    general signature (pytree, avals, aliasing) is fixed by the avals alone."""
+    bt = boxing.box_type
+    for a in args:
+        if type(a) is not bt or getattr(a, "_base", None) is not None:
+            return None
+    if len(args) > 1 and len(set(map(id, args))) < len(args):
+        return None
+    return tuple([a._v.aval for a in args])
 
 
 class _Variants(list):
