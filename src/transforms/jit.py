@@ -268,7 +268,7 @@ class Jitted:
         if ent.guard is None:
             outs = self._run(ent, raw)
             return self._finish(ent, arg_leaves, outs), ent, raw, outs
-        if self._simple and not kwargs and not ent.mutated and (key := _lane_key(args)) is not None:
+        if self._simple and not kwargs and (key := _lane_key(args)) is not None:
             if len(self._lane) >= 64:
                 self._lane.clear()
             self._lane[key] = (ents, parts)
@@ -279,17 +279,15 @@ class Jitted:
 
     def call_lane(self, args):
         """A guarded function's repeat call with plain Array arguments: straight to its variants (the
-        result), or None where the general path must run (a new signature, a write into an argument,
-        eager's turn)."""
+        result), or None for a signature it has not seen (the general path)."""
         lane = self._lane.get(_lane_key(args))
         if lane is None:
             return None
         ents, parts = lane
         outs = self._run_guarded(ents, parts, _buffers([a._v for a in args]))
-        if outs is None or outs[0].mutated:
-            self._lane.clear()
-            return None
-        return tree_unflatten(outs[0].out_tree, [box(o) for o in outs[1]])
+        if outs is None:   # past the variant cap, or the program disagrees with eager: eager's result
+            return _as_arrays(self.fun(*args), self.__name__)
+        return self._finish(outs[0], list(args), outs[1])   # (the arguments are the leaves)
 
     def _run_guarded(self, ents, parts, raw):
         """Run the variant whose guards hold for this call: (entry, outputs less the guard vector), or None
