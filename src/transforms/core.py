@@ -358,8 +358,10 @@ class ConcretizationTypeError(TypeError):
 
     The message is built when printed, so raising and catching it stays cheap.
 
-    Raised by bool(), int(), float(), an index or a shape given a traced value, e.g. a Python `if`
-    on an argument under jit. The message names the argument the value depends on and the line that asked.
+    Raised by bool(), int(), float(), an index or a shape given a traced value, e.g. a Python `if` on an
+    argument under make_jaxpr, vmap or jit(..., guards=False) (a default jit called with concrete values
+    guards it instead: transforms/jit_guards.py). The message names the argument the value depends on and
+    the line that asked.
 
     Parameters: tracer (Tracer): the abstract value. why (str): what asked for a concrete value.
     Returns: the exception.
@@ -368,7 +370,7 @@ class ConcretizationTypeError(TypeError):
     >>> def f(x):
     ...     return x if x > 0 else -x
     >>> try:
-    ...     jit(f)(xp.asarray(1.0))
+    ...     jit(f, guards=False)(xp.asarray(1.0))
     ... except ConcretizationTypeError as e:
     ...     print("argument 'x'" in str(e))
     True
