@@ -19,7 +19,7 @@ from .core import EVAL, Tracer, bind, boxing, current_trace, get_aval, set_trace
 from .jaxpr import ClosedJaxpr
 from .core import ConcretizationTypeError
 from .jaxpr_transforms import jit_p, stage
-from .jit_guards import guards_default, max_variants_default, next_variant, stage_guarded
+from .jit_guards import guard_program, guards_default, max_variants_default, next_variant, stage_guarded
 from .pytree import tree_flatten, tree_unflatten
 from .shard_map import mesh_of_jaxpr
 from .sharding import NamedSharding, P, flat_shardings
@@ -30,11 +30,13 @@ from .traceback_util import api_boundary, filter_exception, filtering_enabled
 # ----------------------------------------------------------------------------- jit API
 
 class _Entry:
-    __slots__ = ("closed", "consts", "out_tree", "exe", "donate", "mutated", "shardings", "guard", "fresh")
+    __slots__ = ("closed", "consts", "out_tree", "exe", "donate", "mutated", "shardings", "guard", "fresh",
+                 "check")
 
     def __init__(self, closed, consts, out_tree, donate, mutated=(), guard=None):
         self.guard = guard   # jit_guards.Guard: what this variant assumed (its last output checks it), or None
         self.fresh = True    # not yet run: its first run is for the call it was traced with
+        self.check = None    # a guarded program with effects: its guards' own program (run first)
         self.shardings = None   # (per flat input, per flat output) NamedSharding or None: a sharded jit
         self.closed, self.consts, self.out_tree, self.exe, self.donate = closed, consts, out_tree, None, donate
         self.mutated = mutated   # argument leaves the function writes into; their final values follow the outputs
@@ -178,6 +180,8 @@ class Jitted:
         if guard is not None:
             donate = (False,) * len(donate)   # a variant whose guards fail runs another: its inputs must live
         ent = _Entry(ClosedJaxpr(jaxpr, []), consts, store.val, donate, store.mutated, guard)
+        if guard is not None:
+            ent.check = guard_program(jaxpr)
         if self._sharded:
             ent.shardings = flat_shardings(self.in_shardings, self.out_shardings, tree, len(consts), store.val,
                                            len(store.mutated), self.__name__)
@@ -294,6 +298,14 @@ class Jitted:
         where the result must come from running the function eagerly."""
         ent, tried = ents[0], []
         while ent is not None:
+            if ent.check is not None and not ent.fresh:   # effects: run only where the guards hold
+                if type(ent.check) is ClosedJaxpr:
+                    ent.check = backend.compile_jaxpr(ent.check, (False,) * len(ent.donate), self.__name__)
+                got = np.asarray(backend.to_numpy(ent.check(list(_buffers(ent.consts)) + raw)[0]))
+                if not ent.guard.holds(got):
+                    tried.append(ent)
+                    ent = next_variant(ents, ent, got, tried)
+                    continue
             outs = ent.exe(list(ent.consts) + raw) if ent.exe is not None else self._run(ent, raw)
             got = np.asarray(backend.to_numpy(outs[-1]))
             if ent.guard.holds(got) or ent.fresh:

@@ -17,14 +17,15 @@ import os
 
 import numpy as np
 
-from .core import EVAL, bind, current_trace, set_trace
-from .jaxpr import ClosedJaxpr, Literal
+from .core import EVAL, ConcretizationTypeError, bind, current_trace, not_foldable, set_trace
+from .jaxpr import ClosedJaxpr, Jaxpr, Literal, Var
 from .primitives.bits import bitcast_convert_type
 from .primitives.elementwise import convert_element_type, imag_p, real_p
 from .primitives.structural import concatenate, reshape
 from .staging import StagingTrace, _tracer, dce_jaxpr
 
 _OFF = ("0", "off", "false", "no", "strict")
+_EFFECT = object()
 
 
 def guards_default():
@@ -40,35 +41,55 @@ def max_variants_default():
 
 class Shadow:
     """The concrete values of one trace's variables for this call, computed only when asked."""
-    __slots__ = ("trace", "env", "done", "nconst", "atoms", "values")
+    __slots__ = ("trace", "env", "nconst", "producer", "nindexed", "atoms", "values")
 
     def __init__(self, trace, invals):
-        self.trace, self.done, self.nconst = trace, 0, 0
+        self.trace, self.nconst, self.nindexed = trace, 0, 0
         self.env = dict(zip(trace.invars, invals))
+        self.producer = {}   # Var -> index of the staged equation that makes it
         self.atoms, self.values = [], []   # the guarded variables and the host values assumed for them
 
     def _value(self, atom):
+        """atom's value for this call: the staged equations it depends on (not yet run) run eagerly, in
+        order, each at most once per trace; equations nothing guarded depends on never run here (a
+        debug_print runs only in the program)."""
         if type(atom) is Literal:
             return atom.val
         tr, env = self.trace, self.env
         if len(tr.constvars) > self.nconst:
             env.update(zip(tr.constvars[self.nconst:], tr.constvals[self.nconst:]))
             self.nconst = len(tr.constvars)
-        if atom not in env:
-            with set_trace(EVAL):   # the staged equations not yet run, in order, each once per trace
-                eqns = tr.eqns
-                while atom not in env and self.done < len(eqns):
-                    eqn = eqns[self.done]
-                    self.done += 1
-                    out = bind(eqn.prim, *[a.val if type(a) is Literal else env[a] for a in eqn.invars],
-                               **eqn.params)
-                    env.update(zip(eqn.outvars, out if eqn.prim.multiple_results else (out,)))
+        if atom in env:
+            return env[atom]
+        eqns, producer = tr.eqns, self.producer
+        for i in range(self.nindexed, len(eqns)):
+            for v in eqns[i].outvars:
+                producer[v] = i
+        self.nindexed = len(eqns)
+        need, stack = set(), [atom]
+        while stack:
+            v = stack.pop()
+            i = producer[v]
+            if i not in need:
+                need.add(i)
+                stack.extend(a for a in eqns[i].invars if type(a) is not Literal and a not in env)
+        order = sorted(need)
+        if any(eqns[i].prim in not_foldable for i in order):
+            return _EFFECT   # (running it here would run its effect once more than eagerly)
+        with set_trace(EVAL):
+            for i in order:
+                eqn = eqns[i]
+                out = bind(eqn.prim, *[a.val if type(a) is Literal else env[a] for a in eqn.invars], **eqn.params)
+                env.update(zip(eqn.outvars, out if eqn.prim.multiple_results else (out,)))
         return env[atom]
 
-    def guard(self, tracer):
+    def guard(self, tracer, why):
         """This call's value of `tracer` (a NumPy array); the program will check it on every call."""
         from .backend import backend
-        v = np.asarray(backend.to_numpy(self._value(tracer.atom)))
+        v = self._value(tracer.atom)
+        if v is _EFFECT:
+            raise ConcretizationTypeError(tracer, why + " (of a value computed by a callback with effects)")
+        v = np.asarray(backend.to_numpy(v))
         if tracer.atom not in self.atoms:
             self.atoms.append(tracer.atom)
             self.values.append(v)
@@ -166,3 +187,31 @@ def stage_guarded(fun, in_avals, names, invals):
         trace.shadow = None   # (drops the concrete values)
     guard = Guard(shadow.values) if packed is not None else None
     return ClosedJaxpr(dce_jaxpr(closed.jaxpr), closed.consts), guard
+
+
+def _has_effects(jaxpr):
+    for eqn in jaxpr.eqns:
+        if eqn.prim in not_foldable:
+            return True
+        for p in eqn.params.values():
+            for q in (p if isinstance(p, (tuple, list)) else (p,)):
+                inner = q.jaxpr if isinstance(q, ClosedJaxpr) else q
+                if isinstance(inner, Jaxpr) and _has_effects(inner):
+                    return True
+    return False
+
+
+def guard_program(jaxpr):
+    """For a guarded jaxpr (no constvars) with effects (a callback, a debug_print): the program of its guard
+    vector alone, run before the whole one so that a call breaking a guard runs no effect; else None. (A
+    guarded value never depends on an effect: Shadow refuses that.)"""
+    if not _has_effects(jaxpr):
+        return None
+    live, kept = {jaxpr.outvars[-1]}, []
+    for eqn in reversed(jaxpr.eqns):
+        if any(v in live for v in eqn.outvars):
+            kept.append(eqn)
+            live.update(a for a in eqn.invars if type(a) is Var)
+    kept.reverse()
+    return ClosedJaxpr(Jaxpr([], jaxpr.invars, kept, [jaxpr.outvars[-1]]), [])
+

@@ -41,14 +41,14 @@ class StagingTracer(Tracer):
         if type(self.atom) is Literal:
             return self.atom.val
         if guard and self._trace.shadow is not None:   # jit called with concrete values: a guard (jit_guards.py)
-            return self._trace.shadow.guard(self)
+            return self._trace.shadow.guard(self, why)
         raise ConcretizationTypeError(self, why)
 
     def host_value(self, why, guard=False):
         if type(self.atom) is Literal:
             return self.atom.val
         if guard and self._trace.shadow is not None:
-            return self._trace.shadow.guard(self)
+            return self._trace.shadow.guard(self, why)
         raise TracerArrayConversionError(self, why)
 
 

@@ -184,3 +184,31 @@ def test_numpy_and_python_constant_outputs_come_back_as_arrays(const):
     out = jit(lambda x: (x, const))(xp.ones(3))
     assert isinstance(out[1], xp.Array)
     np.testing.assert_array_equal(np.asarray(out[1]), np.asarray(const))
+
+
+def test_a_debug_print_before_a_guard_runs_once_per_call(capsys):
+    from transforms import debug_print
+
+    def f(x):
+        debug_print("x0={}", x[0])
+        if xp.sum(x) > 0:
+            return x + 1.0
+        return x - 1.0
+    g = jit(f)
+    for x in (POS, NEG):
+        np.testing.assert_array_equal(np.asarray(g(xp.asarray(x))), x + 1.0 if x.sum() > 0 else x - 1.0)
+    assert capsys.readouterr().out.count("x0=") == 2   # as eagerly: once per call, none while tracing
+
+
+def test_a_value_from_an_effect_is_not_guarded():
+    from transforms import io_callback
+    calls = []
+
+    def f(x):
+        y = io_callback(lambda v: calls.append(1) or np.asarray(v) * 2.0, x, x)
+        if xp.sum(y) > 0:   # guarding it would run the callback once more than eagerly
+            return y
+        return -y
+    with pytest.raises(ConcretizationTypeError, match="callback with effects"):
+        jit(f)(xp.asarray(POS))
+    assert calls == []
