@@ -242,7 +242,7 @@ class Jitted:
     def call_python(self, args, kwargs):
         """Trace (once per signature) and run, dispatching in Python; under a trace, bind jit_p."""
         if trace_state.trace is EVAL:
-            return self.call_eager(args, kwargs)[0]
+            return self._call_concrete(args, kwargs)[0]
         try:
             ents, raw, leaves, _ = self._entry(args, kwargs)
         except ConcretizationTypeError:
@@ -260,7 +260,10 @@ class Jitted:
 
     def call_eager(self, args, kwargs):
         """Run eagerly for a native dispatcher's cache miss: (result, entry, device buffers in, raw outs),
-        what it needs to describe the call so it can repeat it without Python."""
+        what it needs to describe the call so it can repeat it without Python (entry None: it cannot)."""
+        return self._call_concrete(args, kwargs)
+
+    def _call_concrete(self, args, kwargs):
         if self._lane and not kwargs:
             out = self.call_lane(args)
             if out is not None:
