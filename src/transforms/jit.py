@@ -15,9 +15,8 @@ import numpy as np
 from .api_util import Store, alias_pattern, arg_aval, box, flatten_fun, run_flat, to_raw, write_back
 from .backend import backend
 from .caches import LRUCache
-from .core import EVAL, Tracer, bind, boxing, current_trace, get_aval, set_trace, trace_state
+from .core import EVAL, ConcretizationTypeError, Tracer, bind, boxing, current_trace, get_aval, set_trace, trace_state
 from .jaxpr import ClosedJaxpr
-from .core import ConcretizationTypeError
 from .jaxpr_transforms import jit_p, stage
 from .jit_guards import guard_program, guards_default, max_variants_default, next_variant, stage_guarded
 from .pytree import tree_flatten, tree_unflatten

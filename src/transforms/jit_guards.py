@@ -17,6 +17,7 @@ import os
 
 import numpy as np
 
+from .backend import backend
 from .core import EVAL, ConcretizationTypeError, bind, current_trace, not_foldable, set_trace
 from .jaxpr import ClosedJaxpr, Jaxpr, Literal, Var
 from .primitives.bits import bitcast_convert_type
@@ -85,7 +86,6 @@ class Shadow:
 
     def guard(self, tracer, why):
         """This call's value of `tracer` (a NumPy array); the program will check it on every call."""
-        from .backend import backend
         v = self._value(tracer.atom)
         if v is _EFFECT:
             raise ConcretizationTypeError(tracer, why + " (of a value computed by a callback with effects)")
