@@ -325,8 +325,8 @@ class Jitted:
                           "eagerly. Raise the cap with jit(..., max_variants=n) or ARRAY_NAMESPACE_JIT_MAX_VARIANTS",
                           RuntimeWarning, stacklevel=3)
             return None
+        new = self._trace(*parts, invals=raw)   # this call's branch (raises what eager raises: not counted)
         ents.traces += 1
-        new = self._trace(*parts, invals=raw)   # this call's branch (raises what eager raises)
         if new.guard is None or any(e.guard.same(new.guard) for e in ents):
             return None   # (eager assumed what a variant did, whose program disagrees here: eager decides)
         ents.append(new)

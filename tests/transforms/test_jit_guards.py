@@ -212,3 +212,20 @@ def test_a_value_from_an_effect_is_not_guarded():
     with pytest.raises(ConcretizationTypeError, match="callback with effects"):
         jit(f)(xp.asarray(POS))
     assert calls == []
+
+
+def test_calls_that_raise_do_not_use_up_the_variant_cap():
+    def f(x):
+        if xp.any(xp.isnan(x)):
+            raise ValueError("Input contains NaN")
+        return x * 2.0 if xp.sum(x) > 0 else x
+    g = jit(f, max_variants=2)
+    bad = xp.asarray(np.array([1.0, np.nan]))
+    g(xp.asarray(POS))   # the first variant; each NaN call then breaks its guard, retraces and raises
+    for _ in range(4):
+        with pytest.raises(ValueError, match="Input contains NaN"):
+            g(bad)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")   # no cap warning: two variants, both traced
+        for x in (POS, NEG, POS):
+            np.testing.assert_array_equal(np.asarray(g(xp.asarray(x))), x * 2.0 if x.sum() > 0 else x)
