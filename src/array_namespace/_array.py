@@ -198,15 +198,15 @@ class Array:
     def _concrete(self, why):
         v = self._v
         if isinstance(v, Tracer):
-            v = v.concrete(why)
+            v = v.concrete(why, True)   # (under jit called with concrete values: a guard)
             if isinstance(v, Tracer) or not hasattr(v, "aval"):
                 return np.asarray(v)
         return backend.to_numpy(v)
 
-    def _host(self, why):
+    def _host(self, why, guard=False):
         v = self._v
         if isinstance(v, Tracer):
-            v = v.host_value(why)
+            v = v.host_value(why, guard)
             if not hasattr(v, "aval"):
                 return np.asarray(v)
         return backend.to_numpy(v)
@@ -259,7 +259,7 @@ class Array:
         >>> xp.asarray([[1, 2], [3, 4]]).tolist()
         [[1, 2], [3, 4]]
         """
-        return self._host("x.tolist()").tolist()
+        return self._host("x.tolist()", True).tolist()
 
     def item(self):
         """The single element as a Python scalar (a host conversion: raises on a traced value).
@@ -273,7 +273,7 @@ class Array:
         """
         if self.size != 1:
             raise ValueError(f"x.item(): needs an array with exactly one element, got shape {self.shape}")
-        return self._host("x.item()").item()
+        return self._host("x.item()", True).item()
 
     def __bool__(self):
         if self.ndim:
@@ -293,12 +293,12 @@ class Array:
             raise TypeError(f"float() needs a 0-d array, got shape {self.shape}")
         if self.dtype in D.COMPLEX:
             raise TypeError("float() of a complex array; use xp.real first")
-        return float(self._host("float()"))
+        return float(self._host("float()", True))
 
     def __complex__(self):
         if self.ndim:
             raise TypeError(f"complex() needs a 0-d array, got shape {self.shape}")
-        return complex(self._host("complex()"))
+        return complex(self._host("complex()", True))
 
     def __index__(self):
         if self.ndim or self.dtype not in D.INTEGER:

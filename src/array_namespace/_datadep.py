@@ -30,11 +30,12 @@ DEFAULT_HINT = ("Call it outside jit/vmap (eagerly), or restructure with a fixed
                 "xp.where(mask, x, fill) or a sum over a mask.")
 
 
-def host_value(v):
-    """The NumPy value of a raw value, or None if it is abstract (traced)."""
+def host_value(v, guard=False):
+    """The NumPy value of a raw value, or None if it is abstract (traced). With `guard`, a jit called with
+    concrete values answers with this call's value and guards all of it (transforms/jit_guards.py)."""
     if isinstance(v, Tracer):
         try:
-            v = v.concrete("")
+            v = v.concrete("", guard)
         except ConcretizationTypeError:
             return None
         if isinstance(v, Tracer):
@@ -45,7 +46,7 @@ def host_value(v):
 
 
 def require_host(v, fname, hint=DEFAULT_HINT):
-    out = host_value(v)
+    out = host_value(v, True)   # (under jit with concrete values: the program is specialised to this value)
     if out is None:
         raise DataDependentShapeError(v, fname, hint)
     return out

@@ -34,11 +34,11 @@ class JVPTracer(Tracer):
     def aval(self):
         return get_aval(self.primal)
 
-    def concrete(self, why):
+    def concrete(self, why, guard=False):
         p = self.primal
-        return p.concrete(why) if isinstance(p, Tracer) else p
+        return p.concrete(why, guard) if isinstance(p, Tracer) else p
 
-    def host_value(self, why):
+    def host_value(self, why, guard=False):
         raise TracerArrayConversionError(self, why)
 
 

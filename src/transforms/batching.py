@@ -38,10 +38,10 @@ class BatchTracer(Tracer):
             a = self._aval = va.update(shape=shape)
         return a
 
-    def concrete(self, why):
+    def concrete(self, why, guard=False):
         raise ConcretizationTypeError(self, why)
 
-    def host_value(self, why):
+    def host_value(self, why, guard=False):
         raise TracerArrayConversionError(self, why)
 
 

@@ -251,14 +251,16 @@ class Tracer:
     def aval(self):
         raise NotImplementedError
 
-    def concrete(self, why):
+    def concrete(self, why, guard=False):
         """The concrete value behind this tracer for a Python decision (bool/int/index, whose
-        derivative is zero), or a ConcretizationTypeError."""
+        derivative is zero), or a ConcretizationTypeError. With `guard`, a jit trace that knows this
+        call's values may answer and check the answer on later calls (transforms/jit_guards.py)."""
         raise ConcretizationTypeError(self, why)
 
-    def host_value(self, why):
+    def host_value(self, why, guard=False):
         """The value as a host value (NumPy, DLPack, float): only where nothing is lost -- never the
-        primal of a value that carries a tangent or a batch axis. Otherwise a TracerArrayConversionError."""
+        primal of a value that carries a tangent or a batch axis. Otherwise a TracerArrayConversionError.
+        `guard`: as for `concrete` (float(), .item(), .tolist())."""
         raise TracerArrayConversionError(self, why)
 
 
@@ -359,8 +361,10 @@ class ConcretizationTypeError(TypeError):
 
     The message is built when printed, so raising and catching it stays cheap.
 
-    Raised by bool(), int(), float(), an index or a shape given a traced value, e.g. a Python `if`
-    on an argument under jit. The message names the argument the value depends on and the line that asked.
+    Raised by bool(), int(), float(), an index or a shape given a traced value, e.g. a Python `if` on an
+    argument under make_jaxpr, vmap or jit(..., guards=False) (a default jit called with concrete values
+    guards it instead: transforms/jit_guards.py). The message names the argument the value depends on and
+    the line that asked.
 
     Parameters: tracer (Tracer): the abstract value. why (str): what asked for a concrete value.
     Returns: the exception.
@@ -369,7 +373,7 @@ class ConcretizationTypeError(TypeError):
     >>> def f(x):
     ...     return x if x > 0 else -x
     >>> try:
-    ...     jit(f)(xp.asarray(1.0))
+    ...     jit(f, guards=False)(xp.asarray(1.0))
     ... except ConcretizationTypeError as e:
     ...     print("argument 'x'" in str(e))
     True

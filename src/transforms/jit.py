@@ -8,13 +8,17 @@ backend compiles (`backend.compile_jaxpr`) and may supply a native dispatcher fo
 from __future__ import annotations
 
 import inspect
+import warnings
+
+import numpy as np
 
 from .api_util import Store, alias_pattern, arg_aval, box, flatten_fun, run_flat, to_raw, write_back
 from .backend import backend
 from .caches import LRUCache
-from .core import EVAL, Tracer, bind, boxing, current_trace, get_aval, set_trace, trace_state
+from .core import EVAL, ConcretizationTypeError, Tracer, bind, boxing, current_trace, get_aval, set_trace, trace_state
 from .jaxpr import ClosedJaxpr
 from .jaxpr_transforms import jit_p, stage
+from .jit_guards import guard_program, guards_default, max_variants_default, next_variant, stage_guarded
 from .pytree import tree_flatten, tree_unflatten
 from .shard_map import mesh_of_jaxpr
 from .sharding import NamedSharding, P, flat_shardings
@@ -25,9 +29,13 @@ from .traceback_util import api_boundary, filter_exception, filtering_enabled
 # ----------------------------------------------------------------------------- jit API
 
 class _Entry:
-    __slots__ = ("closed", "consts", "out_tree", "exe", "donate", "mutated", "shardings")
+    __slots__ = ("closed", "consts", "out_tree", "exe", "donate", "mutated", "shardings", "guard", "fresh",
+                 "check")
 
-    def __init__(self, closed, consts, out_tree, donate, mutated=()):
+    def __init__(self, closed, consts, out_tree, donate, mutated=(), guard=None):
+        self.guard = guard   # jit_guards.Guard: what this variant assumed (its last output checks it), or None
+        self.fresh = True    # not yet run: its first run is for the call it was traced with
+        self.check = None    # a guarded program with effects: its guards' own program (run first)
         self.shardings = None   # (per flat input, per flat output) NamedSharding or None: a sharded jit
         self.closed, self.consts, self.out_tree, self.exe, self.donate = closed, consts, out_tree, None, donate
         self.mutated = mutated   # argument leaves the function writes into; their final values follow the outputs
@@ -48,10 +56,12 @@ class Jitted:
     """The callable `jit(f)` returns; caches one trace and executable per signature."""
 
     def __init__(self, fun, static_argnums=(), static_argnames=(), donate_argnums=(), in_shardings=None,
-                 out_shardings=None):
+                 out_shardings=None, guards=None, max_variants=None):
         if not callable(fun):
             raise TypeError(f"jit expects a callable, got {type(fun).__name__}")
         self.fun = fun
+        self.guards = guards_default() if guards is None else bool(guards)
+        self.max_variants = max_variants_default() if max_variants is None else int(max_variants)
         self.__name__ = getattr(fun, "__name__", "fun")
         self.__wrapped__ = fun
         as_tuple = lambda v: (v,) if isinstance(v, str) or hasattr(v, "__index__") else tuple(v)
@@ -72,7 +82,8 @@ class Jitted:
             self.static_argnums = tuple(sorted(set(self.static_argnums) | {
                 params.index(n) for n in self.static_argnames if n in params}))
         self._simple = not (self.static_argnums or self.static_argnames or self.donate_argnums)
-        self._cache = LRUCache(kind="jit")   # signature -> _Entry (trace + executable); least recently used evicted
+        self._cache = LRUCache(kind="jit")   # signature -> [_Entry] (trace + executable; one per guarded variant)
+        self._lane = {}   # guarded functions of plain Array arguments: _lane_key -> (variants, trace parts)
         self._fast = None     # the backend's native dispatcher for this wrapper (False: none)
         self._public = None   # the C++ dispatcher handed to the user, when jit returned that
         self.trace_count = 0
@@ -133,7 +144,10 @@ class Jitted:
                 kw_dyn[k] = v
         return tuple(statics), tuple(kw_static), dyn, dyn_idx, kw_dyn
 
-    def _entry(self, args, kwargs):
+    def _entry(self, args, kwargs, concrete=False):
+        """(the variants for this signature, raw argument values, argument leaves, what _trace needs).
+        With `concrete` (a call at EVAL), the first trace knows this call's values and may guard them;
+        without, a signature whose trace has guards is traced again abstractly (not cached)."""
         statics, kw_static, dyn, dyn_idx, kw_dyn = self._split(args, kwargs)
         leaves, tree = tree_flatten((tuple(dyn), kw_dyn))
         raw = [to_raw(x, f"jit({self.__name__}) argument") for x in leaves]
@@ -142,14 +156,19 @@ class Jitted:
         if aliases == tuple(range(len(leaves))):
             aliases = None   # the common case: no handle passed twice
         key = (tree, avals, statics, kw_static, aliases)
-        ent = self._cache.get(key)
-        if ent is None:
-            ent = self._trace(tree, avals, statics, kw_static, dyn_idx, len(args), aliases)
+        parts = (tree, avals, statics, kw_static, dyn_idx, len(args), aliases)
+        ents = self._cache.get(key)
+        if ents is None or (not concrete and ents[0].guard is not None):
+            shadow = concrete and self.guards and not any(isinstance(r, Tracer) for r in raw)
+            ent = self._trace(*parts, invals=raw if shadow else None)
+            if not concrete and ents is not None:
+                return [ent], raw, leaves, parts
+            ents = _Variants([ent])
             if not any(isinstance(c, Tracer) for c in ent.consts):
-                self._cache.put(key, ent)
-        return ent, raw, leaves
+                self._cache.put(key, ents)
+        return ents, raw, leaves, parts
 
-    def _trace(self, tree, avals, statics, kw_static, dyn_idx, nargs, aliases=None):
+    def _trace(self, tree, avals, statics, kw_static, dyn_idx, nargs, aliases=None, invals=None):
         self.trace_count += 1
         if self._public is not None:
             self._public.trace_count = self.trace_count
@@ -162,11 +181,20 @@ class Jitted:
 
         store = Store()
         names = self._leaf_names(tree, dyn_idx, nargs)
-        closed = run_flat(lambda flat: stage(flat, list(avals), names), lambda dyn, kw: f(*dyn, **kw), tree, store,
-                          aliases, f"jit({self.__name__}) output")
+        if invals is None:
+            run, guard = (lambda flat: (stage(flat, list(avals), names), None)), None
+        else:   # with this call's values: value-dependent Python specialises and is guarded
+            run = lambda flat: stage_guarded(flat, list(avals), names, invals)
+        closed, guard = run_flat(run, lambda dyn, kw: f(*dyn, **kw), tree, store, aliases,
+                                 f"jit({self.__name__}) output")
         jaxpr, consts = convert_constvars(closed)
+        consts = [backend.device_put(c) if isinstance(c, (np.ndarray, np.generic)) else c for c in consts]
         donate = self._donate_mask(tree, dyn_idx, len(consts))
-        ent = _Entry(ClosedJaxpr(jaxpr, []), consts, store.val, donate, store.mutated)
+        if guard is not None:
+            donate = (False,) * len(donate)   # a variant whose guards fail runs another: its inputs must live
+        ent = _Entry(ClosedJaxpr(jaxpr, []), consts, store.val, donate, store.mutated, guard)
+        if guard is not None:
+            ent.check = guard_program(jaxpr)
         if self._sharded:
             ent.shardings = flat_shardings(self.in_shardings, self.out_shardings, tree, len(consts), store.val,
                                            len(store.mutated), self.__name__)
@@ -226,8 +254,17 @@ class Jitted:
     @api_boundary
     def call_python(self, args, kwargs):
         """Trace (once per signature) and run, dispatching in Python; under a trace, bind jit_p."""
-        ent, raw, leaves = self._entry(args, kwargs)
-        return self._finish(ent, leaves, self._run(ent, raw))
+        if trace_state.trace is EVAL:
+            return self._call_concrete(args, kwargs)[0]
+        try:
+            ents, raw, leaves, _ = self._entry(args, kwargs)
+        except ConcretizationTypeError:
+            if not self.guards:
+                raise
+            # value-dependent Python inside a jit under another transform: jit(f) means f, so f runs
+            # inline there (under a jit that knows its values, its conversions become that jit's guards)
+            return self.fun(*args, **kwargs)
+        return self._finish(ents[0], leaves, self._run(ents[0], raw))
 
     def dynamic_args(self, args, kwargs):
         """The non-static positional and keyword arguments (what a native dispatcher flattens)."""
@@ -236,12 +273,78 @@ class Jitted:
 
     def call_eager(self, args, kwargs):
         """Run eagerly for a native dispatcher's cache miss: (result, entry, device buffers in, raw outs),
-        what it needs to describe the call so it can repeat it without Python."""
-        ent, raw, arg_leaves = self._entry(args, kwargs)
+        what it needs to describe the call so it can repeat it without Python (entry None: it cannot)."""
+        return self._call_concrete(args, kwargs)
+
+    def _call_concrete(self, args, kwargs):
+        if self._lane and not kwargs:
+            out = self.call_lane(args)
+            if out is not None:
+                return out, None, None, None
+        ents, raw, arg_leaves, parts = self._entry(args, kwargs, concrete=True)
+        ent = ents[0]
         self._mark_donors(ent, raw)
         raw = _buffers(raw)
-        outs = self._run(ent, raw)
-        return self._finish(ent, arg_leaves, outs), ent, raw, outs
+        if ent.guard is None:
+            outs = self._run(ent, raw)
+            return self._finish(ent, arg_leaves, outs), ent, raw, outs
+        if self._simple and not kwargs and (key := _lane_key(args)) is not None:
+            if len(self._lane) >= 64:
+                self._lane.clear()
+            self._lane[key] = (ents, parts)
+        outs = self._run_guarded(ents, parts, raw)
+        if outs is None:   # past the variant cap, or the program disagrees with eager: eager's result
+            return _as_arrays(self.fun(*args, **kwargs), self.__name__), None, raw, None
+        return self._finish(outs[0], arg_leaves, outs[1]), None, raw, None
+
+    def call_lane(self, args):
+        """A guarded function's repeat call with plain Array arguments: straight to its variants (the
+        result), or None for a signature it has not seen (the general path)."""
+        lane = self._lane.get(_lane_key(args))
+        if lane is None:
+            return None
+        ents, parts = lane
+        outs = self._run_guarded(ents, parts, _buffers([a._v for a in args]))
+        if outs is None:   # past the variant cap, or the program disagrees with eager: eager's result
+            return _as_arrays(self.fun(*args), self.__name__)
+        return self._finish(outs[0], list(args), outs[1])   # (the arguments are the leaves)
+
+    def _run_guarded(self, ents, parts, raw):
+        """Run the variant whose guards hold for this call: (entry, outputs less the guard vector), or None
+        where the result must come from running the function eagerly."""
+        ent, tried = ents[0], []
+        while ent is not None:
+            if ent.check is not None and not ent.fresh:   # effects: run only where the guards hold
+                if type(ent.check) is ClosedJaxpr:
+                    ent.check = backend.compile_jaxpr(ent.check, (False,) * len(ent.donate), self.__name__)
+                got = np.asarray(backend.to_numpy(ent.check(list(_buffers(ent.consts)) + raw)[0]))
+                if not ent.guard.holds(got):
+                    tried.append(ent)
+                    ent = next_variant(ents, ent, got, tried)
+                    continue
+            outs = ent.exe(list(ent.consts) + raw) if ent.exe is not None else self._run(ent, raw)
+            got = np.asarray(backend.to_numpy(outs[-1]))
+            if ent.guard.holds(got) or ent.fresh:
+                if ent.fresh and not ent.guard.holds(got):
+                    # traced with this call's values: the program computes a guarded float otherwise rounded
+                    # than eager did, but followed eager's decisions, so its values mean these assumptions
+                    ent.guard.accept(got)
+                ent.fresh = False
+                return ent, outs[:-1]
+            tried.append(ent)
+            ent = next_variant(ents, ent, got, tried)
+        if ents.traces >= self.max_variants:
+            warnings.warn(f"jit({self.__name__}): {ents.traces} traces for one signature, each guarding "
+                          "different values of a Python conversion (bool/int/float/.item()); this call runs "
+                          "eagerly. Raise the cap with jit(..., max_variants=n) or ARRAY_NAMESPACE_JIT_MAX_VARIANTS",
+                          RuntimeWarning, stacklevel=3)
+            return None
+        new = self._trace(*parts, invals=raw)   # this call's branch (raises what eager raises: not counted)
+        ents.traces += 1
+        if new.guard is None or any(e.guard.same(new.guard) for e in ents):
+            return None   # (eager assumed what a variant did, whose program disagrees here: eager decides)
+        ents.append(new)
+        return self._run_guarded(_Variants([new]), parts, raw)
 
     def _finish(self, ent, leaves, outs):
         """Box the outputs; rebind the caller's handles the function wrote into (as eagerly)."""
@@ -271,12 +374,40 @@ class Jitted:
 
     @api_boundary
     def lower(self, *args, **kwargs):
-        ent = self._entry(args, kwargs)[0]
+        ent = self._entry(args, kwargs)[0][0]
         return Lowered(ent.closed, ent.donate, self.__name__)
 
     @api_boundary
     def trace(self, *args, **kwargs):
-        return self._entry(args, kwargs)[0].closed
+        return self._entry(args, kwargs)[0][0].closed
+
+
+def _lane_key(args):
+    """The avals of plain Array arguments, each its own handle and no view (else None): for these the
+    general signature (pytree, avals, aliasing) is fixed by the avals alone."""
+    bt = boxing.box_type
+    for a in args:
+        if type(a) is not bt or getattr(a, "_base", None) is not None:
+            return None
+    if len(args) > 1 and len(set(map(id, args))) < len(args):
+        return None
+    return tuple([a._v.aval for a in args])
+
+
+class _Variants(list):
+    """The entries traced for one signature (one unless guarded), and how many traces that took."""
+    __slots__ = ("traces",)
+
+    def __init__(self, ents):
+        super().__init__(ents)
+        self.traces = 1
+
+
+def _as_arrays(out, name):
+    """An eager result as jit returns it: Python and NumPy numbers (and arrays) as Arrays."""
+    leaves, tree = tree_flatten(out)
+    return tree_unflatten(tree, [x if type(x) is boxing.box_type else box(to_raw(x, f"jit({name}) output"))
+                                 for x in leaves])
 
 
 def _buffers(vals):
@@ -290,7 +421,7 @@ def _buffers(vals):
 
 @api_boundary
 def jit(fun=None, *, static_argnums=(), static_argnames=(), donate_argnums=(), in_shardings=None,
-        out_shardings=None):
+        out_shardings=None, guards=None, max_variants=None):
     """Compile `fun` with XLA; usable as @jit or @jit(static_argnums=...).
 
     Without static arguments the result is the backend's native dispatcher where it has one (XLA:
@@ -300,7 +431,13 @@ def jit(fun=None, *, static_argnums=(), static_argnames=(), donate_argnums=(), i
     Parameters: fun (callable): a function of arrays. static_argnums (int or tuple): positions of
         arguments that are Python values deciding the program (hashable; one compile per value).
         static_argnames (str or tuple): the same by name. donate_argnums (int or tuple): arguments whose
-        buffers the computation may reuse (they must not be used afterwards).
+        buffers the computation may reuse (they must not be used afterwards). guards (bool): whether
+        value-dependent Python (bool()/if/while, int()/index, float()/complex(), .item(), .tolist() of a traced
+        value) specialises to the call's values and is guarded (default; ARRAY_NAMESPACE_JIT_GUARDS=0 turns it
+        off) or raises ConcretizationTypeError as in JAX (False). A guarded function pays a read-back of its
+        guard values on every call (it stays off the C++ fast path) and a trace and compile per new branch;
+        a guarded float() value takes a new variant per new value. max_variants (int): variants kept per
+        signature (default 8, ARRAY_NAMESPACE_JIT_MAX_VARIANTS); past it a RuntimeWarning and the eager result.
     Returns: callable: the compiled function, with .lower(*args).as_text() (StableHLO), .trace(*args)
         and trace_count.
     Raises: TypeError: if fun is not callable, or, when called, for a non-hashable static argument.
@@ -311,8 +448,10 @@ def jit(fun=None, *, static_argnums=(), static_argnames=(), donate_argnums=(), i
     """
     if fun is None:
         return lambda f: jit(f, static_argnums=static_argnums, static_argnames=static_argnames,
-                             donate_argnums=donate_argnums, in_shardings=in_shardings, out_shardings=out_shardings)
-    jitted = Jitted(fun, static_argnums, static_argnames, donate_argnums, in_shardings, out_shardings)
+                             donate_argnums=donate_argnums, in_shardings=in_shardings, out_shardings=out_shardings,
+                             guards=guards, max_variants=max_variants)
+    jitted = Jitted(fun, static_argnums, static_argnames, donate_argnums, in_shardings, out_shardings, guards,
+                    max_variants)
     if jitted.static_argnums or jitted.static_argnames or jitted._sharded:
         return jitted
     public = backend.jit_public(jitted)

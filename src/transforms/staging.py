@@ -37,14 +37,18 @@ class StagingTracer(Tracer):
     def aval(self):
         return self.atom.aval
 
-    def concrete(self, why):
+    def concrete(self, why, guard=False):
         if type(self.atom) is Literal:
             return self.atom.val
+        if guard and self._trace.shadow is not None:   # jit called with concrete values: a guard (jit_guards.py)
+            return self._trace.shadow.guard(self, why)
         raise ConcretizationTypeError(self, why)
 
-    def host_value(self, why):
+    def host_value(self, why, guard=False):
         if type(self.atom) is Literal:
             return self.atom.val
+        if guard and self._trace.shadow is not None:
+            return self._trace.shadow.guard(self, why)
         raise TracerArrayConversionError(self, why)
 
 
@@ -96,7 +100,7 @@ def _py_literal(x):
 
 class StagingTrace(Trace):
     __slots__ = ("stage_all", "eqns", "invars", "arg_names", "constvars", "constvals", "_const_ids",
-                 "alive", "producers")
+                 "alive", "producers", "shadow")
 
     def __init__(self, parent, stage_all=True):
         self.parent = parent
@@ -104,6 +108,7 @@ class StagingTrace(Trace):
         self.eqns, self.invars, self.arg_names = [], [], {}
         self.constvars, self.constvals, self._const_ids = [], [], {}
         self.alive = True
+        self.shadow = None   # jit_guards.Shadow: this call's concrete values, where jit was called with them
 
     conversion_loses = "its place in the program being staged (it has no value until the program runs)"
 

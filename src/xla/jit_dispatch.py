@@ -89,11 +89,16 @@ def _cache_miss(jitted):
         """Called by the C++ dispatcher on a signature it has no executable for."""
         if trace_state.trace is not EVAL:
             return jitted.call_python(args, kwargs), None, True
+        if jitted._lane and not kwargs:   # a guarded function (checked in Python on every call)
+            out = jitted.call_lane(args)
+            if out is not None:
+                return out, None, True
         dyn, dyn_kw = jitted.dynamic_args(args, kwargs)
         leaves = _jaxlib.cpp_flatten((tuple(dyn), dyn_kw))[0]   # before running: donation deletes inputs
         result, ent, raw, outs = jitted.call_eager(args, kwargs)
         # writes into arguments and donations stay on the Python path (write-back; naming the donating call)
-        fp = None if ent.mutated or any(ent.donate) else _fastpath(ent, raw, outs, result, leaves)
+        # (ent None: a guarded call -- its guards are checked in Python on every call)
+        fp = None if ent is None or ent.mutated or any(ent.donate) else _fastpath(ent, raw, outs, result, leaves)
         return result, fp, fp is None
     return miss
 

@@ -32,7 +32,7 @@ def _run(transform, f):
     if transform == "vmap":
         return vmap(f)(xp.reshape(x, (3, 1)))
     if transform == "jit":
-        return jit(f)(x)
+        return jit(f, guards=False)(x)   # strict (JAX's); the default guards float/complex/item/tolist: below
     raise AssertionError(transform)
 
 
@@ -84,6 +84,18 @@ CONCRETE_WANT = {
     "__dlpack__": X, "__dlpack__ v1": X, "np.from_dlpack": X, "tolist": X, "item": X[0], "float": X[0],
     "complex": X[0] + 0j,
 }
+
+
+@pytest.mark.parametrize("conv", ["tolist", "item", "float", "complex"])
+def test_guarded_conversions_under_jit_give_this_calls_values(conv):
+    """Under jit with concrete arguments these conversions are guarded (transforms/jit_guards.py): each call
+    gives eager's value for its own input, and NumPy conversions still raise."""
+    f = jit(CONVERSIONS[conv])
+    for x in (X, X[::-1] * 3.0):
+        np.testing.assert_allclose(np.asarray(f(xp.asarray(x))), np.asarray(CONVERSIONS[conv](xp.asarray(x))),
+                                   rtol=1e-15)
+    with pytest.raises(TracerArrayConversionError):
+        jit(CONVERSIONS["np.asarray"])(xp.asarray(X))
 
 
 @pytest.mark.parametrize("conv", list(CONVERSIONS))

@@ -80,7 +80,7 @@ def test_repeat_under_jit_and_vmap():
     check(jit(f)(x), np.repeat(A, r, axis=1))
     check(vmap(lambda row: xp.repeat(row, rr))(x), np.stack([np.repeat(row, r) for row in A]))
     with pytest.raises(DataDependentShapeError, match="repeat"):
-        jit(lambda v, c: xp.repeat(v, c, axis=1))(x, rr)
+        jit(lambda v, c: xp.repeat(v, c, axis=1), guards=False)(x, rr)
     with pytest.raises(DataDependentShapeError, match="repeat"):
         vmap(lambda c: xp.repeat(xp.asarray([1.0, 2.0]), c))(xp.asarray([[1, 2], [2, 1]]))
     check(jit(lambda v: xp.repeat(v, 3, axis=0))(x), np.repeat(A, 3, axis=0))   # int counts trace as before

@@ -40,7 +40,7 @@ def test_unique_variants():
 def test_unique_under_transforms():
     x = xp.asarray(A)
     with pytest.raises(DataDependentShapeError, match="unique_values"):
-        jit(xp.unique_values)(x)
+        jit(xp.unique_values, guards=False)(x)
     with pytest.raises(ConcretizationTypeError):
         vmap(lambda r: xp.unique_counts(r).counts)(x)
     # under grad the values are gathered from x, so they carry gradients

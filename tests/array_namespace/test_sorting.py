@@ -222,7 +222,7 @@ def test_nonzero_and_count_nonzero():
     with pytest.raises(ValueError):
         xp.nonzero(xp.asarray(1.0))
     with pytest.raises(DataDependentShapeError, match="nonzero"):
-        jit(xp.nonzero)(x)
+        jit(xp.nonzero, guards=False)(x)
     assert int(xp.count_nonzero(x)) == 3
     np.testing.assert_array_equal(np.asarray(xp.count_nonzero(x, axis=0, keepdims=True)), [[1, 1, 1]])
     np.testing.assert_array_equal(np.asarray(jit(lambda x: xp.count_nonzero(x, axis=1))(x)), [1, 2])

@@ -51,10 +51,8 @@ _REALTRANSFORMS = _lib("jit", "vmap", "grad", why="scipy/fft/_realtransforms_bac
 _GAUSS = _lib("jit", "vmap", "grad", why="scipy/ndimage/_filters.py:842 np.asarray(input) (ndimage is cpu_only)")
 _UNIFORM = _lib("jit", "vmap", "grad", why="scipy/ndimage/_filters.py:1528 np.asarray(input) (cpu_only)")
 # Python branches on array values (scipy does not claim jax_jit support for these in xp_capabilities)
-_HMEAN = _lib("jit", "vmap", why="scipy/stats/_stats_py.py:321 `if xp.any(negative_mask):`")
-_PMEAN = _lib("jit", "vmap", why="scipy/stats/_stats_py.py:453 `if xp.any(negative_mask):`")
-_MOMENT = _lib("jit", why="scipy/stats/_stats_py.py:1136 `if xp.any(order != xp.round(order)):` on the array-"
-               "converted order (staged under jit like every constant)")
+_HMEAN = _lib("vmap", why="scipy/stats/_stats_py.py:321 `if xp.any(negative_mask):`")
+_PMEAN = _lib("vmap", why="scipy/stats/_stats_py.py:453 `if xp.any(negative_mask):`")
 
 SPECIAL = [
     Case("special.logsumexp", lambda x: sc.logsumexp(x, axis=-1), _n((4, 5))),
@@ -88,7 +86,7 @@ STATS = [
     Case("stats.zmap", lambda x, y: st.zmap(x, y, axis=0), _n((4, 3), (6, 3)), argnums=(0, 1)),
     Case("stats.skew", lambda x: st.skew(x, axis=-1), _n((3, 7))),
     Case("stats.kurtosis", lambda x: st.kurtosis(x, axis=-1), _n((3, 7))),
-    Case("stats.moment3", lambda x: st.moment(x, order=3, axis=0), _n((7, 2)), **_MOMENT),
+    Case("stats.moment3", lambda x: st.moment(x, order=3, axis=0), _n((7, 2))),
     Case("stats.variation", lambda x: st.variation(x, axis=0), _n((7, 2), lo=1.0, hi=3.0)),
     Case("stats.sem", lambda x: st.sem(x, axis=-1), _n((2, 6))),
     Case("stats.gmean", lambda x: st.gmean(x, axis=-1), _n((2, 6), lo=0.5, hi=3.0)),

@@ -53,10 +53,10 @@ def test_concretization_errors_name_the_line_outside_the_library_that_asked():
             return x
         return -x
     with pytest.raises(ConcretizationTypeError) as info:
-        jit(user_code)(xp.ones(3))
+        jit(user_code, guards=False)(xp.ones(3))
     assert "test_hygiene.py" in str(info.value) and "if x[0] > 0:" in str(info.value)
     with pytest.raises(ConcretizationTypeError) as info:
-        jit(lambda m: xp.ones(3)[m])(xp.ones(3) > 0)
+        jit(lambda m: xp.ones(3)[m], guards=False)(xp.ones(3) > 0)
     assert "test_hygiene.py" in str(info.value)
 
 

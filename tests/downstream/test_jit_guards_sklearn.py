@@ -1,0 +1,61 @@
+"""scikit-learn under jit with guards (transforms/jit_guards.py): its input validation (`if first_pass_isfinite:`),
+label sets and `return float(...)` are specialised to each call's values and checked on every call.
+Oracle: the same call on NumPy arrays. Each jitted function is called on several datasets of one shape."""
+import numpy as np
+import pytest
+import sklearn
+from sklearn.decomposition import PCA
+from sklearn.metrics import r2_score
+from sklearn.preprocessing import StandardScaler
+
+import array_namespace as xp
+from transforms import ConcretizationTypeError, jit
+
+
+def _sk(fn):
+    def wrapped(*args):
+        with sklearn.config_context(array_api_dispatch=True):
+            return fn(*args)
+    return wrapped
+
+
+def _data(seed, shape=(40, 5)):
+    return np.random.default_rng(seed).random(shape)
+
+
+def test_standard_scaler_fit_transform_on_new_data_matches_numpy():
+    f = jit(_sk(lambda X: StandardScaler().fit_transform(X)))
+    for seed in (0, 1, 2):
+        X = _data(seed)
+        np.testing.assert_allclose(np.asarray(f(xp.asarray(X))), (X - X.mean(0)) / X.std(0), rtol=1e-12)
+    assert f._jitted.trace_count == 1   # its guards (finite input, no zero variance) hold for all three
+
+
+def test_r2_score_float_result_is_each_calls_own():
+    f = jit(_sk(r2_score))
+    for seed in (0, 1, 0, 2):
+        y, p = _data(seed, (30,)), _data(seed + 10, (30,))
+        got = f(xp.asarray(y), xp.asarray(p))
+        assert isinstance(got, xp.Array)
+        assert float(got) == pytest.approx(_sk(r2_score)(y, p), rel=1e-12)
+
+
+@pytest.mark.parametrize("name", ["r2_score", "PCA"])
+def test_nan_input_raises_sklearns_own_error_under_jit(name):
+    fn = _sk(r2_score) if name == "r2_score" else _sk(lambda X, _: PCA(n_components=2).fit_transform(X))
+    f = jit(fn)
+    X = _data(0, (12, 3)) if name == "PCA" else _data(0, (12,))
+    f(xp.asarray(X), xp.asarray(X * 0.5))   # a clean call first: its guards assume finite input
+    bad = X.copy()
+    bad[1] = np.nan
+    with pytest.raises(ValueError, match="Input (X )?contains NaN"):
+        f(xp.asarray(bad), xp.asarray(X * 0.5))
+    with pytest.raises(ValueError, match="Input (X )?contains NaN"):
+        fn(bad, X * 0.5)   # (NumPy: the same error)
+    again = f(xp.asarray(X * 2.0), xp.asarray(X))
+    np.testing.assert_allclose(np.asarray(again), np.asarray(fn(X * 2.0, X)), rtol=1e-9, atol=1e-12)
+
+
+def test_strict_jit_keeps_the_error_at_sklearns_validation():
+    with pytest.raises(ConcretizationTypeError, match="first_pass_isfinite"):
+        jit(_sk(r2_score), guards=False)(xp.asarray(_data(0, (8,))), xp.asarray(_data(1, (8,))))
