@@ -407,9 +407,10 @@ class Array:
             self._set_locked(key, value)
 
     def _set_locked(self, key, value):
-        # this handle the only holder of its value (its slot and getrefcount's argument), not a slice of another
-        # array: x's memory may take the write (NumPy's cost; a copy of x per write is quadratic in a loop)
-        sole = getattr(self, "_base", None) is None and sys.getrefcount(self._v) <= 2
+        # this handle the only holder of its value (its slot and getrefcount's argument): x's memory may take the
+        # write (NumPy's cost; a copy of x per write is quadratic in a loop). A view's value is its own memory too
+        # (host.sole_holder refuses memory it shares with its parent); the write then goes on to its family (write)
+        sole = sys.getrefcount(self._v) <= 2
         self._rebind_locked(_indexing().update(self, key, value, "set", "__setitem__", in_place=sole),
                             "x[...] = value", key)
 
