@@ -31,6 +31,7 @@ code in the kernels' mode.
 """
 from __future__ import annotations
 
+import math
 import os
 import sys
 
@@ -172,7 +173,7 @@ def sole_holder(hv):
 def aligned_empty(shape, dtype):
     """An uninitialised C-contiguous array whose data is 64-byte aligned (so XLA can alias it)."""
     dt = np.dtype(dtype)
-    n = int(np.prod(shape, dtype=np.int64)) * dt.itemsize
+    n = math.prod(shape) * dt.itemsize   # (math.prod: ~0.1 us; np.prod of a tuple ~3.5 us)
     raw = np.empty(n + _ALIGN, np.uint8)
     off = (-raw.ctypes.data) % _ALIGN
     return raw[off:off + n].view(dt).reshape(shape)
