@@ -19,7 +19,7 @@ from transforms.primitives import structural as S
 from . import _dtypes as D
 from ._array import Array, default_device
 from ._helpers import as_array, as_int, cast, is_int_like, py_number, wrap
-from ._plans import MADE_MAX_ELEMENTS, SCALAR_TYPES, is_default_device, keep_made, made, plain, scalar_key
+from ._plans import MADE_MAX_ELEMENTS, SCALAR_TYPES, is_default_device, keep_made, made, plain, remember, scalar_key
 
 
 def _check_device(device, fname):
@@ -234,6 +234,9 @@ def full(shape, fill_value, *, dtype=None, device=None):
     return _full(shape, fill_value, dtype, device, "full")
 
 
+_FULL_CHECKED: dict = {}   # made-value keys of creations too large to keep (MADE) -> their checked (shape, fill, dtype)
+
+
 def _full(shape, fill_value, dtype, device, fname):
     if trace_state.trace is EVAL and type(fill_value) in SCALAR_TYPES and (dtype is None or type(dtype) is D.DType) \
             and is_default_device(device) and plain(shape):
@@ -241,8 +244,14 @@ def _full(shape, fill_value, dtype, device, fname):
         out = made(key)
         if out is not None:
             return out
+        checked = _FULL_CHECKED.get(key)
+        if checked is not None:   # (these arguments passed the checks before: only the making is left)
+            return _full_made(*checked)
         out = _full_checked(shape, fill_value, dtype, device, fname)
-        return keep_made(key, out) if out.size <= MADE_MAX_ELEMENTS else out
+        if out.size <= MADE_MAX_ELEMENTS:
+            return keep_made(key, out)
+        remember(_FULL_CHECKED, key, (out.shape, fill_value, out.dtype))
+        return out
     return _full_checked(shape, fill_value, dtype, device, fname)
 
 
@@ -253,16 +262,19 @@ def _full_checked(shape, fill_value, dtype, device, fname):
     dtype = _fill_dtype(fill_value, dtype, fname)
     _sized(shape, dtype, fname, "shape")
     if type(fill_value) is Array:
-        v = cast(fill_value._v, dtype)
-    else:
-        if isinstance(fill_value, complex) and dtype not in D.COMPLEX:
-            raise TypeError(f"full: cannot fill a {dtype.name} array with a complex value")
-        if isinstance(fill_value, float) and dtype in D.INTEGER_OR_BOOL and not fill_value.is_integer():
-            raise TypeError(f"full: cannot fill an integer array with {fill_value!r}")
-        if _eager_small(shape):
-            return _from_host(np.full(shape, fill_value, dtype=dtype), dtype, "full")
-        v = P.convert_element_type(fill_value, dtype)
-    return wrap(S.broadcast_in_dim(v, shape, ()))
+        return wrap(S.broadcast_in_dim(cast(fill_value._v, dtype), shape, ()))
+    if isinstance(fill_value, complex) and dtype not in D.COMPLEX:
+        raise TypeError(f"full: cannot fill a {dtype.name} array with a complex value")
+    if isinstance(fill_value, float) and dtype in D.INTEGER_OR_BOOL and not fill_value.is_integer():
+        raise TypeError(f"full: cannot fill an integer array with {fill_value!r}")
+    return _full_made(shape, fill_value, dtype)
+
+
+def _full_made(shape, fill_value, dtype):
+    """An array of checked `shape` and `dtype`, every element the Python scalar fill_value."""
+    if _eager_small(shape):
+        return _from_host(np.full(shape, fill_value, dtype=dtype), dtype, "full")
+    return wrap(S.broadcast_in_dim(P.convert_element_type(fill_value, dtype), shape, ()))
 
 
 def zeros(shape, *, dtype=None, device=None):

@@ -185,7 +185,10 @@ def copy_aligned(x, dtype):
     if x.size * dt.itemsize < 4096:
         return np.array(x, dtype=dt, order="C", copy=True)
     out = aligned_empty(x.shape, dt)
-    run_quiet(np.copyto, (out, x), {"casting": "unsafe"})
+    if x.dtype == dt:
+        np.copyto(out, x)   # (no cast: nothing to warn about)
+    else:
+        run_quiet(np.copyto, (out, x), {"casting": "unsafe"})
     return out
 
 
