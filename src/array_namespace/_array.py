@@ -411,17 +411,20 @@ class Array:
         # write (NumPy's cost; a copy of x per write is quadratic in a loop). A view's value is its own memory too
         # (host.sole_holder refuses memory it shares with its parent); the write then goes on to its family (write)
         sole = sys.getrefcount(self._v) <= 2
-        if sole and trace_state.trace is EVAL and getattr(self, "_base", None) is None \
-                and not getattr(self, "_views", None) and (type(value) is Array or type(value) in H._SCALAR_SET):
-            # eagerly, nothing shares x's value or data: a value of x's dtype (an Array, or a Python scalar
-            # converted as update does) goes straight into x's memory where the backend takes the key (update's
-            # eager first step, without the rest of its pass and the rebind's checks: the aval is unchanged)
+        if sole and trace_state.trace is EVAL and (type(value) is Array or type(value) in H._SCALAR_SET):
+            # eagerly, nothing else holds x's value: a value of x's dtype (an Array, or a Python scalar converted
+            # as update does) goes straight into x's memory where the backend takes the key (update's eager first
+            # step, without the rest of its pass and the rebind's checks: the aval is unchanged); a view family
+            # then gets the write as any rebind gives it
             _, v, dt = H.binary("__setitem__", self, value, broadcast=False)
             if dt == self._v.aval.dtype:
                 out = backend.eager_setitem(self._v, key, v)
                 if out is not None:
-                    self._v = out
-                    self._trace = EVAL
+                    if getattr(self, "_base", None) is None and not getattr(self, "_views", None):
+                        self._v = out
+                        self._trace = EVAL
+                    else:
+                        VW.write(self, out, "x[...] = value", key)
                     return
         self._rebind_locked(_indexing().update(self, key, value, "set", "__setitem__", in_place=sole),
                             "x[...] = value", key)
