@@ -418,7 +418,7 @@ class Array:
             # then gets the write as any rebind gives it
             _, v, dt = H.binary("__setitem__", self, value, broadcast=False)
             if dt == self._v.aval.dtype:
-                out = backend.eager_setitem(self._v, key, v)
+                out = backend.eager_setitem(self._v, _indexing().host_key(key), v)
                 if out is not None:
                     if getattr(self, "_base", None) is None and not getattr(self, "_views", None):
                         self._v = out
