@@ -139,8 +139,13 @@ def elements(x, n):
 
 
 def host_key(key):
-    """The key as the backend's eager hooks take it: a boolean mask Array as its raw value."""
-    return key._v if type(key) is Array and key.dtype == D.bool_ else key
+    """The key as the backend's eager hooks take it: an Array (a mask, indices) as its raw value, also as a
+    tuple's last entry (x[:, idx])."""
+    if type(key) is Array:
+        return key._v
+    if type(key) is tuple and key and type(key[-1]) is Array:
+        return key[:-1] + (key[-1]._v,)
+    return key
 
 
 def getitem(x, key):

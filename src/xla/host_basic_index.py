@@ -18,7 +18,8 @@ into x's memory, as the namespace's in-place scatter does (runtime.eager_in_plac
 plan per (shape, key): scikit-learn fills a diagonal element by element (`x[i, i] = v`), a new key each
 time, ~15 us a write before, ~2 us now.
 
-A boolean mask over exactly x's leading dims (the namespace passes a mask Array's raw value) is NumPy's
+An integer index array along one axis (x[idx], x[:, idx]: xp.take), read only, and a boolean mask over exactly
+x's leading dims (the namespace passes a mask Array's raw value) is NumPy's
 boolean indexing too: the same elements in the same (row-major) order, read as a copy or assigned in place.
 The namespace's path for it (a host nonzero, an index array, a gather or scatter and its plan) costs ~50-70 us
 on a 29-element vector (scikit-learn's StandardScaler reads and writes x[mask]); NumPy's ~1 us.
@@ -83,6 +84,33 @@ def _numpy_key(shape, key):
     return key if ell >= 0 else key + (Ellipsis,)
 
 
+def _take_key(shape, key):
+    """An integer index array along one axis -- x[idx], x[:, idx], ... (only full slices before it, nothing
+    after) -- as NumPy's integer indexing, where it is 1-D and every index is in range; else None (the
+    namespace's path runs and raises). Reads only: NumPy's writes at repeated indices are not the scatter's."""
+    if type(key) is HostValue:
+        key = (key,)
+    elif type(key) is not tuple or not key or type(key[-1]) is not HostValue:
+        return None
+    ax = len(key) - 1
+    for e in key[:-1]:
+        if type(e) is not slice or e != _FULL:
+            return None
+    hv = key[-1]
+    if ax >= len(shape) or not _live(hv):
+        return None
+    idx = hv.np
+    if idx.ndim != 1 or idx.dtype.kind not in "iu":
+        return None
+    n = shape[ax]
+    if idx.size and (idx.min() < -n or idx.max() >= n):
+        return None
+    return key[:-1] + (idx,)
+
+
+_FULL = slice(None)
+
+
 def _live(v):
     """Whether raw value v is host-held here and not donated."""
     return v.__class__ is HostValue and not v.is_deleted()
@@ -95,9 +123,11 @@ def eager_getitem(v, key):
     a = v.aval
     k = _numpy_key(a[0], key)
     if k is None:
-        return None
+        k = _take_key(a[0], key)
+        if k is None:
+            return None
     out = v.np[k]
-    if type(k) is not np.ndarray:   # (a mask's selection is NumPy's copy already)
+    if type(k) is not np.ndarray and type(k[-1]) is not np.ndarray:   # (a mask's or indices' selection is a copy)
         out = out.copy()
     return HostValue(out, host.shared_aval(out.shape, a[1], a[2]))
 

@@ -96,7 +96,8 @@ def test_other_keys_and_values_decline(taken):
     np.testing.assert_array_equal(np.asarray(x[xp.asarray([0, 2])]), np.arange(12.0).reshape(3, 4)[[0, 2]])
     np.testing.assert_array_equal(np.asarray(x[x > 5]), np.arange(6.0, 12.0))              # boolean mask (taken)
     np.testing.assert_array_equal(np.asarray(x[True]), np.arange(12.0).reshape(1, 3, 4))   # 0-d boolean
-    assert taken == [False, False, True, False]   # (a mask over leading dims is NumPy's boolean indexing: taken)
+    # (in-range 1-D indices and a mask over leading dims are NumPy's integer / boolean indexing: taken)
+    assert taken == [False, True, True, False]
     y = jit(lambda t: t + 1.0)(x)   # (a device buffer: the namespace's path)
     np.testing.assert_array_equal(np.asarray(y[1]), np.arange(5.0, 9.0))
     assert taken[-1] is False
@@ -265,3 +266,30 @@ def test_mask_writes_spare_other_holders_and_bad_masks_raise_as_before(taken, wr
     f = jit(lambda t: t[t > 2])
     with pytest.raises(Exception, match="data-dependent|DataDependent|shape"):
         f(xp.asarray(a))
+
+
+@pytest.mark.parametrize("axis", [0, 1, 2])
+def test_take_and_integer_indices_equal_numpy_and_the_namespaces_path(taken, monkeypatch, axis):
+    a = np.arange(60.0).reshape(3, 4, 5) - 7.25
+    n = a.shape[axis]
+    for idx in ([0], [n - 1, 0, 1, 1], [-1, -n, 2 % n], np.arange(n)[::-1], []):
+        i = xp.asarray(np.asarray(idx, dtype=np.int64))
+        got = xp.take(xp.asarray(a), i, axis=axis)
+        assert taken[-1] is True
+        with monkeypatch.context() as m:
+            m.setattr(backend, "eager_getitem", lambda v, k: None)
+            ref = xp.take(xp.asarray(a), i, axis=axis)
+        want = np.take(a, np.asarray(idx, dtype=np.int64), axis=axis)
+        assert np.asarray(got).tobytes() == np.asarray(ref).tobytes() == want.tobytes() and got.shape == want.shape
+    x = xp.asarray(a)
+    with pytest.raises(IndexError):
+        xp.take(x, xp.asarray([0, n]), axis=axis)       # (out of range: declined, the namespace's error)
+    assert taken[-1] is False
+    np.testing.assert_array_equal(np.asarray(x[xp.asarray([2, 0])]), a[[2, 0]])
+    np.testing.assert_array_equal(np.asarray(x[:, xp.asarray([[1, 0]])]), a[:, [[1, 0]]])   # (2-D indices: declined)
+    assert taken[-1] is False
+    y = xp.asarray(np.arange(4.0))
+    y[xp.asarray([1, 1])] = xp.asarray([5.0, 6.0])   # (writes at indices never take the read's path)
+    assert np.asarray(y)[0] == 0.0 and np.asarray(y)[1] in (5.0, 6.0)
+    g = grad(lambda t: xp.sum(xp.take(t, xp.asarray([0, 0, 2])) ** 2))(xp.asarray(np.arange(3.0)))
+    np.testing.assert_allclose(np.asarray(g), [0.0, 0.0, 4.0])
