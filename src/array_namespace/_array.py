@@ -407,9 +407,25 @@ class Array:
             self._set_locked(key, value)
 
     def _set_locked(self, key, value):
-        # this handle the only holder of its value (its slot and getrefcount's argument), not a slice of another
-        # array: x's memory may take the write (NumPy's cost; a copy of x per write is quadratic in a loop)
-        sole = getattr(self, "_base", None) is None and sys.getrefcount(self._v) <= 2
+        # this handle the only holder of its value (its slot and getrefcount's argument): x's memory may take the
+        # write (NumPy's cost; a copy of x per write is quadratic in a loop). A view's value is its own memory too
+        # (host.sole_holder refuses memory it shares with its parent); the write then goes on to its family (write)
+        sole = sys.getrefcount(self._v) <= 2
+        if sole and trace_state.trace is EVAL and (type(value) is Array or type(value) in H._SCALAR_SET):
+            # eagerly, nothing else holds x's value: a value of x's dtype (an Array, or a Python scalar converted
+            # as update does) goes straight into x's memory where the backend takes the key (update's eager first
+            # step, without the rest of its pass and the rebind's checks: the aval is unchanged); a view family
+            # then gets the write as any rebind gives it
+            _, v, dt = H.binary("__setitem__", self, value, broadcast=False)
+            if dt == self._v.aval.dtype:
+                out = backend.eager_setitem(self._v, _indexing().host_key(key), v)
+                if out is not None:
+                    if getattr(self, "_base", None) is None and not getattr(self, "_views", None):
+                        self._v = out
+                        self._trace = EVAL
+                    else:
+                        VW.write(self, out, "x[...] = value", key)
+                    return
         self._rebind_locked(_indexing().update(self, key, value, "set", "__setitem__", in_place=sole),
                             "x[...] = value", key)
 

@@ -19,7 +19,7 @@ from transforms.primitives import structural as S
 from . import _dtypes as D
 from ._array import Array, default_device
 from ._helpers import big_int_as_float, as_array, as_int, cast, is_int_like, py_number, wrap
-from ._plans import MADE_MAX_ELEMENTS, SCALAR_TYPES, is_default_device, keep_made, made, plain, scalar_key
+from ._plans import MADE_MAX_ELEMENTS, SCALAR_TYPES, is_default_device, keep_made, made, plain, remember, scalar_key
 
 
 def _check_device(device, fname):
@@ -236,6 +236,9 @@ def full(shape, fill_value, *, dtype=None, device=None):
     return _full(shape, fill_value, dtype, device, "full")
 
 
+_FULL_CHECKED: dict = {}   # made-value keys of creations too large to keep (MADE) -> their checked (shape, fill, dtype)
+
+
 def _full(shape, fill_value, dtype, device, fname):
     if trace_state.trace is EVAL and type(fill_value) in SCALAR_TYPES and (dtype is None or type(dtype) is D.DType) \
             and is_default_device(device) and plain(shape):
@@ -243,8 +246,14 @@ def _full(shape, fill_value, dtype, device, fname):
         out = made(key)
         if out is not None:
             return out
+        checked = _FULL_CHECKED.get(key)
+        if checked is not None:   # (these arguments passed the checks before: only the making is left)
+            return _full_made(*checked)
         out = _full_checked(shape, fill_value, dtype, device, fname)
-        return keep_made(key, out) if out.size <= MADE_MAX_ELEMENTS else out
+        if out.size <= MADE_MAX_ELEMENTS:
+            return keep_made(key, out)
+        remember(_FULL_CHECKED, key, (out.shape, fill_value, out.dtype, fname))
+        return out
     return _full_checked(shape, fill_value, dtype, device, fname)
 
 
@@ -255,21 +264,24 @@ def _full_checked(shape, fill_value, dtype, device, fname):
     dtype = _fill_dtype(fill_value, dtype, fname)
     _sized(shape, dtype, fname, "shape")
     if type(fill_value) is Array:
-        v = cast(fill_value._v, dtype)
-    else:
-        if isinstance(fill_value, complex) and dtype not in D.COMPLEX:
-            raise TypeError(f"{fname}: the complex fill_value {fill_value!r} cannot fill a {dtype.name} array")
-        info = np.iinfo(dtype) if type(fill_value) is int and dtype in D.INTEGER else None
-        if info is not None and not info.min <= fill_value <= info.max:
-            raise OverflowError(f"{fname}: fill_value {fill_value} is out of bounds for {dtype.name}")
-        fill_value = big_int_as_float(fill_value, dtype, fname)   # (an int past int64 for a float dtype: its float)
-        if isinstance(fill_value, float) and dtype in D.INTEGER_OR_BOOL and not fill_value.is_integer():
-            raise TypeError(f"{fname}: the non-integral fill_value {fill_value!r} cannot fill an array of dtype "
-                            f"{dtype.name}")
-        if _eager_small(shape):
-            return _from_host(np.full(shape, fill_value, dtype=dtype), dtype, fname)
-        v = P.convert_element_type(fill_value, dtype)
-    return wrap(S.broadcast_in_dim(v, shape, ()))
+        return wrap(S.broadcast_in_dim(cast(fill_value._v, dtype), shape, ()))
+    if isinstance(fill_value, complex) and dtype not in D.COMPLEX:
+        raise TypeError(f"{fname}: the complex fill_value {fill_value!r} cannot fill a {dtype.name} array")
+    info = np.iinfo(dtype) if type(fill_value) is int and dtype in D.INTEGER else None
+    if info is not None and not info.min <= fill_value <= info.max:
+        raise OverflowError(f"{fname}: fill_value {fill_value} is out of bounds for {dtype.name}")
+    if isinstance(fill_value, float) and dtype in D.INTEGER_OR_BOOL and not fill_value.is_integer():
+        raise TypeError(f"{fname}: the non-integral fill_value {fill_value!r} cannot fill an array of dtype "
+                        f"{dtype.name}")
+    return _full_made(shape, fill_value, dtype, fname)
+
+
+def _full_made(shape, fill_value, dtype, fname):
+    """An array of checked `shape` and `dtype`, every element the Python scalar fill_value."""
+    fill_value = big_int_as_float(fill_value, dtype, fname)   # (an int past int64 for a float dtype: its float)
+    if _eager_small(shape):
+        return _from_host(np.full(shape, fill_value, dtype=dtype), dtype, fname)
+    return wrap(S.broadcast_in_dim(P.convert_element_type(fill_value, dtype), shape, ()))
 
 
 def zeros(shape, *, dtype=None, device=None):

@@ -138,13 +138,23 @@ def elements(x, n):
         yield wrap(put(vals[i], aval)) if x._v is v else x[i]
 
 
+def host_key(key):
+    """The key as the backend's eager hooks take it: an Array (a mask, indices) as its raw value, also as a
+    tuple's last entry (x[:, idx])."""
+    if type(key) is Array:
+        return key._v
+    if type(key) is tuple and key and type(key[-1]) is Array:
+        return key[:-1] + (key[-1]._v,)
+    return key
+
+
 def getitem(x, key):
     x = as_array(x, "__getitem__")
     if x.ndim == 0 and (_is_empty_key(key) or key is Ellipsis):
         return x
     eager = trace_state.trace is EVAL
     if eager:
-        out = backend.eager_getitem(x._v, key)   # (a basic key of a host-held value, straight on the host)
+        out = backend.eager_getitem(x._v, host_key(key))   # (a basic key or a mask, straight on the host)
         if out is not None:
             return wrap(out)
         if type(key) is int or type(key) is tuple and key and type(key[0]) is int:
@@ -242,7 +252,7 @@ def update(x, key, value, mode, fname, in_place=False):
     if mode in ("min", "max") and dt in D.COMPLEX:
         raise TypeError(f"{fname}: complex values have no order; min/max updates need a real-valued array")
     if in_place and mode == "set" and trace_state.trace is EVAL:   # (a basic key, host-held: straight into x)
-        out = backend.eager_setitem(x._v, key, v)
+        out = backend.eager_setitem(x._v, host_key(key), v)
         if out is not None:
             return wrap(out)
     x0, p = x, None

@@ -18,6 +18,8 @@ general (host nonzero) path: eager only, DataDependentShapeError under jit/vmap.
 """
 from __future__ import annotations
 
+import math
+
 import numpy as np
 
 from transforms.core import bind
@@ -118,19 +120,68 @@ def _parse(shape, key, fname):
     return ents, mask, d0
 
 
+_SAME = "x"          # a plan's answer: the update selects nothing, x is the result
+_PLANS: dict = {}    # (x's shape, the key's static form, v's shape, mode) -> the plan (`_plan`)
+_PLANS_MAX = 1024
+
+
+def _static_key(key):
+    """The key as a hashable form holding all a plan depends on -- each boolean mask Array as its shape --
+    or None where an entry's value matters beyond that (a 0-d integer Array, a list or NumPy mask, ...)."""
+    out = []
+    for k in (key if type(key) is tuple else (key,)):
+        t = type(k)
+        if t is Array:
+            if k.dtype != D.bool_:
+                return None
+            out.append(("mask", k.shape))
+        elif t is int or k is None or k is Ellipsis:
+            out.append(k)
+        elif t is slice and all(e is None or type(e) is int for e in (k.start, k.stop, k.step)):
+            out.append(("slice", k.start, k.stop, k.step))
+        else:
+            return None
+    return type(key) is tuple, tuple(out)
+
+
 def masked_update(x, key, v, mode, fname):
     """x (Array) updated at key (holding one boolean mask) with raw value v (already x's dtype),
-    as a select; None when this key/value needs the general path."""
-    from ._indexing import _FILL, _combine
+    as a select; None when this key/value needs the general path. What to bind is worked out from
+    static facts (`_plan`), once per (shape, key form, value shape, mode) where the key is static."""
     shape = tuple(x.shape)
+    vshape0 = tuple(S.shape_of(v))
+    sk = _static_key(key)
+    if sk is not None:
+        pk = (shape, sk, vshape0, mode)
+        plan = _PLANS.get(pk)
+        if plan is None:
+            plan, _, _ = _plan(shape, key, vshape0, mode, fname)   # (raises as the function documents)
+            if len(_PLANS) >= _PLANS_MAX:
+                _PLANS.clear()
+            _PLANS[pk] = plan
+        mask = next((k for k in (key if type(key) is tuple else (key,)) if type(k) is Array), None)
+        dyn = ()
+    else:
+        plan, mask, dyn = _plan(shape, key, vshape0, mode, fname)
+    if plan is False:
+        return None
+    if plan is _SAME:
+        return x
+    return wrap(_emit(x._v, mask, v, dyn, mode, plan))
+
+
+def _plan(shape, key, vshape0, mode, fname):
+    """(plan, mask Array, traced-int entries): the plan False (the general path runs), _SAME, or the
+    static facts `_emit` binds from; it raises for a key or value that cannot be used (IndexError,
+    ValueError)."""
     parsed = _parse(shape, key, fname)
     if parsed is None:
-        return None
+        return False, None, ()
     ents, mask, d0 = parsed
     mshape, xdims = tuple(mask.shape), shape[d0:d0 + mask.ndim]
     if mshape != xdims:
         if all(ms in (xs, 0) for ms, xs in zip(mshape, xdims)):
-            return x                    # a mask with a size-0 dim selects nothing
+            return _SAME, mask, ()      # a mask with a size-0 dim selects nothing
         raise IndexError(f"{fname}: boolean index of shape {mshape} does not match the indexed dims "
                          f"{xdims} of the array")
     # the indexed shape: the count of True entries (q) replaces the advanced entries where they
@@ -146,24 +197,24 @@ def masked_update(x, key, v, mode, fname):
         elif adjacent and i == adv[0]:
             q = len(target)
             target.append(None)
-    vshape = tuple(S.shape_of(v))
+    vshape = vshape0
     while len(vshape) > len(target) and vshape[0] == 1:      # NumPy drops leading unit dims
         vshape = vshape[1:]
     shown = tuple("n" if t is None else t for t in target)
     if len(vshape) > len(target):
-        raise ValueError(f"{fname}: value of shape {tuple(S.shape_of(v))} cannot be broadcast to the indexed "
+        raise ValueError(f"{fname}: value of shape {vshape0} cannot be broadcast to the indexed "
                          f"shape {shown} (n: the number of True entries of the mask)")
     off = len(target) - len(vshape)
     for j, s in enumerate(vshape):
         t = target[off + j]
         if t is None:
             if s != 1:
-                return None             # needs the count of True entries: data-dependent
+                return False, None, ()  # needs the count of True entries: data-dependent
         elif s not in (1, t):
-            raise ValueError(f"{fname}: value of shape {tuple(S.shape_of(v))} cannot be broadcast to the "
+            raise ValueError(f"{fname}: value of shape {vshape0} cannot be broadcast to the "
                              f"indexed shape {shown} (n: the number of True entries of the mask)")
     if 0 in shape or any(e[0] == "slice" and e[3] == 0 for e in ents):
-        return x                        # nothing selected
+        return _SAME, mask, ()          # nothing selected
     # per dim of x: a slice keeps its count, everything else is 1 (the count axis is 1 here, so
     # moving it to the mask's place is a reshape)
     by_dim = {e[1]: e for e in ents if e[0] not in ("none", "mask")}
@@ -186,29 +237,36 @@ def masked_update(x, key, v, mode, fname):
             if e[0] == "dyn":
                 dyn.append(e)
     padded = any(c != (0, 0, 0) for c in cfg)
-    dt = x.dtype
+    tgt1 = tuple(1 if t is None else t for t in target)
+    mdims = None if mshape == shape else tuple(range(d0, d0 + mask.ndim))
+    return (shape, vshape, tgt1, tuple(sizes), tuple(cfg), tuple(rev), padded, mdims), mask, dyn
+
+
+def _emit(xv, mask, v, dyn, mode, plan):
+    """The binds of a planned masked update: x's raw value with v put (or combined) where the mask is."""
+    from ._indexing import _FILL, _combine
+    shape, vshape, tgt1, sizes, cfg, rev, padded, mdims = plan
+    dt = S.dtype_of(xv)
     alld = tuple(range(len(shape)))
-    if int(np.prod(vshape)) == 1:       # one value: spread it everywhere, M picks where it lands
-        vfull = S.broadcast_in_dim(S.reshape(v, ()), shape, ())
+    if math.prod(vshape) == 1:          # one value: 0-d, select_n broadcasts it; M picks where it lands
+        vfull = v if S.shape_of(v) == () else S.reshape(v, ())
     else:
-        tgt1 = tuple(1 if t is None else t for t in target)
-        vt = S.reshape(S.broadcast_to_shape(S.reshape(v, vshape), tgt1), tuple(sizes))
+        vt = S.reshape(S.broadcast_to_shape(S.reshape(v, vshape), tgt1), sizes)
         if rev:
             vt = S.rev(vt, rev)
         if padded:
             vt = S.pad(vt, P.convert_element_type(_FILL[mode], dt), cfg)
         vfull = S.broadcast_in_dim(vt, shape, alld) if tuple(S.shape_of(vt)) != shape else vt
-    M = mask._v if tuple(mshape) == shape else S.broadcast_in_dim(mask._v, shape, tuple(range(d0, d0 + mask.ndim)))
+    M = mask._v if mdims is None else S.broadcast_in_dim(mask._v, shape, mdims)
     if padded:
-        region = S.pad(S.full(tuple(sizes), True, D.bool_), P.convert_element_type(False, D.bool_), cfg)
+        region = S.pad(S.full(sizes, True, D.bool_), P.convert_element_type(False, D.bool_), cfg)
         M = bind(P.and_p, M, S.broadcast_in_dim(region, shape, alld))
     for _, dim, iv in dyn:
         at = bind(P.eq_p, S.iota(_IDX, shape, dim), S.broadcast_in_dim(iv, shape, ()))
         M = bind(P.and_p, M, at)
-    xv = x._v
     if mode in ("multiply", "divide", "power"):
         one = S.full(shape, 1, dt)
         new = _combine(mode, P.select_n(M, one, xv), P.select_n(M, one, vfull))
     else:
         new = _combine(mode, xv, vfull)
-    return wrap(P.select_n(M, xv, new))
+    return P.select_n(M, xv, new)

@@ -23,6 +23,7 @@ import weakref
 
 import numpy as np
 
+from transforms.backend import backend
 from transforms.core import EVAL, Tracer, trace_state
 
 from . import _helpers as H
@@ -135,7 +136,9 @@ def write(a, raw, what, key=None):
         if kind == "index" and getattr(parent, "_base", None) is None and sys.getrefcount(parent._v) <= 2:
             # the root, sole holder of its value (no view shares its memory): eagerly the write goes into
             # its memory, as x[k] = v does (it is the path's last step, so nothing after it can fail)
-            raw = _ix().update(parent, arg, H.wrap(raw), "set", what, in_place=True)._v
+            # (eagerly the backend puts the view's value, of the root's dtype, straight at the view's key)
+            out = backend.eager_setitem(parent._v, arg, raw) if cur is EVAL else None
+            raw = out if out is not None else _ix().update(parent, arg, H.wrap(raw), "set", what, in_place=True)._v
         else:
             raw = RULES[kind].put(parent._v, raw, arg)
         node = parent

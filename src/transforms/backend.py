@@ -54,7 +54,8 @@ class Backend:
     eager_fn(prim, in_avals, params) -> fn(a, b) -> raw | None, or None   prim specialised to two eager operands
                                                    of exactly in_avals, for a caller keeping it per signature
     eager_getitem(raw, key) -> raw | None          x[key] of an eager value run by the backend directly (None: the
-                                                   namespace's path; it validates and raises)
+                                                   namespace's path; it validates and raises); key: the namespace's,
+                                                   a boolean mask Array given as its raw value
     eager_setitem(raw, key, value) -> raw | None   x[key] = value (value checked and cast) written into the memory of
                                                    x's value, which its only holder gives up (None: not done)
     profiler() -> its profiler (memory profile, live values, stats, traces; see transforms/profiler.py)

@@ -31,6 +31,7 @@ not built, importing warns once (RuntimeWarning) and kernels keep subnormals.
 from __future__ import annotations
 
 import functools
+import math
 import os
 import sys
 
@@ -218,7 +219,7 @@ def sole_holder(hv):
 def aligned_empty(shape, dtype):
     """An uninitialised C-contiguous array whose data is 64-byte aligned (so XLA can alias it)."""
     dt = np.dtype(dtype)
-    n = int(np.prod(shape, dtype=np.int64)) * dt.itemsize
+    n = math.prod(shape) * dt.itemsize   # (math.prod: ~0.1 us; np.prod of a tuple ~3.5 us)
     raw = np.empty(n + _ALIGN, np.uint8)
     off = (-raw.ctypes.data) % _ALIGN
     return raw[off:off + n].view(dt).reshape(shape)
@@ -230,7 +231,10 @@ def copy_aligned(x, dtype):
     if x.size * dt.itemsize < 4096:
         return np.array(x, dtype=dt, order="C", copy=True)
     out = aligned_empty(x.shape, dt)
-    run_quiet(np.copyto, (out, x), {"casting": "unsafe"})
+    if x.dtype == dt:
+        np.copyto(out, x)   # (no cast: nothing to warn about)
+    else:
+        run_quiet(np.copyto, (out, x), {"casting": "unsafe"})
     return out
 
 

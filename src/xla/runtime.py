@@ -95,7 +95,7 @@ def device_put(x, aval=None, device=None):
     else a device buffer. (`device_buffer` always gives a device buffer.)"""
     if device is None and _kernels_on():
         x = np.asarray(x)
-        aval = aval or get_aval(x)
+        aval = aval or host.shared_aval(x.shape, x.dtype)   # (one aval object per signature: the eager memo's key)
         return HostValue(host.copy_aligned(x, aval.dtype), aval)
     return device_buffer(x, aval, device)
 

@@ -369,3 +369,25 @@ def test_numpy_scalar_values_store_like_python_scalars():
         check(jit(lambda x, m: x.at[m].add(v))(xp.asarray(a), xp.asarray(m)), np_update(a, m, v, "add"))
     with pytest.raises(TypeError):
         xp.asarray([1, 2]).at[0].set(np.float64(5.5))
+
+
+def test_repeated_masked_updates_of_one_shape_follow_each_mask_and_value():
+    # the binds are planned once per (shape, key form, value shape, mode): each call still takes its own mask
+    # and value, and a bad value raises every time, before and after good calls of the same shapes
+    rng = np.random.default_rng(11)
+    for key_of in (lambda m: m, lambda m: (slice(None), m[0]), lambda m: (1, m[0])):
+        for i in range(6):
+            x0 = rng.standard_normal((4, 5))
+            m0 = rng.random((4, 5)) < 0.5
+            k_np, k_xp = key_of(m0), key_of(xp.asarray(m0))
+            val = float(i) - 2.5
+            want, got = x0.copy(), xp.asarray(x0)
+            want[k_np] = val
+            got[k_xp] = val
+            np.testing.assert_array_equal(np.asarray(got), want)
+            if not isinstance(k_np, tuple):
+                want[k_np] *= 2.0
+                got[k_xp] *= 2.0
+                np.testing.assert_array_equal(np.asarray(got), want)
+                with pytest.raises(ValueError, match="cannot be broadcast"):
+                    got[k_xp] = xp.ones((3,))

@@ -14,6 +14,7 @@ import numpy as np
 import pytest
 
 import array_namespace as xp
+from array_namespace import _creation as C
 from array_namespace import _plans as PL
 from array_namespace import _data_types as DT
 from array_namespace import _manipulation as M
@@ -226,7 +227,7 @@ LOOKALIKES = [
 
 def _clear_plans():
     for t in (M._RESHAPE_PLANS, M._TRANSPOSE_PLANS, M._SQUEEZE_PLANS, M._BROADCAST_PLANS, M._BROADCAST_ARRAYS_PLANS,
-              PL.MADE):
+              PL.MADE, C._FULL_CHECKED):
         t.clear()
 
 
@@ -311,6 +312,9 @@ FULL_CASES = [
     (lambda m: m.zeros_like(m.asarray(np.ones((2, 2), np.float32))), None),
     (lambda m: m.ones_like(m.asarray(np.ones((2, 2), np.int32)), dtype=m.float64), None),
     (lambda m: m.full((np.int64(2), np.int32(2)), 3.0), None),
+    (lambda m: m.full((50, 20), -0.0), None),            # (larger than the values kept: the checks are kept)
+    (lambda m: m.zeros_like(m.asarray(np.ones((40, 30), np.int32))), None),
+    (lambda m: m.ones((3, 300), dtype=m.bool), None),
 ]
 
 
@@ -340,6 +344,9 @@ def test_each_creation_owns_its_value():
     s, t = xp.asarray(2.0), xp.asarray(2.0)
     s[...] = 9.0
     assert float(t) == 2.0 and float(xp.asarray(2.0)) == 2.0
+    big, big2 = xp.zeros((30, 30)), xp.zeros((30, 30))   # (larger than the values kept)
+    big[1, 2] = 3.0
+    assert not np.asarray(big2).any() and not np.asarray(xp.zeros((30, 30))).any()
     keep = xp.ones(16)
     gone = xp.ones(16)
     f = jit(lambda v: v + 1.0, donate_argnums=0)
@@ -354,7 +361,8 @@ def test_full_refusals_unchanged_after_lookalikes():
     bad = [lambda: xp.full((2,), 1.5, dtype=xp.int32), lambda: xp.full((2,), 1j, dtype=xp.float64),
            lambda: xp.full((True, 2), 1.0), lambda: xp.full((2.0,), 1.0), lambda: xp.full((-1,), 1.0),
            lambda: xp.zeros((1.0, 2)), lambda: xp.ones(True), lambda: xp.full((2,), 1.0, device="gpu:7"),
-           lambda: xp.full((2,), "a")]
+           lambda: xp.full((2,), "a"), lambda: xp.full((600,), 1.5, dtype=xp.int32),
+           lambda: xp.full((20, 30), 1j, dtype=xp.float64)]
     before = [_error(f) for f in bad]
     assert all(b is not None for b in before)
     for _ in range(2):
@@ -363,6 +371,8 @@ def test_full_refusals_unchanged_after_lookalikes():
         xp.full((2,), 1.0)
         xp.zeros((1, 2))
         xp.ones(1)
+        xp.full((600,), 2.0, dtype=xp.int32)
+        xp.full((20, 30), 1.0, dtype=xp.float64)
         assert [_error(f) for f in bad] == before
 
 

@@ -357,3 +357,34 @@ def test_cond_of_a_view_and_its_parent_behaves_as_eagerly():
     s = T.cond(True, br, lambda a, b: xp.sum(b), x[1:3], x)
     assert float(s) == 101.0
     np.testing.assert_array_equal(np.asarray(x), [0.0, 100.0, 2.0, -1.0])
+
+
+def test_element_writes_into_a_view_reach_the_root_and_spare_every_other_holder():
+    # sklearn's _add_to_diagonal: a[i, i] = d[i] on a = c[k]; the view's own value is written in its memory
+    # (only it holds it), and nothing else that refers to memory -- an export, a transpose of the view, an
+    # Array sharing the view's value, a sibling view -- may change but as NumPy's views do
+    rng = np.random.default_rng(3)
+    ref = rng.standard_normal((3, 5, 5))
+    c = xp.asarray(ref)
+    a, sib = c[1], c[2]
+    exported = np.asarray(a)                 # a read-only export taken before the writes
+    before = exported.copy()
+    t = xp.permute_dims(a, (1, 0))           # a view of the view
+    d = xp.linalg.diagonal(a) + 1.0
+    for i in range(5):
+        a[i, i] = d[i]
+    want = ref.copy()
+    want[1][np.diag_indices(5)] += 1.0
+    np.testing.assert_array_equal(np.asarray(c), want)
+    np.testing.assert_array_equal(np.asarray(a), want[1])
+    np.testing.assert_array_equal(np.asarray(t), want[1].T)
+    np.testing.assert_array_equal(np.asarray(sib), want[2])
+    np.testing.assert_array_equal(exported, before)
+    shared = xp.asarray(a, copy=False)       # the same handle: writes show through it, as in NumPy
+    a[0, 1] = 7.0
+    assert float(shared[0, 1]) == 7.0 and float(c[1, 0, 1]) == 7.0
+    other = a[...]                           # another view holding a's value: it follows a's writes
+    kept = xp.asarray(a, copy=True)          # a copy: it does not
+    a[2, 3] = -4.0
+    assert float(other[2, 3]) == -4.0 and float(c[1, 2, 3]) == -4.0
+    assert float(kept[2, 3]) == want[1][2, 3]

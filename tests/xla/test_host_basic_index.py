@@ -94,9 +94,10 @@ def test_other_keys_and_values_decline(taken):
     x = xp.asarray(np.arange(12.0).reshape(3, 4))
     np.testing.assert_array_equal(np.asarray(x[np.int64(1)]), np.arange(4.0, 8.0))       # NumPy integer
     np.testing.assert_array_equal(np.asarray(x[xp.asarray([0, 2])]), np.arange(12.0).reshape(3, 4)[[0, 2]])
-    np.testing.assert_array_equal(np.asarray(x[x > 5]), np.arange(6.0, 12.0))              # boolean mask
+    np.testing.assert_array_equal(np.asarray(x[x > 5]), np.arange(6.0, 12.0))              # boolean mask (taken)
     np.testing.assert_array_equal(np.asarray(x[True]), np.arange(12.0).reshape(1, 3, 4))   # 0-d boolean
-    assert taken == [False] * 4
+    # (in-range 1-D indices and a mask over leading dims are NumPy's integer / boolean indexing: taken)
+    assert taken == [False, True, True, False]
     y = jit(lambda t: t + 1.0)(x)   # (a device buffer: the namespace's path)
     np.testing.assert_array_equal(np.asarray(y[1]), np.arange(5.0, 9.0))
     assert taken[-1] is False
@@ -216,3 +217,79 @@ def test_writes_under_transforms_trace_as_before(written):
     np.testing.assert_allclose(g, [2.0 + 18.0, 0.0, 6.0])
     np.testing.assert_allclose(float(jit(f)(xp.asarray(a))), 1.0 + 9.0 + 9.0)
     assert written == []
+
+
+MASKS = [(lambda a: a > 5), (lambda a: a[:, 0] > 3), (lambda a: np.zeros(a.shape, bool)),
+         (lambda a: np.ones(a.shape[:1], bool)), (lambda a: (a % 3 == 0)[..., 1])]
+
+
+@pytest.mark.parametrize("i", range(len(MASKS)))
+def test_mask_reads_and_writes_equal_numpy_and_the_namespaces_path(taken, written, monkeypatch, i):
+    a = np.arange(12.0).reshape(3, 4) - 4.5
+    m = MASKS[i](a)
+    x, mx = xp.asarray(a), xp.asarray(m)
+    got = x[mx]
+    assert taken[-1] is True
+    ref = _planned(x, mx, monkeypatch)
+    assert np.asarray(got).tobytes() == np.asarray(ref).tobytes() == a[m].tobytes() and got.shape == a[m].shape
+    for value in (-0.0, xp.asarray(a[m] * 2.0), xp.asarray(np.float64(7.0))):
+        want = a.copy()
+        want[m] = np.asarray(value)
+        ref = _set_planned(a, mx, value, monkeypatch)
+        x = xp.asarray(a)
+        addr = x._v.np.ctypes.data
+        x[mx] = value
+        assert written[-1] is True and x._v.np.ctypes.data == addr   # (into x's own memory)
+        assert np.asarray(x).tobytes() == ref.tobytes() == want.tobytes()
+
+
+def test_mask_writes_spare_other_holders_and_bad_masks_raise_as_before(taken, written):
+    a = np.arange(6.0)
+    x = xp.asarray(a)
+    held = x._v            # (another holder of x's value: the write must not reach it)
+    x[x > 2] = 0.0
+    assert not any(written) and np.asarray(held.np).tolist() == a.tolist()
+    assert np.asarray(x).tolist() == [0.0, 1.0, 2.0, 0.0, 0.0, 0.0]
+    y = xp.asarray(a)
+    exported = np.asarray(y, copy=False)
+    y[y > 2] = xp.asarray(np.ones(3))
+    assert not any(written) and exported.tolist() == a.tolist() and np.asarray(y)[3:].tolist() == [1.0] * 3
+    with pytest.raises(IndexError):
+        xp.asarray(a)[xp.asarray([True, False])]          # (a mask of another shape: the namespace's error)
+    assert taken[-1] is False
+    z = xp.asarray(a)
+    with pytest.raises(IndexError):
+        z[xp.asarray([True, False])] = 1.0
+    with pytest.raises(ValueError):
+        z[z > 2] = xp.asarray(np.ones(2))                 # (3 selected, 2 given)
+    assert np.asarray(z).tolist() == a.tolist()
+    f = jit(lambda t: t[t > 2])
+    with pytest.raises(Exception, match="data-dependent|DataDependent|shape"):
+        f(xp.asarray(a))
+
+
+@pytest.mark.parametrize("axis", [0, 1, 2])
+def test_take_and_integer_indices_equal_numpy_and_the_namespaces_path(taken, monkeypatch, axis):
+    a = np.arange(60.0).reshape(3, 4, 5) - 7.25
+    n = a.shape[axis]
+    for idx in ([0], [n - 1, 0, 1, 1], [-1, -n, 2 % n], np.arange(n)[::-1], []):
+        i = xp.asarray(np.asarray(idx, dtype=np.int64))
+        got = xp.take(xp.asarray(a), i, axis=axis)
+        assert taken[-1] is True
+        with monkeypatch.context() as m:
+            m.setattr(backend, "eager_getitem", lambda v, k: None)
+            ref = xp.take(xp.asarray(a), i, axis=axis)
+        want = np.take(a, np.asarray(idx, dtype=np.int64), axis=axis)
+        assert np.asarray(got).tobytes() == np.asarray(ref).tobytes() == want.tobytes() and got.shape == want.shape
+    x = xp.asarray(a)
+    with pytest.raises(IndexError):
+        xp.take(x, xp.asarray([0, n]), axis=axis)       # (out of range: declined, the namespace's error)
+    assert taken[-1] is False
+    np.testing.assert_array_equal(np.asarray(x[xp.asarray([2, 0])]), a[[2, 0]])
+    np.testing.assert_array_equal(np.asarray(x[:, xp.asarray([[1, 0]])]), a[:, [[1, 0]]])   # (2-D indices: declined)
+    assert taken[-1] is False
+    y = xp.asarray(np.arange(4.0))
+    y[xp.asarray([1, 1])] = xp.asarray([5.0, 6.0])   # (writes at indices never take the read's path)
+    assert np.asarray(y)[0] == 0.0 and np.asarray(y)[1] in (5.0, 6.0)
+    g = grad(lambda t: xp.sum(xp.take(t, xp.asarray([0, 0, 2])) ** 2))(xp.asarray(np.arange(3.0)))
+    np.testing.assert_allclose(np.asarray(g), [0.0, 0.0, 4.0])
