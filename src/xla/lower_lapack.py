@@ -418,11 +418,11 @@ def _h_lu(a):
     k = min(m, n)
     x = a.reshape((int(np.prod(batch, dtype=np.int64)), m, n)).copy()
     piv = np.zeros((x.shape[0], k), np.int32)
-    getrf = _GETRF.get(a.dtype.char) if _GETRF else None
-    if getrf is not None and k:
+    getrf = _GETRF.get(a.dtype.char)
+    if getrf is None:
+        return NotImplemented   # (no LAPACK of NumPy's found: the bind compiles XLA's lu, LAPACK's getrf too)
+    if k:
         _lu_lapack(getrf, x, piv)
-    else:
-        _lu_inplace(x, piv)
     perm = np.empty((x.shape[0], m), np.int32)
     for b, pv in enumerate(piv.tolist()):   # the row swaps j <-> piv[j], in order, on the identity
         pm = list(range(m))
@@ -434,7 +434,7 @@ def _h_lu(a):
 
 def _load_getrf():
     """?getrf of the LAPACK NumPy's own linalg links (the ILP64 scipy-openblas of NumPy's wheels), by
-    dtype char; {} where that library is not found (then lu runs the NumPy implementation below)."""
+    dtype char; {} where that library is not found (then eager lu runs XLA's, compiled per shape)."""
     import ctypes
     import glob
     import os
@@ -457,7 +457,8 @@ _GETRF = _load_getrf()
 
 
 def _lu_lapack(getrf, x, piv):
-    """_lu_inplace through LAPACK's getrf itself, one matrix at a time (column-major copies)."""
+    """Overwrite x[b] (m, n) with its LU factors (unit L below the diagonal), piv[b] the 0-based pivots: LAPACK's
+    getrf itself, one matrix at a time (column-major copies)."""
     import ctypes
     _, m, n = x.shape
     k = min(m, n)
@@ -470,65 +471,6 @@ def _lu_lapack(getrf, x, piv):
             raise AssertionError(f"getrf: argument {-info.value} rejected")
         x[b] = f
         piv[b] = ipiv - 1
-
-
-_LU_BLOCK = 32
-
-
-def _lu_one(x, piv):
-    """_lu_inplace for one small matrix x (m, n): unblocked, a few NumPy calls per column."""
-    m, n = x.shape
-    cplx = x.dtype.kind == "c"
-    for j in range(min(m, n)):
-        col = x[j:, j]
-        p = j + int(np.argmax(np.abs(col.real) + np.abs(col.imag) if cplx else np.abs(col)))
-        piv[j] = p
-        if p != j:
-            top = x[j].copy()
-            x[j] = x[p]
-            x[p] = top
-        if j + 1 < m:
-            d = x[j, j]
-            if d != 0:
-                x[j + 1:, j] /= d
-            if j + 1 < n:
-                x[j + 1:, j + 1:] -= x[j + 1:, j, None] * x[j, j + 1:]
-
-
-def _lu_inplace(x, piv):
-    """Overwrite x[b] (m, n) with its LU factors (unit L below the diagonal), piv[b] the 0-based pivots."""
-    nb_, m, n = x.shape
-    k = min(m, n)
-    if nb_ == 1 and k <= 2 * _LU_BLOCK:
-        return _lu_one(x[0], piv[0])
-    rows = np.arange(nb_)
-    cplx = x.dtype.kind == "c"
-    for j0 in range(0, k, _LU_BLOCK):
-        j1 = min(j0 + _LU_BLOCK, k)
-        for j in range(j0, j1):                       # panel: columns j0..j1-1, rows j..m-1
-            col = x[:, j:, j]
-            mag = np.abs(col.real) + np.abs(col.imag) if cplx else np.abs(col)
-            p = np.argmax(mag, axis=1) + j            # the first largest, as i?amax
-            piv[:, j] = p
-            swap = p != j
-            if swap.any():
-                b = rows[swap]
-                top = x[b, j, :].copy()
-                x[b, j, :] = x[b, p[swap], :]
-                x[b, p[swap], :] = top
-            if j + 1 < m:
-                d = x[:, j, j]
-                d = np.where(d == 0, np.ones((), x.dtype), d)   # a zero pivot: its column is zero, left alone
-                x[:, j + 1:, j] /= d[:, None]
-                if j + 1 < j1:
-                    x[:, j + 1:, j + 1:j1] -= x[:, j + 1:, j:j + 1] * x[:, j:j + 1, j + 1:j1]
-        if j1 < n:                                    # U12 = L11^-1 A12, then A22 -= L21 U12
-            l11 = np.tril(x[:, j0:j1, j0:j1], -1)
-            idx = np.arange(j1 - j0)
-            l11[:, idx, idx] = 1
-            x[:, j0:j1, j1:] = np.linalg.solve(l11, x[:, j0:j1, j1:])
-            if j1 < m:
-                x[:, j1:, j1:] -= x[:, j1:, j0:j1] @ x[:, j0:j1, j1:]
 
 
 def _h_triangular_solve(a, b, *, left_side, lower, transpose_a, conjugate_a, unit_diagonal):

@@ -156,36 +156,38 @@ def test_eig(dt):
     check(LP.eig_p, [np.diag(np.arange(1.0, 5.0)).astype(dt)], {})
 
 
-@pytest.fixture(params=["getrf", "numpy"])
-def lu_path(request, monkeypatch):
-    """lu's two host paths: LAPACK's getrf through NumPy's own library, and the NumPy implementation
-    used where that library is not found."""
-    from xla import lower_lapack
-    if request.param == "numpy":
-        monkeypatch.setattr(lower_lapack, "_GETRF", {})
-    return request.param
-
-
 @pytest.mark.parametrize("dt", DTYPES, ids=str)
-def test_lu(dt, lu_path):
+def test_lu(dt):
     rng = np.random.default_rng(5)
-    for shape in [(2, 7, 4), (3, 4, 7), (1, 70, 70), (70, 40), (3, 0)]:   # (70: more than one block)
+    for shape in [(2, 7, 4), (3, 4, 7), (1, 70, 70), (70, 40), (3, 0)]:
         check(LP.lu_p, [_rand(rng, shape, dt)], {})
 
 
-def test_lu_singular_and_ties(lu_path):
+def test_lu_singular_and_ties():
     check(LP.lu_p, [np.zeros((4, 4))], {})
     check(LP.lu_p, [np.array([[1.0, 2.0, 3.0], [2.0, 4.0, 6.0], [1.0, 1.0, 1.0]])], {})
     check(LP.lu_p, [np.array([[1.0, 2.0], [-1.0, 5.0], [1.0, 0.0]])], {})     # |pivot| ties: the first row
     check(LP.lu_p, [np.array([[1.0, 2.0], [1.0 - 1.0j, 1.0], [1.0 + 1.0j, 0.0]], np.complex128)], {})  # |re|+|im|
     a = np.eye(40)
-    a[:, 5] = 0          # an exactly zero column in the middle of a block
-    check(LP.lu_p, [a[::-1].copy()], {})                    # (one small matrix: the unblocked path)
-    check(LP.lu_p, [np.stack([a[::-1], a])], {})             # (a batch: the blocked path)
+    a[:, 5] = 0          # an exactly zero column
+    check(LP.lu_p, [a[::-1].copy()], {})
+    check(LP.lu_p, [np.stack([a[::-1], a])], {})
     b = np.eye(70)[::-1].copy()
     b[:, 40] = 0
     b[3, :] = 1.0        # |pivot| ties in every column
-    check(LP.lu_p, [b], {})                                   # (one large matrix: blocked)
+    check(LP.lu_p, [b], {})
+
+
+def test_lu_without_numpys_lapack_declines_to_xla(monkeypatch):
+    """Where NumPy's own LAPACK is not found (the search knows its Linux wheels' library), the kernel declines
+    and eager lu runs XLA's (LAPACK's getrf as under jit): one LU everywhere, no second implementation."""
+    from xla import lower_lapack
+    monkeypatch.setattr(lower_lapack, "_GETRF", {})
+    check(LP.lu_p, [np.eye(3) + 1.0], {}, declines=True)
+    a = np.array([[1.0, 2.0, 0.5], [3.0, -1.0, 2.0], [0.0, 4.0, 1.0]])
+    lu, piv, perm = (np.asarray(o) for o in LP.lu_p.bind(xp.asarray(a)._v))
+    l, u = np.tril(lu, -1) + np.eye(3), np.triu(lu)
+    np.testing.assert_allclose(a[perm], l @ u, rtol=1e-14)
 
 
 def test_lu_declines_non_finite():
