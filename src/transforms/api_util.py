@@ -20,6 +20,9 @@ def to_raw(x, where="argument"):
         return backend.adopt(x)   # (another runtime's array of that type, e.g. a jax.Array: copied in)
     if type(x) in _SCALARS or isinstance(x, (np.ndarray, np.generic)):
         from .primitives.elementwise import convert_element_type
+        if type(x) is int and not -2 ** 63 <= x < 2 ** 63:
+            raise OverflowError(f"{where}: the Python int {x} is beyond int64, the integer a Python int argument "
+                                "becomes; pass float(n) for its value as a float, or make the argument static")
         a = get_aval(x)
         if isinstance(x, (np.ndarray, np.generic)) and x.dtype.kind not in "biufc":
             raise TypeError(f"{where}: NumPy dtype {x.dtype} is not an array dtype")

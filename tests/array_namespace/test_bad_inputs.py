@@ -236,3 +236,17 @@ def test_a_python_int_no_dtype_can_hold_is_an_overflow_error_naming_the_function
         with pytest.raises(OverflowError) as e:
             g(xp.ones(2))
         assert names_function(str(e.value), fn) and "C long" not in str(e.value), str(e.value)
+
+
+def test_a_python_int_argument_past_int64_is_an_overflow_error_naming_the_transform():
+    """A Python int argument of a transformed function becomes a weak int64 scalar: one past int64 said only
+    'Python int too large to convert to C long'. It names the transform and the ways out; one in range runs."""
+    from transforms import grad, jit, vmap
+    for call, who in ((lambda: jit(lambda n, x: x + n)(2 ** 70, xp.ones(2)), "jit(<lambda>) argument"),
+                      (lambda: jit(xp.special.gamma)(-(2 ** 63) - 1), "jit(gamma) argument"),
+                      (lambda: vmap(lambda x, n: x * n, in_axes=(0, None))(xp.ones(2), 2 ** 64), "vmap argument")):
+        with pytest.raises(OverflowError) as e:
+            call()
+        assert str(e.value).startswith(who) and "beyond int64" in str(e.value) and "C long" not in str(e.value)
+    assert int(jit(lambda n: n - 1)(2 ** 63 - 1)) == 2 ** 63 - 2
+    assert float(grad(lambda x, n: x * n)(1.0, 2 ** 62)) == 2.0 ** 62
