@@ -9,6 +9,7 @@ from __future__ import annotations
 import numpy as np
 
 from transforms.backend import backend
+from transforms.batching import BatchDisagreementError
 from transforms.core import ConcretizationTypeError, Tracer
 
 
@@ -30,12 +31,15 @@ DEFAULT_HINT = ("Call it outside jit/vmap (eagerly), or restructure with a fixed
                 "xp.where(mask, x, fill) or a sum over a mask.")
 
 
-def host_value(v, guard=False):
+def host_value(v, guard=False, why=""):
     """The NumPy value of a raw value, or None if it is abstract (traced). With `guard`, a jit called with
-    concrete values answers with this call's value and guards all of it (transforms/jit_guards.py)."""
+    concrete values answers with this call's value and guards all of it (transforms/jit_guards.py), and
+    vmap answers with the value all batch elements share (else BatchDisagreementError naming them)."""
     if isinstance(v, Tracer):
         try:
-            v = v.concrete("", guard)
+            v = v.concrete(why, guard)
+        except BatchDisagreementError:
+            raise
         except ConcretizationTypeError:
             return None
         if isinstance(v, Tracer):
@@ -46,7 +50,7 @@ def host_value(v, guard=False):
 
 
 def require_host(v, fname, hint=DEFAULT_HINT):
-    out = host_value(v, True)   # (under jit with concrete values: the program is specialised to this value)
+    out = host_value(v, True, fname)   # (under jit with concrete values: the program is specialised to this value)
     if out is None:
         raise DataDependentShapeError(v, fname, hint)
     return out

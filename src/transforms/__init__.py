@@ -7,7 +7,7 @@ a backend registers (transforms/backend.py). `import array_namespace` brings up 
 """
 from . import primitives  # noqa: F401  (registers the primitive vocabulary)
 from .ad import grad, jvp, linear_transpose, linearize, value_and_grad, vjp
-from .batching import vmap
+from .batching import BatchDisagreementError, vmap
 from .control_flow import cond, fori_loop, map, scan, switch, while_loop
 from .core import ConcretizationTypeError, UnexpectedTracerError
 from .jacobians import hessian, jacfwd, jacrev
@@ -49,7 +49,8 @@ def block_until_ready(tree):
 __all__ = ["grad", "jvp", "linearize", "value_and_grad", "vjp", "vmap", "jit", "make_jaxpr", "hessian",
            "jacfwd", "jacrev", "ClosedJaxpr", "Jaxpr", "eval_jaxpr", "typecheck", "tree_flatten",
            "tree_leaves", "tree_map", "tree_structure", "tree_unflatten", "register_pytree_node",
-           "block_until_ready", "ConcretizationTypeError", "UnexpectedTracerError", "custom_jvp", "custom_vjp",
+           "block_until_ready", "ConcretizationTypeError", "BatchDisagreementError",
+           "UnexpectedTracerError", "custom_jvp", "custom_vjp",
            "stop_gradient", "checkpoint", "remat", "dots_saveable", "everything_saveable", "nothing_saveable",
            "linear_transpose", "cond", "switch", "while_loop", "fori_loop", "scan", "map",
            "pure_callback", "io_callback", "debug_print", "ShapeDtypeStruct"]

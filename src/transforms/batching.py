@@ -14,7 +14,10 @@ from __future__ import annotations
 import functools
 import threading
 
+import numpy as np
+
 from .api_util import Store, alias_pattern, box, run_flat, split_mutated, to_raw, write_back
+from .backend import backend
 from .core import (ConcretizationTypeError, Trace, Tracer, TracerArrayConversionError, UnexpectedTracerError,
                    current_trace, get_aval, set_trace)
 from .primitives import structural as S
@@ -39,10 +42,86 @@ class BatchTracer(Tracer):
         return a
 
     def concrete(self, why, guard=False):
-        raise ConcretizationTypeError(self, why)
+        if not guard:
+            raise ConcretizationTypeError(self, why)
+        return self._common(why, ConcretizationTypeError)
 
     def host_value(self, why, guard=False):
-        raise TracerArrayConversionError(self, why)
+        if not guard:
+            raise TracerArrayConversionError(self, why)
+        return self._common(why, TracerArrayConversionError)
+
+    def _common(self, why, err):
+        """The value every batch element has, for a Python decision or number (bool/int/index/float/.item()):
+        vmap runs the function once for the whole batch, so it may take the one path all elements take.
+        The batched value must be concrete (eager vmap, or a jit that knows its values, which then guards
+        all of it); elements that disagree raise BatchDisagreementError naming them."""
+        v = self.val
+        if isinstance(v, Tracer):
+            try:
+                v = v.concrete(why, True)
+            except BatchDisagreementError:
+                raise
+            except ConcretizationTypeError:
+                raise err(self, why) from None
+            if isinstance(v, Tracer):
+                raise err(self, why)
+        v = np.ascontiguousarray(np.moveaxis(np.asarray(backend.to_numpy(v) if hasattr(v, "aval") else v),
+                                             self.bdim, 0))
+        if not len(v):
+            raise err(self, why + " (of an empty batch: no element gives a value)")
+        key = _bits(v)
+        bad = [i for i in range(1, len(v)) if not np.array_equal(key[i], key[0])]
+        if bad:
+            raise BatchDisagreementError(self, why, v, bad)
+        return v[0]
+
+
+def _bits(v):
+    """v's elements as comparable bits: equal exactly when Python would see the same value (-0.0 is not
+    0.0; every NaN is one NaN)."""
+    if v.dtype.kind == "c":
+        v = v.view(np.dtype(f"f{v.dtype.itemsize // 2}"))
+    if v.dtype.kind == "f":
+        v = np.where(np.isnan(v), np.nan, v).astype(v.dtype)
+        return v.view(np.dtype(f"u{v.dtype.itemsize}"))
+    return v
+
+
+class BatchDisagreementError(TracerArrayConversionError, ValueError):
+    """Under vmap, a Python value (bool/int/float, an index, a value-dependent size) was asked of a batched
+    value whose batch elements give different values: vmap runs the function once for all of them, so
+    it cannot take each element's own path. A ConcretizationTypeError and TracerArrayConversionError
+    (what vmap raised before it took the common value) and a ValueError (the values are the problem).
+    The message names the disagreeing elements, their values and the line that asked.
+
+    Parameters: tracer (BatchTracer): the batched value. why (str): what asked. values (ndarray): the
+        elements' values, batch axis first. bad (list of int): the batch indices that differ from element 0.
+    Returns: the exception.
+    Raises: nothing.
+
+    >>> try:
+    ...     vmap(lambda x: x if x > 0 else -x)(xp.asarray([1.0, -1.0]))
+    ... except BatchDisagreementError as e:
+    ...     print(e.bad)
+    [1]
+    """
+
+    def __init__(self, tracer, why, values, bad):
+        super().__init__(tracer, why)
+        self.values, self.bad = values, bad
+
+    def __str__(self):
+        v, bad = self.values, self.bad
+        show = lambda x: repr(x.item()) if x.size == 1 else np.array2string(x, threshold=8)  # noqa: E731
+        listed = ", ".join(f"element {i} gives {show(v[i])}" for i in bad[:4]) + (
+            f" (and {len(bad) - 4} more elements)" if len(bad) > 4 else "")
+        return (f"{self.why or 'a Python value'} under vmap: the batch elements disagree -- element 0 gives "
+                f"{show(v[0])}, {listed} (disagreeing batch indices: {bad[:16]}).{self._where()} vmap runs "
+                "the function once for the whole batch, so a Python value (an `if`, int(), float(), a "
+                "value-dependent size) must be the same for every element. Use xp.where(cond, a, b) or "
+                "transforms.cond for a per-element choice, put NumPy-only code in transforms.pure_callback, or call "
+                "the function in a Python loop over the batch.")
 
 
 # ------------------------------------------------------------------ named axes (axis env)

@@ -208,8 +208,12 @@ def test_data_dependent_cases_keep_a_clear_error():
     check(x.at[m].set(xp.asarray(v)), np_update(A3[0], M4, v, "set"))
     with pytest.raises(DataDependentShapeError, match=r"at\[\]\.set.*xp\.where\(mask, new_values, x\)"):
         jit(lambda x, m: x.at[m].set(xp.asarray(v)), guards=False)(x, m)
-    with pytest.raises(ConcretizationTypeError):
-        vmap(lambda x, m: x.at[m].set(xp.ones((2, 5))))(xp.asarray(A3), xp.asarray(np.tile(M4, (3, 1))))
+    g = vmap(lambda x, m: x.at[m].set(xp.ones((2, 5))))
+    ms = np.tile(M4, (3, 1))   # every batch element has the same mask: its count is the one count
+    check(g(xp.asarray(A3), xp.asarray(ms)), np.stack([np_update(A3[i], M4, np.ones((2, 5)), "set") for i in range(3)]))
+    ms[1] = ~ms[1]             # element 1's mask has another count
+    with pytest.raises(ConcretizationTypeError, match=r"disagreeing batch indices: \[1\]"):
+        g(xp.asarray(A3), xp.asarray(ms))
     # a mask paired with an integer array: eager only
     idx = np.array([0, 4])
     check(x.at[xp.asarray(M4), xp.asarray(idx)].set(-1.0), np_update(A3[0], (M4, idx), -1.0, "set"))
