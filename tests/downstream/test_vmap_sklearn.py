@@ -1,0 +1,56 @@
+"""scikit-learn under vmap (transforms/batching.py): its Python checks on values (`if first_pass_isfinite:`) take
+the one path every batch element takes, so an estimator or metric maps over a stack of datasets; where the
+elements disagree (a NaN in one dataset, `return float(...)` of per-dataset scores) the error names the batch
+elements and scikit-learn's line. Oracle: a loop of the same calls on NumPy arrays."""
+import numpy as np
+import pytest
+import sklearn
+from sklearn.metrics import r2_score
+from sklearn.preprocessing import StandardScaler
+
+import array_namespace as xp
+from transforms import BatchDisagreementError, jit, vmap
+
+
+def _sk(fn):
+    def wrapped(*args):
+        with sklearn.config_context(array_api_dispatch=True):
+            return fn(*args)
+    return wrapped
+
+
+def _scale(X):
+    return StandardScaler().fit_transform(X)
+
+
+STACK = np.random.default_rng(0).random((3, 40, 5))
+
+
+@pytest.mark.parametrize("transform", ["vmap", "jit(vmap)"])
+def test_standard_scaler_over_a_stack_of_datasets_matches_a_numpy_loop(transform):
+    f = vmap(_sk(_scale)) if transform == "vmap" else jit(vmap(_sk(_scale)))
+    for S in (STACK, STACK[::-1] * 3.0):   # (jit: a second call on other data)
+        want = np.stack([_scale(X) for X in S])
+        np.testing.assert_allclose(np.asarray(f(xp.asarray(S))), want, rtol=1e-12, atol=1e-12)
+
+
+def test_r2_score_over_datasets_with_one_score_matches_numpy():
+    y, p = STACK[0, :, 0], STACK[0, :, 1]
+    Y, P = np.stack([y, 2 * y, 4 * y]), np.stack([p, 2 * p, 4 * p])   # (exact scalings: one score, bit for bit)
+    got = vmap(_sk(r2_score))(xp.asarray(Y), xp.asarray(P))
+    np.testing.assert_array_equal(np.asarray(got), [r2_score(a, b) for a, b in zip(Y, P)])
+
+
+def test_r2_scores_that_differ_name_the_elements_and_sklearns_line():
+    Y, P = STACK[:, :, 0], STACK[:, :, 1]
+    with pytest.raises(BatchDisagreementError, match=r"float\(\).*indices: \[1, 2\].*_regression\.py:\d+ `return float"):
+        vmap(_sk(r2_score))(xp.asarray(Y), xp.asarray(P))
+
+
+def test_nan_in_one_dataset_names_it_and_sklearns_finiteness_check():
+    Y = STACK[:, :, 0].copy()
+    Y[1, 3] = np.nan
+    with pytest.raises(ValueError, match="Input contains NaN"):
+        r2_score(Y[1], Y[1])   # (NumPy, that dataset alone)
+    with pytest.raises(BatchDisagreementError, match=r"indices: \[1\].*validation\.py:\d+ `if first_pass_isfinite"):
+        vmap(_sk(r2_score))(xp.asarray(Y), xp.asarray(Y))
