@@ -12,6 +12,7 @@ rules that batch a sub-jaxpr (`vmap_flat` inside a rule) inherit the name of the
 from __future__ import annotations
 
 import functools
+import sys
 import threading
 
 import numpy as np
@@ -19,7 +20,7 @@ import numpy as np
 from .api_util import Store, alias_pattern, box, run_flat, split_mutated, to_raw, write_back
 from .backend import backend
 from .core import (ConcretizationTypeError, Trace, Tracer, TracerArrayConversionError, UnexpectedTracerError,
-                   current_trace, get_aval, set_trace)
+                   current_trace, get_aval, outside_frame, set_trace)
 from .primitives import structural as S
 from .pytree import broadcast_prefix, tree_flatten, tree_unflatten
 from .rules import batch_gaps, batch_rules
@@ -56,6 +57,9 @@ class BatchTracer(Tracer):
         vmap runs the function once for the whole batch, so it may take the one path all elements take.
         The batched value must be concrete (eager vmap, or a jit that knows its values, which then guards
         all of it); elements that disagree raise BatchDisagreementError naming them."""
+        asker = outside_frame(sys._getframe(1))
+        if asker is not None and asker.f_code.co_name in _LAZY_PROBES:
+            raise err(self, why)   # (the honest answer to "are the values known?": each element has its own)
         v = self.val
         if isinstance(v, Tracer):
             try:
@@ -75,6 +79,12 @@ class BatchTracer(Tracer):
         if bad:
             raise BatchDisagreementError(self, why, v, bad)
         return v[0]
+
+
+# Probes that call bool() to ask whether an array's values are known (array_api_compat's is_lazy_array, which
+# SciPy and scikit-learn use to choose a data-independent path). Under vmap the path every element can take
+# is the data-independent one, so they get the error that says "lazy", even where element 0's value is known.
+_LAZY_PROBES = frozenset({"is_lazy_array"})
 
 
 def _bits(v):

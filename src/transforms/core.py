@@ -388,9 +388,7 @@ class ConcretizationTypeError(TypeError):
     def caller_line(self):
         """'file:line `source`' of the innermost frame outside this library (user or library code such
         as scikit-learn's validation) that asked for the value; None if there is none."""
-        f = self._frame
-        while f is not None and os.path.abspath(f.f_code.co_filename).startswith(_OUR_DIRS):
-            f = f.f_back
+        f = outside_frame(self._frame)
         if f is None:
             return None
         code = linecache.getline(f.f_code.co_filename, f.f_lineno).strip()
@@ -435,6 +433,13 @@ class TracerArrayConversionError(ConcretizationTypeError):
 
 _SRC = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 _OUR_DIRS = tuple(os.path.join(_SRC, p) + os.sep for p in ("transforms", "array_namespace", "xla"))
+
+
+def outside_frame(f):
+    """The innermost frame from `f` outwards that is not this library's (user or library code), or None."""
+    while f is not None and os.path.abspath(f.f_code.co_filename).startswith(_OUR_DIRS):
+        f = f.f_back
+    return f
 
 
 class UnexpectedTracerError(RuntimeError):

@@ -49,46 +49,38 @@ def _labels(n=10, k=3):
     return lambda rng: (rng.integers(0, k, n), rng.integers(0, k, n))
 
 
-# check_array -> _assert_all_finite branches in Python on xp.isfinite(...) of the data (under jit: a guard,
-# transforms/jit_guards.py; under vmap still our error).
-_VALIDATE = "sklearn/utils/validation.py:134 `if first_pass_isfinite:` (input validation)"
+# (check_array -> _assert_all_finite branches in Python on xp.isfinite(...) of the data: under jit a guard,
+# transforms/jit_guards.py; under vmap the path every dataset takes, transforms/batching.py.)
 _LABELS = "sklearn/utils/_unique.py:78 xp.unique_values(y) (the label set: a data-dependent size)"
 
 
 def _float(line):
     """Regression metrics return Python floats: float() of a value carrying a tangent or a trace."""
-    return {"vmap": _VALIDATE, "grad": f"sklearn/metrics/_regression.py:{line} `return float(...)`"}
+    return f"sklearn/metrics/_regression.py:{line} `return float(...)` (under vmap: each dataset's own score)"
 
 
 ESTIMATORS = [
     # grad NA: sklearn/utils/extmath.py:1252 computes last_sum / last_over_new_count = 0/0 = NaN for the
     # first batch and masks it out at :1260 (`updated[zeros] = new[zeros]`); reverse mode then carries a
     # zero cotangent through the NaN branch, 0 * NaN = NaN (JAX gives the same). Forward mode is exact.
-    Case("StandardScaler", _sk(lambda X: StandardScaler().fit_transform(X)), _X(), vmap=LIB, grad=NA,
-         why=_VALIDATE),
-    Case("StandardScaler_center", _sk(lambda X: StandardScaler(with_std=False).fit_transform(X)), _X(),
-         vmap=LIB, why=_VALIDATE),
-    Case("MinMaxScaler", _sk(lambda X: MinMaxScaler().fit_transform(X)), _X(), vmap=LIB,
-         why=_VALIDATE),
-    Case("MaxAbsScaler", _sk(lambda X: MaxAbsScaler().fit_transform(X)), _X(), vmap=LIB,
-         why=_VALIDATE),
-    Case("Normalizer", _sk(lambda X: Normalizer().fit_transform(X)), _X(), vmap=LIB, why=_VALIDATE),
-    Case("normalize_l1", _sk(lambda X: normalize(X, norm="l1")), _X(), vmap=LIB, why=_VALIDATE),
-    Case("Binarizer", _sk(lambda X: Binarizer(threshold=0.1).fit_transform(X)), _X(), vmap=LIB,
-         grad=NA, why=_VALIDATE),
-    Case("KernelCenterer", _sk(lambda K: KernelCenterer().fit_transform(K @ K.T)), _X(4, 4), vmap=LIB,
-         why=_VALIDATE),
-    Case("PolynomialFeatures", _sk(lambda X: PolynomialFeatures(2).fit_transform(X)), _X(), vmap=LIB,
-         why=_VALIDATE),
+    Case("StandardScaler", _sk(lambda X: StandardScaler().fit_transform(X)), _X(), grad=NA),
+    Case("StandardScaler_center", _sk(lambda X: StandardScaler(with_std=False).fit_transform(X)), _X()),
+    Case("MinMaxScaler", _sk(lambda X: MinMaxScaler().fit_transform(X)), _X()),
+    Case("MaxAbsScaler", _sk(lambda X: MaxAbsScaler().fit_transform(X)), _X()),
+    Case("Normalizer", _sk(lambda X: Normalizer().fit_transform(X)), _X()),
+    Case("normalize_l1", _sk(lambda X: normalize(X, norm="l1")), _X()),
+    Case("Binarizer", _sk(lambda X: Binarizer(threshold=0.1).fit_transform(X)), _X(), grad=NA),
+    Case("KernelCenterer", _sk(lambda K: KernelCenterer().fit_transform(K @ K.T)), _X(4, 4)),
+    Case("PolynomialFeatures", _sk(lambda X: PolynomialFeatures(2).fit_transform(X)), _X()),
     Case("PCA_full", _sk(lambda X: PCA(n_components=2, svd_solver="full").fit_transform(X)), _X(10, 4),
-         vmap=LIB, rtol=1e-8, atol=1e-10, grad_rtol=1e-4, grad_atol=1e-5, why=_VALIDATE),
+         rtol=1e-8, atol=1e-10, grad_rtol=1e-4, grad_atol=1e-5),
     Case("PCA_covariance_eigh", _sk(lambda X: PCA(n_components=2, svd_solver="covariance_eigh")
                                     .fit(X).explained_variance_), _X(10, 4),
-         vmap=LIB, rtol=1e-8, why=_VALIDATE),
+         rtol=1e-8),
     Case("Ridge_svd", _sk(lambda X, y: Ridge(alpha=0.5, solver="svd").fit(X, y).predict(X)), _Xy(),
-         argnums=(0, 1), vmap=LIB, rtol=1e-9, why=_VALIDATE),
+         argnums=(0, 1), rtol=1e-9),
     Case("LDA_svd", _sk(lambda X, y: LinearDiscriminantAnalysis(solver="svd").fit(X, y).predict_proba(X)),
-         _Xy(12, 3, classes=3), vmap=LIB, rtol=1e-8, why=_VALIDATE),
+         _Xy(12, 3, classes=3), vmap=LIB, rtol=1e-8, why=_LABELS),
     Case("GaussianNB", _sk(lambda X, y: GaussianNB().fit(X, y).predict_proba(X)), _Xy(12, 3, classes=2),
          vmap=LIB, rtol=1e-8, why="sklearn/naive_bayes.py:280 xp_y.unique_values(y) (data-dependent size)"),
 ]
@@ -106,7 +98,7 @@ METRICS = [
     Case("mean_pinball_loss", _sk(metrics.mean_pinball_loss), _yy(), vmap=LIB, grad=LIB,
          scalar_ok=True, why=_float(407)),
     Case("r2_multioutput_raw", _sk(lambda a, b: metrics.r2_score(a, b, multioutput="raw_values")),
-         lambda r: (r.standard_normal((8, 2)), r.standard_normal((8, 2))), vmap=LIB, why=_VALIDATE),
+         lambda r: (r.standard_normal((8, 2)), r.standard_normal((8, 2)))),
     Case("accuracy_score", _sk(metrics.accuracy_score), _labels(), vmap=LIB, grad=NA, scalar_ok=True,
          why=_LABELS),
     Case("zero_one_loss", _sk(metrics.zero_one_loss), _labels(), vmap=LIB, grad=NA, scalar_ok=True,
@@ -120,22 +112,18 @@ METRICS = [
 
 PAIRWISE = [
     Case("euclidean_distances", _sk(pairwise.euclidean_distances), lambda r: (r.standard_normal((4, 3)),
-         r.standard_normal((5, 3))), argnums=(0, 1), vmap=LIB, rtol=1e-9, why=_VALIDATE),
+         r.standard_normal((5, 3))), argnums=(0, 1), rtol=1e-9),
     Case("rbf_kernel", _sk(lambda a, b: pairwise.rbf_kernel(a, b, gamma=0.3)), lambda r: (
-         r.standard_normal((4, 3)), r.standard_normal((5, 3))), argnums=(0, 1), vmap=LIB, rtol=1e-9,
-         why=_VALIDATE),
+         r.standard_normal((4, 3)), r.standard_normal((5, 3))), argnums=(0, 1), rtol=1e-9),
     Case("cosine_similarity", _sk(pairwise.cosine_similarity), lambda r: (r.standard_normal((4, 3)),
-         r.standard_normal((5, 3))), argnums=(0, 1), vmap=LIB, why=_VALIDATE),
+         r.standard_normal((5, 3))), argnums=(0, 1)),
     Case("linear_kernel", _sk(pairwise.linear_kernel), lambda r: (r.standard_normal((4, 3)),
-         r.standard_normal((5, 3))), argnums=(0, 1), vmap=LIB, why=_VALIDATE),
+         r.standard_normal((5, 3))), argnums=(0, 1)),
     Case("polynomial_kernel", _sk(lambda a, b: pairwise.polynomial_kernel(a, b, degree=2)), lambda r: (
-         r.standard_normal((4, 3)), r.standard_normal((5, 3))), argnums=(0, 1), vmap=LIB,
-         why=_VALIDATE),
-    Case("pairwise_cosine", _sk(lambda a: pairwise.pairwise_distances(a, metric="cosine")), _X(5, 3),
-         vmap=LIB, why=_VALIDATE),
+         r.standard_normal((4, 3)), r.standard_normal((5, 3))), argnums=(0, 1)),
+    Case("pairwise_cosine", _sk(lambda a: pairwise.pairwise_distances(a, metric="cosine")), _X(5, 3)),
     Case("paired_euclidean", _sk(pairwise.paired_euclidean_distances), lambda r: (
-         r.standard_normal((6, 3)), r.standard_normal((6, 3))), argnums=(0, 1), vmap=LIB,
-         why=_VALIDATE),
+         r.standard_normal((6, 3)), r.standard_normal((6, 3))), argnums=(0, 1)),
 ]
 
 CASES = ESTIMATORS + METRICS + PAIRWISE

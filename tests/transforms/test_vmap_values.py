@@ -103,3 +103,13 @@ def test_abstract_traces_keep_their_error():
 def test_an_empty_batch_has_no_value():
     with pytest.raises(ConcretizationTypeError, match="empty batch"):
         vmap(lambda x: x if x > 0 else -x)(xp.ones(0))
+
+
+def test_a_laziness_probe_is_told_lazy_so_the_library_takes_its_data_independent_path():
+    # array_api_compat's is_lazy_array calls bool() on element [0]; answering "known" when element 0 happens to
+    # agree would send SciPy down `if xp.any(mask):`, which the other elements can break
+    is_lazy_array = pytest.importorskip("scipy._lib.array_api_compat").is_lazy_array
+    seen = []
+    vmap(lambda x: seen.append(is_lazy_array(x)) or x)(xp.ones((3, 2)))
+    assert seen == [True]
+    assert is_lazy_array(xp.ones(2)) is False   # (eagerly: known)
