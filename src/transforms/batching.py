@@ -4,6 +4,11 @@ A `BatchTracer` holds a value with one extra axis (`bdim`); its aval is the per-
 aval. `batch_rules` say where each primitive's batch axis goes. Unbatched values are
 plain parent values, so a function that ignores the batch costs nothing extra.
 
+A Python value asked of a batched value (bool() of an `if`, int(), float(), .item(), a value-dependent size)
+is the value every batch element shares, where the batched value is concrete (eager vmap, or inside a jit
+that knows its values and guards it): library checks such as scikit-learn's finiteness test take the one
+path all elements take. Elements that disagree raise BatchDisagreementError naming them.
+
 `vmap(..., axis_name=)` names the batch axis: collectives (transforms/collectives.py) naming it
 run their `axis_rules` here (the single-device reference semantics of pmap), and the axis is
 bound in the axis environment (`bound_axes`, `axis_size_of`) while the function runs. Batching

@@ -362,8 +362,9 @@ class ConcretizationTypeError(TypeError):
     The message is built when printed, so raising and catching it stays cheap.
 
     Raised by bool(), int(), float(), an index or a shape given a traced value, e.g. a Python `if` on an
-    argument under make_jaxpr, vmap or jit(..., guards=False) (a default jit called with concrete values
-    guards it instead: transforms/jit_guards.py). The message names the argument the value depends on and
+    argument under make_jaxpr or jit(..., guards=False) (a default jit called with concrete values
+    guards it instead: transforms/jit_guards.py; vmap answers with the value every batch element shares,
+    or raises BatchDisagreementError: transforms/batching.py). The message names the argument the value depends on and
     the line that asked.
 
     Parameters: tracer (Tracer): the abstract value. why (str): what asked for a concrete value.

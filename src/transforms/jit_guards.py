@@ -9,7 +9,9 @@ guarded value beside its outputs, packed into one int64 vector (floats by their 
 it back and compares it with what the trace assumed. On a mismatch the call runs the variant whose
 assumptions agree, or traces the function again with this call's values (it raises what eager raises)
 and caches the new variant beside the others; past `max_variants` per signature, a warning and the eager
-result. make_jaxpr, .lower(), vmap and abstract tracing have no shadow: ConcretizationTypeError as before.
+result. make_jaxpr, .lower() and abstract tracing have no shadow: ConcretizationTypeError as before. vmap
+inside such a jit asks the shadow for the whole batched value (guarding all of it) and answers with the value
+its elements share (batching.py).
 """
 from __future__ import annotations
 
