@@ -8,7 +8,7 @@ import numpy as np
 import pytest
 
 import array_namespace as xp
-from transforms import BatchDisagreementError, ConcretizationTypeError, jit, make_jaxpr, vmap
+from transforms import BatchDisagreementError, ConcretizationTypeError, grad, jit, make_jaxpr, vmap
 
 X = np.arange(12.0).reshape(3, 4) - 2.0
 
@@ -113,3 +113,18 @@ def test_a_laziness_probe_is_told_lazy_so_the_library_takes_its_data_independent
     vmap(lambda x: seen.append(is_lazy_array(x)) or x)(xp.ones((3, 2)))
     assert seen == [True]
     assert is_lazy_array(xp.ones(2)) is False   # (eagerly: known)
+
+
+def test_compositions_with_grad_and_an_inner_jit_match_a_loop():
+    def h(x):
+        if xp.all(x > -100):
+            return xp.sum(x ** 2)
+        return xp.sum(x)
+    want_h = np.sum(X ** 2, axis=1)
+    want_g = 2 * X
+    np.testing.assert_array_equal(np.asarray(vmap(jit(h))(xp.asarray(X))), want_h)
+    np.testing.assert_array_equal(np.asarray(vmap(grad(h))(xp.asarray(X))), want_g)
+    np.testing.assert_array_equal(np.asarray(grad(lambda A: xp.sum(vmap(h)(A)))(xp.asarray(X))), want_g)
+    np.testing.assert_array_equal(np.asarray(jit(vmap(grad(h)))(xp.asarray(X))), want_g)
+    with pytest.raises(ConcretizationTypeError):   # a strict jit inside vmap keeps JAX's error
+        vmap(jit(h, guards=False))(xp.asarray(X))
