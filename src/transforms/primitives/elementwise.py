@@ -336,7 +336,7 @@ transpose_rules[div_p] = _div_transpose
 mul0_p = _binop("mul0")
 div0_p = _binop("div0")
 defjvp(mul0_p, lambda t, ans, x, y: mul0(t, y), lambda t, ans, x, y: mul0(x, t))
-defjvp(div0_p, lambda t, ans, x, y: div0(t, y), lambda t, ans, x, y: neg(mul0(t, div(ans, y))))
+defjvp(div0_p, lambda t, ans, x, y: div0(t, y), lambda t, ans, x, y: neg(mul0(t, div0(ans, y))))  # (ans is 0 where x is)
 
 
 def _mul0_transpose(ct, x, y):
