@@ -219,12 +219,12 @@ _STAGED = """{ lambda ; a:f32[3] b:f32[3]. let
   in (d,) }
 { lambda ; a:f32[3] b:f32[3]. let
     c:f32[3] = mul a a
-    d:f32[3] = mul b a
-    e:f32[3] = mul a b
+    d:f32[3] = mul0 b a
+    e:f32[3] = mul0 a b
     f:f32[3] = add d e
     g:f32[3] = sin c
     h:f32[3] = cos c
-    i:f32[3] = mul f h
+    i:f32[3] = mul0 f h
   in (g, i) }
 OK"""
 

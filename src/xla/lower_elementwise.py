@@ -101,6 +101,25 @@ def _select_n(c, pred, *cases):
 lowering_rules[E.select_n_p] = _select_n
 
 
+def _zero_keeping(op, both):
+    """mul0/div0 (transforms/primitives/elementwise.py): op(a, b), but 0 where a == 0 (or b == 0 if both)."""
+    def rule(c, a, b):
+        out = c.avals_out[0]
+        a, b = [broadcast_to(x, av, av.update(shape=out.shape)) for x, av in zip((a, b), c.avals_in)]
+        zero = hlo.BroadcastInDimOp(ttype(out), constant(0, out.dtype), broadcast_dimensions=[]).result
+        kind = hlo.ComparisonTypeAttr.get(_compare_type(out.dtype))
+        eq = hlo.ComparisonDirectionAttr.get("EQ")
+        pred = hlo.CompareOp(a, zero, eq, compare_type=kind).result
+        if both:
+            pred = hlo.OrOp(pred, hlo.CompareOp(b, zero, eq, compare_type=kind).result).result
+        return hlo.SelectOp(pred, zero, op(a, b).result).result
+    return rule
+
+
+lowering_rules[E.mul0_p] = _zero_keeping(hlo.MulOp, True)
+lowering_rules[E.div0_p] = _zero_keeping(hlo.DivOp, False)
+
+
 def _convert(c, x, *, new_dtype, weak_type):
     a = c.avals_in[0]
     out = c.avals_out[0]
@@ -373,6 +392,18 @@ def _s_select_n(avals, params):
 
 
 host_kernels[E.select_n_p] = Kernel(rest=_h_select_n, special=_s_select_n)
+
+
+def _h_mul0(a, b):
+    return np.where((a == 0) | (b == 0), a.dtype.type(0), np.multiply(a, b)) if a.dtype.kind == "f" else NotImplemented
+
+
+def _h_div0(a, b):
+    return np.where(a == 0, a.dtype.type(0), np.true_divide(a, b)) if a.dtype.kind == "f" else NotImplemented
+
+
+host_kernels[E.mul0_p] = _h_mul0
+host_kernels[E.div0_p] = _h_div0
 
 
 def _s_convert(avals, params):

@@ -60,10 +60,10 @@ def _float(line):
 
 
 ESTIMATORS = [
-    # grad NA: sklearn/utils/extmath.py:1252 computes last_sum / last_over_new_count = 0/0 = NaN for the
-    # first batch and masks it out at :1260 (`updated[zeros] = new[zeros]`); reverse mode then carries a
-    # zero cotangent through the NaN branch, 0 * NaN = NaN (JAX gives the same). Forward mode is exact.
-    Case("StandardScaler", _sk(lambda X: StandardScaler().fit_transform(X)), _X(), grad=NA),
+    # grad: sklearn/utils/extmath.py:1252 computes last_sum / last_over_new_count = 0/0 = NaN for the
+    # first batch and masks it out at :1260 (`updated[zeros] = new[zeros]`); the zero cotangent of the
+    # masked position stays zero through the jvp rules' mul0/div0 (JAX gives NaN everywhere here).
+    Case("StandardScaler", _sk(lambda X: StandardScaler().fit_transform(X)), _X()),
     Case("StandardScaler_center", _sk(lambda X: StandardScaler(with_std=False).fit_transform(X)), _X()),
     Case("MinMaxScaler", _sk(lambda X: MinMaxScaler().fit_transform(X)), _X()),
     Case("MaxAbsScaler", _sk(lambda X: MaxAbsScaler().fit_transform(X)), _X()),

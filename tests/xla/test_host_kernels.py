@@ -132,7 +132,7 @@ UNARY = [p for p in host_kernels if p.name in {
     "is_finite", "not", "abs", "real", "imag", "conj"}]
 BINARY = [p for p in host_kernels if p.name in {
     "add", "sub", "mul", "div", "rem", "pow", "max", "min", "atan2", "and", "or", "xor", "shift_left",
-    "shift_right_arithmetic", "shift_right_logical", "nextafter", "eq", "ne", "lt", "le", "gt", "ge", "complex"}]
+    "shift_right_arithmetic", "shift_right_logical", "nextafter", "mul0", "div0", "eq", "ne", "lt", "le", "gt", "ge", "complex"}]
 
 
 def test_every_elementwise_host_kernel_is_covered_here():

@@ -54,9 +54,17 @@ def _pairs(dt, vals=(-np.inf, -2.0, -0.5, -0.0, 0.0, 0.5, 1.0, 3.0, np.inf, np.n
     return [a.ravel(), b.ravel()]
 
 
+def _mul0(a, b):   # the definition: a product, but 0 where either factor is 0 (even times inf or NaN)
+    return np.where((a == 0) | (b == 0), 0, a * b).astype(a.dtype)
+
+
+def _div0(a, b):   # a quotient, but 0 where the numerator is 0 (even over 0 or NaN)
+    return np.where(a == 0, 0, a / b).astype(a.dtype)
+
+
 BINARY = [(E.add_p, np.add), (E.sub_p, np.subtract), (E.mul_p, np.multiply), (E.div_p, np.divide),
           (E.rem_p, np.fmod), (E.pow_p, np.power), (E.max_p, np.maximum), (E.min_p, np.minimum),
-          (E.atan2_p, np.arctan2), (E.nextafter_p, np.nextafter),
+          (E.atan2_p, np.arctan2), (E.nextafter_p, np.nextafter), (E.mul0_p, _mul0), (E.div0_p, _div0),
           (E.eq_p, np.equal), (E.ne_p, np.not_equal), (E.lt_p, np.less), (E.le_p, np.less_equal),
           (E.gt_p, np.greater), (E.ge_p, np.greater_equal)]
 

@@ -162,6 +162,8 @@ def add(x, y): return bind(add_p, x, y)
 def sub(x, y): return bind(sub_p, x, y)
 def mul(x, y): return bind(mul_p, x, y)
 def div(x, y): return bind(div_p, x, y)
+def mul0(x, y): return bind(mul0_p, x, y)
+def div0(x, y): return bind(div0_p, x, y)
 def neg(x): return bind(neg_p, x)
 def select_n(pred, *cases): return bind(select_n_p, pred, *cases)
 
@@ -179,28 +181,29 @@ neg_p = _unop("neg", lambda t, ans, x: neg(t))
 transpose_rules[neg_p] = lambda ct, x: [neg(ct) if ct is not Zero else Zero]
 
 # ------------------------------------------------------------- transcendental unary ops
-sin_p = _unop("sin", lambda t, ans, x: mul(t, bind(cos_p, x)))
-cos_p = _unop("cos", lambda t, ans, x: neg(mul(t, bind(sin_p, x))))
-tan_p = _unop("tan", lambda t, ans, x: mul(t, add(_c(ans, 1), mul(ans, ans))))
-asin_p = _unop("asin", lambda t, ans, x: mul(t, bind(rsqrt_p, sub(_c(x, 1), mul(x, x)))))
-acos_p = _unop("acos", lambda t, ans, x: neg(mul(t, bind(rsqrt_p, sub(_c(x, 1), mul(x, x))))))
-atan_p = _unop("atan", lambda t, ans, x: div(t, add(_c(x, 1), mul(x, x))))
-sinh_p = _unop("sinh", lambda t, ans, x: mul(t, bind(cosh_p, x)))
-cosh_p = _unop("cosh", lambda t, ans, x: mul(t, bind(sinh_p, x)))
-tanh_p = _unop("tanh", lambda t, ans, x: mul(t, sub(_c(ans, 1), mul(ans, ans))))
-asinh_p = _unop("asinh", lambda t, ans, x: mul(t, bind(rsqrt_p, add(mul(x, x), _c(x, 1)))))
-acosh_p = _unop("acosh", lambda t, ans, x: mul(t, bind(rsqrt_p, mul(sub(x, _c(x, 1)), add(x, _c(x, 1))))))
-atanh_p = _unop("atanh", lambda t, ans, x: div(t, sub(_c(x, 1), mul(x, x))))
-exp_p = _unop("exp", lambda t, ans, x: mul(t, ans))
-exp2_p = _unop("exp2", lambda t, ans, x: mul(t, mul(ans, _c(ans, np.log(2.0)))))
-expm1_p = _unop("expm1", lambda t, ans, x: mul(t, add(ans, _c(ans, 1))))
-log_p = _unop("log", lambda t, ans, x: div(t, x))
-log1p_p = _unop("log1p", lambda t, ans, x: div(t, add(x, _c(x, 1))))
-sqrt_p = _unop("sqrt", lambda t, ans, x: div(t, mul(ans, _c(ans, 2))))
-rsqrt_p = _unop("rsqrt", lambda t, ans, x: mul(t, mul(div(ans, x), _c(x, -0.5))))
-cbrt_p = _unop("cbrt", lambda t, ans, x: div(t, mul(mul(ans, ans), _c(ans, 3))))
-logistic_p = _unop("logistic", lambda t, ans, x: mul(t, mul(ans, sub(_c(ans, 1), ans))))
-erf_p = _unop("erf", lambda t, ans, x: mul(t, mul(_c(x, 2 / np.sqrt(np.pi)), bind(exp_p, neg(mul(x, x))))))
+# (the tangent is scaled by mul0/div0, which keep an exactly zero tangent zero: see mul0 below)
+sin_p = _unop("sin", lambda t, ans, x: mul0(t, bind(cos_p, x)))
+cos_p = _unop("cos", lambda t, ans, x: neg(mul0(t, bind(sin_p, x))))
+tan_p = _unop("tan", lambda t, ans, x: mul0(t, add(_c(ans, 1), mul(ans, ans))))
+asin_p = _unop("asin", lambda t, ans, x: mul0(t, bind(rsqrt_p, sub(_c(x, 1), mul(x, x)))))
+acos_p = _unop("acos", lambda t, ans, x: neg(mul0(t, bind(rsqrt_p, sub(_c(x, 1), mul(x, x))))))
+atan_p = _unop("atan", lambda t, ans, x: div0(t, add(_c(x, 1), mul(x, x))))
+sinh_p = _unop("sinh", lambda t, ans, x: mul0(t, bind(cosh_p, x)))
+cosh_p = _unop("cosh", lambda t, ans, x: mul0(t, bind(sinh_p, x)))
+tanh_p = _unop("tanh", lambda t, ans, x: mul0(t, sub(_c(ans, 1), mul(ans, ans))))
+asinh_p = _unop("asinh", lambda t, ans, x: mul0(t, bind(rsqrt_p, add(mul(x, x), _c(x, 1)))))
+acosh_p = _unop("acosh", lambda t, ans, x: mul0(t, bind(rsqrt_p, mul(sub(x, _c(x, 1)), add(x, _c(x, 1))))))
+atanh_p = _unop("atanh", lambda t, ans, x: div0(t, sub(_c(x, 1), mul(x, x))))
+exp_p = _unop("exp", lambda t, ans, x: mul0(t, ans))
+exp2_p = _unop("exp2", lambda t, ans, x: mul0(t, mul(ans, _c(ans, np.log(2.0)))))
+expm1_p = _unop("expm1", lambda t, ans, x: mul0(t, add(ans, _c(ans, 1))))
+log_p = _unop("log", lambda t, ans, x: div0(t, x))
+log1p_p = _unop("log1p", lambda t, ans, x: div0(t, add(x, _c(x, 1))))
+sqrt_p = _unop("sqrt", lambda t, ans, x: div0(t, mul(ans, _c(ans, 2))))
+rsqrt_p = _unop("rsqrt", lambda t, ans, x: mul0(t, mul(div(ans, x), _c(x, -0.5))))
+cbrt_p = _unop("cbrt", lambda t, ans, x: div0(t, mul(mul(ans, ans), _c(ans, 3))))
+logistic_p = _unop("logistic", lambda t, ans, x: mul0(t, mul(ans, sub(_c(ans, 1), ans))))
+erf_p = _unop("erf", lambda t, ans, x: mul0(t, mul(_c(x, 2 / np.sqrt(np.pi)), bind(exp_p, neg(mul(x, x))))))
 
 # --------------------------------------------------------------- piecewise / integer ops
 sign_p = _unop("sign")
@@ -218,7 +221,7 @@ def _abs_jvp(t, ans, x):
         # d|z| = Re(conj(z) dz) / |z|
         num = bind(real_p, mul(bind(conj_p, x), t))
         return div(num, select_n(bind(eq_p, ans, _c(ans, 0)), ans, _c(ans, 1)))
-    return mul(t, bind(sign_p, x))
+    return mul0(t, bind(sign_p, x))
 
 
 abs_p = _unop("abs", _abs_jvp, abstract=_to_real)
@@ -294,7 +297,7 @@ transpose_rules[sub_p] = _sub_transpose
 
 # ------------------------------------------------------------------- bilinear: mul, div
 mul_p = _binop("mul")
-defjvp(mul_p, lambda t, ans, x, y: mul(t, y), lambda t, ans, x, y: mul(x, t))
+defjvp(mul_p, lambda t, ans, x, y: mul0(t, y), lambda t, ans, x, y: mul0(x, t))
 
 
 def _mul_transpose(ct, x, y):
@@ -310,7 +313,7 @@ def _mul_transpose(ct, x, y):
 transpose_rules[mul_p] = _mul_transpose
 
 div_p = _binop("div")
-defjvp(div_p, lambda t, ans, x, y: div(t, y), lambda t, ans, x, y: neg(mul(t, div(ans, y))))
+defjvp(div_p, lambda t, ans, x, y: div0(t, y), lambda t, ans, x, y: neg(mul0(t, div(ans, y))))
 
 
 def _div_transpose(ct, x, y):
@@ -320,6 +323,40 @@ def _div_transpose(ct, x, y):
 
 
 transpose_rules[div_p] = _div_transpose
+
+# ------------------------------------------------ zero-keeping products: mul0, div0 (for jvp rules)
+# A jvp rule scales the tangent by a partial derivative that can be inf or NaN where the primal is
+# singular (1/y at y = 0, sqrt' at 0, exp overflowing). Where the tangent -- or, transposed, the
+# cotangent -- is exactly zero (an unselected `where` branch, a position a masked write overwrote), the
+# product must stay zero, else 0 * inf = NaN spreads to every input in reverse mode while forward mode
+# and finite differences are finite (JAX and torch give that NaN). So the rules scale with
+#   mul0(a, b) = a * b, but 0 where a == 0 or b == 0   (bilinear; each transpose is mul0 again)
+#   div0(a, b) = a / b, but 0 where a == 0             (linear in a; its transpose is div0 again)
+# equal to mul/div wherever the result is finite; one compare and select that XLA fuses into the product.
+mul0_p = _binop("mul0")
+div0_p = _binop("div0")
+defjvp(mul0_p, lambda t, ans, x, y: mul0(t, y), lambda t, ans, x, y: mul0(x, t))
+defjvp(div0_p, lambda t, ans, x, y: div0(t, y), lambda t, ans, x, y: neg(mul0(t, div0(ans, y))))  # (ans is 0 where x is)
+
+
+def _mul0_transpose(ct, x, y):
+    if ct is Zero:
+        return [None, None]
+    if is_undefined(x) and is_undefined(y):
+        raise TypeError("mul0 is not linear in both operands at once")
+    if is_undefined(x):
+        return [unbroadcast(mul0(ct, y), x.aval), None]
+    return [None, unbroadcast(mul0(x, ct), y.aval)]
+
+
+def _div0_transpose(ct, x, y):
+    if is_undefined(y):
+        raise TypeError("div0 is linear only in its numerator")
+    return [Zero if ct is Zero else unbroadcast(div0(ct, y), x.aval), None]
+
+
+transpose_rules[mul0_p] = _mul0_transpose
+transpose_rules[div0_p] = _div0_transpose
 
 # --------------------------------------------------------------------- nonlinear binary
 max_p = _binop("max")
@@ -354,13 +391,13 @@ def _pow_dx(t, ans, x, y):
     ym1 = sub(y, _c(y, 1))
     d = mul(y, bind(pow_p, x, ym1))
     d = select_n(bind(eq_p, y, _c(y, 0)), d, _c(d, 0))
-    return mul(t, d)
+    return mul0(t, d)
 
 
 def _pow_dy(t, ans, x, y):
     safe_x = select_n(bind(eq_p, x, _c(x, 0)), x, _c(x, 1))
     d = mul(ans, bind(log_p, safe_x))
-    return mul(t, d)
+    return mul0(t, d)
 
 
 defjvp(pow_p, _pow_dx, _pow_dy)
@@ -372,9 +409,9 @@ def _atan2_jvp(primals, tangents):
     denom = add(mul(x, x), mul(y, y))
     out = Zero
     if tangents[0] is not Zero:
-        out = mul(tangents[0], div(x, denom))
+        out = mul0(tangents[0], div(x, denom))
     if tangents[1] is not Zero:
-        c = neg(mul(tangents[1], div(y, denom)))
+        c = neg(mul0(tangents[1], div(y, denom)))
         out = c if out is Zero else add(out, c)
     return ans, out
 
@@ -384,7 +421,7 @@ jvp_rules[atan2_p] = _atan2_jvp
 
 def _rem_dy(t, ans, x, y):
     q = div(sub(x, ans), y)   # the integer quotient trunc(x / y)
-    return neg(mul(t, q))
+    return neg(mul0(t, q))
 
 
 defjvp(rem_p, lambda t, ans, x, y: S.broadcast_to_shape(t, S.shape_of(ans)), _rem_dy)

@@ -17,7 +17,7 @@ import numpy as np
 from ..core import Primitive, ShapedArray, abstract_eval_rules, bind
 from ..rules import Zero, batch_rules, jvp_rules
 from . import elementwise as E
-from .elementwise import _c, add, div, elementwise_batch, mul, neg, sub
+from .elementwise import _c, add, div, elementwise_batch, mul, mul0, neg, sub
 from .raw_ops import eq, exp, log, where
 
 _SQRT_PI = float(np.sqrt(np.pi))
@@ -49,7 +49,7 @@ def _defjvp_unary(prim, deriv):
         ans = bind(prim, x)
         if t is Zero:
             return ans, Zero
-        return ans, mul(t, deriv(ans, x))
+        return ans, mul0(t, deriv(ans, x))   # (mul0: a zero tangent stays zero, elementwise.py)
     jvp_rules[prim] = rule
 
 
@@ -62,7 +62,7 @@ def _defjvp_order_arg(prim, deriv):
         t = tangents[1]
         if t is Zero:
             return ans, Zero
-        return ans, mul(t, deriv(ans, n, x))
+        return ans, mul0(t, deriv(ans, n, x))
     jvp_rules[prim] = rule
 
 

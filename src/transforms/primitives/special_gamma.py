@@ -20,7 +20,7 @@ from ..rules import jvp_gaps
 from . import elementwise as E
 from . import reductions as R
 from . import structural as S
-from .elementwise import _binop, _c, _unop, add, defjvp, div, mul, neg, sub
+from .elementwise import _binop, _c, _unop, add, defjvp, div, div0, mul, mul0, neg, sub
 from .raw_ops import abs_, and_, eq, exp, floor, ge, gt, le, log, lt, ne, not_, or_, where
 
 
@@ -54,10 +54,10 @@ def _no_tangent(fname, arg, why):
 
 
 # ---------------------------------------------------------------- lgamma: log|Gamma(x)|
-lgamma_p = _unop("lgamma", lambda t, ans, x: mul(t, digamma(x)))
+lgamma_p = _unop("lgamma", lambda t, ans, x: mul0(t, digamma(x)))
 
 # ------------------------------------------------------------------- digamma = psi(x)
-digamma_p = _unop("digamma", lambda t, ans, x: mul(t, zeta(_c(x, 2), x)))   # trigamma = zeta(2, x)
+digamma_p = _unop("digamma", lambda t, ans, x: mul0(t, zeta(_c(x, 2), x)))   # trigamma = zeta(2, x)
 
 # ------------------------------------------- CHLO's Hurwitz zeta (right for q > 0 only)
 zeta_chlo_p = _binop("zeta_chlo")
@@ -106,7 +106,7 @@ def zeta_impl(x, q):
 
 zeta_p = _binop("zeta")
 defjvp(zeta_p, _no_tangent("zeta", "x", "no closed form; only d/dq is provided"),
-       lambda t, ans, x, q: mul(t, neg(mul(x, zeta(add(x, _c(x, 1)), q)))))
+       lambda t, ans, x, q: mul0(t, neg(mul(x, zeta(add(x, _c(x, 1)), q)))))
 
 
 # ------------------------------------------------------- polygamma(n, x), n integer-valued
@@ -132,7 +132,7 @@ def polygamma_impl(n, x):
 
 polygamma_p = _binop("polygamma")
 defjvp(polygamma_p, _no_tangent("polygamma", "n", "n is an integer order"),
-       lambda t, ans, n, x: mul(t, polygamma(add(n, _c(n, 1)), x)))
+       lambda t, ans, n, x: mul0(t, polygamma(add(n, _c(n, 1)), x)))
 
 # ------------------------------------- regularized incomplete gamma P(a, x), Q(a, x) = 1 - P
 # No XLA op exists: the lowering runs the classic iterations as while loops (a power series for
@@ -467,20 +467,20 @@ def igamma_grad_a(a, x): return bind(igamma_grad_a_p, a, x)
 
 
 igamma_p = _binop("igamma")
-defjvp(igamma_p, lambda t, ans, a, x: mul(t, igamma_grad_a(a, x)),
-       lambda t, ans, a, x: mul(t, igamma_dens(a, x)))
+defjvp(igamma_p, lambda t, ans, a, x: mul0(t, igamma_grad_a(a, x)),
+       lambda t, ans, a, x: mul0(t, igamma_dens(a, x)))
 igammac_p = _binop("igammac")
-defjvp(igammac_p, lambda t, ans, a, x: neg(mul(t, igamma_grad_a(a, x))),
-       lambda t, ans, a, x: neg(mul(t, igamma_dens(a, x))))
+defjvp(igammac_p, lambda t, ans, a, x: neg(mul0(t, igamma_grad_a(a, x))),
+       lambda t, ans, a, x: neg(mul0(t, igamma_dens(a, x))))
 igamma_dens_p = _binop("igamma_dens")
 defjvp(igamma_dens_p,
-       lambda t, ans, a, x: mul(t, mul(ans, sub(log(x), digamma(a)))),
-       lambda t, ans, a, x: mul(t, mul(ans, sub(div(sub(a, _c(a, 1)), x), _c(x, 1)))))
+       lambda t, ans, a, x: mul0(t, mul(ans, sub(log(x), digamma(a)))),
+       lambda t, ans, a, x: mul0(t, mul(ans, sub(div(sub(a, _c(a, 1)), x), _c(x, 1)))))
 igamma_grad_a_p = _binop("igamma_grad_a")
 defjvp(igamma_grad_a_p,
        _no_tangent("igamma_grad_a", "a", "the second derivative of the incomplete gamma function in a "
                    "is not implemented"),
-       lambda t, ans, a, x: mul(t, mul(igamma_dens(a, x), sub(log(x), digamma(a)))))
+       lambda t, ans, a, x: mul0(t, mul(igamma_dens(a, x), sub(log(x), digamma(a)))))
 
 
 # ------------------------------------------------ inverses in x: P(a, x) = p, Q(a, x) = q
@@ -573,13 +573,13 @@ def igammacinv(a, y): return bind(igammacinv_p, a, y)
 
 def _inv_da(t, ans, a, y):
     """implicit function theorem: P(a, x(a)) = const gives dx/da = -(dP/da) / (dP/dx); the same for Q."""
-    return neg(div(mul(t, igamma_grad_a(a, ans)), igamma_dens(a, ans)))
+    return neg(div0(mul0(t, igamma_grad_a(a, ans)), igamma_dens(a, ans)))
 
 
 igammainv_p = _binop("igammainv")
-defjvp(igammainv_p, _inv_da, lambda t, ans, a, y: div(t, igamma_dens(a, ans)))
+defjvp(igammainv_p, _inv_da, lambda t, ans, a, y: div0(t, igamma_dens(a, ans)))
 igammacinv_p = _binop("igammacinv")
-defjvp(igammacinv_p, _inv_da, lambda t, ans, a, y: neg(div(t, igamma_dens(a, ans))))
+defjvp(igammacinv_p, _inv_da, lambda t, ans, a, y: neg(div0(t, igamma_dens(a, ans))))
 
 IGAMMA_COMPOSITES = {igamma_p: igamma_impl, igammac_p: igammac_impl, igamma_dens_p: igamma_dens_impl,
                      igamma_grad_a_p: igamma_grad_a_impl, igammainv_p: igammainv_impl,
