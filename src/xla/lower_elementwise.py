@@ -394,16 +394,9 @@ def _s_select_n(avals, params):
 host_kernels[E.select_n_p] = Kernel(rest=_h_select_n, special=_s_select_n)
 
 
-def _h_mul0(a, b):
-    return np.where((a == 0) | (b == 0), a.dtype.type(0), np.multiply(a, b)) if a.dtype.kind == "f" else NotImplemented
-
-
-def _h_div0(a, b):
-    return np.where(a == 0, a.dtype.type(0), np.true_divide(a, b)) if a.dtype.kind == "f" else NotImplemented
-
-
-host_kernels[E.mul0_p] = _h_mul0
-host_kernels[E.div0_p] = _h_div0
+host_kernels[E.mul0_p] = lambda a, b: np.where((a == 0) | (b == 0), a.dtype.type(0), np.multiply(a, b))
+host_kernels[E.div0_p] = lambda a, b: (np.where(a == 0, a.dtype.type(0), np.true_divide(a, b)) if a.dtype.kind == "f"
+                                        else NotImplemented)   # (XLA: integers truncate, complex special values differ)
 
 
 def _s_convert(avals, params):
