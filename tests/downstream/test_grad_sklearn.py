@@ -4,11 +4,11 @@ seen) and overwrites the NaN with a masked write. The overwritten position's zer
 zero through the backward rules (mul0/div0), else every entry of the gradient is NaN (as in JAX and
 torch). Oracles: central finite differences of the same call; jacfwd."""
 import numpy as np
-from finite_diff import central_diff
 import sklearn
 from sklearn.preprocessing import StandardScaler
 
 import array_namespace as xp
+from finite_diff import central_diff
 from transforms import grad, jacfwd, jit
 
 

@@ -4,10 +4,10 @@ overwrites a position, that branch's partial derivative may be inf or NaN (0/0, 
 reverse mode must still agree with forward mode and finite differences, not spread NaN to every input
 (JAX and torch do). Oracles: central finite differences, and jacfwd against grad/jacrev."""
 import numpy as np
-from finite_diff import central_diff
 import pytest
 
 import array_namespace as xp
+from finite_diff import central_diff
 from transforms import grad, hessian, jacfwd, jacrev, jit, jvp, vjp
 
 
