@@ -17,7 +17,9 @@ Backends: ``ours`` (array_namespace), ``strict`` (array_api_strict, the referenc
 ``torch`` (torch CPU tensors, float64; the libraries reach them through their vendored
 ``array_api_compat.torch``), ``numpy`` (plain NumPy arrays, which the libraries wrap in their
 vendored ``array_api_compat.numpy`` under array-API dispatch; always available) and ``jax``
-(jax.numpy, x64 enabled), the optional ones when installed. Each backend runs in its own child
+(jax.numpy, x64 enabled), the optional ones when installed, and ``jit`` (ours, each whole library call under
+our ``transforms.jit``, its values guarded: issue 25; cold = trace + compile + run, warm = the compiled program
+with its guard check; a call the library cannot run under jit reads n/a with the library line). Each backend runs in its own child
 process (``--child NAME``) so that caches and jaxlib's process-wide C++ state never interfere (our
 package is imported in the ``ours`` child only; each child reports the modules it imported and
 the namespace scipy and scikit-learn picked), with ``SCIPY_ARRAY_API=1`` set before scipy is imported,
@@ -65,10 +67,10 @@ SRC = os.path.join(os.path.dirname(HERE), "src")
 sys.path.insert(0, HERE)
 from bench_core import fmt_time  # noqa: E402  (shared formatting helper)
 
-BACKENDS = ("strict", "ours", "torch", "numpy", "jax")      # the order the children run in
-COLUMNS = ("ours", "strict", "torch", "numpy", "jax")       # the order of the table's columns
-BACKEND_MODULE = {"ours": "array_namespace", "strict": "array_api_strict", "jax": "jax",
-                  "torch": "torch", "numpy": "numpy"}
+BACKENDS = ("strict", "ours", "jit", "torch", "numpy", "jax")      # the order the children run in
+COLUMNS = ("ours", "strict", "jit", "torch", "numpy", "jax")       # the order of the table's columns
+BACKEND_MODULE = {"ours": "array_namespace", "jit": "array_namespace", "strict": "array_api_strict",
+                  "jax": "jax", "torch": "torch", "numpy": "numpy"}
 # Modules whose presence in a child's sys.modules is reported: a child imports its own backend only.
 WATCHED_MODULES = ("array_namespace", "array_api_strict", "jax", "torch")
 SMALL, MEDIUM = (50, 20), (2000, 50)
@@ -201,7 +203,7 @@ class Libs:
 
 def backend_funcs(name):
     """(to_backend(np_array), block(result), to_numpy(array)) for one backend."""
-    if name == "ours":
+    if name in ("ours", "jit"):
         import array_namespace as xp
         from bench_core import _block
         return xp.asarray, _block, np.asarray
@@ -261,6 +263,8 @@ def run_child(backend, quick, only, results_dir):
     reps, budget = (5, 0.5) if quick else (15, 3.0)
     for idx, name, label, (n, p), case in call_list(sizes_for(quick), only):
         _, make, call, rtol, atol = case
+        if backend == "jit":   # the whole library call under our jit (guarded specialisation, issue 25)
+            call = _jitted(call, L)
         rec = {"idx": idx, "name": name, "size": label, "shape": [n, p], "cold": None,
                "warm": None, "error": None}
         try:
@@ -295,6 +299,15 @@ def run_child(backend, quick, only, results_dir):
     return 0
 
 
+def _jitted(call, L):
+    """call(L, a) as one jitted function of the inputs `a` (a dict of arrays): traced and compiled on the first
+    (cold) call, then the compiled program with its guard check (warm)."""
+    import functools
+    from transforms import jit
+    f = jit(functools.partial(call, L))
+    return lambda L, a: f(a)
+
+
 def _library_namespaces(x):
     """The array namespace scipy and scikit-learn pick for one of the backend's arrays (their private
     helpers; 'unknown: ...' if those move): shows the torch and NumPy columns go through the libraries'
@@ -323,7 +336,7 @@ def available_backends():
     import importlib.util
     out = []
     for b in BACKENDS:
-        if b == "ours":
+        if b in ("ours", "jit"):
             out.append(b)           # made importable through PYTHONPATH=src if needed
         elif importlib.util.find_spec(BACKEND_MODULE[b]) is not None:
             out.append(b)
@@ -433,7 +446,8 @@ def print_table(rows, out=sys.stdout):
         print(line(row), file=out)
 
 
-BACKEND_LABEL = {"strict": "array_api_strict", "torch": "torch CPU", "numpy": "plain NumPy", "jax": "JAX"}
+BACKEND_LABEL = {"strict": "array_api_strict", "jit": "ours under jit", "torch": "torch CPU", "numpy": "plain NumPy",
+                 "jax": "JAX"}
 # Issue 23's goals: (other backend, cold/warm, limit on ours/other per call and in total, goal).
 GOALS = [
     ("strict", "cold", 1.0, "cold at or below array_api_strict"),
