@@ -59,9 +59,6 @@ def default_device():
 _DEVICES: dict = {}   # runtime device -> its Device (x.device makes none per call)
 
 
-_MUTATION_LOCK = VW.LOCK   # every rebinding and every new view's registration (_views.py)
-
-
 _INDEXING = []
 
 
@@ -382,7 +379,7 @@ class Array:
     def _rebind(self, new, what):
         """Point this handle at `new`'s value (the functional update of x[...] = v / x op= y); a slice
         taken by basic indexing passes the write on to the array it was taken from."""
-        with _MUTATION_LOCK:
+        with VW.LOCK:
             self._rebind_locked(new, what)
 
     def _rebind_locked(self, new, what, key=None):
@@ -401,7 +398,7 @@ class Array:
             VW.write(self, new._v, what, key)
 
     def __setitem__(self, key, value):
-        with _MUTATION_LOCK:
+        with VW.LOCK:
             if type(value) is Array and VW.wrote_through(value, self, key):
                 return   # `x[k] op= v`: the slice's in-place update already wrote itself into x[k]
             self._set_locked(key, value)
@@ -475,7 +472,7 @@ def _binop(name, fname, reflected=False, inplace=False):
             if other is NotImplemented:
                 return NotImplemented
         if inplace:
-            with _MUTATION_LOCK:
+            with VW.LOCK:
                 self._rebind_locked(f(self, other), f"x {name}= y")
             return self
         return f(other, self) if reflected else f(self, other)

@@ -1,5 +1,5 @@
 """Arrays across processes: pickle (checkpoints, multiprocessing's arguments and results), copy.copy and
-copy.deepcopy -- installed on Array from here -- and a forked child's mutation lock.
+copy.deepcopy -- installed on Array from here.
 
 A pickled Array is its value (a NumPy array: dtype, shape, data), its weak type, and its device when that is
 not the default one (by id: unpickled onto the device of that id, a ValueError where the process has none).
@@ -10,15 +10,11 @@ original, writes to one never reach the other) on the same device; under a trans
 """
 from __future__ import annotations
 
-import os
-import threading
-
 import numpy as np
 
 from transforms.backend import backend
 from transforms.core import ShapedArray, Tracer
 
-from . import _array
 from ._array import Array
 from ._helpers import wrap
 
@@ -79,10 +75,3 @@ def _deepcopy(self, memo):
 Array.__reduce__ = _reduce
 Array.__copy__ = _copy
 Array.__deepcopy__ = _deepcopy
-
-
-def _renew_lock():   # a thread of the parent holding it at the fork never releases it in the child
-    _array._MUTATION_LOCK = threading.RLock()
-
-
-os.register_at_fork(after_in_child=_renew_lock)

@@ -17,6 +17,7 @@ chain and NumPy's `_attempt_nocopy_reshape` decides; where it would copy, reshap
 """
 from __future__ import annotations
 
+import os
 import sys
 import threading
 import weakref
@@ -32,6 +33,14 @@ from . import _helpers as H
 # view's registration: the read of the old values and the rebinds happen as one step, so writes from
 # several threads are never lost and a view registered while its parent is written sees the write.
 LOCK = threading.RLock()
+
+
+def _renew_lock():   # a thread of the parent holding it at the fork never releases it in the child
+    global LOCK
+    LOCK = threading.RLock()
+
+
+os.register_at_fork(after_in_child=_renew_lock)
 
 _INDEXING = []
 

@@ -80,3 +80,43 @@ def test_many_live_views_follow_random_writes_as_numpy():
             b[key] = val
         for i, (p, q) in enumerate(zip(ns, ours)):
             np.testing.assert_array_equal(np.asarray(q), p, err_msg=f"step {step}: view {i} after writing view {k}")
+
+
+def test_a_forked_child_writes_while_a_parent_thread_held_the_lock_at_the_fork():
+    """The one mutation lock (rebinds and view registration alike) is renewed in a forked child: a parent
+    thread holding it at the fork never releases it there. The child writes through a view and exits;
+    killed past a deadline if it hangs."""
+    import os
+    import threading
+    import time
+    held, release = threading.Event(), threading.Event()
+
+    def holder():
+        with V.LOCK:
+            held.set()
+            release.wait(10)
+    t = threading.Thread(target=holder)
+    t.start()
+    held.wait(10)
+    pid = os.fork()
+    if pid == 0:
+        try:
+            x = xp.arange(6.0)
+            v = x[2:4]
+            v[0] = -1.0
+            os._exit(0 if float(x[2]) == -1.0 and float(v[0]) == -1.0 else 3)
+        except BaseException:
+            os._exit(4)
+    release.set()
+    t.join()
+    deadline = time.monotonic() + 60
+    while True:
+        done, status = os.waitpid(pid, os.WNOHANG)
+        if done:
+            break
+        if time.monotonic() > deadline:
+            os.kill(pid, 9)
+            os.waitpid(pid, 0)
+            raise AssertionError("the forked child hung on the mutation lock")
+        time.sleep(0.02)
+    assert os.waitstatus_to_exitcode(status) == 0
