@@ -300,29 +300,34 @@ mul_p = _binop("mul")
 defjvp(mul_p, lambda t, ans, x, y: mul0(t, y), lambda t, ans, x, y: mul0(x, t))
 
 
-def _mul_transpose(ct, x, y):
-    if ct is Zero:
-        return [None, None]
-    if is_undefined(x) and is_undefined(y):
-        raise TypeError("mul is not linear in both operands at once")
-    if is_undefined(x):
-        return [unbroadcast(mul(ct, y), x.aval), None]
-    return [None, unbroadcast(mul(x, ct), y.aval)]
+def _product_transpose(name, op):
+    """The transpose of a product op(x, y) (mul, mul0), linear in the one operand being transposed."""
+    def rule(ct, x, y):
+        if ct is Zero:
+            return [None, None]
+        if is_undefined(x) and is_undefined(y):
+            raise TypeError(f"{name} is not linear in both operands at once")
+        if is_undefined(x):
+            return [unbroadcast(op(ct, y), x.aval), None]
+        return [None, unbroadcast(op(x, ct), y.aval)]
+    return rule
 
 
-transpose_rules[mul_p] = _mul_transpose
+def _quotient_transpose(name, op):
+    """The transpose of a quotient op(x, y) (div, div0), linear in its numerator only."""
+    def rule(ct, x, y):
+        if is_undefined(y):
+            raise TypeError(f"{name} is linear only in its numerator")
+        return [Zero if ct is Zero else unbroadcast(op(ct, y), x.aval), None]
+    return rule
+
+
+transpose_rules[mul_p] = _product_transpose("mul", mul)
 
 div_p = _binop("div")
 defjvp(div_p, lambda t, ans, x, y: div0(t, y), lambda t, ans, x, y: neg(mul0(t, div(ans, y))))
 
-
-def _div_transpose(ct, x, y):
-    if is_undefined(y):
-        raise TypeError("div is linear only in its numerator")
-    return [Zero if ct is Zero else unbroadcast(div(ct, y), x.aval), None]
-
-
-transpose_rules[div_p] = _div_transpose
+transpose_rules[div_p] = _quotient_transpose("div", div)
 
 # ------------------------------------------------ zero-keeping products: mul0, div0 (for jvp rules)
 # A jvp rule scales the tangent by a partial derivative that can be inf or NaN where the primal is
@@ -337,26 +342,8 @@ mul0_p = _binop("mul0")
 div0_p = _binop("div0")
 defjvp(mul0_p, lambda t, ans, x, y: mul0(t, y), lambda t, ans, x, y: mul0(x, t))
 defjvp(div0_p, lambda t, ans, x, y: div0(t, y), lambda t, ans, x, y: neg(mul0(t, div0(ans, y))))  # (ans is 0 where x is)
-
-
-def _mul0_transpose(ct, x, y):
-    if ct is Zero:
-        return [None, None]
-    if is_undefined(x) and is_undefined(y):
-        raise TypeError("mul0 is not linear in both operands at once")
-    if is_undefined(x):
-        return [unbroadcast(mul0(ct, y), x.aval), None]
-    return [None, unbroadcast(mul0(x, ct), y.aval)]
-
-
-def _div0_transpose(ct, x, y):
-    if is_undefined(y):
-        raise TypeError("div0 is linear only in its numerator")
-    return [Zero if ct is Zero else unbroadcast(div0(ct, y), x.aval), None]
-
-
-transpose_rules[mul0_p] = _mul0_transpose
-transpose_rules[div0_p] = _div0_transpose
+transpose_rules[mul0_p] = _product_transpose("mul0", mul0)
+transpose_rules[div0_p] = _quotient_transpose("div0", div0)
 
 # --------------------------------------------------------------------- nonlinear binary
 max_p = _binop("max")
