@@ -1,8 +1,12 @@
-"""Host access for functions whose output *shape* depends on input *values*.
+"""Functions whose output *shape* depends on input *values*: nonzero, unique_*, boolean-mask reads, repeat.
 
-nonzero, unique_*, boolean-mask reads and the like compute their output size on the
-host, so they work eagerly (and under grad, whose primal values are concrete) but not
-under jit or vmap, where values are abstract. They raise `DataDependentShapeError` there.
+Eagerly (and under grad, whose primals are concrete) they read the input on the host. Traced, they compute the
+size inside the program (a count of True entries, of unique values, a sum of repeats) and ask only for that int
+(`sized`): a jit called with concrete values answers with this call's size and guards it alone, so new data of
+the same size runs the same compiled variant (transforms/jit_guards.py); vmap answers with the size all batch
+elements share (else BatchDisagreementError naming them). The values are then computed at that static size from
+the traced input (`nonzero_sized`, `unique_sized`: a stable sort, as JAX's `size=` forms). Abstract (make_jaxpr,
+jit(..., guards=False)) they raise `DataDependentShapeError`.
 """
 from __future__ import annotations
 
@@ -10,7 +14,14 @@ import numpy as np
 
 from transforms.backend import backend
 from transforms.batching import BatchDisagreementError
-from transforms.core import ConcretizationTypeError, Tracer
+from transforms.core import ConcretizationTypeError, Tracer, bind
+from transforms.primitives import elementwise as P
+from transforms.primitives import indexing as I
+from transforms.primitives import reductions as R
+from transforms.primitives import sorting as T
+from transforms.primitives import structural as S
+
+_IDX = np.dtype(np.int64)
 
 
 class DataDependentShapeError(ConcretizationTypeError):
@@ -56,7 +67,107 @@ def require_host(v, fname, hint=DEFAULT_HINT):
     return out
 
 
-MASK_READ_HINT = ("Reading x[mask] is only available eagerly. Under jit/vmap use a fixed-shape form: "
+def sized(count, v, fname, hint=DEFAULT_HINT):
+    """The Python int of `count`, a raw 0-d integer the trace computed from `v`: the size of a result. Under jit
+    called with concrete values only this size is guarded; under vmap it is the size every element shares (else
+    BatchDisagreementError); abstract, a DataDependentShapeError naming v."""
+    n = host_value(count, True, fname)
+    if n is None:
+        raise DataDependentShapeError(v, fname, hint)
+    return int(n)
+
+
+def _count(mask):
+    return R.reduce_sum(P.convert_element_type(mask, _IDX), (0,))
+
+
+def _first_true(mask, n):
+    """The positions of the first n True entries of a 1-D bool mask, ascending: a stable sort of ~mask."""
+    key = P.convert_element_type(bind(P.not_p, mask), np.int8)
+    _, perm = T.sort([key, S.iota(_IDX, S.shape_of(mask), 0)], 0, True, 1)
+    return S.slice_(perm, (0,), (n,))
+
+
+def _take(x, idx):
+    """x[idx] for 1-D x and idx (a gather: carries x's gradient)."""
+    return I.take_along_axis(x, idx, 0)
+
+
+def nonzero_sized(mask, shape, fname, hint):
+    """The row-major indices (one raw int64 array per dim of `shape`) of the True entries of the traced bool
+    `mask` of that shape, at the size `sized` gives for their count."""
+    total = int(np.prod(shape, dtype=np.int64))
+    if not total:
+        return [S.full((0,), 0, _IDX) for _ in shape]
+    n = sized(_count(S.reshape(mask, (total,))), mask, fname, hint)
+    pos = _first_true(S.reshape(mask, (total,)), n)
+    out, stride = [], total
+    for j, d in enumerate(shape):
+        stride //= d
+        i = pos if stride == 1 else P.div(pos, P.convert_element_type(stride, _IDX))
+        out.append(i if j == 0 else bind(P.rem_p, i, P.convert_element_type(d, _IDX)))
+    return out
+
+
+def unique_sized(v, fname, hint):
+    """np.unique(v.ravel(), return_index, return_inverse, return_counts) for a traced raw v of size > 0, each NaN
+    distinct and -0.0 == 0.0: (values gathered from v, first indices, inverse indices (flat), counts), all raw,
+    at the size `sized` gives for the number of unique values. A stable sort puts equal values together in order
+    of first occurrence; a group starts where a value differs from the one before it."""
+    N = int(np.prod(S.shape_of(v), dtype=np.int64))
+    flat = S.reshape(v, (N,))
+    kind = S.dtype_of(flat).kind
+    if kind == "c":
+        keys = [bind(P.real_p, flat), bind(P.imag_p, flat)]
+    else:
+        keys = [P.convert_element_type(flat, np.uint8) if kind == "b" else flat]
+    perm = T.sort(keys + [S.iota(_IDX, (N,), 0)], 0, True, len(keys))[-1]
+    sx = _take(flat, perm)
+    differs = bind(P.ne_p, S.slice_(sx, (1,), (N,)), S.slice_(sx, (0,), (N - 1,)))
+    start = S.concatenate([S.full((1,), True, np.bool_), differs], 0)   # sorted position begins a group
+    n = sized(_count(start), v, fname, hint)
+    starts = _first_true(start, n)
+    first = _take(perm, starts)
+    counts = P.sub(S.concatenate([S.slice_(starts, (1,), (n,)), S.full((1,), N, _IDX)], 0), starts)
+    group = P.sub(T.cumsum(P.convert_element_type(start, _IDX), 0), P.convert_element_type(1, _IDX))
+    _, inverse = T.sort([perm, group], 0, True, 1)   # (each sorted position's group, back in x's order)
+    return _take(flat, first), first, inverse, counts
+
+
+REPEAT_HINT = ("The output length is the sum of the repeat counts, so the counts must be concrete: pass "
+                "repeats as a Python int or a concrete array (compute it outside jit/vmap).")
+
+
+def repeat_sized(x, repeats, axis, hint=REPEAT_HINT):
+    """repeat(x, repeats, axis) for traced integer counts (1-D, one per element along axis): the output length
+    sum(repeats) is all that is asked for (`sized`); output position j reads element
+    searchsorted(cumsum(repeats), j, side='right'). None (the caller reads the whole value, as eagerly) for
+    concrete counts, or -- one guarded bool -- when a count is negative or so large that their sum could wrap
+    (uint64 counts past 2**63 read as negative), so that eager's error is raised."""
+    from transforms.core import ShapedArray, check_size
+
+    from . import _dtypes as D
+    from ._array import Array
+    from ._helpers import wrap
+    from ._indexing import take
+    from ._searching import searchsorted
+    if not (type(repeats) is Array and repeats.dtype in D.INTEGER and repeats.ndim == 1 and repeats.size > 1
+            and host_value(repeats._v) is None):
+        return None
+    r = P.convert_element_type(repeats._v, _IDX)
+    lim = P.convert_element_type(np.iinfo(np.int64).max // repeats.size, _IDX)
+    odd = bind(P.or_p, bind(P.lt_p, r, P.convert_element_type(0, _IDX)), bind(P.gt_p, r, lim))
+    got = host_value(bind(R.reduce_or_p, odd, axes=(0,)), True, "repeat")
+    if got is None or bool(got):
+        return None
+    total = sized(R.reduce_sum(r, (0,)), r, "repeat", hint)
+    check_size(ShapedArray(x.shape[:axis] + (total,) + x.shape[axis + 1:], x.dtype), "repeat (repeats)")
+    src = searchsorted(wrap(T.cumsum(r, 0)), wrap(S.iota(_IDX, (total,), 0)), side="right")
+    return take(x, src, axis=axis)
+
+
+MASK_READ_HINT = ("Reading x[mask] needs the count of True entries (eagerly, or jit called with concrete arrays). "
+                  "Traced without values use a fixed-shape form: "
                   "xp.where(mask, x, fill) to keep x's shape, x.at[mask].set(v) (or x[mask] = v) with a scalar v "
                   "to update, or a reduction over the mask such as xp.sum(xp.where(mask, x, 0)); or do the "
                   "masking outside the jitted function.")

@@ -13,8 +13,9 @@ Supported keys (NumPy semantics, a superset of the standard's 2024.12 rules):
   broadcast together; their result dims replace the indexed dims when the array indices
   are adjacent in the key, and go first otherwise. Reads are one gather (after slicing),
   updates one scatter.
-* boolean arrays (and Python/0-d booleans): reads are eager only -- the mask becomes its
-  nonzero() integer arrays on the host; under jit/vmap this raises DataDependentShapeError.
+* boolean arrays (and Python/0-d booleans): the mask becomes its nonzero() integer arrays, on
+  the host eagerly; traced, at the count of True entries that jit guards and vmap's elements
+  share (_datadep.py); abstract (make_jaxpr, strict jit) a read raises DataDependentShapeError.
   Updates whose value needs no count of the True entries (a scalar, say) are one select
   instead, eagerly and under every transform (_indexing_mask.py).
 

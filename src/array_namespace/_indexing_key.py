@@ -2,10 +2,10 @@
 
 `_expand` normalizes a key (ints, slices, Ellipsis, None, integer and boolean arrays, lists) into
 one `_Ent` per result position: bounds of static indices are checked here, boolean masks become
-their nonzero() integer arrays on the host, and traced indices get their negative values wrapped.
-The read and update paths of _indexing.py and _indexing_mask.py work on these entries only; the
-index arrays of integer-array keys are built from them at the end of this module (with NumPy when
-every index is concrete and the call is eager, as ops otherwise).
+their nonzero() integer arrays (on the host; traced, at their count: _datadep.py), and traced indices
+get their negative values wrapped. The read and update paths of _indexing.py and _indexing_mask.py
+work on these entries only; the index arrays of integer-array keys are built from them at the end of
+this module (with NumPy when every index is concrete and the call is eager, as ops otherwise).
 
 Basic keys (Python ints, slices of ints, None, Ellipsis) are expanded once per (shape, key): `basic_plan`
 caches the entries with what eager reads and updates need (library code indexes element by element in
@@ -23,7 +23,7 @@ from transforms.primitives import structural as S
 
 from . import _dtypes as D
 from ._array import Array
-from ._datadep import host_value, mask_hint, require_host
+from ._datadep import host_value, mask_hint, nonzero_sized, require_host
 
 _INTS = (int, np.integer)
 _IDX = D.DEFAULT_INDEX
@@ -125,14 +125,16 @@ def _expand(x, key, fname):
             ents.append(_Ent("int", d, i % n))
             d += 1
             continue
-        if k.dtype == D.bool_:      # a mask: its nonzero() integer arrays, computed on the host
-            m = require_host(k._v, fname, mask_hint(fname))
-            dims = tuple(shape[d:d + m.ndim])
-            if len(dims) != m.ndim or not all(ms in (xs, 0) for ms, xs in zip(m.shape, dims)):
-                raise IndexError(f"{fname}: boolean index of shape {m.shape} does not match the indexed dims "
-                                 f"{shape[d:d + m.ndim]} of the array")
-            for nz in np.nonzero(m):
-                ents.append(_Ent("arr", d, val=nz.astype(_IDX), shape=nz.shape))
+        if k.dtype == D.bool_:      # a mask: its nonzero() integer arrays (on the host, or traced at their count)
+            dims = tuple(shape[d:d + k.ndim])
+            if len(dims) != k.ndim or not all(ms in (xs, 0) for ms, xs in zip(k.shape, dims)):
+                raise IndexError(f"{fname}: boolean index of shape {k.shape} does not match the indexed dims "
+                                 f"{shape[d:d + k.ndim]} of the array")
+            m = host_value(k._v)
+            nzs = (nonzero_sized(k._v, k.shape, fname, mask_hint(fname)) if m is None
+                   else [nz.astype(_IDX) for nz in np.nonzero(m)])
+            for nz in nzs:
+                ents.append(_Ent("arr", d, val=nz, shape=tuple(S.shape_of(nz))))
                 d += 1
             continue
         n = shape[d]

@@ -1,6 +1,6 @@
 """Boolean-mask updates with a fixed shape: x[mask] = v and x.at[mask].op(v) as one select.
 
-Reading x[mask] has a data-dependent shape (the number of True entries), so it is eager only.
+Reading x[mask] has a data-dependent shape (the number of True entries): see _datadep.py.
 An *update* whose value does not need that number -- a scalar, a 0-d or size-1 array, or any
 value that broadcasts without the masked axis (x[rows] = row_vector) -- keeps x's shape:
 
@@ -14,7 +14,7 @@ elsewhere, d/dv the sum over the mask. For multiply/divide/power both operands a
 1 outside the mask first, so an inf/NaN derivative there cannot leak into the gradient.
 
 Keys pairing the mask with integer arrays, and values that need the count, go back to the
-general (host nonzero) path: eager only, DataDependentShapeError under jit/vmap.
+general (nonzero) path, which needs the count: DataDependentShapeError where it is abstract.
 """
 from __future__ import annotations
 

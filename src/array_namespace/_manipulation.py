@@ -11,6 +11,7 @@ from transforms.primitives import structural as S
 
 from . import _dtypes as D
 from ._array import Array
+from ._datadep import REPEAT_HINT, repeat_sized, require_host
 from ._views import reshape_is_view, view_of
 from ._helpers import as_array, as_int, cast, is_int_like, normalize_axes, normalize_axis, wrap
 from ._plans import plain as _plain, remember as _remember
@@ -498,10 +499,6 @@ def roll(x, /, shift, *, axis=None):
     return wrap(v)
 
 
-_REPEAT_HINT = ("The output length is the sum of the repeat counts, so the counts must be concrete: pass "
-                "repeats as a Python int or a concrete array (compute it outside jit/vmap).")
-
-
 def _repeat_counts(repeats, fname="repeat"):
     """The repeat counts as a host int64 array, or None for a single int count."""
     from ._array import Array
@@ -511,8 +508,7 @@ def _repeat_counts(repeats, fname="repeat"):
         if repeats.dtype not in D.INTEGER:   # a float count would be silently truncated
             raise TypeError(f"{fname}: repeats must be an int or an integer array, got a {repeats.dtype.name} "
                             "array")
-        from ._datadep import require_host
-        return np.asarray(require_host(repeats._v, fname, _REPEAT_HINT), np.int64)
+        return np.asarray(require_host(repeats._v, fname, REPEAT_HINT), np.int64)
     if isinstance(repeats, np.ndarray) and repeats.dtype.kind in "iu":
         return repeats.astype(np.int64)
     raise TypeError(f"{fname}: repeats must be an int or an integer array, got {type(repeats).__name__}")
@@ -521,15 +517,15 @@ def _repeat_counts(repeats, fname="repeat"):
 def repeat(x, repeats, /, *, axis=None):
     """Each element of x along axis repeated `repeats` times (one count, or one per element).
 
-    Per-element counts are read on the host (the output length depends on them): the source
-    index of every output position is computed there and the result is one gather, whose
-    derivative with respect to x is the sum over each element's copies (a segment sum).
+    The output length depends on per-element counts: eagerly they are read on the host; traced, only
+    their sum is asked for (_datadep.py). The result is one gather, whose derivative with respect to
+    x is the sum over each element's copies (a segment sum).
 
     Parameters: x (Array): the input. repeats (int or 1-D integer Array): one count, or one per element along axis.
         axis (int or None): the axis (None: the flattened x).
     Returns: Array: of x's dtype; the axis has sum(repeats) elements.
     Raises: TypeError: if x is not an array or repeats not an int or integer array. ValueError: for a negative count
-        or a count array of the wrong shape. DataDependentShapeError: for traced counts (under jit or vmap). AxisError
+        or a count array of the wrong shape. DataDependentShapeError: for abstract counts (make_jaxpr). AxisError
         (an IndexError and a ValueError): for an axis out of range.
 
     >>> xp.repeat(xp.asarray([1, 2]), xp.asarray([1, 3]))
@@ -542,6 +538,8 @@ def repeat(x, repeats, /, *, axis=None):
     axis = normalize_axis(axis, x.ndim, "repeat")
     if getattr(repeats, "ndim", 0) == 1 and repeats.shape[0] not in (1, x.shape[axis]):   # before reading values
         raise ValueError(f"repeat: repeats has {repeats.shape[0]} entries for an axis of size {x.shape[axis]}")
+    if (out := repeat_sized(x, repeats, axis)) is not None:   # traced counts: only their sum is asked for
+        return out
     reps = _repeat_counts(repeats)
     if reps is not None:
         if reps.ndim > 1:

@@ -75,25 +75,33 @@ def where(condition, x1, x2, /):
 def nonzero(x, /):
     """Indices of the non-zero elements, one index array per dimension (row-major order).
 
-    The result's length depends on x's values: computed on the host, so eager only; under
-    jit/vmap this raises DataDependentShapeError.
+    The result's length depends on x's values: eagerly computed on the host; traced, the count is what jit
+    guards and vmap's elements must share, and the indices are computed at that size (_datadep.py).
 
     Parameters: x (Array): at least 1-D.
     Returns: tuple of Array: x.ndim int64 index arrays of equal length.
-    Raises: TypeError: if x is not an array. ValueError: if x is 0-d. DataDependentShapeError: under jit or vmap.
+    Raises: TypeError: if x is not an array. ValueError: if x is 0-d. DataDependentShapeError: without concrete
+        values (make_jaxpr, strict jit). BatchDisagreementError: under vmap, for elements with different counts.
 
     >>> xp.nonzero(xp.asarray([[0, 1], [2, 0]]))
     (Array([0, 1]), Array([1, 0]))
     """
     import numpy as np
 
-    from ._datadep import require_host
+    from ._datadep import host_value, nonzero_sized
     x = as_array(x, "nonzero")
     if x.ndim == 0:
         raise ValueError("nonzero: x must have at least one dimension (0-d input is not allowed)")
-    hv = require_host(x._v, "nonzero", "Use it outside jit/vmap, or a fixed-shape formulation such as "
-                      "xp.where(x != 0, ..., ...) or xp.count_nonzero.")
+    hv = host_value(x._v)
+    if hv is None:   # traced: only the count is asked for (_datadep.py)
+        v = x._v
+        mask = v if x.dtype == D.bool_ else bind(P.ne_p, v, P.convert_element_type(0, x.dtype))
+        return tuple(wrap(i) for i in nonzero_sized(mask, x.shape, "nonzero", _NONZERO_HINT))
     return tuple(wrap(backend.device_put(np.asarray(i, D.DEFAULT_INDEX))) for i in np.nonzero(hv))
+
+
+_NONZERO_HINT = ("Use it outside jit/vmap, or a fixed-shape formulation such as xp.where(x != 0, ..., ...) or "
+                 "xp.count_nonzero.")
 
 
 def count_nonzero(x, /, *, axis=None, keepdims=False):

@@ -1,10 +1,11 @@
 """Set functions (https://data-apis.org/array-api/latest/API_specification/set_functions.html).
 
-unique_*: the number of unique values depends on the data, so the *positions* (first
-indices, inverse indices, counts) are computed on the host from the concrete input; the
-values are then gathered on the device from x, so they carry gradients (the functions work
-eagerly and under grad, and raise DataDependentShapeError under jit/vmap). Values come out
-sorted (NaNs last); every NaN is distinct and -0.0 == +0.0, as the standard asks.
+unique_*: the number of unique values depends on the data. Eagerly (and under grad) the *positions* (first
+indices, inverse indices, counts) are computed on the host from the concrete input; traced, by a stable sort
+at the number of unique values, the only thing jit guards and vmap's elements must share (_datadep.py). The
+values are gathered from x either way, so they carry gradients; without concrete values (make_jaxpr, strict
+jit) DataDependentShapeError. Values come out sorted (NaNs last); every NaN is distinct and -0.0 == +0.0, as
+the standard asks.
 
 isin is fully traceable: a sort of x2 and a searchsorted (or, for complex or tiny inputs, a
 broadcast comparison).
@@ -24,7 +25,7 @@ from transforms.primitives import structural as S
 
 from . import _dtypes as D
 from ._array import Array
-from ._datadep import require_host
+from ._datadep import host_value, unique_sized
 from ._helpers import as_array, binary, wrap
 
 
@@ -58,8 +59,13 @@ def _unique(x, fname):
     """(x, values, first indices, inverse indices, counts); the last two None where `fname` does not return them."""
     x = as_array(x, fname)
     v = x._v
-    hv = require_host(v, fname, _HINT).reshape(-1)
     want_inv, want_counts = _ASKED[fname]
+    hv = host_value(v)
+    if hv is None and x.size:   # traced: only the number of unique values is asked for (_datadep.unique_sized)
+        values, first, inv, counts = unique_sized(v, fname, _HINT)
+        return (x, wrap(values), wrap(first), wrap(S.reshape(inv, x.shape)) if want_inv else None,
+                wrap(counts) if want_counts else None)
+    hv = np.asarray(hv if hv is not None else np.zeros(0, x.dtype)).reshape(-1)
     got = np.unique(hv, return_index=True, return_inverse=want_inv, return_counts=want_counts, equal_nan=False)
     first = got[1]
     put = lambda a, shape: wrap(backend.device_put(np.asarray(a, D.DEFAULT_INDEX).reshape(shape)))  # noqa: E731
@@ -76,35 +82,37 @@ def _unique(x, fname):
         values = wrap(S.reshape(v, (x.size,)))
     inv = put(got[2], x.shape) if want_inv else None
     counts = put(got[-1], (-1,)) if want_counts else None
-    return x, values, first, inv, counts
+    return x, values, put(first, (-1,)) if fname == "unique_all" else None, inv, counts
 
 
 def unique_all(x, /):
     """The unique values of x with their first indices, inverse indices and counts.
 
-    Eager only (the number of unique values depends on the data); the values carry gradients.
+    The number of unique values depends on the data: under jit it is guarded, under vmap shared by the batch.
 
     Parameters: x (Array): any shape (flattened).
     Returns: UniqueAllResult: values (sorted, NaNs last, each NaN distinct), indices (int64: first occurrence in the
         flattened x), inverse_indices (int64, x's shape: x == values[inverse_indices]) and counts (int64).
-    Raises: TypeError: if x is not an array. DataDependentShapeError: under jit or vmap.
+    Raises: TypeError: if x is not an array. DataDependentShapeError: without concrete values (make_jaxpr, strict jit).
+        BatchDisagreementError: under vmap, for elements with different numbers of unique values.
 
     >>> xp.unique_all(xp.asarray([3, 1, 3]))
     UniqueAllResult(values=Array([1, 3]), indices=Array([1, 0]), inverse_indices=Array([1, 0, 1]),
                     counts=Array([1, 2]))
     """
     _, values, first, inv, counts = _unique(x, "unique_all")
-    return UniqueAllResult(values, wrap(backend.device_put(np.asarray(first, D.DEFAULT_INDEX))), inv, counts)
+    return UniqueAllResult(values, first, inv, counts)
 
 
 def unique_counts(x, /):
     """The unique values of x and how often each occurs.
 
-    Eager only (the number of unique values depends on the data); the values carry gradients.
+    The number of unique values depends on the data: under jit it is guarded, under vmap shared by the batch.
 
     Parameters: x (Array): any shape (flattened).
     Returns: UniqueCountsResult: values (sorted, NaNs last, each NaN distinct) and counts (int64).
-    Raises: TypeError: if x is not an array. DataDependentShapeError: under jit or vmap.
+    Raises: TypeError: if x is not an array. DataDependentShapeError: without concrete values (make_jaxpr, strict jit).
+        BatchDisagreementError: under vmap, for elements with different numbers of unique values.
 
     >>> xp.unique_counts(xp.asarray([3, 1, 3]))
     UniqueCountsResult(values=Array([1, 3]), counts=Array([1, 2]))
@@ -116,12 +124,13 @@ def unique_counts(x, /):
 def unique_inverse(x, /):
     """The unique values of x and, for each element of x, the index of its value among them.
 
-    Eager only (the number of unique values depends on the data); the values carry gradients.
+    The number of unique values depends on the data: under jit it is guarded, under vmap shared by the batch.
 
     Parameters: x (Array): any shape.
     Returns: UniqueInverseResult: values (sorted, NaNs last, each NaN distinct) and inverse_indices (int64, of x's
         shape: x == values[inverse_indices]).
-    Raises: TypeError: if x is not an array. DataDependentShapeError: under jit or vmap.
+    Raises: TypeError: if x is not an array. DataDependentShapeError: without concrete values (make_jaxpr, strict jit).
+        BatchDisagreementError: under vmap, for elements with different numbers of unique values.
 
     >>> xp.unique_inverse(xp.asarray([3, 1, 3]))
     UniqueInverseResult(values=Array([1, 3]), inverse_indices=Array([1, 0, 1]))
@@ -133,11 +142,12 @@ def unique_inverse(x, /):
 def unique_values(x, /):
     """The unique values of x, sorted (NaNs last, each NaN distinct; -0.0 == 0.0).
 
-    Eager only (the number of unique values depends on the data); the values carry gradients.
+    The number of unique values depends on the data: under jit it is guarded, under vmap shared by the batch.
 
     Parameters: x (Array): any shape (flattened).
     Returns: Array: 1-D, of x's dtype.
-    Raises: TypeError: if x is not an array. DataDependentShapeError: under jit or vmap.
+    Raises: TypeError: if x is not an array. DataDependentShapeError: without concrete values (make_jaxpr, strict jit).
+        BatchDisagreementError: under vmap, for elements with different numbers of unique values.
 
     >>> xp.unique_values(xp.asarray([3, 1, 3, 2]))
     Array([1, 2, 3])

@@ -211,7 +211,10 @@ def test_data_dependent_cases_keep_a_clear_error():
     g = vmap(lambda x, m: x.at[m].set(xp.ones((2, 5))))
     ms = np.tile(M4, (3, 1))   # every batch element has the same mask: its count is the one count
     check(g(xp.asarray(A3), xp.asarray(ms)), np.stack([np_update(A3[i], M4, np.ones((2, 5)), "set") for i in range(3)]))
-    ms[1] = ~ms[1]             # element 1's mask has another count
+    ms[1] = ~ms[1]             # element 1's mask differs but has the same count: only the count must agree
+    check(g(xp.asarray(A3), xp.asarray(ms)),
+          np.stack([np_update(A3[i], ms[i], np.ones((2, 5)), "set") for i in range(3)]))
+    ms[1] = [True, True, True, False]   # element 1's mask has another count
     with pytest.raises(ConcretizationTypeError, match=r"disagreeing batch indices: \[1\]"):
         g(xp.asarray(A3), xp.asarray(ms))
     # a mask paired with an integer array: eager only
