@@ -1,12 +1,12 @@
 """scikit-learn under jit with guards (transforms/jit_guards.py): its input validation (`if first_pass_isfinite:`),
-label sets and `return float(...)` are specialised to each call's values and checked on every call.
+label sets (only their size: array_namespace/_datadep.py) and `return float(...)` are specialised to each call's values and checked on every call.
 Oracle: the same call on NumPy arrays. Each jitted function is called on several datasets of one shape."""
 import numpy as np
 import pytest
 import sklearn
 from sklearn.decomposition import PCA
-from sklearn.metrics import r2_score
-from sklearn.preprocessing import StandardScaler
+from sklearn.metrics import accuracy_score, r2_score
+from sklearn.preprocessing import LabelEncoder, StandardScaler
 
 import array_namespace as xp
 from transforms import ConcretizationTypeError, jit
@@ -59,3 +59,32 @@ def test_nan_input_raises_sklearns_own_error_under_jit(name):
 def test_strict_jit_keeps_the_error_at_sklearns_validation():
     with pytest.raises(ConcretizationTypeError, match="first_pass_isfinite"):
         jit(_sk(r2_score), guards=False)(xp.asarray(_data(0, (8,))), xp.asarray(_data(1, (8,))))
+
+
+def _labels(seed, n=30, classes=(0, 1, 2)):
+    rng = np.random.default_rng(seed)
+    return np.asarray(classes)[rng.permutation(n) % len(classes)]
+
+
+def test_label_encoder_runs_one_variant_for_label_sets_of_one_size():
+    calls = []
+    f = jit(_sk(lambda y: calls.append(1) or LabelEncoder().fit_transform(y)))
+    sets = [(0, 1, 2), (5, 7, 9), (-3, 0, 40), (2, 3, 4)]   # other labels, the same number of them
+    for seed, classes in enumerate(sets):
+        y = _labels(seed, classes=classes)
+        np.testing.assert_array_equal(np.asarray(f(xp.asarray(y))), LabelEncoder().fit_transform(y))
+    assert len(calls) == 1 and f._jitted.trace_count == 1   # only the size of the label set is guarded
+    y = _labels(9, classes=(1, 2, 3, 4))                    # four classes: a second variant
+    np.testing.assert_array_equal(np.asarray(f(xp.asarray(y))), LabelEncoder().fit_transform(y))
+    assert len(calls) == 2
+
+
+def test_accuracy_score_label_sets_are_guarded_by_size_only():
+    f = jit(_sk(accuracy_score))
+    y, p = _labels(0), _labels(1)
+    perm = np.random.default_rng(2).permutation(len(y))
+    # the same accuracy (accuracy_score's `return float(...)` guards its value) from other labels and orders
+    for yy, pp in ((y, p), (y[perm], p[perm]), (y * 3 + 1, p * 3 + 1)):
+        got = f(xp.asarray(yy), xp.asarray(pp))
+        assert float(got) == accuracy_score(yy, pp)
+    assert f._jitted.trace_count == 1
