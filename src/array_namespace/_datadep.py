@@ -109,9 +109,10 @@ def nonzero_sized(mask, shape, fname, hint):
     return out
 
 
-def unique_sized(v, fname, hint):
+def unique_sized(v, fname, hint, inverse=True):
     """np.unique(v.ravel(), return_index, return_inverse, return_counts) for a traced raw v of size > 0, each NaN
-    distinct and -0.0 == 0.0: (values gathered from v, first indices, inverse indices (flat), counts), all raw,
+    distinct and -0.0 == 0.0: (values gathered from v, first indices, inverse indices (flat; None unless
+    `inverse`), counts), all raw,
     at the size `sized` gives for the number of unique values. A stable sort puts equal values together in order
     of first occurrence; a group starts where a value differs from the one before it."""
     N = int(np.prod(S.shape_of(v), dtype=np.int64))
@@ -129,9 +130,11 @@ def unique_sized(v, fname, hint):
     starts = _first_true(start, n)
     first = _take(perm, starts)
     counts = P.sub(S.concatenate([S.slice_(starts, (1,), (n,)), S.full((1,), N, _IDX)], 0), starts)
-    group = P.sub(T.cumsum(P.convert_element_type(start, _IDX), 0), P.convert_element_type(1, _IDX))
-    _, inverse = T.sort([perm, group], 0, True, 1)   # (each sorted position's group, back in x's order)
-    return _take(flat, first), first, inverse, counts
+    inv = None
+    if inverse:   # each sorted position's group, back in x's order
+        group = P.sub(T.cumsum(P.convert_element_type(start, _IDX), 0), P.convert_element_type(1, _IDX))
+        inv = T.sort([perm, group], 0, True, 1)[1]
+    return _take(flat, first), first, inv, counts
 
 
 REPEAT_HINT = ("The output length is the sum of the repeat counts, so the counts must be concrete: pass "

@@ -62,7 +62,7 @@ def _unique(x, fname):
     want_inv, want_counts = _ASKED[fname]
     hv = host_value(v)
     if hv is None and x.size:   # traced: only the number of unique values is asked for (_datadep.unique_sized)
-        values, first, inv, counts = unique_sized(v, fname, _HINT)
+        values, first, inv, counts = unique_sized(v, fname, _HINT, want_inv)
         return (x, wrap(values), wrap(first), wrap(S.reshape(inv, x.shape)) if want_inv else None,
                 wrap(counts) if want_counts else None)
     hv = np.asarray(hv if hv is not None else np.zeros(0, x.dtype)).reshape(-1)
