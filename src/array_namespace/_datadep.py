@@ -112,14 +112,15 @@ def nonzero_sized(mask, shape, fname, hint):
 def unique_sized(v, fname, hint, inverse=True):
     """np.unique(v.ravel(), return_index, return_inverse, return_counts) for a traced raw v of size > 0, each NaN
     distinct and -0.0 == 0.0: (values gathered from v, first indices, inverse indices (flat; None unless
-    `inverse`), counts), all raw,
-    at the size `sized` gives for the number of unique values. A stable sort puts equal values together in order
-    of first occurrence; a group starts where a value differs from the one before it."""
+    `inverse`), counts), all raw, at the size `sized` gives for the number of unique values. A stable sort puts
+    equal values together in order of first occurrence; a group starts where a value differs from the one before."""
     N = int(np.prod(S.shape_of(v), dtype=np.int64))
     flat = S.reshape(v, (N,))
     kind = S.dtype_of(flat).kind
-    if kind == "c":
-        keys = [bind(P.real_p, flat), bind(P.imag_p, flat)]
+    if kind == "c":   # NumPy's order: R + Rj < R + nanj < nan + Rj < nan + nanj, each by real then imag
+        re, im = bind(P.real_p, flat), bind(P.imag_p, flat)
+        nan_re, nan_im = (P.convert_element_type(bind(P.ne_p, a, a), np.int8) for a in (re, im))
+        keys = [P.add(P.add(nan_re, nan_re), nan_im), re, im]
     else:
         keys = [P.convert_element_type(flat, np.uint8) if kind == "b" else flat]
     perm = T.sort(keys + [S.iota(_IDX, (N,), 0)], 0, True, len(keys))[-1]

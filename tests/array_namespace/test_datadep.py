@@ -64,6 +64,10 @@ _UNIQUE_F = [np.array(v) for v in ([3.0, 1, 3, 2, NAN, 1, NAN, 5], [0.0, -0.0, 7
 _MASK_X = [np.array(v).reshape(2, 4) for v in ([1.0, -2, 3, -4, 5, -6, 7, 8], [-1.0, 2, -3, 4, -5, 6, 7, 8],
                                                [-1.0, -2, -3, -4, -5, -6, 7, -8])]
 
+_C = np.array([complex(NAN, 1), complex(1, NAN), 1 + 1j, complex(NAN, NAN), complex(1, NAN), 0j, complex(NAN, 0),
+               1 + 1j, complex(0, NAN), complex(NAN, 1)])   # NumPy's order: R + Rj, R + nanj, nan + Rj, nan + nanj
+_COMPLEX_NAN = [_C, (_C * 2)[::-1], np.r_[_C[:5], np.ones(5)]]
+
 
 def _np_unique(x):
     return np.unique(x, return_index=True, return_inverse=True, return_counts=True, equal_nan=False)
@@ -82,6 +86,7 @@ SIZED = {
                         [np.array(v) for v in ([True, False, True], [False, False, True], [True, True, True])]),
     "unique_all_complex": (lambda x: tuple(xp.unique_all(x)), _np_unique,
                            [np.array(v) for v in ([1 + 2j, 1 - 2j, 1 + 2j, 0j], [3j, 3j, 2, -1j], [1j, 1j, 1j, 1j])]),
+    "unique_all_complex_nan": (lambda x: tuple(xp.unique_all(x)), _np_unique, _COMPLEX_NAN),
     "nonzero": (lambda x: xp.nonzero(x), np.nonzero,
                 [np.array(v).reshape(2, 3) for v in ([0.0, 1, 0, 2, 0, NAN], [3.0, 0, 0, 0, 2, 1], [0.0, 0, 0, 0, 0, 1])]),
     "mask_read": (lambda x: x[x > 0], lambda x: x[x > 0], _MASK_X),
