@@ -78,7 +78,8 @@ SIZED = {
     "unique_counts": (lambda x: tuple(xp.unique_counts(x)),
                       lambda x: np.unique(x, return_counts=True, equal_nan=False), _UNIQUE_F),
     "unique_inverse": (lambda x: tuple(xp.unique_inverse(x)),
-                       lambda x: np.unique(x, return_inverse=True, equal_nan=False), [v.reshape(2, 4) for v in _UNIQUE_F]),
+                       lambda x: np.unique(x, return_inverse=True, equal_nan=False),
+                       [v.reshape(2, 4) for v in _UNIQUE_F]),
     "unique_all": (lambda x: tuple(xp.unique_all(x)), _np_unique, _UNIQUE_F),
     "unique_all_int": (lambda x: tuple(xp.unique_all(x)), _np_unique,
                        [np.array(v) for v in ([4, 4, -1, 2, 9], [0, 3, 3, 1, 7], [5, 5, 5, 5, 6])]),
@@ -88,7 +89,8 @@ SIZED = {
                            [np.array(v) for v in ([1 + 2j, 1 - 2j, 1 + 2j, 0j], [3j, 3j, 2, -1j], [1j, 1j, 1j, 1j])]),
     "unique_all_complex_nan": (lambda x: tuple(xp.unique_all(x)), _np_unique, _COMPLEX_NAN),
     "nonzero": (lambda x: xp.nonzero(x), np.nonzero,
-                [np.array(v).reshape(2, 3) for v in ([0.0, 1, 0, 2, 0, NAN], [3.0, 0, 0, 0, 2, 1], [0.0, 0, 0, 0, 0, 1])]),
+                [np.array(v).reshape(2, 3)
+                 for v in ([0.0, 1, 0, 2, 0, NAN], [3.0, 0, 0, 0, 2, 1], [0.0, 0, 0, 0, 0, 1])]),
     "mask_read": (lambda x: x[x > 0], lambda x: x[x > 0], _MASK_X),
     "mask_read_rows": (lambda x: xp.reshape(x, (2, 2, 2))[x[:, :2] > 0],
                        lambda x: x.reshape(2, 2, 2)[x[:, :2] > 0], _MASK_X),
@@ -110,6 +112,15 @@ def _check(got, want):
         np.testing.assert_array_equal(np.asarray(g), w)
 
 
+def _check_batch(out, batch, oracle):
+    """vmap's result against the oracle in a Python loop over the batch, stacked."""
+    want = [oracle(x) for x in batch]
+    if isinstance(want[0], tuple):
+        _check(tuple(out), tuple(np.stack([w[i] for w in want]) for i in range(len(want[0]))))
+    else:
+        _check(out, np.stack(want))
+
+
 @pytest.mark.parametrize("name", sorted(SIZED))
 def test_jit_guards_only_the_size(name):
     fn, oracle, (a, b, c) = SIZED[name]
@@ -128,16 +139,20 @@ def test_jit_guards_only_the_size(name):
 @pytest.mark.parametrize("name", sorted(SIZED))
 def test_vmap_needs_only_the_sizes_to_agree(name):
     fn, oracle, (a, b, c) = SIZED[name]
-    out = vmap(fn)(xp.asarray(np.stack([a, b, a])))
-    want = [oracle(x) for x in (a, b, a)]
-    if isinstance(want[0], tuple):
-        _check(tuple(out), tuple(np.stack([w[i] for w in want]) for i in range(len(want[0]))))
-    else:
-        _check(out, np.stack(want))
+    _check_batch(vmap(fn)(xp.asarray(np.stack([a, b, a]))), [a, b, a], oracle)
     with pytest.raises(BatchDisagreementError, match=r"disagreeing batch indices: \[2\]"):
         vmap(fn)(xp.asarray(np.stack([a, b, c])))
     with pytest.raises(BatchDisagreementError):
         jit(vmap(fn))(xp.asarray(np.stack([a, c])))
+
+
+@pytest.mark.parametrize("name", ["unique_all", "mask_read", "repeat"])
+def test_vmap_inside_jit_guards_the_shared_sizes(name):
+    fn, oracle, (a, b, _) = SIZED[name]
+    f = jit(vmap(fn))
+    for batch in ([a, b, a], [b, a, b]):
+        _check_batch(f(xp.asarray(np.stack(batch))), batch, oracle)
+    assert f._jitted.trace_count == 1
 
 
 @pytest.mark.parametrize("name", sorted(SIZED))

@@ -1,5 +1,6 @@
 """scikit-learn under jit with guards (transforms/jit_guards.py): its input validation (`if first_pass_isfinite:`),
-label sets (only their size: array_namespace/_datadep.py) and `return float(...)` are specialised to each call's values and checked on every call.
+label sets (only their size: array_namespace/_datadep.py) and `return float(...)` are specialised to each call's
+values and checked on every call.
 Oracle: the same call on NumPy arrays. Each jitted function is called on several datasets of one shape."""
 import numpy as np
 import pytest
