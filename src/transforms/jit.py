@@ -287,7 +287,7 @@ class Jitted:
         ents, raw, arg_leaves, parts = self._entry(args, kwargs, concrete=True)
         ent = ents[0]
         if ent.eager:   # the signature's first trace converted a value to the host: every call runs eagerly
-            return _as_arrays(self.fun(*args, **kwargs), self.__name__), None, None, None
+            return self._eagerly(args, kwargs), None, None, None
         self._mark_donors(ent, raw)
         raw = _buffers(raw)
         if ent.guard is None:
@@ -299,8 +299,24 @@ class Jitted:
             self._lane[key] = (ents, parts)
         outs = self._run_guarded(ents, parts, raw)
         if outs is None:   # a host conversion, past the variant cap, or the program disagrees with eager
-            return _as_arrays(self.fun(*args, **kwargs), self.__name__), None, raw, None
+            return self._eagerly(args, kwargs), None, raw, None
         return self._finish(outs[0], arg_leaves, outs[1]), None, raw, None
+
+    def _eagerly(self, args, kwargs):
+        """The function run eagerly on its arguments as its trace sees them: NumPy arrays and Python scalars as
+        Arrays (so a library picks this namespace, as under the trace), the caller's Array handles themselves
+        (its writes reach them), static arguments as given."""
+        statics, kw_static, dyn, dyn_idx, kw_dyn = self._split(args, kwargs)
+        leaves, tree = tree_flatten((tuple(dyn), kw_dyn))
+        bt = boxing.box_type
+        if any(type(x) is not bt for x in leaves):
+            dyn, kw_dyn = tree_unflatten(tree, [x if type(x) is bt else box(to_raw(x, f"jit({self.__name__}) argument"))
+                                                for x in leaves])
+            args = list(args)
+            for i, v in zip(dyn_idx, dyn):
+                args[i] = v
+            kwargs = {**kwargs, **kw_dyn}
+        return _as_arrays(self.fun(*args, **kwargs), self.__name__)
 
     def call_lane(self, args):
         """A guarded function's repeat call with plain Array arguments: straight to its variants (the

@@ -344,3 +344,17 @@ def test_a_host_conversion_inside_an_inner_jit_makes_the_outer_call_eager():
     outer = jit(lambda x: inner(x) + 1.0)
     for x in (POS, NEG):
         np.testing.assert_array_equal(np.asarray(outer(xp.asarray(x))), np.sort(x) * 2.0 + 1.0)
+
+
+def test_the_eager_run_sees_arrays_statics_and_keywords_as_the_trace_does():
+    seen = []
+
+    def f(x, k, scale=1.0):
+        seen.append((type(x), type(scale)))
+        return xp.asarray(np.cumsum(np.asarray(x))) * k * scale
+    g = jit(f, static_argnums=1)
+    for x, k in ((POS, 2), (NEG, 3)):   # NumPy and Python-scalar arguments: Arrays inside, as traced
+        got = g(x, k, scale=0.5)
+        assert isinstance(got, xp.Array)
+        np.testing.assert_allclose(np.asarray(got), np.cumsum(x) * k * 0.5, rtol=1e-15)
+    assert set(seen) == {(xp.Array, xp.Array)}
