@@ -238,8 +238,9 @@ def _host_sort(x):
     return xp.asarray(np.sort(np.asarray(x))) * 2.0
 
 
-@pytest.mark.parametrize("convert", [np.asarray, np.from_dlpack, lambda x: np.exp(x) * 0.0 + np.asarray(x)],
-                         ids=["asarray", "dlpack", "ufunc"])
+@pytest.mark.parametrize("convert", [np.asarray, np.from_dlpack, lambda x: np.exp(x) * 0.0 + np.asarray(x),
+                                     lambda x: np.asarray(x.__buffer__(0))],   # (memoryview(x) on Python 3.12+)
+                         ids=["asarray", "dlpack", "ufunc", "buffer"])
 def test_a_host_conversion_runs_eagerly_with_each_calls_values(convert):
     runs = []
 
