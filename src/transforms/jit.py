@@ -306,7 +306,7 @@ class Jitted:
         """The function run eagerly on its arguments as its trace sees them: NumPy arrays and Python scalars as
         Arrays (so a library picks this namespace, as under the trace), the caller's Array handles themselves
         (its writes reach them), static arguments as given."""
-        statics, kw_static, dyn, dyn_idx, kw_dyn = self._split(args, kwargs)
+        _, _, dyn, dyn_idx, kw_dyn = self._split(args, kwargs)
         leaves, tree = tree_flatten((tuple(dyn), kw_dyn))
         bt = boxing.box_type
         if any(type(x) is not bt for x in leaves):
