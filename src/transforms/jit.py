@@ -30,10 +30,11 @@ from .traceback_util import api_boundary, filter_exception, filtering_enabled
 
 class _Entry:
     __slots__ = ("closed", "consts", "out_tree", "exe", "donate", "mutated", "shardings", "guard", "fresh",
-                 "check")
+                 "check", "eager")
 
-    def __init__(self, closed, consts, out_tree, donate, mutated=(), guard=None):
+    def __init__(self, closed, consts, out_tree, donate, mutated=(), guard=None, eager=False):
         self.guard = guard   # jit_guards.Guard: what this variant assumed (its last output checks it), or None
+        self.eager = eager   # no program: the trace converted a traced value to the host (the call runs eagerly)
         self.fresh = True    # not yet run: its first run is for the call it was traced with
         self.check = None    # a guarded program with effects: its guards' own program (run first)
         self.shardings = None   # (per flat input, per flat output) NamedSharding or None: a sharded jit
@@ -158,7 +159,7 @@ class Jitted:
         key = (tree, avals, statics, kw_static, aliases)
         parts = (tree, avals, statics, kw_static, dyn_idx, len(args), aliases)
         ents = self._cache.get(key)
-        if ents is None or (not concrete and ents[0].guard is not None):
+        if ents is None or (not concrete and (ents[0].guard is not None or ents[0].eager)):
             shadow = concrete and self.guards and not any(isinstance(r, Tracer) for r in raw)
             ent = self._trace(*parts, invals=raw if shadow else None)
             if not concrete and ents is not None:
@@ -182,11 +183,13 @@ class Jitted:
         store = Store()
         names = self._leaf_names(tree, dyn_idx, nargs)
         if invals is None:
-            run, guard = (lambda flat: (stage(flat, list(avals), names), None)), None
+            run = lambda flat: (stage(flat, list(avals), names), None, False)
         else:   # with this call's values: value-dependent Python specialises and is guarded
             run = lambda flat: stage_guarded(flat, list(avals), names, invals)
-        closed, guard = run_flat(run, lambda dyn, kw: f(*dyn, **kw), tree, store, aliases,
-                                 f"jit({self.__name__}) output")
+        closed, guard, eager = run_flat(run, lambda dyn, kw: f(*dyn, **kw), tree, store, aliases,
+                                        f"jit({self.__name__}) output")
+        if eager:
+            return _Entry(None, (), None, (), eager=True)
         jaxpr, consts = convert_constvars(closed)
         consts = [backend.device_put(c) if isinstance(c, (np.ndarray, np.generic)) else c for c in consts]
         donate = self._donate_mask(tree, dyn_idx, len(consts))
@@ -283,6 +286,8 @@ class Jitted:
                 return out, None, None, None
         ents, raw, arg_leaves, parts = self._entry(args, kwargs, concrete=True)
         ent = ents[0]
+        if ent.eager:   # the signature's first trace converted a value to the host: every call runs eagerly
+            return self._eagerly(args, kwargs), None, None, None
         self._mark_donors(ent, raw)
         raw = _buffers(raw)
         if ent.guard is None:
@@ -293,9 +298,25 @@ class Jitted:
                 self._lane.clear()
             self._lane[key] = (ents, parts)
         outs = self._run_guarded(ents, parts, raw)
-        if outs is None:   # past the variant cap, or the program disagrees with eager: eager's result
-            return _as_arrays(self.fun(*args, **kwargs), self.__name__), None, raw, None
+        if outs is None:   # a host conversion, past the variant cap, or the program disagrees with eager
+            return self._eagerly(args, kwargs), None, raw, None
         return self._finish(outs[0], arg_leaves, outs[1]), None, raw, None
+
+    def _eagerly(self, args, kwargs):
+        """The function run eagerly on its arguments as its trace sees them: NumPy arrays and Python scalars as
+        Arrays (so a library picks this namespace, as under the trace), the caller's Array handles themselves
+        (its writes reach them), static arguments as given."""
+        _, _, dyn, dyn_idx, kw_dyn = self._split(args, kwargs)
+        leaves, tree = tree_flatten((tuple(dyn), kw_dyn))
+        bt = boxing.box_type
+        if any(type(x) is not bt for x in leaves):
+            dyn, kw_dyn = tree_unflatten(tree, [x if type(x) is bt else box(to_raw(x, f"jit({self.__name__}) argument"))
+                                                for x in leaves])
+            args = list(args)
+            for i, v in zip(dyn_idx, dyn):
+                args[i] = v
+            kwargs = {**kwargs, **kw_dyn}
+        return _as_arrays(self.fun(*args, **kwargs), self.__name__)
 
     def call_lane(self, args):
         """A guarded function's repeat call with plain Array arguments: straight to its variants (the
@@ -305,13 +326,14 @@ class Jitted:
             return None
         ents, parts = lane
         outs = self._run_guarded(ents, parts, _buffers([a._v for a in args]))
-        if outs is None:   # past the variant cap, or the program disagrees with eager: eager's result
+        if outs is None:   # a host conversion, past the variant cap, or the program disagrees with eager
             return _as_arrays(self.fun(*args), self.__name__)
         return self._finish(outs[0], list(args), outs[1])   # (the arguments are the leaves)
 
     def _run_guarded(self, ents, parts, raw):
         """Run the variant whose guards hold for this call: (entry, outputs less the guard vector), or None
-        where the result must come from running the function eagerly."""
+        where the result must come from running the function eagerly: past the cap, or where this call (or,
+        once one has, any call no variant accepts) converts a traced value to the host."""
         ent, tried = ents[0], []
         while ent is not None:
             if ent.check is not None and not ent.fresh:   # effects: run only where the guards hold
@@ -333,6 +355,8 @@ class Jitted:
                 return ent, outs[:-1]
             tried.append(ent)
             ent = next_variant(ents, ent, got, tried)
+        if ents.eager:   # (its path is likely the one that converted; eager is right whichever it takes)
+            return None
         if ents.traces >= self.max_variants:
             warnings.warn(f"jit({self.__name__}): {ents.traces} traces for one signature, each guarding "
                           "different values of a Python conversion (bool/int/float/.item()); this call runs "
@@ -341,6 +365,9 @@ class Jitted:
             return None
         new = self._trace(*parts, invals=raw)   # this call's branch (raises what eager raises: not counted)
         ents.traces += 1
+        if new.eager:
+            ents.eager = True
+            return None
         if new.guard is None or any(e.guard.same(new.guard) for e in ents):
             return None   # (eager assumed what a variant did, whose program disagrees here: eager decides)
         ents.append(new)
@@ -395,12 +422,13 @@ def _lane_key(args):
 
 
 class _Variants(list):
-    """The entries traced for one signature (one unless guarded), and how many traces that took."""
-    __slots__ = ("traces",)
+    """The entries traced for one signature (one unless guarded), how many traces that took, and whether one
+    of them converted a traced value to the host (then a call no variant accepts runs eagerly, untraced)."""
+    __slots__ = ("traces", "eager")
 
     def __init__(self, ents):
         super().__init__(ents)
-        self.traces = 1
+        self.traces, self.eager = 1, False
 
 
 def _as_arrays(out, name):
@@ -436,7 +464,11 @@ def jit(fun=None, *, static_argnums=(), static_argnames=(), donate_argnums=(), i
         value) specialises to the call's values and is guarded (default; ARRAY_NAMESPACE_JIT_GUARDS=0 turns it
         off) or raises ConcretizationTypeError as in JAX (False). A guarded function pays a read-back of its
         guard values on every call (it stays off the C++ fast path) and a trace and compile per new branch;
-        a guarded float() value takes a new variant per new value. max_variants (int): variants kept per
+        a guarded float() value takes a new variant per new value. A trace that converts a traced value to the
+        host (np.asarray, DLPack, memoryview, a NumPy ufunc: host code whose result would re-enter the program
+        as a constant) stops there and the call runs eagerly inside the jitted call, as does from then on every
+        call of that signature its compiled variants (if any) do not accept (without guards:
+        TracerArrayConversionError). max_variants (int): variants kept per
         signature (default 8, ARRAY_NAMESPACE_JIT_MAX_VARIANTS); past it a RuntimeWarning and the eager result.
     Returns: callable: the compiled function, with .lower(*args).as_text() (StableHLO), .trace(*args)
         and trace_count.

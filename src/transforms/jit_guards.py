@@ -9,7 +9,11 @@ guarded value beside its outputs, packed into one int64 vector (floats by their 
 it back and compares it with what the trace assumed. On a mismatch the call runs the variant whose
 assumptions agree, or traces the function again with this call's values (it raises what eager raises)
 and caches the new variant beside the others; past `max_variants` per signature, a warning and the eager
-result. make_jaxpr, .lower() and abstract tracing have no shadow: ConcretizationTypeError as before. vmap
+result. A conversion of a traced value to the host (np.asarray / __array__, DLPack, memoryview, a NumPy ufunc)
+would feed host code whose result re-enters the trace as a constant: the shadow notes it (`Shadow.host`), the
+trace stops there, and jit runs that call, and every later call of the signature no compiled variant accepts,
+eagerly inside the jitted call (jit.py). make_jaxpr, .lower() and abstract tracing have no shadow:
+ConcretizationTypeError (TracerArrayConversionError) as before. vmap
 inside such a jit asks the shadow for the whole batched value (guarding all of it) and answers with the value
 its elements share (batching.py).
 """
@@ -44,10 +48,10 @@ def max_variants_default():
 
 class Shadow:
     """The concrete values of one trace's variables for this call, computed only when asked."""
-    __slots__ = ("trace", "env", "nconst", "producer", "nindexed", "atoms", "values")
+    __slots__ = ("trace", "env", "nconst", "producer", "nindexed", "atoms", "values", "converted")
 
     def __init__(self, trace, invals):
-        self.trace, self.nconst, self.nindexed = trace, 0, 0
+        self.trace, self.nconst, self.nindexed, self.converted = trace, 0, 0, False
         self.env = dict(zip(trace.invars, invals))
         self.producer = {}   # Var -> index of the staged equation that makes it
         self.atoms, self.values = [], []   # the guarded variables and the host values assumed for them
@@ -96,6 +100,11 @@ class Shadow:
             self.atoms.append(tracer.atom)
             self.values.append(v)
         return v
+
+    def host(self):
+        """A traced value is converted to the host: this call runs eagerly (the caller raises the conversion
+        error, which stops the trace; code that catches it still leaves this call eager, as eager converts)."""
+        self.converted = True
 
     def packed(self):
         """The staged int64 vector of every guarded value (call with the trace current), or None."""
@@ -173,22 +182,29 @@ def next_variant(variants, ent, got, tried):
 
 
 def stage_guarded(fun, in_avals, names, invals):
-    """Stage a flat raw function as `stage` does, with a shadow of the concrete inputs `invals`:
-    (closed jaxpr whose last output is the packed guard vector when there are guards, Guard or None)."""
+    """Stage a flat raw function as `stage` does, with a shadow of the concrete inputs `invals`: (closed jaxpr
+    whose last output is the packed guard vector when there are guards, Guard or None, False), or
+    (None, None, True) where the trace converted a traced value to the host (this call runs eagerly)."""
     trace = StagingTrace(current_trace(), stage_all=True)
     args = [trace.new_arg(a, n) for a, n in zip(in_avals, names or [None] * len(in_avals))]
     shadow = trace.shadow = Shadow(trace, invals)
     try:
-        with set_trace(trace):
-            outs = list(fun(*args))
-            packed = shadow.packed()
+        try:
+            with set_trace(trace):
+                outs = list(fun(*args))
+                packed = shadow.packed()
+        except Exception:
+            if not shadow.converted:
+                raise
+        if shadow.converted:
+            return None, None, True
         if packed is not None:
             outs.append(packed)
         closed = trace.to_jaxpr(outs)
     finally:
         trace.shadow = None   # (drops the concrete values)
     guard = Guard(shadow.values) if packed is not None else None
-    return ClosedJaxpr(dce_jaxpr(closed.jaxpr), closed.consts), guard
+    return ClosedJaxpr(dce_jaxpr(closed.jaxpr), closed.consts), guard, False
 
 
 def _has_effects(jaxpr):

@@ -47,8 +47,11 @@ class StagingTracer(Tracer):
     def host_value(self, why, guard=False):
         if type(self.atom) is Literal:
             return self.atom.val
-        if guard and self._trace.shadow is not None:
-            return self._trace.shadow.guard(self, why)
+        shadow = self._trace.shadow
+        if shadow is not None:
+            if guard:
+                return shadow.guard(self, why)
+            shadow.host()   # (a conversion to NumPy/DLPack under a jit that knows its values: that path runs eagerly)
         raise TracerArrayConversionError(self, why)
 
 

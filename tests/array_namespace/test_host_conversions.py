@@ -89,13 +89,28 @@ CONCRETE_WANT = {
 @pytest.mark.parametrize("conv", ["tolist", "item", "float", "complex"])
 def test_guarded_conversions_under_jit_give_this_calls_values(conv):
     """Under jit with concrete arguments these conversions are guarded (transforms/jit_guards.py): each call
-    gives eager's value for its own input, and NumPy conversions still raise."""
+    gives eager's value for its own input; strict jit raises."""
     f = jit(CONVERSIONS[conv])
     for x in (X, X[::-1] * 3.0):
         np.testing.assert_allclose(np.asarray(f(xp.asarray(x))), np.asarray(CONVERSIONS[conv](xp.asarray(x))),
                                    rtol=1e-15)
     with pytest.raises(TracerArrayConversionError):
-        jit(CONVERSIONS["np.asarray"])(xp.asarray(X))
+        jit(CONVERSIONS[conv], guards=False)(xp.asarray(X))
+
+
+NUMPY_CONVERSIONS = [c for c in CONVERSIONS if c not in ("tolist", "item", "float", "complex")]
+
+
+@pytest.mark.parametrize("conv", NUMPY_CONVERSIONS)
+def test_numpy_conversions_under_jit_run_eagerly_with_this_calls_values(conv):
+    """A conversion to NumPy/DLPack under jit with concrete arguments: that call runs eagerly inside the jitted
+    call (transforms/jit.py), never a value of another call baked into the program; strict jit raises."""
+    f = jit(CONVERSIONS[conv])
+    for x in (X, X[::-1] * 3.0, X - 7.0):
+        np.testing.assert_allclose(np.asarray(f(xp.asarray(x))), np.asarray(CONVERSIONS[conv](xp.asarray(x))),
+                                   rtol=1e-15)
+    with pytest.raises(TracerArrayConversionError):
+        jit(CONVERSIONS[conv], guards=False)(xp.asarray(X))
 
 
 @pytest.mark.parametrize("conv", list(CONVERSIONS))
@@ -121,7 +136,7 @@ def test_error_names_the_argument():
     with pytest.raises(TracerArrayConversionError, match=r"args\[1\]"):
         grad(lambda a, v: a * float(v[0]), argnums=(0, 1))(1.0, xp.asarray(X))
     with pytest.raises(TracerArrayConversionError, match="'v'"):
-        jit(lambda v: xp.asarray(np.asarray(v)))(xp.asarray(X))
+        jit(lambda v: xp.asarray(np.asarray(v)), guards=False)(xp.asarray(X))
 
 
 MIXED = {
@@ -181,4 +196,8 @@ def test_scipy_numpy_fallback_raises_under_grad_and_works_eagerly():
     with pytest.raises(TracerArrayConversionError):
         grad(lambda v: xp.sum(sc.ellipe(v)))(x)
     with pytest.raises(TracerArrayConversionError):
-        jit(sc.ellipe)(x)
+        jit(sc.ellipe, guards=False)(x)
+    y = xp.asarray(np.array([0.2, 0.9]))   # guarded jit: the fallback runs eagerly inside the jitted call
+    f = jit(sc.ellipe)
+    for v in (x, x * 0.5, y):
+        np.testing.assert_allclose(np.asarray(f(v)), sc.ellipe(np.asarray(v)), rtol=1e-15)

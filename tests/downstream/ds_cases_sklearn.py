@@ -8,11 +8,11 @@ import sklearn
 from sklearn import metrics
 from sklearn.decomposition import PCA
 from sklearn.discriminant_analysis import LinearDiscriminantAnalysis
-from sklearn.linear_model import Ridge
+from sklearn.linear_model import LogisticRegression, Ridge, RidgeClassifier
 from sklearn.metrics import pairwise
 from sklearn.naive_bayes import GaussianNB
-from sklearn.preprocessing import (Binarizer, KernelCenterer, MaxAbsScaler, MinMaxScaler, Normalizer,
-                                   PolynomialFeatures, StandardScaler, normalize)
+from sklearn.preprocessing import (Binarizer, KernelCenterer, LabelBinarizer, MaxAbsScaler, MinMaxScaler,
+                                   Normalizer, PolynomialFeatures, StandardScaler, normalize)
 
 from ds_harness import LIB, NA, Case
 
@@ -83,6 +83,20 @@ ESTIMATORS = [
          _Xy(12, 3, classes=3), rtol=1e-8),   # (vmap: every element's label set has 3 classes, a shared size)
     Case("GaussianNB", _sk(lambda X, y: GaussianNB().fit(X, y).predict_proba(X)), _Xy(12, 3, classes=2),
          rtol=1e-8),
+    # Host round trips (sklearn/utils/_array_api.py:1025 numpy.asarray in _convert_to_numpy; LogisticRegression's
+    # lbfgs is scipy.optimize on NumPy): under jit that path runs eagerly inside the jitted call
+    Case("LogisticRegression", _sk(lambda X, y: LogisticRegression().fit(X, y).predict_proba(X)),
+         _Xy(12, 3, classes=2), vmap=LIB, grad=LIB, rtol=1e-8, atol=1e-10, why={"vmap": (
+             "sklearn/utils/_array_api.py:1025 numpy.asarray (_convert_to_numpy for lbfgs: a batched value has no "
+             "one host value)"), "grad": (
+             "sklearn/linear_model/_linear_loss.py:349 float(xp.sum(loss) / sw_sum) (lbfgs: scipy.optimize on host "
+             "floats)")}),
+    Case("RidgeClassifier", _sk(lambda X, y: RidgeClassifier(alpha=0.5).fit(X, y).decision_function(X)),
+         _Xy(12, 3, classes=3), vmap=LIB, rtol=1e-9, why=(
+             "sklearn/utils/_array_api.py:620 _convert_to_numpy (move_to of the binarized labels: a batched value "
+             "has no one host value)")),
+    Case("LabelBinarizer", _sk(lambda y: LabelBinarizer().fit_transform(y)), lambda rng: (rng.integers(0, 4, 10),),
+         vmap=LIB, grad=NA, why=_LABELS),
 ]
 
 METRICS = [
@@ -103,11 +117,16 @@ METRICS = [
          why=_LABELS),
     Case("zero_one_loss", _sk(metrics.zero_one_loss), _labels(), vmap=LIB, grad=NA, scalar_ok=True,
          why=_LABELS),
-    Case("confusion_matrix", _sk(metrics.confusion_matrix), _labels(), jit=LIB, vmap=LIB, grad=NA,
+    # (jit: sklearn/utils/_array_api.py:1025 numpy.asarray of the labels, a host conversion: eager inside jit)
+    Case("confusion_matrix", _sk(metrics.confusion_matrix), _labels(), vmap=LIB, grad=NA,
          why="sklearn/utils/_array_api.py:1025 numpy.asarray(array) (_convert_to_numpy of the labels)"),
-    Case("f1_macro", _sk(lambda a, b: metrics.f1_score(a, b, average="macro")), _labels(), jit=LIB, vmap=LIB,
-         grad=NA, scalar_ok=True, why={"vmap": _LABELS, "jit": "sklearn/utils/_array_api.py:1025 numpy.asarray(array) "
-                                       "(_convert_to_numpy of the label set, past the guarded unique_values)"}),
+    Case("f1_macro", _sk(lambda a, b: metrics.f1_score(a, b, average="macro")), _labels(), vmap=LIB,
+         grad=NA, scalar_ok=True, why=_LABELS),
+    Case("precision_per_class", _sk(lambda a, b: metrics.precision_recall_fscore_support(a, b)[0]), _labels(),
+         vmap=LIB, grad=NA, why=_LABELS),
+    Case("log_loss", _sk(metrics.log_loss), lambda rng: (rng.permutation(10) % 2, rng.uniform(0.1, 0.9, 10)),
+         argnums=(1,), vmap=LIB, grad=LIB, scalar_ok=True, why={
+             "vmap": _LABELS, "grad": "sklearn/metrics/_classification.py:3458 `return float(...)`"}),
 ]
 
 PAIRWISE = [

@@ -1,11 +1,13 @@
 """scikit-learn under jit with guards (transforms/jit_guards.py): its input validation (`if first_pass_isfinite:`),
 label sets (only their size: array_namespace/_datadep.py) and `return float(...)` are specialised to each call's
-values and checked on every call.
+values and checked on every call; a path that converts to NumPy (`_convert_to_numpy`, scipy.optimize's lbfgs) runs
+eagerly inside the jitted call.
 Oracle: the same call on NumPy arrays. Each jitted function is called on several datasets of one shape."""
 import numpy as np
 import pytest
 import sklearn
 from sklearn.decomposition import PCA
+from sklearn.linear_model import LogisticRegression
 from sklearn.metrics import accuracy_score, r2_score
 from sklearn.preprocessing import LabelEncoder, StandardScaler
 
@@ -89,3 +91,31 @@ def test_accuracy_score_label_sets_are_guarded_by_size_only():
         got = f(xp.asarray(yy), xp.asarray(pp))
         assert float(got) == accuracy_score(yy, pp)
     assert f._jitted.trace_count == 1
+
+
+def _classes(seed, n=30):
+    rng = np.random.default_rng(seed)
+    X = rng.standard_normal((n, 3))
+    y = rng.permutation(n) % 2
+    X[:, 0] += 1.5 * y
+    return X, y
+
+
+def test_logistic_regression_host_round_trip_under_jit_is_each_calls_own():
+    fit_proba = _sk(lambda X, y: LogisticRegression().fit(X, y).predict_proba(X))
+    f = jit(fit_proba)
+    for seed in (0, 1, 2):
+        X, y = _classes(seed)
+        got = f(xp.asarray(X), xp.asarray(y))
+        assert isinstance(got, xp.Array)
+        np.testing.assert_allclose(np.asarray(got), fit_proba(X, y), rtol=1e-8, atol=1e-10)
+    assert f._jitted.trace_count == 1   # traced once (to its first NumPy conversion); its guards hold for all three
+    X, y = _classes(3)
+    X[4, 1] = np.nan
+    with pytest.raises(ValueError, match="Input X contains NaN"):
+        f(xp.asarray(X), xp.asarray(y))
+    with pytest.raises(ValueError, match="Input X contains NaN"):
+        fit_proba(X, y)   # (NumPy: the same error)
+    X, y = _classes(4)
+    np.testing.assert_allclose(np.asarray(f(xp.asarray(X), xp.asarray(y))), fit_proba(X, y), rtol=1e-8, atol=1e-10)
+

@@ -11,6 +11,7 @@ import pytest
 import array_namespace as xp
 from finite_diff import central_diff
 from transforms import ConcretizationTypeError, grad, jit, make_jaxpr, vmap
+from transforms.core import TracerArrayConversionError
 
 
 def _count(f):
@@ -229,3 +230,132 @@ def test_calls_that_raise_do_not_use_up_the_variant_cap():
         warnings.simplefilter("error")   # no cap warning: two variants, both traced
         for x in (POS, NEG, POS):
             np.testing.assert_array_equal(np.asarray(g(xp.asarray(x))), x * 2.0 if x.sum() > 0 else x)
+
+
+# ---- host conversions (np.asarray / DLPack / memoryview / NumPy ufuncs): that path runs eagerly inside jit
+
+def _host_sort(x):
+    return xp.asarray(np.sort(np.asarray(x))) * 2.0
+
+
+@pytest.mark.parametrize("convert", [np.asarray, np.from_dlpack, lambda x: np.exp(x) * 0.0 + np.asarray(x),
+                                     lambda x: np.asarray(x.__buffer__(0))],   # (memoryview(x) on Python 3.12+)
+                         ids=["asarray", "dlpack", "ufunc", "buffer"])
+def test_a_host_conversion_runs_eagerly_with_each_calls_values(convert):
+    runs = []
+
+    def f(x):
+        runs.append(1)
+        return xp.asarray(np.sort(convert(x + 1.0))) * 2.0
+    g = jit(f)
+    for x in (POS, NEG, np.array([9.0, -7.0, 3.0])):
+        got = g(xp.asarray(x))
+        assert isinstance(got, xp.Array)
+        np.testing.assert_allclose(np.asarray(got), np.sort(x + 1.0) * 2.0, rtol=1e-15)
+    assert _count(g) == 1 and len(runs) == 4   # one trace (stopped at the conversion), then eager per call
+
+
+def test_a_host_conversion_on_one_branch_keeps_the_other_compiled():
+    runs = []
+
+    def f(x):
+        runs.append(1)
+        if xp.sum(x) > 0:
+            return x * 2.0
+        return _host_sort(x)
+    g = jit(f)
+    for x in (POS, NEG, POS * 2, NEG * 3, np.array([-5.0, 1.0, 0.0])):
+        want = x * 2.0 if x.sum() > 0 else np.sort(x) * 2.0
+        np.testing.assert_array_equal(np.asarray(g(xp.asarray(x))), want)
+    # Python runs: POS's trace (compiled); NEG's trace (stopped at the conversion) and its eager run; none for
+    # POS*2 (the program); one eager run each for NEG*3 and [-5, 1, 0] (the program's guard fails; a trace
+    # of this signature has converted, so no retrace)
+    assert _count(g) == 2 and len(runs) == 2 + 3
+    runs.clear()
+    g = jit(f)   # the conversion first: then every call of the signature runs eagerly (the simple rule)
+    for x in (NEG, POS, NEG * 3):
+        want = x * 2.0 if x.sum() > 0 else np.sort(x) * 2.0
+        np.testing.assert_array_equal(np.asarray(g(xp.asarray(x))), want)
+    assert _count(g) == 1 and len(runs) == 1 + 3
+    with pytest.raises(ConcretizationTypeError):
+        g.lower(xp.asarray(NEG))   # abstract tracing keeps the error
+
+
+def test_host_conversion_errors_stay_where_no_values_are_known():
+    for call in (lambda: make_jaxpr(_host_sort)(xp.asarray(POS)),
+                 lambda: jit(_host_sort, guards=False)(xp.asarray(POS)),
+                 lambda: jit(_host_sort).lower(xp.asarray(POS)),
+                 lambda: vmap(jit(_host_sort))(xp.asarray(np.stack([POS, NEG]))),
+                 lambda: grad(lambda x: xp.sum(jit(_host_sort)(x)))(xp.asarray(POS))):
+        with pytest.raises(TracerArrayConversionError, match="converting an array to NumPy"):
+            call()
+    g = jit(_host_sort)
+    g(xp.asarray(POS))   # an eager variant is cached: lower still traces abstractly
+    with pytest.raises(TracerArrayConversionError):
+        g.lower(xp.asarray(POS))
+
+
+def test_a_conversion_error_the_function_catches_still_means_eager():
+    def f(x):
+        try:
+            v = xp.asarray(np.asarray(x)[::-1].copy())   # eagerly this path is taken
+        except TypeError:
+            v = x   # (a fallback a library might have: under a trace it would be a different answer)
+        return v * 3.0
+    g = jit(f)
+    for x in (POS, NEG):
+        np.testing.assert_array_equal(np.asarray(g(xp.asarray(x))), x[::-1] * 3.0)
+
+
+def test_eager_variant_raises_eagers_error_and_writes_reach_the_caller():
+    def f(x):
+        if xp.any(xp.isnan(x)):
+            raise ValueError("Input contains NaN")
+        x[0] = float(np.sum(np.asarray(x)))
+        return x * 1.0
+    g = jit(f)
+    for v in (POS, NEG, POS * 2):
+        a = xp.asarray(v.copy())
+        want = v.copy()
+        want[0] = v.sum()
+        np.testing.assert_allclose(np.asarray(g(a)), want, rtol=1e-15)
+        np.testing.assert_allclose(np.asarray(a), want, rtol=1e-15)
+    with pytest.raises(ValueError, match="Input contains NaN"):
+        g(xp.asarray(np.array([1.0, np.nan, 0.0])))
+    assert _count(g) == 1   # the first trace met the conversion: the signature runs eagerly, untraced
+
+
+def test_a_debug_print_before_a_host_conversion_runs_once_per_call(capsys):
+    from transforms import debug_print
+
+    def f(x):
+        debug_print("x0={}", x[0])
+        if xp.sum(x) < 0:   # the compiled variant's guard program runs first (no print), then eager
+            return _host_sort(x)
+        return x
+    g = jit(f)
+    for x in (POS, NEG, NEG * 2, POS):
+        want = np.sort(x) * 2.0 if x.sum() < 0 else x
+        np.testing.assert_array_equal(np.asarray(g(xp.asarray(x))), want)
+    assert capsys.readouterr().out.count("x0=") == 4   # as eagerly: once per call
+
+
+def test_a_host_conversion_inside_an_inner_jit_makes_the_outer_call_eager():
+    inner = jit(_host_sort)
+    outer = jit(lambda x: inner(x) + 1.0)
+    for x in (POS, NEG):
+        np.testing.assert_array_equal(np.asarray(outer(xp.asarray(x))), np.sort(x) * 2.0 + 1.0)
+
+
+def test_the_eager_run_sees_arrays_statics_and_keywords_as_the_trace_does():
+    seen = []
+
+    def f(x, k, scale=1.0):
+        seen.append((type(x), type(scale)))
+        return xp.asarray(np.cumsum(np.asarray(x))) * k * scale
+    g = jit(f, static_argnums=1)
+    for x, k in ((POS, 2), (NEG, 3)):   # NumPy and Python-scalar arguments: Arrays inside, as traced
+        got = g(x, k, scale=0.5)
+        assert isinstance(got, xp.Array)
+        np.testing.assert_allclose(np.asarray(got), np.cumsum(x) * k * 0.5, rtol=1e-15)
+    assert set(seen) == {(xp.Array, xp.Array)}
