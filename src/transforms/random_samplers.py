@@ -59,16 +59,21 @@ def take(x, idx, axis):
 
 def searchsorted_right(a, v):
     """For sorted 1-D `a` (n > 0) and 1-D `v` (m > 0): the number of entries of `a` <= each v[j]
-    (NumPy's side='right'), by one sort of a ++ v in which ties put a's entries first, a cumsum
-    of "came from a" and a sort back to v's order."""
+    (NumPy's side='right'; floats in NumPy's order, NaNs last), by a binary search per entry of v:
+    n.bit_length() rounds of one gather of m entries of `a`, O(m log n) work where a sort of a ++ v
+    would be O((n + m) log(n + m))."""
     n, m = S.shape_of(a)[0], S.shape_of(v)[0]
-    keys = S.concatenate([a, v], 0)
-    tie = S.concatenate([S.full((n,), 0, np.int8), S.full((m,), 1, np.int8)], 0)
-    _, _, perm = T.sort([keys, tie, S.iota(INDEX, (n + m,), 0)], 0, num_keys=2)
-    from_a = E.convert_element_type(E.bind(E.lt_p, perm, E.convert_element_type(n, INDEX)), INDEX)
-    before = E.sub(T.cumsum(from_a, 0), from_a)          # entries of a strictly before each position
-    _, counts = T.sort([perm, before], 0, num_keys=1)
-    return S.slice_(counts, (n,), (n + m,))
+    lo, hi = S.full((m,), 0, INDEX), S.full((m,), n, INDEX)      # the answer lies in [lo, hi]
+    v_nan = E.bind(E.ne_p, v, v) if S.dtype_of(v).kind == "f" else None
+    for _ in range(n.bit_length()):
+        mid = E.bind(E.shift_right_logical_p, E.add(lo, hi), c(lo, 1))
+        am = take(a, E.bind(E.min_p, mid, c(mid, n - 1)), 0)
+        le = E.bind(E.le_p, am, v) if v_nan is None else E.bind(E.or_p, E.bind(E.le_p, am, v), v_nan)
+        open_ = E.bind(E.lt_p, lo, hi)
+        go = E.bind(E.and_p, open_, le)
+        lo, hi = (E.select_n(go, lo, E.add(mid, c(mid, 1))),
+                  E.select_n(E.bind(E.and_p, open_, E.bind(E.not_p, le)), hi, mid))
+    return lo
 
 
 def last(x):

@@ -59,15 +59,17 @@ def test_take_matches_numpy(shape, axis):
 
 
 @pytest.mark.parametrize("a,v", [([0.1, 0.3, 0.3, 0.6, 1.0], [0.0, 0.1, 0.3, 0.5, 1.0, 1.5, 0.3]),
-                                 ([1.0], [0.5, 1.0, 2.0]), ([0.0, 0.0, 0.0], [0.0, -1.0, 1.0])])
+                                 ([1.0], [0.5, 1.0, 2.0]), ([0.0, 0.0, 0.0], [0.0, -1.0, 1.0]),
+                                 ([-np.inf, -0.0, 2.0, np.inf, np.nan, np.nan], [np.nan, 0.0, -np.inf, np.inf, 3.0])])
 def test_searchsorted_right_matches_numpy(a, v):
     a, v = np.asarray(a), np.asarray(v)
     np.testing.assert_array_equal(npv(RS.searchsorted_right(raw(a), raw(v))), np.searchsorted(a, v, side="right"))
 
 
-def test_searchsorted_right_random_grid():
+@pytest.mark.parametrize("n", [1, 2, 7, 8, 40, 1000])
+def test_searchsorted_right_random_grid(n):
     rng = np.random.default_rng(3)
-    a = np.sort(rng.integers(0, 20, 40)).astype(np.float32)
+    a = np.sort(rng.integers(0, 20, n)).astype(np.float32)
     v = rng.integers(-2, 22, 60).astype(np.float32)
     np.testing.assert_array_equal(npv(RS.searchsorted_right(raw(a), raw(v))), np.searchsorted(a, v, side="right"))
 
