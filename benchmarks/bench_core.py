@@ -25,7 +25,6 @@ ours/numpy, ours/jax):
 * with --samplers, instead of the above: every random sampler jitted (``random.normal(k, (1000, 1200))``
   and the rest, float64 and float32), ours ``jit`` vs ``jax.jit`` of the same ``jax.random`` call.
 
-
 Every result of ours and JAX's is waited on (``block_until_ready``) inside the timed region.
 Each timing is the best of several repeats after a warm-up (trace+compile: the median).
 Our results are also checked against NumPy; mismatches and errors are listed after the table.
@@ -641,10 +640,12 @@ def eager_composites(r):
 
 
 def _sampler_cases(shape, n_pop, n_cat):
-    """(label, make(random, ns) -> f(key), check(numpy output) -> error or None) per sampler: one call
-    written once, run with our `transforms.random` and with `jax.random` (same names and signatures)."""
+    """(label, make(random) -> f(key, *operands), operands (NumPy), check(NumPy output) -> error or None) per
+    sampler: one call written once, run with our `transforms.random` and with `jax.random` (same names and
+    signatures). Array operands are arguments of the jitted function, never closed-over constants a compiler
+    could fold (JAX folds cumsum(p) of a constant p at compile time)."""
     h, w = shape
-    logits = np.linspace(-2.0, 2.0, n_cat)
+    logits = np.broadcast_to(np.linspace(-2.0, 2.0, n_cat), (h, n_cat)).copy()
     p = np.linspace(1.0, 2.0, n_pop) / np.linspace(1.0, 2.0, n_pop).sum()
 
     def moments(mean, std, tol=0.01):
@@ -654,36 +655,36 @@ def _sampler_cases(shape, n_pop, n_cat):
                 f"want {mean:.4f} {std:.4f}"
         return check
 
-    cases = [("split 1000 keys", lambda rnd, ns: lambda k: rnd.split(k, 1000), None),
-             ("fold_in", lambda rnd, ns: lambda k: rnd.fold_in(k, 7), None)]
+    cases = [("split 1000 keys", lambda rnd: lambda k: rnd.split(k, 1000), (), None),
+             ("fold_in", lambda rnd: lambda k: rnd.fold_in(k, 7), (), None)]
     for dt in (np.uint32, np.uint64):
-        cases.append((f"bits {h}x{w} {np.dtype(dt).name}", lambda rnd, ns, dt=dt: lambda k: rnd.bits(k, shape, dt),
-                      None))
+        cases.append((f"bits {h}x{w} {np.dtype(dt).name}", lambda rnd, dt=dt: lambda k: rnd.bits(k, shape, dt),
+                      (), None))
     for dt in (np.float64, np.float32):
         d = np.dtype(dt).name.replace("float", "f")
         cases += [
-            (f"uniform {h}x{w} {d}", lambda rnd, ns, dt=dt: lambda k: rnd.uniform(k, shape, dt),
+            (f"uniform {h}x{w} {d}", lambda rnd, dt=dt: lambda k: rnd.uniform(k, shape, dt), (),
              moments(0.5, (1 / 12) ** 0.5)),
             (f"normal {h}x{w} {d}" + (" (the seed's)" if dt == np.float64 else ""),
-             lambda rnd, ns, dt=dt: lambda k: rnd.normal(k, shape, dt), moments(0.0, 1.0)),
-            (f"gumbel {h}x{w} {d}", lambda rnd, ns, dt=dt: lambda k: rnd.gumbel(k, shape, dt),
+             lambda rnd, dt=dt: lambda k: rnd.normal(k, shape, dt), (), moments(0.0, 1.0)),
+            (f"gumbel {h}x{w} {d}", lambda rnd, dt=dt: lambda k: rnd.gumbel(k, shape, dt), (),
              moments(0.5772156649, np.pi / 6 ** 0.5, 0.02)),
         ]
     cases += [
-        (f"bernoulli p=0.3 {h}x{w}", lambda rnd, ns: lambda k: rnd.bernoulli(k, 0.3, shape), moments(0.3, 0.21 ** 0.5)),
-        (f"randint [0, 100) {h}x{w} int64", lambda rnd, ns: lambda k: rnd.randint(k, shape, 0, 100, np.int64),
+        (f"bernoulli p=0.3 {h}x{w}", lambda rnd: lambda k: rnd.bernoulli(k, 0.3, shape), (),
+         moments(0.3, 0.21 ** 0.5)),
+        (f"randint [0, 100) {h}x{w} int64", lambda rnd: lambda k: rnd.randint(k, shape, 0, 100, np.int64), (),
          moments(49.5, (9999 / 12) ** 0.5, 0.2)),
-        (f"permutation {n_pop}", lambda rnd, ns: lambda k: rnd.permutation(k, n_pop),
+        (f"permutation {n_pop}", lambda rnd: lambda k: rnd.permutation(k, n_pop), (),
          lambda v: None if np.array_equal(np.sort(v), np.arange(n_pop)) else "not a permutation"),
-        (f"choice {n_pop} -> 1000, replace", lambda rnd, ns: lambda k: rnd.choice(k, n_pop, (1000,)), None),
-        (f"choice {n_pop} -> 1000, no replace", lambda rnd, ns: lambda k: rnd.choice(k, n_pop, (1000,), False),
+        (f"choice {n_pop} -> 1000, replace", lambda rnd: lambda k: rnd.choice(k, n_pop, (1000,)), (), None),
+        (f"choice {n_pop} -> 1000, no replace", lambda rnd: lambda k: rnd.choice(k, n_pop, (1000,), False), (),
          lambda v: None if len(set(v.tolist())) == 1000 else "repeated entries"),
-        (f"choice {n_pop} -> 1000, replace, p", lambda rnd, ns: (lambda pa: lambda k: rnd.choice(
-            k, n_pop, (1000,), True, pa))(ns.asarray(p)), None),
-        (f"choice {n_pop} -> 1000, no replace, p", lambda rnd, ns: (lambda pa: lambda k: rnd.choice(
-            k, n_pop, (1000,), False, pa))(ns.asarray(p)), None),
-        (f"categorical {h}x{n_cat} logits f64", lambda rnd, ns: (lambda lg: lambda k: rnd.categorical(
-            k, lg))(ns.asarray(np.broadcast_to(logits, (h, n_cat)).copy())), None),
+        (f"choice {n_pop} -> 1000, replace, p", lambda rnd: lambda k, q: rnd.choice(k, n_pop, (1000,), True, q),
+         (p,), None),
+        (f"choice {n_pop} -> 1000, no replace, p",
+         lambda rnd: lambda k, q: rnd.choice(k, n_pop, (1000,), False, q), (p,), None),
+        (f"categorical {h}x{n_cat} logits f64", lambda rnd: lambda k, lg: rnd.categorical(k, lg), (logits,), None),
     ]
     return cases
 
@@ -695,22 +696,21 @@ def samplers(r):
     shape = (200, 240) if r.quick else (1000, 1200)
     reps = 3 if r.quick else 7
     cases = _sampler_cases(shape, 10_000 if r.quick else 100_000, 100 if r.quick else 1000)
-    for label, make, check in cases:
+    for label, make, operands, check in cases:
         label = f"random.{label} (jit)"
 
-        def ours_fn(make=make, check=check, label=label):
+        def ours_fn(make=make, operands=operands, check=check, label=label):
             from transforms import random as rnd
-            f, k = T.jit(make(rnd, xp)), rnd.key(0)
-            out = f(k)
-            err = check(np.asarray(out)) if check is not None else None
+            f, args = T.jit(make(rnd)), (rnd.key(0),) + tuple(xp.asarray(o) for o in operands)
+            err = check(np.asarray(f(*args))) if check is not None else None
             if err:
                 r.problems.append(f"{label}: implausible sample: {err}")
-            return bench(lambda: f(k).block_until_ready(), repeats=reps)
+            return bench(lambda: f(*args).block_until_ready(), repeats=reps)
         ours = r.run(label, "ours", ours_fn)
         jx = None
         if HAVE_JAX:
-            fj, kj = jax.jit(make(jax.random, jnp)), jax.random.PRNGKey(0)
-            jx = bench(lambda: fj(kj).block_until_ready(), repeats=reps)
+            fj, args = jax.jit(make(jax.random)), (jax.random.PRNGKey(0),) + tuple(jnp.asarray(o) for o in operands)
+            jx = bench(lambda: fj(*args).block_until_ready(), repeats=reps)
         r.add(label, ours, None, jx)
 
 
