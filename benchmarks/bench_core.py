@@ -2,6 +2,7 @@
 
 Run:   python benchmarks/bench_core.py            # full run (about 1-3 minutes on 2 cores)
        python benchmarks/bench_core.py --quick    # smaller sizes / fewer repeats, a smoke run
+       python benchmarks/bench_core.py --samplers # only the random-sampler table (ours jit vs jax.jit)
 
 (from the repository root, with the package installed or ``PYTHONPATH=src``.)
 
@@ -21,6 +22,8 @@ ours/numpy, ours/jax):
   ``jit(vmap(grad(example_loss), in_axes=(None, 0, 0)))`` (numpy: hand-written backprop);
 * namespace per-call overhead of common functions, eager, on small inputs (10 elements / 4x4):
   add, sum, matmul, where, ``x[2:5]``, ``x[1]``, ``x.at[1].set(0.0)``.
+* with --samplers, instead of the above: every random sampler jitted (``random.normal(k, (1000, 1200))``
+  and the rest, float64 and float32), ours ``jit`` vs ``jax.jit`` of the same ``jax.random`` call.
 
 Every result of ours and JAX's is waited on (``block_until_ready``) inside the timed region.
 Each timing is the best of several repeats after a warm-up (trace+compile: the median).
@@ -636,6 +639,81 @@ def eager_composites(r):
                 r.notes.append(f"peak extra RSS, {label}: jax {mb(_peak_rss_delta(lambda: op(jnp, xj)))}")
 
 
+def _sampler_cases(shape, n_pop, n_cat):
+    """(label, make(random) -> f(key, *operands), operands (NumPy), check(NumPy output) -> error or None) per
+    sampler: one call written once, run with our `transforms.random` and with `jax.random` (same names and
+    signatures). Array operands are arguments of the jitted function, never closed-over constants a compiler
+    could fold (JAX folds cumsum(p) of a constant p at compile time)."""
+    h, w = shape
+    logits = np.broadcast_to(np.linspace(-2.0, 2.0, n_cat), (h, n_cat)).copy()
+    p = np.linspace(1.0, 2.0, n_pop) / np.linspace(1.0, 2.0, n_pop).sum()
+
+    def moments(mean, std, tol=0.01):
+        def check(v):
+            m, s = float(np.mean(v)), float(np.std(v))
+            return None if abs(m - mean) < tol and abs(s - std) < tol else f"mean {m:.4f} std {s:.4f}, " \
+                f"want {mean:.4f} {std:.4f}"
+        return check
+
+    cases = [("split 1000 keys", lambda rnd: lambda k: rnd.split(k, 1000), (), None),
+             ("fold_in", lambda rnd: lambda k: rnd.fold_in(k, 7), (), None)]
+    for dt in (np.uint32, np.uint64):
+        cases.append((f"bits {h}x{w} {np.dtype(dt).name}", lambda rnd, dt=dt: lambda k: rnd.bits(k, shape, dt),
+                      (), None))
+    for dt in (np.float64, np.float32):
+        d = np.dtype(dt).name.replace("float", "f")
+        cases += [
+            (f"uniform {h}x{w} {d}", lambda rnd, dt=dt: lambda k: rnd.uniform(k, shape, dt), (),
+             moments(0.5, (1 / 12) ** 0.5)),
+            (f"normal {h}x{w} {d}" + (" (the seed's)" if dt == np.float64 else ""),
+             lambda rnd, dt=dt: lambda k: rnd.normal(k, shape, dt), (), moments(0.0, 1.0)),
+            (f"gumbel {h}x{w} {d}", lambda rnd, dt=dt: lambda k: rnd.gumbel(k, shape, dt), (),
+             moments(0.5772156649, np.pi / 6 ** 0.5, 0.02)),
+        ]
+    cases += [
+        (f"bernoulli p=0.3 {h}x{w}", lambda rnd: lambda k: rnd.bernoulli(k, 0.3, shape), (),
+         moments(0.3, 0.21 ** 0.5)),
+        (f"randint [0, 100) {h}x{w} int64", lambda rnd: lambda k: rnd.randint(k, shape, 0, 100, np.int64), (),
+         moments(49.5, (9999 / 12) ** 0.5, 0.2)),
+        (f"permutation {n_pop}", lambda rnd: lambda k: rnd.permutation(k, n_pop), (),
+         lambda v: None if np.array_equal(np.sort(v), np.arange(n_pop)) else "not a permutation"),
+        (f"choice {n_pop} -> 1000, replace", lambda rnd: lambda k: rnd.choice(k, n_pop, (1000,)), (), None),
+        (f"choice {n_pop} -> 1000, no replace", lambda rnd: lambda k: rnd.choice(k, n_pop, (1000,), False), (),
+         lambda v: None if len(set(v.tolist())) == 1000 else "repeated entries"),
+        (f"choice {n_pop} -> 1000, replace, p", lambda rnd: lambda k, q: rnd.choice(k, n_pop, (1000,), True, q),
+         (p,), None),
+        (f"choice {n_pop} -> 1000, no replace, p",
+         lambda rnd: lambda k, q: rnd.choice(k, n_pop, (1000,), False, q), (p,), None),
+        (f"categorical {h}x{n_cat} logits f64", lambda rnd: lambda k, lg: rnd.categorical(k, lg), (logits,), None),
+    ]
+    return cases
+
+
+def samplers(r):
+    """Every random sampler, jitted, on a fixed key: ours (`jit`) against JAX (`jax.jit`, x64, threefry keys).
+    Run alone with --samplers. Our outputs get a loose moment / validity check where one is cheap."""
+    xp, T = _ours()
+    shape = (200, 240) if r.quick else (1000, 1200)
+    reps = 3 if r.quick else 7
+    cases = _sampler_cases(shape, 10_000 if r.quick else 100_000, 100 if r.quick else 1000)
+    for label, make, operands, check in cases:
+        label = f"random.{label} (jit)"
+
+        def ours_fn(make=make, operands=operands, check=check, label=label):
+            from transforms import random as rnd
+            f, args = T.jit(make(rnd)), (rnd.key(0),) + tuple(xp.asarray(o) for o in operands)
+            err = check(np.asarray(f(*args))) if check is not None else None
+            if err:
+                r.problems.append(f"{label}: implausible sample: {err}")
+            return bench(lambda: f(*args).block_until_ready(), repeats=reps)
+        ours = r.run(label, "ours", ours_fn)
+        jx = None
+        if HAVE_JAX:
+            fj, args = jax.jit(make(jax.random)), (jax.random.PRNGKey(0),) + tuple(jnp.asarray(o) for o in operands)
+            jx = bench(lambda: fj(*args).block_until_ready(), repeats=reps)
+        r.add(label, ours, None, jx)
+
+
 # --------------------------------------------------------------------------- table
 
 def print_table(r, out=sys.stdout):
@@ -666,7 +744,8 @@ def run_sections(r, sections):
 def jax_child_payload(script, quick, problems):
     """Run `script --jax-child` (JAX in its own process) and return its JSON payload, or None."""
     t0 = time.perf_counter()
-    cmd = [sys.executable, os.path.abspath(script), "--jax-child"] + (["--quick"] if quick else [])
+    cmd = [sys.executable, os.path.abspath(script), "--jax-child"] + (["--quick"] if quick else []) + \
+        (["--samplers"] if SECTIONS == (samplers,) else [])
     proc = subprocess.run(cmd, capture_output=True, text=True)
     line = next((ln for ln in proc.stdout.splitlines() if ln.startswith("JAXROWS ")), None)
     print(f"  ... JAX (child process) done in {time.perf_counter() - t0:.1f} s", flush=True)
@@ -725,6 +804,7 @@ def main(argv=None):
     ap.add_argument("--eager-modes", action="store_true",
                     help="also time our eager rows under ARRAY_NAMESPACE_EAGER=host/xla (child processes)")
     ap.add_argument("--only-eager", action="store_true", help="run only the eager sections")
+    ap.add_argument("--samplers", action="store_true", help="run only the random-sampler table (ours jit vs jax.jit)")
     args = ap.parse_args(argv)
     r = Runner(args.quick)
     t_start = time.perf_counter()
@@ -735,6 +815,8 @@ def main(argv=None):
     global SECTIONS
     if args.only_eager:
         SECTIONS = EAGER_SECTIONS
+    if args.samplers:
+        SECTIONS = (samplers,)
     if args.jax_child:
         run_sections(r, SECTIONS)
         print("JAXROWS " + json.dumps({"rows": [(lab, j) for lab, _, _, j in r.rows],

@@ -32,7 +32,8 @@ plus `bitcast_convert_type`, so it traces, lowers, jits and vmaps like the rest.
 
 Distributions. Floats take the top mantissa-width bits of a 32-bit (float32) or 64-bit
 (float64) word, set the exponent of 1.0 and subtract 1, giving uniform [0, 1) on the grid
-2**-23 / 2**-52. normal uses Box-Muller (both outputs of each pair); gumbel is
+2**-23 / 2**-52. normal is the standard normal quantile (inverse CDF, a piecewise polynomial
+in -log(4u(1 - u))) of the midpoints of that grid, so one word per sample; gumbel is
 -log(-log(u)); bernoulli compares a uniform with p; randint reduces a 64-bit word modulo
 the span; permutation stably sorts 64-bit random keys; choice uses randint,
 inverse-CDF search, permutation or Gumbel top-k; categorical is Gumbel-max.
@@ -44,7 +45,7 @@ executable (not hundreds of single-op dispatches) and under grad/vmap/jit it is 
 like any jitted function. This module only checks arguments and boxes results (through the
 engine's boxing hook), so it depends on primitives and the engine, not on the namespace.
 Integer and bit outputs are bit-identical everywhere; floats that are rescaled
-(minval/maxval, Box-Muller) may differ by an ulp between differently fused executables (a
+(minval/maxval, normal's quantile) may differ by an ulp between differently fused executables (a
 compiler may contract a*b + c into one fused multiply-add).
 
 Limits. A stream has 2**32 counter blocks (2**33 uint32 words, 2**32 uint64 words);
@@ -326,7 +327,8 @@ def uniform(key, shape=(), dtype=np.float64, minval=0.0, maxval=1.0):
 
 
 def normal(key, shape=(), dtype=np.float64):
-    """Standard normal samples (Box-Muller on uniforms of the dtype's precision).
+    """Standard normal samples: the normal quantile of uniforms of the dtype's precision (the midpoints of
+    uniform's grid), so |samples| <= 8.21 (float64) or 5.29 (float32).
 
     Parameters: key (Array): a PRNG key. shape (int or tuple of ints): the result's shape.
         dtype: xp.float64 (default) or xp.float32.

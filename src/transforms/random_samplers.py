@@ -7,14 +7,14 @@ raw values; `transforms.random` checks the user's arguments, runs one body as on
 differentiates (with respect to its float operands) like any primitive composition.
 
 How each distribution is made (why these constructions: see `transforms.random`'s docstring):
-uniform rescales [0, 1) and clamps below maxval; normal is Box-Muller on pairs; gumbel is
+uniform rescales [0, 1) and clamps below maxval; normal is the normal quantile of uniform's grid
+midpoints (a piecewise polynomial, _NORMAL_Q); gumbel is
 -log(-log(u)); bernoulli is u < p; randint reduces a 64-bit word modulo the span; permutation
 is a stable sort of 64-bit random keys; choice is randint, an inverse-CDF search, a permutation
 prefix or Gumbel top-k; categorical is Gumbel-max.
 """
 from __future__ import annotations
 
-import math
 
 import numpy as np
 
@@ -59,16 +59,21 @@ def take(x, idx, axis):
 
 def searchsorted_right(a, v):
     """For sorted 1-D `a` (n > 0) and 1-D `v` (m > 0): the number of entries of `a` <= each v[j]
-    (NumPy's side='right'), by one sort of a ++ v in which ties put a's entries first, a cumsum
-    of "came from a" and a sort back to v's order."""
+    (NumPy's side='right'; floats in NumPy's order, NaNs last), by a binary search per entry of v:
+    n.bit_length() rounds of one gather of m entries of `a`, O(m log n) work where a sort of a ++ v
+    would be O((n + m) log(n + m))."""
     n, m = S.shape_of(a)[0], S.shape_of(v)[0]
-    keys = S.concatenate([a, v], 0)
-    tie = S.concatenate([S.full((n,), 0, np.int8), S.full((m,), 1, np.int8)], 0)
-    _, _, perm = T.sort([keys, tie, S.iota(INDEX, (n + m,), 0)], 0, num_keys=2)
-    from_a = E.convert_element_type(E.bind(E.lt_p, perm, E.convert_element_type(n, INDEX)), INDEX)
-    before = E.sub(T.cumsum(from_a, 0), from_a)          # entries of a strictly before each position
-    _, counts = T.sort([perm, before], 0, num_keys=1)
-    return S.slice_(counts, (n,), (n + m,))
+    lo, hi = S.full((m,), 0, INDEX), S.full((m,), n, INDEX)      # the answer lies in [lo, hi]
+    v_nan = E.bind(E.ne_p, v, v) if S.dtype_of(v).kind == "f" else None
+    for _ in range(n.bit_length()):
+        mid = E.bind(E.shift_right_logical_p, E.add(lo, hi), c(lo, 1))
+        am = take(a, E.bind(E.min_p, mid, c(mid, n - 1)), 0)
+        le = E.bind(E.le_p, am, v) if v_nan is None else E.bind(E.or_p, E.bind(E.le_p, am, v), v_nan)
+        open_ = E.bind(E.lt_p, lo, hi)
+        go = E.bind(E.and_p, open_, le)
+        lo, hi = (E.select_n(go, lo, E.add(mid, c(mid, 1))),
+                  E.select_n(E.bind(E.and_p, open_, E.bind(E.not_p, le)), hi, mid))
+    return lo
 
 
 def last(x):
@@ -87,20 +92,69 @@ def _uniform_body(k, lo, hi, *, shape, dtype):
     return E.bind(E.min_p, E.bind(E.max_p, out, lo), E.bind(E.nextafter_p, hi, lo))
 
 
+# The standard normal quantile of u in (0, 1) is z = q(w) x with x = 2u - 1 and w = -log(1 - x**2) =
+# -log(4u(1 - u)), where q(w) = sqrt(2) erfinv(x) / x is smooth and positive. q is one polynomial per piece of w
+# (the pieces of Giles, "Approximating the erfinv function", GPU Computing Gems, 2011): (variable "w" or
+# "s" = sqrt(w), the piece's upper end in w, the centre t is measured from, coefficients highest degree first).
+# They are Chebyshev interpolants of q on each piece computed in 40-digit arithmetic (mpmath) and rounded to the
+# dtype; evaluated by Horner in that dtype they are within 2 ulp of q (tests/transforms/test_random_samplers.py
+# checks the quantile against scipy's ndtri). The pieces reach w = 36 (float64) and w = 16 (float32), past the w
+# of the uniform grid's end points (35.4 and 15.3).
+_NORMAL_Q = {
+    np.dtype(np.float64): (
+        ("w", 6.25, 3.125, (
+            4.583048198098026e-21, -1.5747038487797289e-21, -4.949188055590375e-19, 1.626377065902945e-18,
+            2.2025414916964945e-17, -1.8408716141787847e-16, -5.69675689717853e-17, 9.328729249848027e-15,
+            -5.6586046712459645e-14, -1.148115059715793e-13, 3.720065404608353e-12, -1.8352087508984784e-11,
+            -7.65695838611443e-11, 1.4866469703719082e-09, -5.816180709117321e-09, -4.111172885960201e-08,
+            5.988894869140176e-07, -1.931065040514895e-06, -1.9632852864329775e-05, 0.0002640820495474566,
+            -0.001047511569485382, -0.008532899177268757, 0.3396349587011389, 2.338620710026593)),
+        ("s", 16.0, 3.25, (
+            -5.417908649728695e-10, 1.282967553472886e-07, -3.7987156169677647e-07, 2.5914049149097858e-08,
+            2.1154178620497004e-06, -5.676577434959346e-06, 4.139929483756993e-06, 1.7642799936726544e-05,
+            -6.691991993623399e-05, 9.656934757201043e-05, 3.398547982401634e-05, -0.0005020988739988229,
+            0.0013481547306223936, -0.0023875821885560207, 0.0035234312043213086, -0.005305009946686139,
+            0.007595620203989041, 1.421650865810257, 4.36127285516533)),
+        ("s", 36.0, 5.0, (
+            5.823867873681237e-11, -3.137354036794782e-11, -6.085770096699391e-10, 2.104376414571971e-09,
+            -4.9272666542060635e-09, 1.081521338176457e-08, -2.1556996554157728e-08, 4.118348937605052e-08,
+            -9.554790711616536e-08, 3.2387945325346316e-07, -1.404352908467686e-06, 6.4008146111948594e-06,
+            -2.783422748688941e-05, 0.00010747355201258312, -0.00030409851174872775, -0.00019617874138085043,
+            1.428780619483282, 6.858803409112111))),
+    np.dtype(np.float32): (
+        ("w", 5.0, 2.5, (
+            3.196968023644331e-08, 4.839788516619592e-07, -4.885795988229802e-06, -6.19474576524226e-06,
+            0.0003087411751039326, -0.0017730827676132321, -0.005907659884542227, 0.34880271553993225,
+            2.1233134269714355)),
+        ("s", 16.0, 3.0625, (
+            -0.0003498447185847908, 5.854584742337465e-05, 0.002022376051172614, -0.004539347719401121,
+            0.006576020270586014, -0.008921665139496326, 0.01150850486010313, 1.4181290864944458,
+            4.095020294189453))),
+}
+
+
+def normal_quantile(u):
+    """The standard normal quantile Phi^-1(u) of raw float u in (0, 1) (float32 or float64), by _NORMAL_Q:
+    all elementwise, so it vectorises (XLA's CPU sin and cos, which Box-Muller needs, do not)."""
+    one = c(u, 1.0)
+    x = E.sub(E.add(u, u), one)
+    w = E.neg(E.bind(E.log_p, E.mul(E.mul(u, E.sub(one, u)), c(u, 4.0))))
+    s = E.bind(E.sqrt_p, w)
+    q = None
+    for var, upper, centre, coefs in reversed(_NORMAL_Q[S.dtype_of(u)]):     # the last piece first
+        t = E.sub(w if var == "w" else s, c(u, centre))
+        p = c(u, coefs[0])
+        for co in coefs[1:]:
+            p = E.add(E.mul(p, t), c(u, co))
+        q = p if q is None else E.select_n(E.bind(E.lt_p, w, c(w, upper)), q, p)
+    return E.mul(q, x)
+
+
 def _normal_body(k, *, shape, dtype):
-    n = size(shape)
-    if n == 0:
-        return S.full(shape, 0, dtype)
-    m = (n + 1) // 2
-    u = uniform01(k, (2, m), dtype)
-    u1 = S.reshape(S.slice_(u, (0, 0), (1, m)), (m,))
-    u2 = S.reshape(S.slice_(u, (1, 0), (2, m)), (m,))
-    r = E.bind(E.sqrt_p, E.mul(c(u1, -2.0), E.bind(E.log1p_p, E.neg(u1))))   # sqrt(-2 log(1 - u1)), 1-u1 in (0, 1]
-    theta = E.mul(u2, c(u2, 2 * math.pi))
-    z = S.concatenate([E.mul(r, E.bind(E.cos_p, theta)), E.mul(r, E.bind(E.sin_p, theta))], 0)
-    if 2 * m != n:
-        z = S.slice_(z, (0,), (n,))
-    return S.reshape(z, shape)
+    # the quantile of the midpoints (2j + 1) 2**-(p+1) of uniform's grid (p = 23 or 52): in (0, 1), symmetric
+    # about 1/2 (so the samples are exactly symmetric), exact in the dtype
+    u = uniform01(k, shape, dtype)
+    return normal_quantile(E.add(u, c(u, 2.0 ** -(np.finfo(dtype).nmant + 1))))
 
 
 def _gumbel_body(k, *, shape, dtype):

@@ -132,12 +132,16 @@ def _cum(kind, op, bool_op):
 
     def rule(c, x, *, axis, reverse):
         a = c.avals_in[0]
-        acc = WIDE_ACCUMULATOR.get(a.dtype.name) if widen else None
+        # float64/complex128 sums and products: the blocked scan in their own dtype (Hillis-Steele was ~8x slower:
+        # cumulative_sum of 1e5 float64 26 ms, blocked 3 ms)
+        acc = WIDE_ACCUMULATOR.get(a.dtype.name, a.dtype if a.dtype.kind in "fc" else None) if widen else None
         combine = bool_op if a.dtype == np.bool_ else op
         if acc is None or a.shape[axis] <= 1:
             return _hillis_steele(x, a.shape[axis], axis, reverse, constant(T.identity_of(kind, a.dtype), a.dtype),
                                   combine)
         dt = np.dtype(acc)
+        if dt == a.dtype:
+            return _blocked_scan(x, list(a.shape), dt, axis, reverse, constant(T.identity_of(kind, dt), dt), combine)
         x = hlo.ConvertOp(tensor_type(a.shape, dt), x).result
         y = _blocked_scan(x, list(a.shape), dt, axis, reverse, constant(T.identity_of(kind, dt), dt), combine)
         return hlo.ConvertOp(ttype(a), y).result

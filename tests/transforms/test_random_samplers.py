@@ -59,15 +59,17 @@ def test_take_matches_numpy(shape, axis):
 
 
 @pytest.mark.parametrize("a,v", [([0.1, 0.3, 0.3, 0.6, 1.0], [0.0, 0.1, 0.3, 0.5, 1.0, 1.5, 0.3]),
-                                 ([1.0], [0.5, 1.0, 2.0]), ([0.0, 0.0, 0.0], [0.0, -1.0, 1.0])])
+                                 ([1.0], [0.5, 1.0, 2.0]), ([0.0, 0.0, 0.0], [0.0, -1.0, 1.0]),
+                                 ([-np.inf, -0.0, 2.0, np.inf, np.nan, np.nan], [np.nan, 0.0, -np.inf, np.inf, 3.0])])
 def test_searchsorted_right_matches_numpy(a, v):
     a, v = np.asarray(a), np.asarray(v)
     np.testing.assert_array_equal(npv(RS.searchsorted_right(raw(a), raw(v))), np.searchsorted(a, v, side="right"))
 
 
-def test_searchsorted_right_random_grid():
+@pytest.mark.parametrize("n", [1, 2, 7, 8, 40, 1000])
+def test_searchsorted_right_random_grid(n):
     rng = np.random.default_rng(3)
-    a = np.sort(rng.integers(0, 20, 40)).astype(np.float32)
+    a = np.sort(rng.integers(0, 20, n)).astype(np.float32)
     v = rng.integers(-2, 22, 60).astype(np.float32)
     np.testing.assert_array_equal(npv(RS.searchsorted_right(raw(a), raw(v))), np.searchsorted(a, v, side="right"))
 
@@ -89,6 +91,23 @@ def test_uniform_with_bounds_is_uniform(dtype):
 def test_normal_is_normal(dtype):
     z = np.asarray(jit(lambda k: random.normal(k, (N,), dtype))(random.key(22))).astype(np.float64)
     assert ks_ok(z, stats.norm.cdf)
+
+
+@pytest.mark.parametrize("dtype", [np.float64, np.float32])
+def test_normal_quantile_matches_scipy_ndtri(dtype):
+    """normal's transform on the midpoints of uniform's grid, the grid's ends included: within a few ulp of
+    scipy's ndtri (itself within ~2 ulp), exactly antisymmetric about 1/2."""
+    from scipy import special
+    nm = np.finfo(dtype).nmant
+    j = np.concatenate([np.arange(500), 2 ** nm - 1 - np.arange(500),
+                        np.random.default_rng(5).integers(0, 2 ** nm, 20000)]).astype(np.float64)
+    u = ((2 * j + 1) * 2.0 ** -(nm + 1)).astype(dtype)
+    assert np.array_equal(u.astype(np.float64), (2 * j + 1) * 2.0 ** -(nm + 1))     # exact in the dtype
+    z = npv(jit(lambda v: box(RS.normal_quantile(v._v)))(xp.asarray(u))._v)
+    assert z.dtype == dtype
+    np.testing.assert_allclose(z, special.ndtri(u.astype(np.float64)), rtol=6 * np.finfo(dtype).eps, atol=0)
+    mirror = npv(jit(lambda v: box(RS.normal_quantile(v._v)))(xp.asarray((1 - u.astype(np.float64)).astype(dtype)))._v)
+    np.testing.assert_array_equal(mirror, -z)
 
 
 @pytest.mark.parametrize("dtype", [xp.float64, xp.float32])

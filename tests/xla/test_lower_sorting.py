@@ -102,3 +102,27 @@ def test_only_narrow_float_scans_widen():
         for x in (np.ones(40), np.ones(40, np.int32), np.ones(40, bool)):
             assert "stablehlo.convert" not in text(p, x)
     assert "stablehlo.convert" not in text(SO.cummax_p, np.ones(40, np.float32))
+
+
+# ------------------------------------ float64/complex128 cumulative sums: the blocked scan in their own dtype
+@pytest.mark.parametrize("n", [33, 1000, 2**16 + 5])
+@pytest.mark.parametrize("reverse", [False, True])
+def test_float64_cumulative_sum_blocked_scan_is_accurate(n, reverse):
+    from fractions import Fraction
+    r = np.random.default_rng(n)
+    x = r.standard_normal(n) * 10.0 ** r.integers(-3, 4, n)
+    ours = np.asarray(jit(raw(SO.cumsum_p, axis=0, reverse=reverse))(xp.asarray(x)))
+    xs = x[::-1] if reverse else x
+    acc, exact, mag = Fraction(0), np.empty(n), np.cumsum(np.abs(xs))
+    for i, v in enumerate(xs.tolist()):
+        acc += Fraction(v)
+        exact[i] = float(acc)
+    if reverse:
+        exact, mag = exact[::-1], mag[::-1]
+    levels = int(np.ceil(np.log(n) / np.log(16)))   # a block of 16 in order, then the block totals, recursively
+    assert np.all(np.abs(ours - exact) <= 16 * (levels + 1) * np.finfo(np.float64).eps * mag)
+    assert np.abs(ours - exact).max() > 0 or n < 100      # (the data do round: the bound is what is tested)
+    z = x + 1j * x[::-1]
+    oz = np.asarray(jit(raw(SO.cumsum_p, axis=0, reverse=reverse))(xp.asarray(z)))
+    want = np.flip(np.cumsum(np.flip(z))) if reverse else np.cumsum(z)
+    np.testing.assert_allclose(oz, want, rtol=1e-9, atol=1e-9 * np.abs(z).sum())
