@@ -251,3 +251,27 @@ def process_info():
     if _state.client is None:
         return 0, 1
     return _state.process_id, _state.num_processes
+
+
+_in_flight = []   # the outputs of the last program run over several devices in a run of several processes
+
+
+def one_in_flight():
+    """Before a program over several devices in a run of several processes: wait for the previous one's
+    outputs. XLA:CPU runs each replica on a pool thread and a gloo collective waits for its peers in the
+    other processes; independent programs in flight together can take the threads in another order in each
+    process and wait on each other for good (100 psums dispatched at once over 2 processes x 2 devices hung;
+    jax.pmap hangs the same way), with no watchdog across processes."""
+    if _state.client is None:
+        return
+    for o in _in_flight:
+        if not o.is_deleted():
+            o.block_until_ready()
+    _in_flight.clear()
+
+
+def launched(outs):
+    """Note a program's outputs (see one_in_flight); returns them."""
+    if _state.client is not None:
+        _in_flight[:] = [o for o in outs if type(o) is _jaxlib.ArrayImpl]
+    return outs

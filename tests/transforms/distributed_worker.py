@@ -120,6 +120,12 @@ def collectives():
     g = transforms.grad(lambda v: xp.sum(pmap(lambda a: a * psum(a, "i"), "i")(v) ** 2))(local)
     S = x.sum(0)
     check("grad", np.asarray(g), (2 * x * S ** 2 + 2 * S * (x ** 2).sum(0))[MINE])
+    # 100 programs dispatched before any is read: one runs at a time across processes (in flight together,
+    # they took XLA's pool threads in another order in each process and waited on each other for good)
+    f = pmap(lambda a: psum(a, "i"), "i")
+    outs = [f(local + float(k)) for k in range(100)]
+    check("100 in flight", np.stack([np.asarray(o) for o in outs]),
+          np.stack([np.broadcast_to(x.sum(0) + G * k, (L, 3, 4)) for k in range(100)]))
     # explicit devices= over every process (reversed): member k on devices[k]
     rev = transforms.devices()[::-1]
     got = pmap(lambda a: a + xp.astype(axis_index("i"), a.dtype), "i", devices=rev)(xp.asarray(x[MINE][::-1]))
