@@ -185,7 +185,7 @@ def jax_child(n, quick):
 def mp_sizes(quick):
     """psum sizes and MLP for the 2-process runs (ours and JAX's identical)."""
     S = sizes(quick)
-    return dict(psum=S["psum"], mlp=S["mlp"], batch=S["batch"], steps=10 if quick else 20, rounds=4 if quick else 6)
+    return dict(psum=S["psum"], mlp=S["mlp"], batch=S["batch"], steps=10 if quick else 20, rounds=6 if quick else 8)
 
 
 def mp_data(pid, n_local, S):
