@@ -18,8 +18,12 @@ What it measures, printed as two tables:
 * pmap dispatch overhead: a tiny pmap (``a + 1`` on 4 floats per device) called again and again on
   its own previous result, ours vs ``jax.pmap``, per device count;
 * psum bandwidth from 4 KiB to 64 MiB per device (--quick: up to 4 MiB) over 2 and 8 devices in one
-  process (ours and JAX's) and across 2 processes of 1 CPU device each (ours: transforms.distributed,
-  gloo over 127.0.0.1). Bandwidth is bytes per device / time per psum.
+  process (ours and JAX's). Bandwidth is bytes per device / time per psum;
+* the same psums and the data-parallel MLP step across 2 processes (2 x 1 and 2 x 2 CPU devices, gloo
+  over 127.0.0.1): ours (transforms.distributed) and JAX's (jax.distributed with
+  jax_cpu_collectives_implementation='gloo') side by side in the same two processes, each with its own
+  coordinator, taking turns call block by call block so that both see the same load; the two MLP loss
+  curves must agree. ``--mp-only`` runs just these.
 
 The CPU devices of one process share the machine's cores: with 2 cores, scaling tops out near 2x
 (efficiency ~ 2 / n at best for n > 2), whatever the device count. JAX runs with jax_enable_x64 and
@@ -178,20 +182,113 @@ def jax_child(n, quick):
 
 # --------------------------------------------------------------------------- 2 processes (gloo)
 
-def dist_child(pid, port, quick):
-    from transforms import distributed
-    import array_namespace as xp
-    distributed.initialize(f"127.0.0.1:{port}", 2, pid, initialization_timeout=60, heartbeat_timeout=20,
+def mp_sizes(quick):
+    """psum sizes and MLP for the 2-process runs (ours and JAX's identical)."""
+    S = sizes(quick)
+    return dict(psum=S["psum"], mlp=S["mlp"], batch=S["batch"], steps=10 if quick else 20, rounds=6 if quick else 8)
+
+
+def mp_data(pid, n_local, S):
+    """This process's members' MLP batch slices and the initial parameters (float64, NumPy's seeds)."""
+    rng = np.random.default_rng(0)
+    sz = S["mlp"]
+    params = [(rng.standard_normal((m, k)) / np.sqrt(m), rng.standard_normal(k) * 0.1) for m, k in zip(sz[:-1], sz[1:])]
+    x = rng.standard_normal((2 * n_local, S["batch"], sz[0]))
+    y = rng.standard_normal((2 * n_local, S["batch"], sz[-1]))
+    mine = slice(pid * n_local, (pid + 1) * n_local)
+    return params, x[mine], y[mine]
+
+
+def ours_mp(addr, pid, n_local):
+    """Ours in this process of the run: (psum, put, data-parallel step, block)."""
+    sys.path.insert(0, os.path.join(ROOT, "examples"))
+    import array_namespace as xp   # (the backend; no client yet)
+    from transforms import distributed, local_device_count, pmap, psum
+    distributed.initialize(addr, 2, pid, list(range(n_local)), initialization_timeout=60, heartbeat_timeout=20,
                            shutdown_timeout=30)
-    from transforms import pmap, psum
-    f = pmap(lambda a: psum(a, "i"), "i")
-    ps = {}
-    for nb in sizes(quick)["psum"]:
-        a = xp.full((1, nb // 4), float(pid + 1), dtype=xp.float32)
-        assert float(f(a)[0][0]) == 3.0   # 1 + 2: both processes' members summed
-        ps[nb] = fixed_bench(lambda: f(a).block_until_ready(), psum_calls(nb))
-    distributed.shutdown()
-    return {"psum": ps}
+    import data_parallel as dp
+    assert local_device_count() == n_local
+    return (pmap(lambda a: psum(a, "i"), "i"), lambda a: pmap(lambda v: v)(xp.asarray(a)), dp.make_steps(0.01)[1],
+            lambda r: r.block_until_ready(), distributed.shutdown)
+
+
+def jax_mp(addr, pid, n_local):
+    """JAX's own (jax.distributed, gloo CPU collectives) in this process: the same four, the same MLP step."""
+    import jax
+    jax.config.update("jax_enable_x64", True)
+    jax.config.update("jax_num_cpu_devices", n_local)
+    jax.config.update("jax_cpu_collectives_implementation", "gloo")
+    jax.distributed.initialize(addr, 2, pid, initialization_timeout=60, heartbeat_timeout_seconds=20,
+                               shutdown_timeout_seconds=30)
+    import jax.numpy as jnp
+    assert jax.local_device_count() == n_local
+
+    def loss_fn(params, x, y):
+        for W, b in params[:-1]:
+            x = jnp.tanh(x @ W + b)
+        W, b = params[-1]
+        return jnp.mean(jnp.sum((x @ W + b - y) ** 2, axis=-1))
+
+    def replica_step(params, x, y):   # examples/data_parallel.py's replica step
+        g = jax.lax.pmean(jax.grad(loss_fn)(params, x, y), "batch")
+        loss = jax.lax.pmean(loss_fn(params, x, y), "batch")
+        return [(W - 0.01 * gW, b - 0.01 * gb) for (W, b), (gW, gb) in zip(params, g)], loss
+    return (jax.pmap(lambda a: jax.lax.psum(a, "i"), "i"), lambda a: jax.pmap(lambda v: v)(jnp.asarray(a)),
+            jax.pmap(replica_step, axis_name="batch"), jax.block_until_ready, jax.distributed.shutdown)
+
+
+def alternate(fns, number, rounds):
+    """Best per-call time of each fn (name -> fn), the fns taking turns for `rounds` rounds of `number` calls:
+    both see the same load, which on a shared box comes and goes faster than a whole run."""
+    best = {k: float("inf") for k in fns}
+    for fn in fns.values():
+        fn()
+    for _ in range(rounds):
+        for k, fn in fns.items():
+            t0 = time.perf_counter()
+            for _ in range(number):
+                fn()
+            best[k] = min(best[k], (time.perf_counter() - t0) / number)
+    return best
+
+
+def mp_child(pid, ports, n_local, quick, impls):
+    """One of 2 processes with n_local CPU devices each, ours (transforms.distributed) and JAX's (jax.distributed
+    with gloo) side by side in the same process (each its own coordinator port and client): psum of every size
+    over all 2 * n_local devices, then the data-parallel MLP step, the two taking turns."""
+    S, G = mp_sizes(quick), 2 * n_local
+    libs = {impl: (ours_mp if impl == "ours" else jax_mp)(f"127.0.0.1:{port}", pid, n_local)
+            for impl, port in zip(impls, ports)}
+    out = {impl: {"psum": {}} for impl in impls}
+    for nb in S["psum"]:
+        first = pid * n_local + 1   # member k holds k + 1
+        host = np.arange(first, first + n_local, dtype=np.float32)[:, None] * np.ones((1, nb // 4), np.float32)
+        calls = {}
+        for impl, (f, put, _, block, _) in libs.items():
+            a = put(host)
+            got = np.asarray(f(a))
+            assert (got == G * (G + 1) / 2).all(), (impl, got[:, :3])   # 1 + ... + G: every member summed
+            calls[impl] = lambda f=f, a=a, block=block: block(f(a))
+        for impl, t in alternate(calls, psum_calls(nb), S["rounds"]).items():
+            out[impl]["psum"][nb] = t
+    params, x, y = mp_data(pid, n_local, S)
+    calls = {}
+    for impl, (_, put, step, block, _) in libs.items():
+        state = [[(put(np.stack([W] * n_local)), put(np.stack([b] * n_local))) for W, b in params]]
+        xs, ys, losses = put(x), put(y), out[impl].setdefault("losses", [])
+
+        def run(step=step, state=state, xs=xs, ys=ys, block=block, losses=losses):
+            state[0], loss = step(state[0], xs, ys)
+            block(loss)
+            losses.append(float(np.asarray(loss)[0]))
+        calls[impl] = run
+    for impl, t in alternate(calls, S["steps"], S["rounds"]).items():
+        out[impl]["mlp"] = t
+    if len(impls) == 2:   # the same steps from the same start: the same losses, to rounding
+        np.testing.assert_allclose(out["ours"]["losses"], out["jax"]["losses"], rtol=1e-9, atol=0)
+    for *_, shutdown in libs.values():
+        shutdown()
+    return out
 
 
 def free_port():
@@ -224,26 +321,28 @@ def run_child(args, env, problems, what, timeout=900):
     return json.loads(line[len("RESULT "):])
 
 
-def run_two_processes(quick, problems):
-    t0 = time.perf_counter()
-    port = free_port()
-    env = child_env(ARRAY_NAMESPACE_CPU_DEVICES="1")
-    procs = [subprocess.Popen([sys.executable, os.path.abspath(__file__), "--dist-child", str(pid), str(port)]
-                              + (["--quick"] if quick else []), stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
-                              text=True, env=env) for pid in (0, 1)]
+def run_two_processes(n_local, quick, impls, problems, timeout=600):
+    """Run mp_child in 2 processes on 127.0.0.1; process 0's results, or None (the problem noted)."""
+    t0, what = time.perf_counter(), f"2 processes x {n_local} device(s) ({', '.join(impls)})"
+    ports = [str(free_port()) for _ in impls]
+    procs = [subprocess.Popen([sys.executable, os.path.abspath(__file__), "--mp-child", str(pid), str(n_local),
+                               ",".join(impls), ",".join(ports)] + (["--quick"] if quick else []),
+                              stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
+                              env=child_env(JAX_PLATFORMS="cpu")) for pid in (0, 1)]
     outs = []
-    for p in procs:
-        try:
-            outs.append(p.communicate(timeout=600)[0])
-        except subprocess.TimeoutExpired:
-            for q in procs:
-                q.kill()
-            problems.append("2-process psum: timed out")
-            return None
-    print(f"  ... 2 processes x 1 device (psum over gloo) done in {time.perf_counter() - t0:.1f} s", flush=True)
+    try:
+        for p in procs:
+            outs.append(p.communicate(timeout=max(1.0, timeout - (time.perf_counter() - t0)))[0])
+    except subprocess.TimeoutExpired:
+        for q in procs:
+            q.kill()
+            q.communicate()
+        problems.append(f"{what}: timed out after {timeout} s")
+        return None
+    print(f"  ... {what} done in {time.perf_counter() - t0:.1f} s", flush=True)
     line = next((ln for ln in outs[0].splitlines() if ln.startswith("RESULT ")), None)
     if line is None or any(p.returncode for p in procs):
-        problems.append("2-process psum failed:\n" + "\n".join(o[-2000:] for o in outs))
+        problems.append(f"{what} failed:\n" + "\n".join(o[-2000:] for o in outs))
         return None
     return json.loads(line[len("RESULT "):])
 
@@ -297,7 +396,7 @@ def scaling_rows(ours, jaxr, S):
     return rows
 
 
-def psum_rows(ours, jaxr, dist, S):
+def psum_rows(ours, jaxr, S):
     rows = [("psum, bytes per device", "setting", "ours", "ours GB/s", "jax", "jax GB/s", "ours/jax")]
     gbs = lambda nb, t: f"{nb / t / 1e9:.3g}" if t else "-"  # noqa: E731
     for nb in S["psum"]:
@@ -306,11 +405,41 @@ def psum_rows(ours, jaxr, dist, S):
                 ("1 process, 2 devices", (ours.get(2) or {}).get("psum", {}).get(str(nb)),
                  (jaxr.get(2) or {}).get("psum", {}).get(str(nb))),
                 ("1 process, 8 devices", (ours.get(8) or {}).get("psum", {}).get(str(nb)),
-                 (jaxr.get(8) or {}).get("psum", {}).get(str(nb))),
-                ("2 processes x 1 device (gloo)", (dist or {}).get("psum", {}).get(str(nb)), None)]):
+                 (jaxr.get(8) or {}).get("psum", {}).get(str(nb)))]):
             rows.append((size if i == 0 else "", setting, fmt_time(o), gbs(nb, o), fmt_time(j), gbs(nb, j),
                          ratio(o, j)))
     return rows
+
+
+MP_LAYOUTS = (1, 2)   # devices per process in the 2-process runs
+
+
+def mp_rows(mp, quick):
+    """The 2-process table: psum per size and the MLP step, ours vs JAX's, per layout."""
+    S = mp_sizes(quick)
+    rows = [("2 processes (gloo, 127.0.0.1)", "devices", "ours", "ours GB/s", "jax", "jax GB/s", "ours/jax")]
+    gbs = lambda nb, t: f"{nb / t / 1e9:.3g}" if t and nb else "-"  # noqa: E731
+    work = [(f"psum {nb // KIB} KiB/device" if nb < 1024 * KIB else f"psum {nb // (1024 * KIB)} MiB/device",
+             ("psum", str(nb)), nb) for nb in S["psum"]]
+    work.append((f"MLP {'x'.join(map(str, S['mlp']))} step, batch {S['batch']}/device", ("mlp", None), 0))
+    for label, (key, sub), nb in work:
+        for i, L in enumerate(MP_LAYOUTS):
+            o, j = (mp.get(("ours", L)) or {}).get(key), (mp.get(("jax", L)) or {}).get(key)
+            if sub is not None:
+                o, j = (o or {}).get(sub), (j or {}).get(sub)
+            rows.append((label if i == 0 else "", f"2 x {L}", fmt_time(o), gbs(nb, o), fmt_time(j), gbs(nb, j),
+                         ratio(o, j)))
+    return rows
+
+
+def run_mp(quick, have_jax, problems):
+    """{(impl, devices per process): results} of the 2-process runs."""
+    mp = {}
+    for L in MP_LAYOUTS:
+        impls = ("ours", "jax") if have_jax else ("ours",)
+        for impl, res in (run_two_processes(L, quick, impls, problems) or {}).items():
+            mp[(impl, L)] = res
+    return mp
 
 
 def main(argv=None):
@@ -318,7 +447,9 @@ def main(argv=None):
     ap.add_argument("--quick", action="store_true", help="small sizes and few repeats")
     ap.add_argument("--ours-child", type=int, metavar="N", help="internal: time ours on N devices, print JSON")
     ap.add_argument("--jax-child", type=int, metavar="N", help="internal: time JAX on N devices, print JSON")
-    ap.add_argument("--dist-child", type=int, nargs=2, metavar=("PID", "PORT"), help="internal: one of 2 processes")
+    ap.add_argument("--mp-only", action="store_true", help="only the 2-process runs (ours and JAX's)")
+    ap.add_argument("--mp-child", nargs=4, metavar=("PID", "LOCAL", "IMPLS", "PORTS"),
+                    help="internal: one of 2 processes")
     args = ap.parse_args(argv)
     if args.ours_child:
         print("RESULT " + json.dumps(ours_child(args.ours_child, args.quick)))
@@ -326,9 +457,10 @@ def main(argv=None):
     if args.jax_child:
         print("RESULT " + json.dumps(jax_child(args.jax_child, args.quick)))
         return 0
-    if args.dist_child:
-        res = dist_child(args.dist_child[0], args.dist_child[1], args.quick)
-        if args.dist_child[0] == 0:
+    if args.mp_child:
+        pid, n_local, impls, ports = args.mp_child
+        res = mp_child(int(pid), [int(p) for p in ports.split(",")], int(n_local), args.quick, impls.split(","))
+        if pid == "0":
             print("RESULT " + json.dumps(res))
         return 0
 
@@ -340,6 +472,13 @@ def main(argv=None):
     from importlib.metadata import version
     print(f"numpy {np.__version__}; jax {version('jax') if have_jax else 'not installed'}; {os.cpu_count()} CPU "
           f"core(s){'; --quick' if args.quick else ''}", flush=True)
+    if args.mp_only:
+        mp = run_mp(args.quick, have_jax, problems)
+        print()
+        print_table(mp_rows(mp, args.quick))
+        for p in problems:
+            print("-", p.rstrip())
+        return 1 if problems else 0
     for n in DEVICE_COUNTS:
         ours[n] = run_child(["--ours-child", str(n)] + q, child_env(ARRAY_NAMESPACE_CPU_DEVICES=str(n)), problems,
                             f"ours, {n} device(s)")
@@ -347,11 +486,13 @@ def main(argv=None):
             jaxr[n] = run_child(["--jax-child", str(n)] + q, child_env(
                 XLA_FLAGS=f"--xla_force_host_platform_device_count={n}", JAX_PLATFORMS="cpu"), problems,
                 f"jax, {n} device(s)")
-    dist = run_two_processes(args.quick, problems)
+    mp = run_mp(args.quick, have_jax, problems)
     print()
     print_table(scaling_rows(ours, jaxr, S))
     print()
-    print_table(psum_rows(ours, jaxr, dist, S))
+    print_table(psum_rows(ours, jaxr, S))
+    print()
+    print_table(mp_rows(mp, args.quick))
     cores = os.cpu_count()
     print(f"\n(total {time.perf_counter() - t_start:.1f} s; best of repeats per call. This machine has {cores} CPU "
           f"core(s) shared by all CPU devices of a process: scaling tops out near {cores}x, so weak-scaling "

@@ -165,3 +165,44 @@ def test_data_parallel_script_on_four_devices():
     dp = _load("data_parallel")
     x0, y0 = dp.make_data(12, 64)[0]
     assert abs(float(rows[0][2]) - _numpy_mse(dp.init_params(), x0, y0)) < 1e-9
+
+
+def test_multi_process_example_on_two_local_processes():
+    """examples/multi_process.py as a user runs it on two machines, here 2 processes x 2 CPU devices on
+    127.0.0.1, everything from the environment: each prints the same data-parallel loss curve, equal to
+    single-device training on the whole batch, with NumPy's first loss. Both are killed at a hard timeout."""
+    import socket
+    import subprocess
+    import sys
+    import time
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        port = s.getsockname()[1]
+    env = {k: v for k, v in os.environ.items() if not k.startswith("ARRAY_NAMESPACE_") and k != "XLA_FLAGS"}
+    src = os.path.join(os.path.dirname(__file__), "..", "src")
+    env.update(PYTHONPATH=os.pathsep.join([src] + ([env["PYTHONPATH"]] if env.get("PYTHONPATH") else [])),
+               ARRAY_NAMESPACE_COORDINATOR_ADDRESS=f"127.0.0.1:{port}", ARRAY_NAMESPACE_NUM_PROCESSES="2",
+               ARRAY_NAMESPACE_CPU_DEVICES="2", PYTHONUNBUFFERED="1")
+    procs = [subprocess.Popen([sys.executable, os.path.join(EXAMPLES, "multi_process.py"), "--steps", "8",
+                               "--timeout", "30", "--heartbeat", "5"], env=dict(env, ARRAY_NAMESPACE_PROCESS_ID=str(i)),
+                              stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True) for i in (0, 1)]
+    outs, t0 = [], time.monotonic()
+    try:
+        for p in procs:
+            outs.append(p.communicate(timeout=max(1.0, 90 - (time.monotonic() - t0)))[0])
+    except subprocess.TimeoutExpired:
+        for p in procs:
+            p.kill()
+        pytest.fail("multi_process.py still ran after 90 s (a hang):\n" + "\n---\n".join(
+            p.communicate()[0][-2000:] for p in procs))
+    curves = []
+    for i, (p, out) in enumerate(zip(procs, outs)):
+        assert p.returncode == 0, out[-3000:]
+        assert f"process {i} of 2: 2 local device(s) of 4" in out and f"process {i}: [ok] same loss curve" in out
+        rows = [ln.split() for ln in out.splitlines() if ln.startswith(f"process {i} step")]
+        assert len(rows) == 8 and all(r[6] == r[9] for r in rows), rows   # printed to 12 digits: identical
+        curves.append([float(r[6]) for r in rows])
+    assert curves[0] == curves[1]
+    dp = _load("data_parallel")
+    x0, y0 = dp.make_data(8, 16 * 4)[0]
+    assert abs(curves[0][0] - _numpy_mse(dp.init_params(), x0, y0)) < 1e-9

@@ -13,7 +13,9 @@ ARRAY_NAMESPACE_NUM_PROCESSES, ARRAY_NAMESPACE_PROCESS_ID and ARRAY_NAMESPACE_LO
 (comma-separated; on the CPU only their count matters: how many CPU devices this process gets).
 
 A process that dies is detected by missed heartbeats (`heartbeat_timeout` seconds); the runtime then
-terminates the others with an error naming the lost process -- a run fails, it does not hang.
+terminates the others with an error naming the lost process -- a run fails, it does not hang. A
+coordinator address where nothing answers is a RuntimeError naming it after `initialization_timeout`;
+processes with unequal numbers of local devices get a ValueError naming both counts at first use.
 """
 from __future__ import annotations
 
@@ -99,8 +101,10 @@ def initialize(coordinator_address=None, num_processes=None, process_id=None, lo
     Returns: None.
     Raises: TypeError: if an argument has the wrong type. ValueError: if an argument (or its environment
         variable) is missing or out of range. RuntimeError: if this process already joined a run or
-        already made its client, if a process does not join within initialization_timeout, or if
-        platform='cuda' and the CUDA plugin is not installed.
+        already made its client, if nothing answers at coordinator_address or a process does not join
+        within initialization_timeout, or if platform='cuda' and the CUDA plugin is not installed.
+        (Later, the first use of the backend raises ValueError if the processes have unequal numbers of
+        local devices.)
 
     Two processes on one machine each run (shown, not run here: a real call serves or joins a
     coordinator and waits for the other process):

@@ -10,9 +10,12 @@ client then sees every process's devices (`devices()`), of which `local_devices(
 Failure: a process that dies stops sending heartbeats; the service then aborts the others with
 "Terminating process because the JAX distributed service detected fatal errors ... another task died"
 (XLA's own wording; a C++ abort, there is no Python exception to catch), and a collective already
-talking to it fails first with "Gloo ... Connection closed by peer" as an XlaRuntimeError. A process
-that cannot reach the coordinator within `initialization_timeout` is aborted the same way. Keep the
-heartbeat short where a hang matters more than a slow peer (tests use a few seconds).
+talking to it fails first with "Gloo ... Connection closed by peer" as an XlaRuntimeError. Keep the
+heartbeat short where a hang matters more than a slow peer (tests use a few seconds). Before its runtime
+client connects (which would abort the process at its deadline), each process waits for the coordinator's
+port to accept connections and raises a RuntimeError naming the address after `initialization_timeout`.
+Processes with unequal local device counts are refused when the client is made (the shared topology
+says each one's count), before a pmap would run different programs in them.
 
 The CUDA path (`platform="cuda"`) follows shared/notes/jaxlib-runtime.md §7 and was written from
 jaxlib's and the plugin's source: it could not be run here (no GPU).
@@ -23,6 +26,8 @@ import atexit
 import ctypes
 import importlib.util
 import pathlib
+import socket
+import time
 
 from . import _jaxlib
 from ._jaxlib import _jax, xc
@@ -39,6 +44,7 @@ class _State:
         self.platform = None
         self.barriers = 0          # barrier ids are numbered: every process calls barrier() in the same order
         self.shut = False
+        self.refusal = None        # why this process cannot make its client (devices unequal between processes)
 
 
 _state = _State()
@@ -71,6 +77,12 @@ def initialize(coordinator_address, num_processes, process_id, local_device_ids=
             service = _jax.get_distributed_runtime_service(bind_address or f"[::]:{port}", num_processes,
                                                             heartbeat_timeout=heartbeat_timeout,
                                                             shutdown_timeout=shutdown_timeout)
+        try:
+            _reach(coordinator_address, process_id, initialization_timeout)
+        except RuntimeError:
+            if service is not None:
+                service.shutdown()
+            raise
         client = _jax.get_distributed_runtime_client(coordinator_address, process_id,
                                                      init_timeout=initialization_timeout,
                                                      heartbeat_timeout=heartbeat_timeout,
@@ -93,13 +105,54 @@ def initialize(coordinator_address, num_processes, process_id, local_device_ids=
 def _make_client():
     """The PJRT client over the runtime (called once, by _jaxlib.client(), under its lock)."""
     s = _state
+    if s.refusal is not None:
+        raise ValueError(s.refusal)
     if s.platform == "cuda":
-        return _make_cuda_client()
+        return _same_counts(_make_cuda_client())
     # CPU devices are virtual: local_device_ids only says how many this process gets
     n = len(s.local_device_ids) if s.local_device_ids is not None else _jaxlib.cpu_device_count()
     collectives = _jax.make_gloo_tcp_collectives(distributed_client=s.client, hostname=_hostname(s.address))
-    return xc.make_cpu_client(distributed_client=s.client, node_id=s.process_id, num_nodes=s.num_processes,
-                              collectives=collectives, num_devices=n)
+    return _same_counts(xc.make_cpu_client(distributed_client=s.client, node_id=s.process_id,
+                                           num_nodes=s.num_processes, collectives=collectives, num_devices=n))
+
+
+def _same_counts(client):
+    """The client, once every process is seen to have as many local devices as this one (pmap gives each
+    process's devices one slice of the axis: unequal slices would run different programs and wait on each
+    other until a timeout). The topology every process's client shares says how many each has. A refusal
+    sticks: a second client would wait for the other processes' second topology exchange, which never comes."""
+    s = _state
+    counts = {}
+    for d in client.devices():
+        counts[d.process_index] = counts.get(d.process_index, 0) + 1
+    mine = counts.get(s.process_id, 0)
+    other = {p: k for p, k in sorted(counts.items()) if k != mine}
+    if other:
+        s.refusal = (f"distributed run: this process ({s.process_id}) has {mine} local device(s) but "
+                     f"{', '.join(f'process {p} has {k}' for p, k in other.items())}; expected the same number "
+                     "in every process (give each the same local_device_ids / ARRAY_NAMESPACE_LOCAL_DEVICE_IDS "
+                     "count, or CPU device count)")
+        raise ValueError(s.refusal)
+    return client
+
+
+def _reach(address, process_id, timeout):
+    """Wait until something accepts connections at the coordinator's address (process 0 may start later), for
+    at most `timeout` seconds; then a RuntimeError naming the address. (The runtime's own client would
+    abort the whole process at its deadline, with no word of which address it tried.)"""
+    host, port = address.rsplit(":", 1)
+    deadline, last = time.monotonic() + timeout, None
+    while True:
+        try:
+            socket.create_connection((host.strip("[]"), int(port)), timeout=1).close()
+            return
+        except OSError as e:
+            last = e
+        if time.monotonic() >= deadline:
+            raise RuntimeError(f"distributed.initialize: process {process_id} could not reach the coordinator at "
+                               f"{address} within initialization_timeout={timeout} s ({last}); expected process 0 "
+                               "to serve it there: check the address and that process 0 runs")
+        time.sleep(0.2)
 
 
 def _hostname(address):
@@ -198,3 +251,27 @@ def process_info():
     if _state.client is None:
         return 0, 1
     return _state.process_id, _state.num_processes
+
+
+_in_flight = []   # the outputs of the last program run over several devices in a run of several processes
+
+
+def one_in_flight():
+    """Before a program over several devices in a run of several processes: wait for the previous one's
+    outputs. XLA:CPU runs each replica on a pool thread and a gloo collective waits for its peers in the
+    other processes; independent programs in flight together can take the threads in another order in each
+    process and wait on each other for good (100 psums dispatched at once over 2 processes x 2 devices hung;
+    jax.pmap hangs the same way), with no watchdog across processes."""
+    if _state.client is None:
+        return
+    for o in _in_flight:
+        if not o.is_deleted():
+            o.block_until_ready()
+    _in_flight.clear()
+
+
+def launched(outs):
+    """Note a program's outputs (see one_in_flight); returns them."""
+    if _state.client is not None:
+        _in_flight[:] = [o for o in outs if type(o) is _jaxlib.ArrayImpl]
+    return outs

@@ -33,7 +33,7 @@ from transforms.jaxpr_transforms import jit_p, run_jaxpr, stage
 from transforms.pmap import as_vmap_jaxpr, pmap_p
 from transforms.primitives import structural as S
 
-from . import _jaxlib, runtime
+from . import _jaxlib, distributed, runtime
 from .lower_collectives import axis_env
 from .lowering import jaxpr_subcomp, lower_jaxpr, lowering_rules
 
@@ -126,8 +126,9 @@ def pmap_call(args, params):
         # on a previous one's pending outputs can take threads that one still needs (a deadlock XLA aborts the
         # process for after 40 s on a 2-core box). Waiting for the inputs keeps one program in flight per chain.
         b.block_until_ready()
+    distributed.one_in_flight()
     try:
-        outs = prog.exe.execute_sharded(bufs).consume_with_handlers(prog.handlers)
+        outs = distributed.launched(prog.exe.execute_sharded(bufs).consume_with_handlers(prog.handlers))
     except _jaxlib.XlaRuntimeError as e:
         if len(params["devices"]) == n:
             raise

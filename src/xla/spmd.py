@@ -21,7 +21,7 @@ from transforms.core import bind
 from transforms.sharding import NamedSharding, P
 from transforms.shard_map import reference_jaxpr, shard_map_p
 
-from . import _jaxlib, runtime
+from . import _jaxlib, distributed, runtime
 from ._jaxlib import ir
 from .lower_shard_map import declare_meshes, hlo_sharding_text, program_devices, sdy_sharding
 from .lowering import lower_jaxpr
@@ -84,7 +84,8 @@ class ShardedProgram:
             # deadlock XLA aborts the process for after 40 s; jax's pmap does the same on this 2-core box).
             # Waiting for the inputs first keeps at most one collective program in flight per chain.
             b.block_until_ready()
-        return self.program.execute_sharded(bufs).consume_with_handlers(self.handlers)
+        distributed.one_in_flight()
+        return distributed.launched(self.program.execute_sharded(bufs).consume_with_handlers(self.handlers))
 
 
 def _mesh_of(shardings, what):

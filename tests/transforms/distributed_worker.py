@@ -33,6 +33,39 @@ elif SCENARIO == "after_client":
         print("WORKER OK", flush=True)
         sys.exit(0)
     raise AssertionError("initialize after the client exists did not raise")
+elif SCENARIO == "wrong_address":   # process 1 of 2, pointed at a port where no coordinator serves
+    import array_namespace as xp  # noqa: E402
+    t = time.monotonic()
+    try:
+        distributed.initialize(f"127.0.0.1:{PORT}", 2, 1, initialization_timeout=3, heartbeat_timeout=HB)
+    except RuntimeError as e:
+        assert f"process 1 could not reach the coordinator at 127.0.0.1:{PORT} within initialization_timeout=3 s" \
+            in str(e) and "expected process 0 to serve it there" in str(e), e
+        assert not distributed.is_initialized()
+        print(f"process {PID}: refused after {time.monotonic() - t:.1f} s: {e}", flush=True)
+        print("WORKER OK", flush=True)
+        sys.exit(0)
+    raise AssertionError("initialize with no coordinator at the address did not raise")
+elif SCENARIO == "mismatch":   # process 0 has 2 devices, process 1 has 1: refused at first use, in both
+    import array_namespace as xp  # noqa: E402
+    import transforms  # noqa: E402
+    mine, theirs = (2, 1) if PID == 0 else (1, 2)
+    distributed.initialize(f"127.0.0.1:{PORT}", NPROC, PID, list(range(mine)), initialization_timeout=60,
+                           heartbeat_timeout=HB, shutdown_timeout=30)
+    for use in (transforms.devices, lambda: xp.asarray([1.0]) + 1.0, transforms.local_device_count):
+        try:
+            use()
+        except ValueError as e:
+            want = (f"this process ({PID}) has {mine} local device(s) but process {1 - PID} has {theirs}; expected "
+                    "the same number in every process")
+            assert want in str(e), e
+        else:
+            raise AssertionError("a client with unequal device counts between processes was made")
+    print(f"process {PID}: unequal device counts refused ok", flush=True)
+    distributed.barrier("end", timeout=60)
+    assert distributed.shutdown() is True
+    print("WORKER OK", flush=True)
+    sys.exit(0)
 else:
     import array_namespace as xp  # noqa: E402
     distributed.initialize(f"127.0.0.1:{PORT}", NPROC, PID, initialization_timeout=60, heartbeat_timeout=HB,
@@ -87,6 +120,12 @@ def collectives():
     g = transforms.grad(lambda v: xp.sum(pmap(lambda a: a * psum(a, "i"), "i")(v) ** 2))(local)
     S = x.sum(0)
     check("grad", np.asarray(g), (2 * x * S ** 2 + 2 * S * (x ** 2).sum(0))[MINE])
+    # 100 programs dispatched before any is read: one runs at a time across processes (in flight together,
+    # they took XLA's pool threads in another order in each process and waited on each other for good)
+    f = pmap(lambda a: psum(a, "i"), "i")
+    outs = [f(local + float(k)) for k in range(100)]
+    check("100 in flight", np.stack([np.asarray(o) for o in outs]),
+          np.stack([np.broadcast_to(x.sum(0) + G * k, (L, 3, 4)) for k in range(100)]))
     # explicit devices= over every process (reversed): member k on devices[k]
     rev = transforms.devices()[::-1]
     got = pmap(lambda a: a + xp.astype(axis_index("i"), a.dtype), "i", devices=rev)(xp.asarray(x[MINE][::-1]))

@@ -69,7 +69,7 @@ def _ok(results, checks):
 
 def test_collectives_across_two_processes_match_numpy():
     _ok(run_workers("collectives"), ["psum", "pmax", "all_to_all", "all_gather", "ppermute", "psum_scatter",
-                                     "axis_index", "replicated", "jit(pmap)", "ppermute twice", "grad", "shard_map psum",
+                                     "axis_index", "replicated", "jit(pmap)", "ppermute twice", "grad", "100 in flight", "shard_map psum",
                                      "shard_map all_gather", "shard_map split readback refused", "bad input"])
 
 
@@ -99,6 +99,23 @@ def test_a_dead_peer_makes_the_other_fail_clearly(scenario):
         line = next((ln for ln in out0.splitlines() if "FAILED CLEARLY" in ln), "")
         assert "Gloo" in line and ("closed by peer" in line or "reset by peer" in line), out0[-4000:]
     assert secs < 60, secs
+
+
+def test_a_wrong_coordinator_address_fails_clearly_within_the_timeout():
+    """Nothing serves the coordinator at the address: initialize raises a RuntimeError naming the address
+    after initialization_timeout (3 s here), instead of the runtime aborting the process at its deadline."""
+    (rc, out, secs), = run_workers("wrong_address", n=1, timeout=60)
+    assert rc == 0 and "WORKER OK" in out, out[-3000:]
+    assert secs < 40, secs
+
+
+def test_unequal_device_counts_between_processes_fail_clearly():
+    """Process 0 has 2 CPU devices, process 1 has 1: each one's first use of the backend raises a ValueError
+    naming both counts (again on every later use), where pmap would otherwise run different programs in the
+    two processes and wait for each other until gloo's timeout."""
+    results = run_workers("mismatch", timeout=60)
+    _ok(results, ["unequal device counts refused"])
+    assert all(secs < 40 for *_, secs in results), results
 
 
 def test_initialize_after_the_client_exists():
