@@ -12,7 +12,7 @@ from transforms.primitives import elementwise as P
 
 from . import _complex_special as CS
 from . import _dtypes as D
-from ._array import Array
+from ._array import Array, _module
 from ._helpers import as_array, binary, cast, check_broadcast, check_kind, py_number, weak_scalar, wrap
 
 _BOOL, _INT, _NUM, _REALNUM = frozenset([D.bool_]), frozenset(D.INTEGER), frozenset(D.NUMERIC), frozenset(D.REAL_NUMERIC)
@@ -380,9 +380,7 @@ def _exact_at_powers(r, x, base):
     (log10(0.1) = -0.9999999999999998; scipy.signal rounds on it). Where x is the correctly rounded
     base**k, the answer is k, as NumPy's; the derivative stays that of log(x)/log(base)."""
     from transforms.custom_derivatives import stop_gradient_p
-    from ._indexing import take
-    from ._manipulation import reshape
-    from ._searching import where
+    take, reshape, where = _module("_indexing").take, _module("_manipulation").reshape, _module("_searching").where
     table, lo = _power_table(base, x.dtype)
     k = round(r)
     idx = clip(_as_int64(k) - lo, 0, table.shape[0] - 1)
