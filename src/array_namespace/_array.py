@@ -73,11 +73,6 @@ def _module(name):
     return m
 
 
-def _indexing():
-    """The _indexing module."""
-    return _module("_indexing")
-
-
 def _selects_one_element(key):
     """All-integer keys (and ()) pick one element: NumPy returns a scalar copy there, not a view."""
     return type(key) is int or (type(key) is tuple and all(type(k) is int for k in key))
@@ -183,7 +178,7 @@ class Array:
 
     @property
     def at(self):
-        return _indexing()._At(self)
+        return _module("_indexing")._At(self)
 
     def __array_namespace__(self, *, api_version=None):
         array_namespace = sys.modules[__package__]   # (libraries ask on every call: no import statement)
@@ -317,7 +312,7 @@ class Array:
             raise TypeError("iteration over a 0-d array")
         n = self.shape[0]
         if self.ndim == 1 and n > 1 and trace_state.trace is EVAL and not isinstance(self._v, Tracer):
-            return _indexing().elements(self, n)
+            return _module("_indexing").elements(self, n)
         return (self[i] for i in range(n))
 
     __hash__ = None
@@ -419,7 +414,7 @@ class Array:
             # then gets the write as any rebind gives it
             _, v, dt = H.binary("__setitem__", self, value, broadcast=False)
             if dt == self._v.aval.dtype:
-                out = backend.eager_setitem(self._v, _indexing().host_key(key), v)
+                out = backend.eager_setitem(self._v, _module("_indexing").host_key(key), v)
                 if out is not None:
                     if getattr(self, "_base", None) is None and not getattr(self, "_views", None):
                         self._v = out
@@ -427,12 +422,12 @@ class Array:
                     else:
                         VW.write(self, out, "x[...] = value", key)
                     return
-        self._rebind_locked(_indexing().update(self, key, value, "set", "__setitem__", in_place=sole),
+        self._rebind_locked(_module("_indexing").update(self, key, value, "set", "__setitem__", in_place=sole),
                             "x[...] = value", key)
 
     def __getitem__(self, key):
         v = self._v
-        out = _indexing().getitem(self, key)
+        out = _module("_indexing").getitem(self, key)
         if out is not self and VW._is_basic_key(key) and (out.ndim or not _selects_one_element(key)):
             VW.view_of(out, self, "index", key, v)
         return out

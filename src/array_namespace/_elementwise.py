@@ -29,12 +29,18 @@ def _check(fname, dtype, allowed, arg="x"):
 
 
 def _unary(fname, prim, allowed, complex_special=False):
+    allowed_np = frozenset(d.dtype for d in allowed)   # (NumPy dtypes hash in C; DType's __hash__ is Python)
+
     def f(x, /):
-        x = as_array(x, fname)
-        _check(fname, x.dtype, allowed)
-        if complex_special and x.dtype in D.COMPLEX:   # the standard's special values (C99 Annex G)
-            return wrap(CS.apply(fname, prim, x._v))
-        return wrap(bind(prim, x._v))
+        if type(x) is not Array:
+            x = as_array(x, fname)
+        v = x._v
+        dt = v.aval.dtype
+        if dt not in allowed_np:
+            _check(fname, x.dtype, allowed)
+        if complex_special and dt.kind == "c":   # the standard's special values (C99 Annex G)
+            return wrap(CS.apply(fname, prim, v))
+        return wrap(bind(prim, v))
     f.__name__ = f.__qualname__ = fname   # (Python names a function by its qualname in a bad-call TypeError)
     f.__doc__ = f"Elementwise {fname} (Array API standard)."
     return f
