@@ -30,7 +30,7 @@ class DType:
         return self._np
 
     def __eq__(self, other):
-        if other is self:
+        if other is self or other is self._np:   # (NumPy's builtin dtypes are one object each)
             return True
         t = type(other)
         if t is DType:
@@ -80,7 +80,6 @@ BOOL = frozenset((bool_,))
 NUMERIC_OR_BOOL = NUMERIC | BOOL
 REAL_NUMERIC_OR_BOOL = REAL_NUMERIC | BOOL
 INTEGER_OR_BOOL = INTEGER | BOOL
-_ALLSET = frozenset(ALL)
 
 DEFAULT_FLOAT, DEFAULT_INT, DEFAULT_COMPLEX, DEFAULT_INDEX = float64, int64, complex128, int64
 
