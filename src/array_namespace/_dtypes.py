@@ -41,9 +41,6 @@ class DType:
             return np.dtype(other) == self._np
         return False
 
-    def __ne__(self, other):
-        return not self.__eq__(other)
-
     def __hash__(self):
         return self._hash
 
