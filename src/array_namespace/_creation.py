@@ -75,7 +75,7 @@ def _from_host(arr, dtype, fname):
     if arr.dtype.kind not in "biufc":
         raise TypeError(f"{fname}: data of dtype {arr.dtype} is not numeric")
     if dtype is None:
-        dtype = arr.dtype if arr.dtype in D._ALLSET else (
+        dtype = arr.dtype if arr.dtype in D._BY_NP else (   # (NumPy dtype keys: compared in C)
             D.DEFAULT_FLOAT if arr.dtype.kind == "f" else D.DEFAULT_COMPLEX if arr.dtype.kind == "c" else None)
         if dtype is None:
             raise TypeError(f"{fname}: dtype {arr.dtype} is not supported")

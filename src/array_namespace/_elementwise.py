@@ -12,7 +12,7 @@ from transforms.primitives import elementwise as P
 
 from . import _complex_special as CS
 from . import _dtypes as D
-from ._array import Array
+from ._array import Array, _module
 from ._helpers import as_array, binary, cast, check_broadcast, check_kind, py_number, weak_scalar, wrap
 
 _BOOL, _INT, _NUM, _REALNUM = frozenset([D.bool_]), frozenset(D.INTEGER), frozenset(D.NUMERIC), frozenset(D.REAL_NUMERIC)
@@ -29,12 +29,18 @@ def _check(fname, dtype, allowed, arg="x"):
 
 
 def _unary(fname, prim, allowed, complex_special=False):
+    allowed_np = frozenset(d.dtype for d in allowed)   # (NumPy dtypes hash in C; DType's __hash__ is Python)
+
     def f(x, /):
-        x = as_array(x, fname)
-        _check(fname, x.dtype, allowed)
-        if complex_special and x.dtype in D.COMPLEX:   # the standard's special values (C99 Annex G)
-            return wrap(CS.apply(fname, prim, x._v))
-        return wrap(bind(prim, x._v))
+        if type(x) is not Array:
+            x = as_array(x, fname)
+        v = x._v
+        dt = v.aval.dtype
+        if dt not in allowed_np:
+            _check(fname, x.dtype, allowed)
+        if complex_special and dt.kind == "c":   # the standard's special values (C99 Annex G)
+            return wrap(CS.apply(fname, prim, v))
+        return wrap(bind(prim, v))
     f.__name__ = f.__qualname__ = fname   # (Python names a function by its qualname in a bad-call TypeError)
     f.__doc__ = f"Elementwise {fname} (Array API standard)."
     return f
@@ -380,9 +386,7 @@ def _exact_at_powers(r, x, base):
     (log10(0.1) = -0.9999999999999998; scipy.signal rounds on it). Where x is the correctly rounded
     base**k, the answer is k, as NumPy's; the derivative stays that of log(x)/log(base)."""
     from transforms.custom_derivatives import stop_gradient_p
-    from ._indexing import take
-    from ._manipulation import reshape
-    from ._searching import where
+    take, reshape, where = _module("_indexing").take, _module("_manipulation").reshape, _module("_searching").where
     table, lo = _power_table(base, x.dtype)
     k = round(r)
     idx = clip(_as_int64(k) - lo, 0, table.shape[0] - 1)

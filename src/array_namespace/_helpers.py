@@ -243,10 +243,20 @@ def normalize_axes(axis, ndim, fname, arg="axis"):
     return tuple(sorted(out))
 
 
+_BROADCAST_OK: set = set()   # (shape, shape) pairs (tuples) seen to broadcast: a pair is checked once (~2 us)
+
+
 def check_broadcast(fname, s1, s2, args=("x1", "x2")):
     """ValueError naming both arguments unless shapes s1 and s2 broadcast together."""
+    ok = type(s1) is tuple and type(s2) is tuple
+    if ok and (s1, s2) in _BROADCAST_OK:
+        return
     try:
         broadcast_shapes(s1, s2)
     except ValueError:
         raise ValueError(f"{fname}: {args[0]} of shape {tuple(s1)} and {args[1]} of shape {tuple(s2)} cannot be "
                          f"broadcast together") from None
+    if ok:
+        if len(_BROADCAST_OK) >= 4096:
+            _BROADCAST_OK.clear()   # (set ops are atomic under the GIL)
+        _BROADCAST_OK.add((s1, s2))

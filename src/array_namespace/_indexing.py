@@ -41,9 +41,9 @@ from transforms.primitives import indexing as I
 from transforms.primitives import structural as S
 
 from . import _dtypes as D
-from ._array import Array
+from ._array import Array, _module
 from ._datadep import host_value
-from ._helpers import as_array, binary, wrap
+from ._helpers import as_array, binary, normalize_axis, wrap
 from ._indexing_key import (_IDX, _Ent, _expand, _idx_value, _np_grid, _np_index, _np_stack, _static, _traced_grid,
                             _wrap_negative, basic_key, basic_plan, index_operand)
 from ._indexing_mask import has_mask, masked_update
@@ -226,7 +226,7 @@ _BOOL_MODES = {"add": "logical_or", "multiply": "logical_and", "min": "logical_a
 def _combine(mode, x, v):
     if mode == "set":
         return v
-    from . import _elementwise as EW
+    EW = _module("_elementwise")
     if S.dtype_of(x) == np.bool_ and mode in _BOOL_MODES:   # as NumPy (and the scatter path) do on bools
         return getattr(EW, _BOOL_MODES[mode])(wrap(x), wrap(v))._v
     f = {"add": EW.add, "subtract": EW.subtract, "multiply": EW.multiply, "divide": EW.divide,
@@ -472,7 +472,6 @@ def take(x, indices, /, *, axis=None):
         if x.ndim != 1:
             raise ValueError(f"take: axis is required for an array of {x.ndim} dimensions")
         axis = 0
-    from ._helpers import normalize_axis
     ax = normalize_axis(axis, x.ndim, "take")
     if x.ndim == 0:
         raise ValueError("take: x must have at least one dimension")
@@ -494,7 +493,6 @@ def take_along_axis(x, indices, /, *, axis=-1):
     Array([[1],
            [2]])
     """
-    from ._helpers import normalize_axis
     x = as_array(x, "take_along_axis")
     if type(indices) is not Array or indices.dtype not in D.INTEGER:
         raise TypeError("take_along_axis: indices must be an integer array")

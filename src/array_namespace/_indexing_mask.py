@@ -27,7 +27,7 @@ from transforms.primitives import elementwise as P
 from transforms.primitives import structural as S
 
 from . import _dtypes as D
-from ._array import Array
+from ._array import Array, _module
 from ._datadep import host_value
 from ._helpers import wrap
 
@@ -244,7 +244,8 @@ def _plan(shape, key, vshape0, mode, fname):
 
 def _emit(xv, mask, v, dyn, mode, plan):
     """The binds of a planned masked update: x's raw value with v put (or combined) where the mask is."""
-    from ._indexing import _FILL, _combine
+    ix = _module("_indexing")
+    _FILL, _combine = ix._FILL, ix._combine
     shape, vshape, tgt1, sizes, cfg, rev, padded, mdims = plan
     dt = S.dtype_of(xv)
     alld = tuple(range(len(shape)))

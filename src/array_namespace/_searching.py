@@ -8,7 +8,8 @@ from transforms.primitives import reductions as R
 from transforms.primitives import structural as S
 
 from . import _dtypes as D
-from ._helpers import as_array, binary, check_kind, normalize_axis, wrap
+from ._datadep import host_value, nonzero_sized, require_host
+from ._helpers import as_array, binary, check_kind, normalize_axes, normalize_axis, wrap
 
 
 def _arg(fname, prim):
@@ -88,7 +89,6 @@ def nonzero(x, /):
     """
     import numpy as np
 
-    from ._datadep import host_value, nonzero_sized
     x = as_array(x, "nonzero")
     if x.ndim == 0:
         raise ValueError("nonzero: x must have at least one dimension (0-d input is not allowed)")
@@ -116,7 +116,6 @@ def count_nonzero(x, /, *, axis=None, keepdims=False):
     >>> xp.count_nonzero(xp.asarray([[0, 1], [2, 0]]), axis=0)
     Array([1, 1])
     """
-    from ._helpers import normalize_axes
     x = as_array(x, "count_nonzero")
     axes = normalize_axes(axis, x.ndim, "count_nonzero")
     v = x._v

@@ -53,11 +53,12 @@ def _acc_dtype(fname, x, dtype):
     return dtype
 
 
-# Validated plans per (operand aval, axis) for the commonest calls (axis None or a Python int, no dtype=): a
-# repeated eager call skips the validation it passed before (an int axis: True == 1 but is refused, so a
-# bool or another int-like type never takes a plan). Bounded: cleared when full.
+# Validated plans per (operand aval, axis, dtype) for the commonest calls (axis None or a Python int, dtype None or
+# a namespace dtype: scipy passes dtype= to most sums): a repeated eager call skips the validation it passed before
+# (an int axis: True == 1 but is refused, so a bool or another int-like type never takes a plan). Bounded: cleared
+# when full.
 _SUM_PLANS: dict = {}
-_SUM_RANK_PLANS: dict = {}   # (ndim, dtype, weak, axis) -> the plan: a new shape of a known rank skips validation
+_SUM_RANK_PLANS: dict = {}   # (ndim, x's dtype, weak, axis, dtype) -> the plan: a new shape of a known rank skips validation
 _PLANS: dict = {}   # (function name, aval, axis) -> its plan (max, min, any, all)
 _PLANS_MAX = 1024
 
@@ -81,14 +82,14 @@ def sum(x, /, *, axis=None, dtype=None, keepdims=False):
     >>> xp.sum(xp.asarray([[1.0, 2.0], [3.0, 4.0]]), axis=0)
     Array([4., 6.])
     """
-    if type(x) is Array and dtype is None and (axis is None or type(axis) is int):
+    if type(x) is Array and (dtype is None or type(dtype) is D.DType) and (axis is None or type(axis) is int):
         v = x._v
         a = v.aval
-        plan = _SUM_PLANS.get((a, axis))
+        plan = _SUM_PLANS.get((a, axis, dtype))
         if plan is None:   # a new shape: the plan of its rank, dtype and weak type (what the plan depends on)
-            plan = _SUM_RANK_PLANS.get((len(a[0]), a[1], a[2], axis))
+            plan = _SUM_RANK_PLANS.get((len(a[0]), a[1], a[2], axis, dtype))
             if plan is not None:
-                _remember(_SUM_PLANS, (a, axis), plan)
+                _remember(_SUM_PLANS, (a, axis, dtype), plan)
         if plan is not None:   # (validated before for this operand type and axis)
             axes, dt = plan
             out = bind(R.reduce_sum_p, v if dt is None else cast(v, dt), axes=axes)
@@ -99,10 +100,10 @@ def sum(x, /, *, axis=None, dtype=None, keepdims=False):
     check_kind("sum", xd, D.NUMERIC_OR_BOOL, "a numeric")
     axes = tuple(range(len(shape))) if axis is None else normalize_axes(axis, len(shape), "sum")
     dt = _DEFAULT_ACC[xd] if dtype is None else _acc_dtype("sum", x, dtype)
-    if dtype is None and (axis is None or type(axis) is int):
+    if (dtype is None or type(dtype) is D.DType) and (axis is None or type(axis) is int):
         plan = (axes, None if dt == xd and not a.weak_type else dt)
-        _remember(_SUM_PLANS, (a, axis), plan)
-        _remember(_SUM_RANK_PLANS, (len(shape), xd, a.weak_type, axis), plan)
+        _remember(_SUM_PLANS, (a, axis, dtype), plan)
+        _remember(_SUM_RANK_PLANS, (len(shape), xd, a.weak_type, axis, dtype), plan)
     out = bind(R.reduce_sum_p, cast(x._v, dt), axes=axes)
     return wrap(_keep(out, shape, axes, keepdims) if keepdims else out)
 

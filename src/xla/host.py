@@ -30,6 +30,7 @@ not built, importing warns once (RuntimeWarning) and kernels keep subnormals.
 """
 from __future__ import annotations
 
+import ctypes
 import functools
 import math
 import os
@@ -221,7 +222,7 @@ def aligned_empty(shape, dtype):
     dt = np.dtype(dtype)
     n = math.prod(shape) * dt.itemsize   # (math.prod: ~0.1 us; np.prod of a tuple ~3.5 us)
     raw = np.empty(n + _ALIGN, np.uint8)
-    off = (-raw.ctypes.data) % _ALIGN
+    off = (-ctypes.addressof(ctypes.c_byte.from_buffer(raw))) % _ALIGN   # (raw.ctypes.data: ~1.5 us, this ~0.4)
     return raw[off:off + n].view(dt).reshape(shape)
 
 

@@ -354,8 +354,7 @@ def _make_host_impl(prim, kernel, xla_impl):
             return [_box_host(o, a, prim) for o, a in zip(out, avals)]
         if type(out) is not ndarray:
             out = asarray(out)   # (NumPy gives a scalar for a 0-d result)
-        dt = out.dtype
-        if (dt is avals[1] or dt == avals[1]) and out.shape == avals[0]:   # (builtin dtypes: one object)
+        if (out.dtype is avals[1] or out.dtype == avals[1]) and out.shape == avals[0]:   # (builtin dtypes: one object)
             return hv(out, avals)
         return _box_host(out, avals, prim)
     return impl

@@ -272,3 +272,30 @@ def test_axis_errors_use_numpys_words():
               lambda: xp.flip(xp.ones(3), axis=(10,))):
         with pytest.raises(IndexError, match="axis 10 is out of bounds for array of dimension 1"):
             f()
+
+
+def test_broadcast_check_refuses_after_a_pair_that_broadcast():
+    """check_broadcast remembers pairs that broadcast: a pair that does not still raises ValueError naming both
+    arguments, before and after the good pair, and the good pair still gives NumPy's values."""
+    a, row, bad = np.arange(12.0).reshape(3, 4), np.arange(4.0), np.arange(3.0)
+    x, r, b = xp.asarray(a), xp.asarray(row), xp.asarray(bad)
+    for _ in range(3):
+        np.testing.assert_array_equal(np.asarray(x - r), a - row)
+        with pytest.raises(ValueError, match="subtract: x1 of shape \\(3, 4\\) and x2 of shape \\(3,\\)"):
+            x - b
+
+
+def test_int_scalar_bounds_checked_on_every_call():
+    """An int scalar next to an int array is checked against the dtype's bounds on every call (from a table),
+    after in-range calls too."""
+    x = xp.asarray(np.array([1, 2], dtype=np.int8))
+    for _ in range(3):
+        np.testing.assert_array_equal(np.asarray(x + 127), np.array([1, 2], np.int8) + np.int8(127))
+        with pytest.raises(OverflowError, match="128 is out of bounds for int8"):
+            x + 128
+        with pytest.raises(OverflowError, match="-129 is out of bounds for int8"):
+            x + (-129)
+    u = xp.asarray(np.array([1], dtype=np.uint64))
+    np.testing.assert_array_equal(np.asarray(u + (2**64 - 2)), np.array([2**64 - 1], np.uint64))
+    with pytest.raises(OverflowError):
+        u + 2**64

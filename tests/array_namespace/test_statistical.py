@@ -62,3 +62,22 @@ def test_complex_mean_and_sum():
 def test_errors(call, exc):
     with pytest.raises(exc):
         call()
+
+
+def test_sum_with_dtype_repeated_alternating_equals_numpy():
+    """sum keeps a validated plan per (operand, axis, dtype): repeated calls alternating dtype= (None, float32,
+    float64, int64) and axes each give NumPy's dtype and values, and a refused dtype stays refused after a plan."""
+    a = (np.arange(12).reshape(3, 4) - 5).astype(np.int32)
+    x = xp.asarray(a)
+    for _ in range(3):
+        for dt, ndt in ((None, np.int64), (xp.float32, np.float32), (xp.float64, np.float64), (xp.int64, np.int64)):
+            for axis in (None, 0, 1):
+                got = np.asarray(xp.sum(x, axis=axis, dtype=dt))
+                want = np.sum(a, axis=axis, dtype=ndt)
+                assert got.dtype == want.dtype and got.shape == want.shape
+                np.testing.assert_array_equal(got, want)
+    z = xp.asarray([1 + 2j, 3 - 1j])
+    assert np.asarray(xp.sum(z, dtype=xp.complex128)) == 4 + 1j
+    for _ in range(2):
+        with pytest.raises(TypeError, match="cannot accumulate complex"):
+            xp.sum(z, dtype=xp.float64)
