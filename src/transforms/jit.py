@@ -30,10 +30,11 @@ from .traceback_util import api_boundary, filter_exception, filtering_enabled
 
 class _Entry:
     __slots__ = ("closed", "consts", "out_tree", "exe", "donate", "mutated", "shardings", "guard", "fresh",
-                 "check")
+                 "check", "numbers")
 
-    def __init__(self, closed, consts, out_tree, donate, mutated=(), guard=None):
+    def __init__(self, closed, consts, out_tree, donate, mutated=(), guard=None, numbers=()):
         self.guard = guard   # jit_guards.Guard: what this variant assumed (its last output checks it), or None
+        self.numbers = numbers   # (output leaf, float): float() results returned as Python floats (jit_guards)
         self.fresh = True    # not yet run: its first run is for the call it was traced with
         self.check = None    # a guarded program with effects: its guards' own program (run first)
         self.shardings = None   # (per flat input, per flat output) NamedSharding or None: a sharded jit
@@ -158,7 +159,7 @@ class Jitted:
         key = (tree, avals, statics, kw_static, aliases)
         parts = (tree, avals, statics, kw_static, dyn_idx, len(args), aliases)
         ents = self._cache.get(key)
-        if ents is None or (not concrete and ents[0].guard is not None):
+        if ents is None or (not concrete and (ents[0].guard is not None or ents[0].numbers)):
             shadow = concrete and self.guards and not any(isinstance(r, Tracer) for r in raw)
             ent = self._trace(*parts, invals=raw if shadow else None)
             if not concrete and ents is not None:
@@ -182,17 +183,17 @@ class Jitted:
         store = Store()
         names = self._leaf_names(tree, dyn_idx, nargs)
         if invals is None:
-            run, guard = (lambda flat: (stage(flat, list(avals), names), None)), None
+            run = lambda flat: (stage(flat, list(avals), names), None, ())
         else:   # with this call's values: value-dependent Python specialises and is guarded
             run = lambda flat: stage_guarded(flat, list(avals), names, invals)
-        closed, guard = run_flat(run, lambda dyn, kw: f(*dyn, **kw), tree, store, aliases,
+        closed, guard, numbers = run_flat(run, lambda dyn, kw: f(*dyn, **kw), tree, store, aliases,
                                  f"jit({self.__name__}) output")
         jaxpr, consts = convert_constvars(closed)
         consts = [backend.device_put(c) if isinstance(c, (np.ndarray, np.generic)) else c for c in consts]
         donate = self._donate_mask(tree, dyn_idx, len(consts))
         if guard is not None:
             donate = (False,) * len(donate)   # a variant whose guards fail runs another: its inputs must live
-        ent = _Entry(ClosedJaxpr(jaxpr, []), consts, store.val, donate, store.mutated, guard)
+        ent = _Entry(ClosedJaxpr(jaxpr, []), consts, store.val, donate, store.mutated, guard, numbers)
         if guard is not None:
             ent.check = guard_program(jaxpr)
         if self._sharded:
@@ -286,15 +287,15 @@ class Jitted:
         self._mark_donors(ent, raw)
         raw = _buffers(raw)
         if ent.guard is None:
-            outs = self._run(ent, raw)
-            return self._finish(ent, arg_leaves, outs), ent, raw, outs
+            outs = self._run(ent, raw)   # (Python numbers out: not for the native dispatcher, which gives Arrays)
+            return self._finish(ent, arg_leaves, outs), None if ent.numbers else ent, raw, outs
         if self._simple and not kwargs and (key := _lane_key(args)) is not None:
             if len(self._lane) >= 64:
                 self._lane.clear()
             self._lane[key] = (ents, parts)
         outs = self._run_guarded(ents, parts, raw)
         if outs is None:   # past the variant cap, or the program disagrees with eager: eager's result
-            return _as_arrays(self.fun(*args, **kwargs), self.__name__), None, raw, None
+            return _as_arrays(self.fun(*args, **kwargs), self.__name__, ent.numbers), None, raw, None
         return self._finish(outs[0], arg_leaves, outs[1]), None, raw, None
 
     def call_lane(self, args):
@@ -306,7 +307,7 @@ class Jitted:
         ents, parts = lane
         outs = self._run_guarded(ents, parts, _buffers([a._v for a in args]))
         if outs is None:   # past the variant cap, or the program disagrees with eager: eager's result
-            return _as_arrays(self.fun(*args), self.__name__)
+            return _as_arrays(self.fun(*args), self.__name__, ents[0].numbers)
         return self._finish(outs[0], list(args), outs[1])   # (the arguments are the leaves)
 
     def _run_guarded(self, ents, parts, raw):
@@ -352,7 +353,10 @@ class Jitted:
             n = len(outs) - len(ent.mutated)
             outs, finals = outs[:n], outs[n:]
             write_back(leaves, ent.mutated, finals, f"jit({self.__name__})")
-        return tree_unflatten(ent.out_tree, [box(o) for o in outs])
+        vals = [box(o) for o in outs]
+        for n, conv in ent.numbers:   # a float() the function returned: this call's, as a Python float
+            vals[n] = conv(np.asarray(backend.to_numpy(outs[n])))
+        return tree_unflatten(ent.out_tree, vals)
 
     def _mark_donors(self, ent, raw):
         """Host-held values this call donates remember its name, for the error if one is used again. A value
@@ -403,11 +407,13 @@ class _Variants(list):
         self.traces = 1
 
 
-def _as_arrays(out, name):
-    """An eager result as jit returns it: Python and NumPy numbers (and arrays) as Arrays."""
+def _as_arrays(out, name, numbers=()):
+    """An eager result as jit returns it: Python and NumPy numbers (and arrays) as Arrays, except the leaves a
+    traced variant returns as Python numbers (`numbers`)."""
     leaves, tree = tree_flatten(out)
-    return tree_unflatten(tree, [x if type(x) is boxing.box_type else box(to_raw(x, f"jit({name}) output"))
-                                 for x in leaves])
+    keep = {n for n, conv in numbers if n < len(leaves) and type(leaves[n]) is conv}
+    return tree_unflatten(tree, [x if type(x) is boxing.box_type or n in keep else
+                                 box(to_raw(x, f"jit({name}) output")) for n, x in enumerate(leaves)])
 
 
 def _buffers(vals):
@@ -436,7 +442,8 @@ def jit(fun=None, *, static_argnums=(), static_argnames=(), donate_argnums=(), i
         value) specialises to the call's values and is guarded (default; ARRAY_NAMESPACE_JIT_GUARDS=0 turns it
         off) or raises ConcretizationTypeError as in JAX (False). A guarded function pays a read-back of its
         guard values on every call (it stays off the C++ fast path) and a trace and compile per new branch;
-        a guarded float() value takes a new variant per new value. max_variants (int): variants kept per
+        a guarded float() value takes a new variant per new value (a float() only returned is no
+        guard: each call returns its own value as a Python float). max_variants (int): variants kept per
         signature (default 8, ARRAY_NAMESPACE_JIT_MAX_VARIANTS); past it a RuntimeWarning and the eager result.
     Returns: callable: the compiled function, with .lower(*args).as_text() (StableHLO), .trace(*args)
         and trace_count.
