@@ -11,6 +11,7 @@ from sklearn.preprocessing import LabelEncoder, StandardScaler
 
 import array_namespace as xp
 from transforms import ConcretizationTypeError, jit
+from transforms.jit_returned import ON
 
 
 def _sk(fn):
@@ -107,4 +108,4 @@ def test_metrics_return_each_calls_python_float_from_one_trace(metric):
         assert got == pytest.approx(want, rel=1e-12)
         got_values.add(got)
     assert len(got_values) > 3   # (different results: a stale constant would show)
-    assert len(calls) == 1 and f._jitted.trace_count == 1
+    assert len(calls) == f._jitted.trace_count == (1 if ON else len(got_values))   # (else: a guard per value)

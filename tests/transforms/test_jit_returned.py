@@ -1,7 +1,7 @@
-"""jit_returned.py: which float()/complex() results are returned untouched, and what jit does with them.
+"""jit_returned.py: which float() results are returned untouched, and what jit does with them.
 
 The bytecode reading is checked on one call pattern per case (a stand-in `__float__` asks it, with a stand-in
-for jit's flat function as the stop frame); the jit cases check each call's value against NumPy, its Python
+for jit's flat function as the stop frame; off CPython 3.11 nothing is read: every answer is no); the jit cases check each call's value against NumPy, its Python
 type against eager's, and the traces: one where the number is only returned, a variant per value where it is
 used too (a stale constant would be a wrong value).
 """
@@ -13,7 +13,7 @@ import pytest
 
 import array_namespace as xp
 from transforms import ConcretizationTypeError, jit, make_jaxpr, vmap
-from transforms.jit_returned import returned_directly
+from transforms.jit_returned import ON, returned_directly
 
 
 class _Probe:
@@ -82,7 +82,7 @@ def _renamed(x): return float_(x)   # (a global bound to the builtin: still floa
 def test_returned_untouched_or_not(fn, want):
     _Probe.seen = []
     _stop(fn, _Probe())
-    assert _Probe.seen == want
+    assert _Probe.seen == (want if ON else [w if w == "finally" else False for w in want])
 
 
 def test_after_the_interpreter_specialised_the_call():
@@ -91,7 +91,7 @@ def test_after_the_interpreter_specialised_the_call():
     for _ in range(200):
         _stop(_plain, _Probe())
         _stop(_added, _Probe())
-    assert _Probe.seen == [True, False] * 200
+    assert _Probe.seen == [ON, False] * 200
 
 
 def test_not_below_the_stop_frame():
@@ -102,6 +102,11 @@ def test_not_below_the_stop_frame():
 
 POS, NEG = np.array([1.0, 2.0, -0.5]), np.array([-1.0, -3.0, 0.5])
 DATA = [np.array([1.0, 2.0, -0.5]) * k for k in (1.0, 2.0, -3.0, 0.25, 7.0)]
+
+
+def _one_trace(n_values):
+    """Traces expected for a float only returned: one (off CPython 3.11 it is a guard: one per value)."""
+    return 1 if ON else n_values
 
 
 def _counted(fn):
@@ -118,7 +123,7 @@ def test_a_returned_float_is_one_trace_and_each_calls_own():
     for x in DATA:
         got = f(xp.asarray(x))
         assert type(got) is float and got == pytest.approx(np.sum(x * x), rel=1e-15)
-    assert len(calls) == 1
+    assert len(calls) == _one_trace(len(DATA))
 
 
 def test_a_returned_float_in_a_pytree_with_arrays():
@@ -130,7 +135,7 @@ def test_a_returned_float_in_a_pytree_with_arrays():
         assert type(d["s"]) is float and d["s"] == np.max(x)
         assert isinstance(d["x"], xp.Array)
         np.testing.assert_array_equal(np.asarray(d["x"]), x * 2.0)
-    assert len(calls) == 1
+    assert len(calls) == _one_trace(3)
 
 
 def test_a_returned_complex_stays_guarded():
@@ -199,7 +204,7 @@ def test_vmap_inside_a_jit_returning_a_float():
         x = np.stack([POS, NEG]) * k
         got = f(xp.asarray(x))
         assert type(got) is float and got == pytest.approx(np.sum(x * x), rel=1e-15)
-    assert len(calls) == 1
+    assert len(calls) == _one_trace(3)
 
 
 def test_eager_is_unchanged():
