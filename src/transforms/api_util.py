@@ -4,7 +4,7 @@ from __future__ import annotations
 import numpy as np
 
 from .backend import backend
-from .core import ShapedArray, Tracer, boxing, get_aval
+from .core import ShapedArray, Tracer, boxing, get_aval, trace_state
 from .pytree import tree_flatten, tree_unflatten
 
 _SCALARS = (bool, int, float, complex)
@@ -112,7 +112,8 @@ def flatten_fun(f, in_tree, store, where="function output", aliases=None, writeb
         out = f(*args)
         leaves, out_tree = tree_flatten(out)
         store.val = out_tree
-        outs = [to_raw(x, where) for x in leaves]
+        shadow = getattr(trace_state.trace, "shadow", None)   # a guarded jit's: numbers it returns (jit_guards)
+        outs = [to_raw(x, where) for x in leaves] if shadow is None else shadow.outputs(leaves, where)
         if writeback:
             store.mutated = tuple(i for i, (b, r) in enumerate(zip(boxes, raw))
                                   if (aliases is None or aliases[i] == i) and type(b) is boxing.box_type

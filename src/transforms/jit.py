@@ -30,10 +30,11 @@ from .traceback_util import api_boundary, filter_exception, filtering_enabled
 
 class _Entry:
     __slots__ = ("closed", "consts", "out_tree", "exe", "donate", "mutated", "shardings", "guard", "fresh",
-                 "check", "eager")
+                 "check", "numbers", "eager")
 
-    def __init__(self, closed, consts, out_tree, donate, mutated=(), guard=None, eager=False):
+    def __init__(self, closed, consts, out_tree, donate, mutated=(), guard=None, numbers=(), eager=False):
         self.guard = guard   # jit_guards.Guard: what this variant assumed (its last output checks it), or None
+        self.numbers = numbers   # (output leaf, float): float() results returned as Python floats (jit_guards)
         self.eager = eager   # no program: the trace converted a traced value to the host (the call runs eagerly)
         self.fresh = True    # not yet run: its first run is for the call it was traced with
         self.check = None    # a guarded program with effects: its guards' own program (run first)
@@ -159,7 +160,7 @@ class Jitted:
         key = (tree, avals, statics, kw_static, aliases)
         parts = (tree, avals, statics, kw_static, dyn_idx, len(args), aliases)
         ents = self._cache.get(key)
-        if ents is None or (not concrete and (ents[0].guard is not None or ents[0].eager)):
+        if ents is None or (not concrete and (ents[0].guard is not None or ents[0].eager or ents[0].numbers)):
             shadow = concrete and self.guards and not any(isinstance(r, Tracer) for r in raw)
             ent = self._trace(*parts, invals=raw if shadow else None)
             if not concrete and ents is not None:
@@ -183,19 +184,19 @@ class Jitted:
         store = Store()
         names = self._leaf_names(tree, dyn_idx, nargs)
         if invals is None:
-            run = lambda flat: (stage(flat, list(avals), names), None, False)
+            run = lambda flat: (stage(flat, list(avals), names), None, ())
         else:   # with this call's values: value-dependent Python specialises and is guarded
             run = lambda flat: stage_guarded(flat, list(avals), names, invals)
-        closed, guard, eager = run_flat(run, lambda dyn, kw: f(*dyn, **kw), tree, store, aliases,
-                                        f"jit({self.__name__}) output")
-        if eager:
+        closed, guard, numbers = run_flat(run, lambda dyn, kw: f(*dyn, **kw), tree, store, aliases,
+                                          f"jit({self.__name__}) output")
+        if closed is None:   # the trace converted a traced value to the host: this call runs eagerly
             return _Entry(None, (), None, (), eager=True)
         jaxpr, consts = convert_constvars(closed)
         consts = [backend.device_put(c) if isinstance(c, (np.ndarray, np.generic)) else c for c in consts]
         donate = self._donate_mask(tree, dyn_idx, len(consts))
         if guard is not None:
             donate = (False,) * len(donate)   # a variant whose guards fail runs another: its inputs must live
-        ent = _Entry(ClosedJaxpr(jaxpr, []), consts, store.val, donate, store.mutated, guard)
+        ent = _Entry(ClosedJaxpr(jaxpr, []), consts, store.val, donate, store.mutated, guard, numbers)
         if guard is not None:
             ent.check = guard_program(jaxpr)
         if self._sharded:
@@ -291,18 +292,18 @@ class Jitted:
         self._mark_donors(ent, raw)
         raw = _buffers(raw)
         if ent.guard is None:
-            outs = self._run(ent, raw)
-            return self._finish(ent, arg_leaves, outs), ent, raw, outs
+            outs = self._run(ent, raw)   # (Python numbers out: not for the native dispatcher, which gives Arrays)
+            return self._finish(ent, arg_leaves, outs), None if ent.numbers else ent, raw, outs
         if self._simple and not kwargs and (key := _lane_key(args)) is not None:
             if len(self._lane) >= 64:
                 self._lane.clear()
             self._lane[key] = (ents, parts)
         outs = self._run_guarded(ents, parts, raw)
         if outs is None:   # a host conversion, past the variant cap, or the program disagrees with eager
-            return self._eagerly(args, kwargs), None, raw, None
+            return self._eagerly(args, kwargs, ent.numbers), None, raw, None
         return self._finish(outs[0], arg_leaves, outs[1]), None, raw, None
 
-    def _eagerly(self, args, kwargs):
+    def _eagerly(self, args, kwargs, numbers=()):
         """The function run eagerly on its arguments as its trace sees them: NumPy arrays and Python scalars as
         Arrays (so a library picks this namespace, as under the trace), the caller's Array handles themselves
         (its writes reach them), static arguments as given."""
@@ -316,7 +317,7 @@ class Jitted:
             for i, v in zip(dyn_idx, dyn):
                 args[i] = v
             kwargs = {**kwargs, **kw_dyn}
-        return _as_arrays(self.fun(*args, **kwargs), self.__name__)
+        return _as_arrays(self.fun(*args, **kwargs), self.__name__, numbers)
 
     def call_lane(self, args):
         """A guarded function's repeat call with plain Array arguments: straight to its variants (the
@@ -327,7 +328,7 @@ class Jitted:
         ents, parts = lane
         outs = self._run_guarded(ents, parts, _buffers([a._v for a in args]))
         if outs is None:   # a host conversion, past the variant cap, or the program disagrees with eager
-            return _as_arrays(self.fun(*args), self.__name__)
+            return _as_arrays(self.fun(*args), self.__name__, ents[0].numbers)
         return self._finish(outs[0], list(args), outs[1])   # (the arguments are the leaves)
 
     def _run_guarded(self, ents, parts, raw):
@@ -379,7 +380,10 @@ class Jitted:
             n = len(outs) - len(ent.mutated)
             outs, finals = outs[:n], outs[n:]
             write_back(leaves, ent.mutated, finals, f"jit({self.__name__})")
-        return tree_unflatten(ent.out_tree, [box(o) for o in outs])
+        vals = [box(o) for o in outs]
+        for n, conv in ent.numbers:   # a float() the function returned: this call's, as a Python float
+            vals[n] = conv(np.asarray(backend.to_numpy(outs[n])))
+        return tree_unflatten(ent.out_tree, vals)
 
     def _mark_donors(self, ent, raw):
         """Host-held values this call donates remember its name, for the error if one is used again. A value
@@ -431,20 +435,20 @@ class _Variants(list):
         self.traces, self.eager = 1, False
 
 
-def _as_arrays(out, name):
-    """An eager result as jit returns it: Python and NumPy numbers (and arrays) as Arrays."""
+def _as_arrays(out, name, numbers=()):
+    """An eager result as jit returns it: Python and NumPy numbers (and arrays) as Arrays, except the leaves a
+    traced variant returns as Python numbers (`numbers`)."""
     leaves, tree = tree_flatten(out)
-    return tree_unflatten(tree, [x if type(x) is boxing.box_type else box(to_raw(x, f"jit({name}) output"))
-                                 for x in leaves])
+    keep = {n for n, conv in numbers if n < len(leaves) and type(leaves[n]) is conv}
+    return tree_unflatten(tree, [x if type(x) is boxing.box_type or n in keep else
+                                 box(to_raw(x, f"jit({name}) output")) for n, x in enumerate(leaves)])
 
 
 def _buffers(vals):
-    """Eager values as XLA takes them (the runtime's `as_buffer`: host-held values -> device buffers)."""
-    buf = boxing.buffer_type
-    if all(type(v) is buf for v in vals):
-        return vals
-    conv = boxing.as_buffer
-    return type(vals)(v if type(v) is buf else conv(v) for v in vals)
+    """Eager values as XLA takes them (the runtime's `as_buffer`: host-held values -> device buffers), a list.
+    (One comprehension: a guarded call's hot path; all() and a generator took ~0.9 us more per call.)"""
+    buf, conv = boxing.buffer_type, boxing.as_buffer
+    return [v if type(v) is buf else conv(v) for v in vals]
 
 
 @api_boundary
@@ -464,7 +468,8 @@ def jit(fun=None, *, static_argnums=(), static_argnames=(), donate_argnums=(), i
         value) specialises to the call's values and is guarded (default; ARRAY_NAMESPACE_JIT_GUARDS=0 turns it
         off) or raises ConcretizationTypeError as in JAX (False). A guarded function pays a read-back of its
         guard values on every call (it stays off the C++ fast path) and a trace and compile per new branch;
-        a guarded float() value takes a new variant per new value. A trace that converts a traced value to the
+        a guarded float() value takes a new variant per new value (a float() only returned is no
+        guard: each call returns its own value as a Python float). A trace that converts a traced value to the
         host (np.asarray, DLPack, memoryview, a NumPy ufunc: host code whose result would re-enter the program
         as a constant) stops there and the call runs eagerly inside the jitted call, as does from then on every
         call of that signature its compiled variants (if any) do not accept (without guards:

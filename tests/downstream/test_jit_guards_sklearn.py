@@ -1,18 +1,19 @@
-"""scikit-learn under jit with guards (transforms/jit_guards.py): its input validation (`if first_pass_isfinite:`),
-label sets (only their size: array_namespace/_datadep.py) and `return float(...)` are specialised to each call's
-values and checked on every call; a path that converts to NumPy (`_convert_to_numpy`, scipy.optimize's lbfgs) runs
-eagerly inside the jitted call.
+"""scikit-learn under jit with guards (transforms/jit_guards.py): its input validation (`if first_pass_isfinite:`)
+and label sets (only their size: array_namespace/_datadep.py) are specialised to each call's values and checked
+on every call; its metrics' `return float(...)` is a program output, a Python float each call (jit_returned.py);
+a path that converts to NumPy (`_convert_to_numpy`, scipy.optimize's lbfgs) runs eagerly inside the jitted call.
 Oracle: the same call on NumPy arrays. Each jitted function is called on several datasets of one shape."""
 import numpy as np
 import pytest
 import sklearn
 from sklearn.decomposition import PCA
 from sklearn.linear_model import LogisticRegression
-from sklearn.metrics import accuracy_score, r2_score
+from sklearn.metrics import accuracy_score, mean_squared_error, r2_score
 from sklearn.preprocessing import LabelEncoder, StandardScaler
 
 import array_namespace as xp
 from transforms import ConcretizationTypeError, jit
+from transforms.jit_returned import ON
 
 
 def _sk(fn):
@@ -39,8 +40,8 @@ def test_r2_score_float_result_is_each_calls_own():
     for seed in (0, 1, 0, 2):
         y, p = _data(seed, (30,)), _data(seed + 10, (30,))
         got = f(xp.asarray(y), xp.asarray(p))
-        assert isinstance(got, xp.Array)
-        assert float(got) == pytest.approx(_sk(r2_score)(y, p), rel=1e-12)
+        assert type(got) is float   # as NumPy-backed scikit-learn returns it
+        assert got == pytest.approx(_sk(r2_score)(y, p), rel=1e-12)
 
 
 @pytest.mark.parametrize("name", ["r2_score", "PCA"])
@@ -86,7 +87,7 @@ def test_accuracy_score_label_sets_are_guarded_by_size_only():
     f = jit(_sk(accuracy_score))
     y, p = _labels(0), _labels(1)
     perm = np.random.default_rng(2).permutation(len(y))
-    # the same accuracy (accuracy_score's `return float(...)` guards its value) from other labels and orders
+    # other labels and orders: only the size of the label set is guarded
     for yy, pp in ((y, p), (y[perm], p[perm]), (y * 3 + 1, p * 3 + 1)):
         got = f(xp.asarray(yy), xp.asarray(pp))
         assert float(got) == accuracy_score(yy, pp)
@@ -119,3 +120,21 @@ def test_logistic_regression_host_round_trip_under_jit_is_each_calls_own():
     X, y = _classes(4)
     np.testing.assert_allclose(np.asarray(f(xp.asarray(X), xp.asarray(y))), fit_proba(X, y), rtol=1e-8, atol=1e-10)
 
+
+@pytest.mark.parametrize("metric", [accuracy_score, r2_score, mean_squared_error])
+def test_metrics_return_each_calls_python_float_from_one_trace(metric):
+    # the metrics end in `return float(...)`: returned untouched, a program output rather than a guard
+    calls = []
+    f = jit(_sk(lambda y, p: calls.append(1) or metric(y, p)))
+    got_values = set()
+    for seed in range(6):
+        if metric is accuracy_score:
+            y, p = _labels(seed), _labels(seed + 20)
+        else:
+            y, p = _data(seed, (30,)), _data(seed + 20, (30,))
+        got, want = f(xp.asarray(y), xp.asarray(p)), metric(y, p)
+        assert type(got) is type(want) is float
+        assert got == pytest.approx(want, rel=1e-12)
+        got_values.add(got)
+    assert len(got_values) > 3   # (different results: a stale constant would show)
+    assert len(calls) == f._jitted.trace_count == (1 if ON else len(got_values))   # (else: a guard per value)

@@ -1,0 +1,212 @@
+"""jit_returned.py: which float() results are returned untouched, and what jit does with them.
+
+The bytecode reading is checked on one call pattern per case (a stand-in `__float__` asks it, with a stand-in
+for jit's flat function as the stop frame; off CPython 3.11 nothing is read: every answer is no); the jit cases check each call's value against NumPy, its Python
+type against eager's, and the traces: one where the number is only returned, a variant per value where it is
+used too (a stale constant would be a wrong value).
+"""
+import contextlib
+import sys
+
+import numpy as np
+import pytest
+
+import array_namespace as xp
+from transforms import ConcretizationTypeError, jit, make_jaxpr, vmap
+from transforms.jit_returned import ON, returned_directly
+
+
+class _Probe:
+    """float(_Probe()) records whether its caller's result is returned untouched up to `_stop`."""
+    seen = []
+
+    def __float__(self):
+        _Probe.seen.append(returned_directly(sys._getframe(1), _stop.__code__))
+        return 1.5
+
+
+def _stop(f, x):
+    out = f(x)
+    return out
+
+
+def _with(fn):
+    def inner(*a, **k):
+        with contextlib.nullcontext():
+            return fn(*a, **k)
+    return inner
+
+
+def _tuple(x): return float(x), x
+def _dict_value(x): return {"a": float(x), "b": 2}
+def _list_of_two(x): return [float(x), float(x)]
+def _plain(x): return float(x)
+
+
+def _in_with(x):
+    with contextlib.nullcontext():
+        return float(x)
+
+
+def _in_finally(x):
+    try:
+        return float(x)
+    finally:
+        _Probe.seen.append("finally")
+
+
+def _stored(x):
+    s = float(x)
+    return s
+
+
+def _added(x): return float(x) + 1
+def _dict_key(x): return {float(x): 1}
+def _max(x): return max(float(x), 0.0)
+def _compared(x): return float(x) > 0
+def _through_c(x): return sum(map(float, [x]))
+
+
+float_ = float
+
+
+def _renamed(x): return float_(x)   # (a global bound to the builtin: still float)
+
+
+@pytest.mark.parametrize("fn, want", [
+    (_plain, [True]), (_tuple, [True]), (_dict_value, [True]), (_list_of_two, [True, True]),
+    (_in_with, [True]), (_with(_plain), [True]), (_in_finally, [True, "finally"]), (_renamed, [True]),
+    (_stored, [False]), (_added, [False]), (_dict_key, [False]), (_max, [False]), (_compared, [False]),
+    (_through_c, [False]),
+])
+def test_returned_untouched_or_not(fn, want):
+    _Probe.seen = []
+    _stop(fn, _Probe())
+    assert _Probe.seen == (want if ON else [w if w == "finally" else False for w in want])
+
+
+def test_after_the_interpreter_specialised_the_call():
+    # (CPython 3.11 specialises a hot float(x) into a PRECALL that makes the call itself)
+    _Probe.seen = []
+    for _ in range(200):
+        _stop(_plain, _Probe())
+        _stop(_added, _Probe())
+    assert _Probe.seen == [ON, False] * 200
+
+
+def test_not_below_the_stop_frame():
+    _Probe.seen = []
+    _plain(_Probe())   # (no jit frame above: nothing receives the number as an output)
+    assert _Probe.seen == [False]
+
+
+POS, NEG = np.array([1.0, 2.0, -0.5]), np.array([-1.0, -3.0, 0.5])
+DATA = [np.array([1.0, 2.0, -0.5]) * k for k in (1.0, 2.0, -3.0, 0.25, 7.0)]
+
+
+def _one_trace(n_values):
+    """Traces expected for a float only returned: one (off CPython 3.11 it is a guard: one per value)."""
+    return 1 if ON else n_values
+
+
+def _counted(fn):
+    calls = []
+
+    def f(*a):
+        calls.append(1)
+        return fn(*a)
+    return jit(f), calls
+
+
+def test_a_returned_float_is_one_trace_and_each_calls_own():
+    f, calls = _counted(lambda x: float(xp.sum(x * x)))
+    for x in DATA:
+        got = f(xp.asarray(x))
+        assert type(got) is float and got == pytest.approx(np.sum(x * x), rel=1e-15)
+    assert len(calls) == _one_trace(len(DATA))
+
+
+def test_a_returned_float_in_a_pytree_with_arrays():
+    f, calls = _counted(lambda x: (float(xp.sum(x)), {"x": x * 2.0, "s": float(xp.max(x))}))
+    for k in (1.0, -2.0, 3.5):
+        x = POS * k
+        v, d = f(xp.asarray(x))
+        assert type(v) is float and v == np.sum(x)
+        assert type(d["s"]) is float and d["s"] == np.max(x)
+        assert isinstance(d["x"], xp.Array)
+        np.testing.assert_array_equal(np.asarray(d["x"]), x * 2.0)
+    assert len(calls) == _one_trace(3)
+
+
+def test_a_returned_complex_stays_guarded():
+    # complex() builds a new object from what __complex__ returns: not followed, so a guard per value
+    f, calls = _counted(lambda z: complex(xp.sum(z)))
+    for k in (1.0, -2.0, 1.0):
+        z = np.array([1 + 2j, 3 - 1j]) * k
+        assert complex(f(xp.asarray(z))) == np.sum(z)
+    assert len(calls) == 2
+
+
+def test_a_returned_float_also_branched_on_is_guarded():
+    def fn(x):
+        s = xp.sum(x)
+        if float(s) > 1.0:   # (this conversion is used: a guard on s)
+            return float(s), x + 1.0
+        return float(s), x - 1.0
+
+    f, calls = _counted(fn)
+    for x in (POS, NEG, POS * 2.0, POS):
+        v, y = f(xp.asarray(x))
+        assert type(v) is float and v == np.sum(x)
+        np.testing.assert_array_equal(np.asarray(y), x + 1.0 if np.sum(x) > 1.0 else x - 1.0)
+    assert len(calls) == 3   # one per value of s (POS again: its variant)
+
+
+def test_a_stored_float_is_guarded_and_still_a_python_number():
+    def fn(x):
+        v = float(xp.sum(x))
+        return v, x * v
+
+    f, calls = _counted(fn)
+    for x in (POS, NEG, POS):
+        v, y = f(xp.asarray(x))
+        assert type(v) is float and v == np.sum(x)
+        np.testing.assert_array_equal(np.asarray(y), x * np.sum(x))
+    assert len(calls) == 2
+
+
+def test_past_the_variant_cap_the_eager_result_keeps_the_python_type():
+    def fn(x):
+        v = float(xp.sum(x))
+        return v
+    f = jit(fn, max_variants=1)
+    assert type(f(xp.asarray(POS))) is float
+    with pytest.warns(RuntimeWarning, match="traces for one signature"):
+        got = f(xp.asarray(NEG))
+    assert type(got) is float and got == np.sum(NEG)
+
+
+def test_abstract_tracing_and_strict_jit_keep_the_error():
+    fn = lambda x: float(xp.sum(x))   # noqa: E731
+    with pytest.raises(ConcretizationTypeError):
+        make_jaxpr(fn)(xp.asarray(POS))
+    with pytest.raises(ConcretizationTypeError):
+        jit(fn, guards=False)(xp.asarray(POS))
+    f = jit(fn)
+    f(xp.asarray(POS))   # (a cached variant with a number output: not reused under vmap)
+    with pytest.raises(ConcretizationTypeError):
+        vmap(f)(xp.asarray(np.stack([POS, NEG])))
+
+
+def test_vmap_inside_a_jit_returning_a_float():
+    f, calls = _counted(lambda x: float(xp.sum(vmap(lambda r: xp.sum(r * r))(x))))
+    for k in (1.0, 2.0, -1.5):
+        x = np.stack([POS, NEG]) * k
+        got = f(xp.asarray(x))
+        assert type(got) is float and got == pytest.approx(np.sum(x * x), rel=1e-15)
+    assert len(calls) == _one_trace(3)
+
+
+def test_eager_is_unchanged():
+    assert type(float(xp.sum(xp.asarray(POS)))) is float
+    assert float(xp.sum(xp.asarray(POS))) == np.sum(POS)
