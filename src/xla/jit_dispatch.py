@@ -176,3 +176,29 @@ def public(jitted):
     cpp.__wrapped__ = jitted.fun
     cpp.lower, cpp.trace, cpp.trace_count, cpp._jitted = jitted.lower, jitted.trace, 0, jitted
     return cpp
+
+
+def pmap_public(pmapped):
+    """What `pmap(f)` returns without static or donated arguments: the C++ dispatcher over pmapped's
+    replica program (as JAX's pmap is a C++-dispatched jit). A repeat call of a signature (avals and, for
+    each argument, where it lies) whose first call took its operands as they were (pmap_runtime.fastpath)
+    runs with no Python frame; everything else -- host data, transforms, collectives -- is pmapped's."""
+    global _cpp_ready
+    if not _cpp_ready:
+        _register_cpp_nodes()
+        _cpp_ready = True
+    from .pmap_runtime import fastpath
+
+    @api_boundary
+    def miss(*args, **kwargs):
+        if trace_state.trace is not EVAL:
+            return pmapped(*args, **kwargs), None, True
+        leaves = _jaxlib.cpp_flatten((args, kwargs))[0]
+        result, ran = pmapped.call(args, kwargs)
+        fp = None if ran is None else fastpath(*ran, leaves, result)
+        return result, fp, fp is None
+    cpp = _jaxlib.cpp_dispatcher(pmapped.__name__, pmapped.__wrapped__, miss, [], [],
+                                 ("array_namespace.pmap", next(_wrapper_tokens)))
+    cpp.__name__ = pmapped.__name__
+    cpp.__wrapped__ = pmapped.__wrapped__
+    return cpp

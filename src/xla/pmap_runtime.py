@@ -34,16 +34,24 @@ from transforms.pmap import as_vmap_jaxpr, pmap_p
 from transforms.primitives import structural as S
 
 from . import _jaxlib, runtime
+from .lower_callbacks import has_callbacks
 from .lower_collectives import axis_env
 from .lowering import jaxpr_subcomp, lower_jaxpr, lowering_rules
 
 
 class _Program:
-    __slots__ = ("exe", "devices", "in_shardings", "in_avals", "handlers", "replicated_out")
+    __slots__ = ("exe", "devices", "in_shardings", "in_avals", "handlers", "replicated_out", "out_shardings",
+                 "communicates")
 
-    def __init__(self, exe, devices, in_shardings, in_avals, handlers, replicated_out):
+    def __init__(self, exe, devices, in_shardings, in_avals, handlers, replicated_out, out_shardings):
         self.exe, self.devices, self.in_shardings, self.in_avals = exe, devices, in_shardings, in_avals
-        self.handlers, self.replicated_out = handlers, replicated_out
+        self.handlers, self.replicated_out, self.out_shardings = handlers, replicated_out, out_shardings
+        # whether its replicas wait for each other (a collective): then a call waits for its inputs first
+        self.communicates = any(op in m.to_string() for m in exe.hlo_modules() for op in _COLLECTIVE_OPS)
+
+
+_COLLECTIVE_OPS = ("all-reduce", "all-gather", "all-to-all", "collective-permute", "reduce-scatter",
+                   "collective-broadcast")
 
 
 _programs: dict = {}
@@ -72,11 +80,12 @@ def _program(jaxpr, name, axis_name, axis_size, in_axes, out_axes, devices, dona
         raise RuntimeError(f"pmap({name}): XLA runs this process's replicas on {list(order)}, expected {mine}")
     in_avals = [_global(a, ax, axis_size) for a, ax in zip(jaxpr.in_avals, in_axes)]
     in_sh = [_jaxlib.many_devices(order, len(a.shape), ax is not None) for a, ax in zip(in_avals, in_axes)]
-    handlers = []
+    handlers, out_sh = [], []
     for a, ax in zip(jaxpr.out_avals, out_axes):
         g = _global(a, ax, axis_size).strip_weak() if ax is not None else a
-        handlers.append(_jaxlib.many_result_handler(g, _jaxlib.many_devices(order, len(g.shape), ax is not None)))
-    prog = _Program(exe, order, in_sh, in_avals, handlers, tuple(ax is None for ax in out_axes))
+        out_sh.append(_jaxlib.many_devices(order, len(g.shape), ax is not None))
+        handlers.append(_jaxlib.many_result_handler(g, out_sh[-1]))
+    prog = _Program(exe, order, in_sh, in_avals, handlers, tuple(ax is None for ax in out_axes), out_sh)
     if len(_programs) >= _PROGRAMS_MAX:
         _programs.clear()
     _programs[key] = prog
@@ -121,11 +130,13 @@ def pmap_call(args, params):
             bufs.append(x)   # already split over these devices this way
         else:
             bufs.append(_jaxlib.put_on_devices(_host(x, aval), aval, sh, prog.devices))
-    for b in bufs:
-        # XLA:CPU runs each replica on a pool thread and a collective waits for all of them: a program queued
-        # on a previous one's pending outputs can take threads that one still needs (a deadlock XLA aborts the
-        # process for after 40 s on a 2-core box). Waiting for the inputs keeps one program in flight per chain.
-        b.block_until_ready()
+    if prog.communicates:
+        for b in bufs:
+            # XLA:CPU runs each replica on a pool thread and a collective waits for all of them: a program queued
+            # on a previous one's pending outputs can take threads that one still needs (a deadlock XLA aborts
+            # the process for after 40 s on a 2-core box). Waiting for the inputs keeps one such program in
+            # flight per chain. (Replicas that never wait for each other cannot deadlock so: not waited for.)
+            b.block_until_ready()
     try:
         outs = prog.exe.execute_sharded(bufs).consume_with_handlers(prog.handlers)
     except _jaxlib.XlaRuntimeError as e:
@@ -135,6 +146,33 @@ def pmap_call(args, params):
                            f"{_jaxlib.client().process_index()} (another process of the run may have died or "
                            f"be running something else): {e}") from e
     return [runtime.device_put(_jaxlib.gather(o)) if rep else o for o, rep in zip(outs, prog.replicated_out)]
+
+
+def fastpath(params, operands, outs, leaves, result):
+    """The description of a finished eager pmap call (`fastpath_data`) that lets jaxlib's C++ dispatcher repeat
+    it without Python (xla/jit_dispatch.pmap_public), or None where a repeat needs Python: an operand not
+    already laid out on the devices as the program takes it (host data is split per call), a constant
+    operand, a result re-laid out (out_axes other than 0), a program whose replicas communicate (its inputs
+    are waited for first: pmap_call), donation, host callbacks (pmap_call raises their own exceptions).
+    `leaves`: the call's arguments as the dispatcher flattens them; `result`: what the call returned."""
+    if params.get("donated") and any(params["donated"]):
+        return None
+    prog = _program(params["jaxpr"], params["name"], params["axis_name"], params["axis_size"],
+                    params["in_axes"], params["out_axes"], params["devices"])
+    if prog.communicates or len(leaves) != len(operands) or has_callbacks(params["jaxpr"]):
+        return None
+    for leaf, x, sh in zip(leaves, operands, prog.in_shardings):
+        if leaf is not x or type(x) is not _jaxlib.ArrayImpl or x._sharding is not sh:
+            return None
+    out_leaves, out_def = _jaxlib.cpp_flatten(result)
+    if len(out_leaves) != len(outs) or any(a is not b or a._sharding is not sh
+                                           for a, b, sh in zip(out_leaves, outs, prog.out_shardings)):
+        return None
+    n = len(operands)
+    return _jaxlib.FastpathData(
+        xla_executable=prog.exe, out_pytree_def=out_def, in_shardings=list(prog.in_shardings),
+        out_shardings=list(prog.out_shardings), out_avals=[o.aval for o in outs], out_committed=[True] * len(outs),
+        kept_var_bitvec=[True] * n, in_device_local_layouts=[None] * n, const_args=[])
 
 
 def _lower_pmap_on_one_device(c, *args, jaxpr, name, axis_name, axis_size, in_axes, out_axes, devices, donated=()):
