@@ -193,9 +193,8 @@ def pmap_public(pmapped):
     def miss(*args, **kwargs):
         if trace_state.trace is not EVAL:
             return pmapped(*args, **kwargs), None, True
-        leaves = _jaxlib.cpp_flatten((args, kwargs))[0]
-        result, ran = pmapped.call(args, kwargs)
-        fp = None if ran is None else fastpath(*ran, leaves, result)
+        result, ran = pmapped.call(args, kwargs)   # (ran: None where the call donated: its inputs are gone)
+        fp = None if ran is None else fastpath(*ran, (args, kwargs), result)
         return result, fp, fp is None
     cpp = _jaxlib.cpp_dispatcher(pmapped.__name__, pmapped.__wrapped__, miss, [], [],
                                  ("array_namespace.pmap", next(_wrapper_tokens)))

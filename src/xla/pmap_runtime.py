@@ -24,6 +24,7 @@ replica program; an operand already on the pmap's devices is consumed (deleted) 
 from __future__ import annotations
 
 import functools
+import threading
 
 import numpy as np
 
@@ -130,15 +131,8 @@ def pmap_call(args, params):
             bufs.append(x)   # already split over these devices this way
         else:
             bufs.append(_jaxlib.put_on_devices(_host(x, aval), aval, sh, prog.devices))
-    if prog.communicates:
-        for b in bufs:
-            # XLA:CPU runs each replica on a pool thread and a collective waits for all of them: a program queued
-            # on a previous one's pending outputs can take threads that one still needs (a deadlock XLA aborts
-            # the process for after 40 s on a 2-core box). Waiting for the inputs keeps one such program in
-            # flight per chain. (Replicas that never wait for each other cannot deadlock so: not waited for.)
-            b.block_until_ready()
     try:
-        outs = prog.exe.execute_sharded(bufs).consume_with_handlers(prog.handlers)
+        outs = _execute(prog, bufs)
     except _jaxlib.XlaRuntimeError as e:
         if len(params["devices"]) == n:
             raise
@@ -148,22 +142,52 @@ def pmap_call(args, params):
     return [runtime.device_put(_jaxlib.gather(o)) if rep else o for o, rep in zip(outs, prog.replicated_out)]
 
 
-def fastpath(params, operands, outs, leaves, result):
+_one_at_a_time = threading.Lock()
+_in_flight = [None]   # the completion token of the last program whose replicas communicate
+
+
+def _execute(prog, bufs):
+    """Launch the program; one whose replicas communicate starts once its inputs are ready and the last such
+    program has finished. XLA:CPU runs each replica on a pool thread and a collective blocks its thread until
+    every replica arrives: replicas of two such programs, or of one queued on pending inputs, can hold the
+    threads the others need (a deadlock XLA aborts the process for after 40 s; issuing `f(x)` with a psum in
+    a loop did so, as it does with JAX's pmap). Replicas that never wait for each other cannot: not held."""
+    if not prog.communicates:
+        return prog.exe.execute_sharded(bufs).consume_with_handlers(prog.handlers)
+    with _one_at_a_time:
+        for b in bufs:
+            b.block_until_ready()
+        if _in_flight[0] is not None:
+            try:
+                _in_flight[0].block_until_ready()
+            except _jaxlib.XlaRuntimeError:
+                pass   # (that program's failure is its own results' error, not this call's)
+            _in_flight[0] = None
+        res = prog.exe.execute_sharded(bufs, with_tokens=True)
+        _in_flight[0] = res.consume_token()
+        return res.consume_with_handlers(prog.handlers)
+
+
+def fastpath(params, operands, outs, call, result):
     """The description of a finished eager pmap call (`fastpath_data`) that lets jaxlib's C++ dispatcher repeat
     it without Python (xla/jit_dispatch.pmap_public), or None where a repeat needs Python: an operand not
     already laid out on the devices as the program takes it (host data is split per call), a constant
-    operand, a result re-laid out (out_axes other than 0), a program whose replicas communicate (its inputs
-    are waited for first: pmap_call), donation, host callbacks (pmap_call raises their own exceptions).
-    `leaves`: the call's arguments as the dispatcher flattens them; `result`: what the call returned."""
+    operand, a result re-laid out (out_axes other than 0), a program whose replicas communicate (it waits
+    first: _execute), donation, host callbacks (pmap_call raises their own exceptions).
+    `call`: the call's (args, kwargs); `result`: what it returned."""
     if params.get("donated") and any(params["donated"]):
         return None
     prog = _program(params["jaxpr"], params["name"], params["axis_name"], params["axis_size"],
                     params["in_axes"], params["out_axes"], params["devices"])
-    if prog.communicates or len(leaves) != len(operands) or has_callbacks(params["jaxpr"]):
+    if prog.communicates:
         return None
-    for leaf, x, sh in zip(leaves, operands, prog.in_shardings):
-        if leaf is not x or type(x) is not _jaxlib.ArrayImpl or x._sharding is not sh:
+    for x, sh in zip(operands, prog.in_shardings):
+        if type(x) is not _jaxlib.ArrayImpl or x._sharding is not sh:
             return None
+    leaves = _jaxlib.cpp_flatten(call)[0]   # the arguments as the dispatcher flattens them: the operands
+    if len(leaves) != len(operands) or any(a is not b for a, b in zip(leaves, operands)) or \
+            has_callbacks(params["jaxpr"]):
+        return None
     out_leaves, out_def = _jaxlib.cpp_flatten(result)
     if len(out_leaves) != len(outs) or any(a is not b or a._sharding is not sh
                                            for a, b, sh in zip(out_leaves, outs, prog.out_shardings)):

@@ -243,3 +243,18 @@ def test_errors_stay_after_native_calls():
     with pytest.raises(TypeError, match="expected an array"):
         f("text")
     np.testing.assert_array_equal(np.asarray(f(y)), np.ones((N, 2)))
+
+
+def test_collective_programs_issued_back_to_back_without_waiting():
+    """Each starts once the last has finished (pmap_runtime._execute): replicas of several programs blocked in
+    their collectives at once could hold every pool thread (XLA aborts the process after 40 s)."""
+    f = pmap(lambda a: psum(a, "i"), "i")
+    g = pmap(lambda a: a * 0.5)   # no collective: not held back, its results pending when f takes them
+    x = _on_devices(np.ones((N, 8)))
+    outs = [f(x) for _ in range(200)]
+    chain = x
+    for _ in range(50):
+        chain = g(f(chain))
+    for o in outs[::40]:
+        np.testing.assert_array_equal(np.asarray(o), np.full((N, 8), float(N)))
+    np.testing.assert_array_equal(np.asarray(chain), np.full((N, 8), (N * 0.5) ** 50))
