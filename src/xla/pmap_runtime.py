@@ -168,19 +168,29 @@ def _execute(prog, bufs):
         return res.consume_with_handlers(prog.handlers)
 
 
+class Repeat:
+    """A finished call of a program whose replicas communicate, to repeat on new arguments laid out as that
+    call's were: run where the C++ dispatcher cannot, since it must wait first (_execute)."""
+    __slots__ = ("prog", "out_def")
+
+    def __init__(self, prog, out_def):
+        self.prog, self.out_def = prog, out_def
+
+    def __call__(self, leaves):
+        return self.out_def.unflatten(_execute(self.prog, leaves))
+
+
 def fastpath(params, operands, outs, call, result):
-    """The description of a finished eager pmap call (`fastpath_data`) that lets jaxlib's C++ dispatcher repeat
-    it without Python (xla/jit_dispatch.pmap_public), or None where a repeat needs Python: an operand not
-    already laid out on the devices as the program takes it (host data is split per call), a constant
-    operand, a result re-laid out (out_axes other than 0), a program whose replicas communicate (it waits
-    first: _execute), donation, host callbacks (pmap_call raises their own exceptions).
+    """How to repeat a finished eager pmap call on new values laid out alike: `FastpathData` for jaxlib's C++
+    dispatcher (xla/jit_dispatch.pmap_public: no Python), or for a program whose replicas communicate a
+    Repeat; None where a repeat needs the whole Python path: an operand not already laid out on the devices
+    as the program takes it (host data is split per call), a constant operand, a result re-laid out (out_axes
+    other than 0), donation, host callbacks (pmap_call raises their own exceptions), several processes.
     `call`: the call's (args, kwargs); `result`: what it returned."""
-    if params.get("donated") and any(params["donated"]):
+    if params.get("donated") and any(params["donated"]) or len(params["devices"]) != params["axis_size"]:
         return None
     prog = _program(params["jaxpr"], params["name"], params["axis_name"], params["axis_size"],
                     params["in_axes"], params["out_axes"], params["devices"])
-    if prog.communicates:
-        return None
     for x, sh in zip(operands, prog.in_shardings):
         if type(x) is not _jaxlib.ArrayImpl or x._sharding is not sh:
             return None
@@ -192,6 +202,8 @@ def fastpath(params, operands, outs, call, result):
     if len(out_leaves) != len(outs) or any(a is not b or a._sharding is not sh
                                            for a, b, sh in zip(out_leaves, outs, prog.out_shardings)):
         return None
+    if prog.communicates:
+        return Repeat(prog, out_def)
     n = len(operands)
     return _jaxlib.FastpathData(
         xla_executable=prog.exe, out_pytree_def=out_def, in_shardings=list(prog.in_shardings),

@@ -216,22 +216,34 @@ def test_what_stays_on_python_stays_right(runs):
     x = np.arange(N * 2.0).reshape(N, 2)
     y = _on_devices(x)
     c = xp.asarray(np.array([10.0, 20.0]))
-    cases = [(pmap(lambda a: psum(a, "i"), "i"), np.broadcast_to(x.sum(0), (N, 2))),   # replicas communicate
-             (pmap(lambda a: a + c), x + [10.0, 20.0]),                                 # a constant operand
+    cases = [(pmap(lambda a: a + c), x + [10.0, 20.0]),                                 # a constant operand
              (pmap(lambda a: a * 2.0, out_axes=1), (x * 2.0).T)]                         # a result moved
     for f, want in cases:
         start = runs[0]
         for _ in range(3):
             np.testing.assert_array_equal(np.asarray(f(y)), want)
         assert runs[0] == start + 3, f
+    # replicas that communicate: repeated from Python (pmap_runtime.Repeat: it waits first), new values each call
+    g = pmap(lambda a, b: psum(a, "i") - b, "i")
+    ins = [_on_devices(x * k) for k in range(4)]
+    start = runs[0]
+    for k in range(4):
+        got = g(ins[k], y)
+        np.testing.assert_array_equal(np.asarray(got), np.broadcast_to(x.sum(0) * k, (N, 2)) - x)
+    assert runs[0] == start + 1
+    z = _on_devices(x)
+    z._v.delete()
+    with pytest.raises(RuntimeError, match="deleted"):
+        g(z, y)
+    np.testing.assert_array_equal(np.asarray(g(xp.asarray(x), y)), np.broadcast_to(x.sum(0), (N, 2)) - x)  # host
+    np.testing.assert_array_equal(np.asarray(g(y, _on_devices(x.astype(np.float32)))), np.broadcast_to(x.sum(0), (N, 2)) - x)
     # under transforms after native calls: traced, right
-    g = cases[0][0]
     h = pmap(lambda a: a * a)
     h(y), h(y)
     np.testing.assert_array_equal(np.asarray(jit(lambda v: h(v) + 1.0)(y)), x * x + 1)
     np.testing.assert_allclose(np.asarray(transforms.grad(lambda v: xp.sum(h(v)))(y)), 2 * x)
     np.testing.assert_array_equal(np.asarray(transforms.vmap(h, in_axes=1, out_axes=1)(y)), x * x)
-    np.testing.assert_array_equal(np.asarray(g(y)), cases[0][1])
+    np.testing.assert_array_equal(np.asarray(jit(g)(y, y)), np.broadcast_to(x.sum(0), (N, 2)) - x)
 
 
 def test_errors_stay_after_native_calls():
