@@ -182,45 +182,26 @@ def pmap_public(pmapped):
     """What `pmap(f)` returns without static or donated arguments: the C++ dispatcher over pmapped's
     replica program (as JAX's pmap is a C++-dispatched jit). A repeat call of a signature (avals and, for
     each argument, where it lies) whose first call took its operands as they were (pmap_runtime.fastpath)
-    runs with no Python frame; everything else -- host data, transforms, collectives -- is pmapped's."""
+    runs with no Python frame, or for a program that must wait before it runs (collectives) with the
+    least Python (pmap_runtime.repeat); everything else -- host data, transforms -- is pmapped's."""
     global _cpp_ready
     if not _cpp_ready:
         _register_cpp_nodes()
         _cpp_ready = True
-    from .pmap_runtime import Repeat, fastpath
-    repeats = {}   # (tree, (aval, sharding) per leaf) -> Repeat: signatures whose program waits before it runs
+    from .pmap_runtime import fastpath, repeat
+    token = ("array_namespace.pmap", next(_wrapper_tokens))
 
     @api_boundary
     def miss(*args, **kwargs):
         if trace_state.trace is not EVAL:
             return pmapped(*args, **kwargs), None, True
-        if repeats:
-            leaves, tree = _jaxlib.cpp_flatten((args, kwargs))
-            rep = repeats.get(_laid_out(leaves, tree))
-            if rep is not None:
-                return rep(leaves), None, True
+        out = repeat(token, args, kwargs)
+        if out is not None:
+            return out[0], None, True
         result, ran = pmapped.call(args, kwargs)   # (ran: None where the call donated: its inputs are gone)
-        fp = None if ran is None else fastpath(*ran, (args, kwargs), result)
-        if type(fp) is Repeat:
-            key = _laid_out(*_jaxlib.cpp_flatten((args, kwargs)))
-            if key is not None:
-                if len(repeats) >= 64:
-                    repeats.clear()
-                repeats[key] = fp
-            fp = None
+        fp = None if ran is None else fastpath(token, *ran, (args, kwargs), result)
         return result, fp, fp is None
-    cpp = _jaxlib.cpp_dispatcher(pmapped.__name__, pmapped.__wrapped__, miss, [], [],
-                                 ("array_namespace.pmap", next(_wrapper_tokens)))
+    cpp = _jaxlib.cpp_dispatcher(pmapped.__name__, pmapped.__wrapped__, miss, [], [], token)
     cpp.__name__ = pmapped.__name__
     cpp.__wrapped__ = pmapped.__wrapped__
     return cpp
-
-
-def _laid_out(leaves, tree):
-    """The signature of flattened arguments that are all live arrays: their tree and each one's aval and
-    sharding (None otherwise: such calls take the whole path, which splits host data or raises)."""
-    buf = _jaxlib.ArrayImpl
-    for x in leaves:
-        if type(x) is not buf or x.is_deleted():
-            return None
-    return (tree, *[(x.aval, x._sharding) for x in leaves])

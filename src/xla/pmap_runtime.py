@@ -168,25 +168,52 @@ def _execute(prog, bufs):
         return res.consume_with_handlers(prog.handlers)
 
 
-class Repeat:
-    """A finished call of a program whose replicas communicate, to repeat on new arguments laid out as that
-    call's were: run where the C++ dispatcher cannot, since it must wait first (_execute)."""
-    __slots__ = ("prog", "out_def")
-
-    def __init__(self, prog, out_def):
-        self.prog, self.out_def = prog, out_def
-
-    def __call__(self, leaves):
-        return self.out_def.unflatten(_execute(self.prog, leaves))
+# Finished calls of programs whose replicas communicate, repeated from the dispatcher's miss (C++ cannot: the
+# program waits first, _execute): (dispatcher token, argument tree, (aval, sharding) per argument) ->
+# (program, result tree).
+_repeats: dict = {}
+_REPEATS_MAX = 256
 
 
-def fastpath(params, operands, outs, call, result):
+def _laid_out(token, leaves, tree):
+    """The key of flattened arguments that are all live arrays (None otherwise: such calls take the whole path,
+    which splits host data or raises)."""
+    buf = _jaxlib.ArrayImpl
+    for x in leaves:
+        if type(x) is not buf or x.is_deleted():
+            return None
+    return (token, tree, *[(x.aval, x._sharding) for x in leaves])
+
+
+def repeat(token, args, kwargs):
+    """(the result,) of a call repeating a remembered one (fastpath), or None."""
+    if not _repeats:
+        return None
+    leaves, tree = _jaxlib.cpp_flatten((args, kwargs))
+    key = _laid_out(token, leaves, tree)
+    hit = _repeats.get(key) if key is not None else None
+    if hit is None:
+        return None
+    prog, out_def = hit
+    return (out_def.unflatten(_execute(prog, leaves)),)
+
+
+def after_fork():
+    """In a forked child: the parent's programs and completion token are unusable; its lock may be held."""
+    global _one_at_a_time
+    _one_at_a_time = threading.Lock()
+    _in_flight[0] = None
+    _repeats.clear()
+    _programs.clear()
+
+
+def fastpath(token, params, operands, outs, call, result):
     """How to repeat a finished eager pmap call on new values laid out alike: `FastpathData` for jaxlib's C++
-    dispatcher (xla/jit_dispatch.pmap_public: no Python), or for a program whose replicas communicate a
-    Repeat; None where a repeat needs the whole Python path: an operand not already laid out on the devices
-    as the program takes it (host data is split per call), a constant operand, a result re-laid out (out_axes
-    other than 0), donation, host callbacks (pmap_call raises their own exceptions), several processes.
-    `call`: the call's (args, kwargs); `result`: what it returned."""
+    dispatcher `token` (xla/jit_dispatch.pmap_public: no Python), or for a program whose replicas communicate
+    remembered for `repeat` (then None); None where a repeat needs the whole Python path: an operand not
+    already laid out on the devices as the program takes it (host data is split per call), a constant
+    operand, a result re-laid out (out_axes other than 0), donation, host callbacks (pmap_call raises their
+    own exceptions), several processes. `call`: the call's (args, kwargs); `result`: what it returned."""
     if params.get("donated") and any(params["donated"]) or len(params["devices"]) != params["axis_size"]:
         return None
     prog = _program(params["jaxpr"], params["name"], params["axis_name"], params["axis_size"],
@@ -203,7 +230,10 @@ def fastpath(params, operands, outs, call, result):
                                            for a, b, sh in zip(out_leaves, outs, prog.out_shardings)):
         return None
     if prog.communicates:
-        return Repeat(prog, out_def)
+        if len(_repeats) >= _REPEATS_MAX:
+            _repeats.clear()
+        _repeats[(token, _jaxlib.cpp_flatten(call)[1], *[(x.aval, x._sharding) for x in operands])] = (prog, out_def)
+        return None
     n = len(operands)
     return _jaxlib.FastpathData(
         xla_executable=prog.exe, out_pytree_def=out_def, in_shardings=list(prog.in_shardings),

@@ -223,7 +223,7 @@ def test_what_stays_on_python_stays_right(runs):
         for _ in range(3):
             np.testing.assert_array_equal(np.asarray(f(y)), want)
         assert runs[0] == start + 3, f
-    # replicas that communicate: repeated from Python (pmap_runtime.Repeat: it waits first), new values each call
+    # replicas that communicate: repeated from Python (pmap_runtime.repeat: it waits first), new values each call
     g = pmap(lambda a, b: psum(a, "i") - b, "i")
     ins = [_on_devices(x * k) for k in range(4)]
     start = runs[0]
