@@ -7,7 +7,9 @@ jvp is the pmap of the body's jvp, vmap the pmap of the batched body, linearize 
 with partial_eval_jaxpr (residuals stay mapped), and the transpose is the pmap of the body's
 transpose -- cotangents of replicated outputs divided by the axis size and those of replicated
 inputs psummed, so gradients through replicated values count each value once. The backend runs
-`pmap_p` eagerly (`backend.pmap_call`: one program over the devices, xla/pmap_runtime.py).
+`pmap_p` eagerly (`backend.pmap_call`: one program over the devices, xla/pmap_runtime.py); `pmap(f)`
+itself may be the backend's native dispatcher for repeat calls (`backend.pmap_public`), which calls back
+into the Python path below for everything it has not seen.
 
 Inside the primitive every mapped operand and result carries the mapped axis first (the wrapper
 moves in_axes/out_axes there and back); `in_axes`/`out_axes` params are 0 (mapped) or None

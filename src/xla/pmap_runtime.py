@@ -18,6 +18,11 @@ Several processes (transforms/distributed.py): a pmap's `devices` then lists eve
 (member k on devices[k]) while its operands and results hold this process's members only; the replica
 program is compiled over the global device ids and each process feeds its local replicas.
 
+Repeat calls (xla/jit_dispatch.pmap_public, `fastpath`): a call whose operands already lay on the devices as
+the program takes them is repeated by jaxlib's C++ dispatcher with no Python, as jit's are; a program whose
+replicas communicate cannot be (each such program waits for its inputs and for the last one to finish:
+`_execute`, against XLA:CPU's rendezvous deadlock), so its repeats run from the dispatcher's miss (`repeat`).
+
 Donation (pmap's donate_argnums, or jit's on a pmaps-only function): the operand is a buffer donor of the
 replica program; an operand already on the pmap's devices is consumed (deleted) by the call.
 """
