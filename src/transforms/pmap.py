@@ -260,15 +260,17 @@ def pmap(fun, axis_name=None, *, in_axes=0, out_axes=0, static_broadcasted_argnu
         return call(args, kwargs)[0]
 
     def call(args, kwargs):
-        """(the result, what ran: (the pmap's params, its operands, its raw outputs) for an eager call of
-        no static or donated arguments, else None) -- what a native dispatcher needs to repeat the call."""
+        """(the result, what ran: (the pmap's params, its operands, its raw outputs, how many operands lead as
+        the body's constants) for an eager call of no static or donated arguments, else None) -- what a native
+        dispatcher needs to repeat the call."""
         if lanes and not kwargs and trace_state.trace is EVAL:
             hit = lanes.get(_lane_key(args))
             if hit is not None:
                 ent, params = hit
                 operands = [*ent.consts, *[a._v for a in args]]
                 outs = bind(pmap_p, *operands, **params)
-                return tree_unflatten(ent.out_tree, [box(o) for o in outs]), (params, operands, outs)
+                return tree_unflatten(ent.out_tree, [box(o) for o in outs]), (params, operands, outs,
+                                                                               len(ent.consts))
         nargs = len(args)
         st = tuple(i % nargs for i in static if -nargs <= i < nargs) if nargs else ()
         for i in st:
@@ -308,7 +310,8 @@ def pmap(fun, axis_name=None, *, in_axes=0, out_axes=0, static_broadcasted_argnu
         operands = [*ent.consts, *moved]
         outs = bind(pmap_p, *operands, **params)
         res = [box(o if a in (None, 0) else S.moveaxis(o, 0, a)) for o, a in zip(outs, ent.out_axes)]
-        ran = (params, operands, outs) if trace_state.trace is EVAL and not (st or donate) else None
+        ran = (params, operands, outs, len(ent.consts)) if trace_state.trace is EVAL and not (st or donate) \
+            else None
         if ran is not None and not kwargs and cache.get(key) is ent and all(a in (None, 0) for a in axes) and \
                 all(a in (None, 0) for a in ent.out_axes) and (lk := _lane_key(args)) is not None:
             if len(lanes) >= 64:

@@ -199,8 +199,8 @@ def repeat(token, args, kwargs):
     hit = _repeats.get(key) if key is not None else None
     if hit is None:
         return None
-    prog, out_def = hit
-    return (out_def.unflatten(_execute(prog, leaves)),)
+    prog, out_def, consts = hit
+    return (out_def.unflatten(_execute(prog, [*consts, *leaves])),)
 
 
 def after_fork():
@@ -212,38 +212,43 @@ def after_fork():
     _programs.clear()
 
 
-def fastpath(token, params, operands, outs, call, result):
+def fastpath(token, params, operands, outs, n_consts, call, result):
     """How to repeat a finished eager pmap call on new values laid out alike: `FastpathData` for jaxlib's C++
     dispatcher `token` (xla/jit_dispatch.pmap_public: no Python), or for a program whose replicas communicate
-    remembered for `repeat` (then None); None where a repeat needs the whole Python path: an operand not
-    already laid out on the devices as the program takes it (host data is split per call), a constant
-    operand, a result re-laid out (out_axes other than 0), donation, host callbacks (pmap_call raises their
-    own exceptions), several processes. `call`: the call's (args, kwargs); `result`: what it returned."""
+    remembered for `repeat` (then None); None where a repeat needs the whole Python path: an argument not
+    already laid out on the devices as the program takes it (host data is split per call), a result re-laid
+    out (out_axes other than 0), donation, host callbacks (pmap_call raises their own exceptions), several
+    processes. The first `n_consts` operands are the body's constants: put on the devices once, here, and
+    kept with the description. `call`: the call's (args, kwargs); `result`: what it returned."""
     if params.get("donated") and any(params["donated"]) or len(params["devices"]) != params["axis_size"]:
         return None
     prog = _program(params["jaxpr"], params["name"], params["axis_name"], params["axis_size"],
                     params["in_axes"], params["out_axes"], params["devices"])
-    for x, sh in zip(operands, prog.in_shardings):
+    args = operands[n_consts:]
+    for x, sh in zip(args, prog.in_shardings[n_consts:]):
         if type(x) is not _jaxlib.ArrayImpl or x._sharding is not sh:
             return None
     leaves = _jaxlib.cpp_flatten(call)[0]   # the arguments as the dispatcher flattens them: the operands
-    if len(leaves) != len(operands) or any(a is not b for a, b in zip(leaves, operands)) or \
-            has_callbacks(params["jaxpr"]):
+    if len(leaves) != len(args) or any(a is not b for a, b in zip(leaves, args)) or has_callbacks(params["jaxpr"]):
         return None
     out_leaves, out_def = _jaxlib.cpp_flatten(result)
     if len(out_leaves) != len(outs) or any(a is not b or a._sharding is not sh
                                            for a, b, sh in zip(out_leaves, outs, prog.out_shardings)):
         return None
+    consts = [x if type(x) is _jaxlib.ArrayImpl and x._sharding is sh else
+              _jaxlib.put_on_devices(_host(x, aval), aval, sh, prog.devices)
+              for x, aval, sh in zip(operands[:n_consts], prog.in_avals, prog.in_shardings)]
     if prog.communicates:
         if len(_repeats) >= _REPEATS_MAX:
             _repeats.clear()
-        _repeats[(token, _jaxlib.cpp_flatten(call)[1], *[(x.aval, x._sharding) for x in operands])] = (prog, out_def)
+        _repeats[(token, _jaxlib.cpp_flatten(call)[1], *[(x.aval, x._sharding) for x in args])] = (prog, out_def,
+                                                                                                 consts)
         return None
     n = len(operands)
     return _jaxlib.FastpathData(
         xla_executable=prog.exe, out_pytree_def=out_def, in_shardings=list(prog.in_shardings),
         out_shardings=list(prog.out_shardings), out_avals=[o.aval for o in outs], out_committed=[True] * len(outs),
-        kept_var_bitvec=[True] * n, in_device_local_layouts=[None] * n, const_args=[])
+        kept_var_bitvec=[True] * n, in_device_local_layouts=[None] * n, const_args=consts)
 
 
 def _lower_pmap_on_one_device(c, *args, jaxpr, name, axis_name, axis_size, in_axes, out_axes, devices, donated=()):

@@ -216,13 +216,21 @@ def test_what_stays_on_python_stays_right(runs):
     x = np.arange(N * 2.0).reshape(N, 2)
     y = _on_devices(x)
     c = xp.asarray(np.array([10.0, 20.0]))
-    cases = [(pmap(lambda a: a + c), x + [10.0, 20.0]),                                 # a constant operand
-             (pmap(lambda a: a * 2.0, out_axes=1), (x * 2.0).T)]                         # a result moved
-    for f, want in cases:
-        start = runs[0]
-        for _ in range(3):
-            np.testing.assert_array_equal(np.asarray(f(y)), want)
-        assert runs[0] == start + 3, f
+    moved = pmap(lambda a: a * 2.0, out_axes=1)   # a result moved
+    start = runs[0]
+    for _ in range(3):
+        np.testing.assert_array_equal(np.asarray(moved(y)), (x * 2.0).T)
+    assert runs[0] == start + 3
+    # constants (a captured array): put on the devices once, with the repeat's description; new values each call
+    with_c = pmap(lambda a: a + c)
+    with_c_psum = pmap(lambda a: psum(a, "i") * c, "i")
+    ys = [_on_devices(x * k) for k in range(3)]
+    start = runs[0]
+    for k in range(3):
+        np.testing.assert_array_equal(np.asarray(with_c(ys[k])), x * k + [10.0, 20.0])
+        np.testing.assert_array_equal(np.asarray(with_c_psum(ys[k])), np.broadcast_to(x.sum(0) * k * [10.0, 20.0],
+                                                                                       (N, 2)))
+    assert runs[0] == start + 2
     # replicas that communicate: repeated from Python (pmap_runtime.repeat: it waits first), new values each call
     g = pmap(lambda a, b: psum(a, "i") - b, "i")
     ins = [_on_devices(x * k) for k in range(4)]
