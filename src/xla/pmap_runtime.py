@@ -49,11 +49,13 @@ class _Program:
     __slots__ = ("exe", "devices", "in_shardings", "in_avals", "handlers", "replicated_out", "out_shardings",
                  "communicates")
 
-    def __init__(self, exe, devices, in_shardings, in_avals, handlers, replicated_out, out_shardings):
+    def __init__(self, exe, devices, in_shardings, in_avals, handlers, replicated_out, out_shardings, replicas):
         self.exe, self.devices, self.in_shardings, self.in_avals = exe, devices, in_shardings, in_avals
         self.handlers, self.replicated_out, self.out_shardings = handlers, replicated_out, out_shardings
-        # whether its replicas wait for each other (a collective): then a call waits for its inputs first
-        self.communicates = any(op in m.to_string() for m in exe.hlo_modules() for op in _COLLECTIVE_OPS)
+        # whether its replicas wait for each other (a collective among several: one replica waits for none):
+        # then a call waits first (_execute)
+        self.communicates = replicas > 1 and any(op in m.to_string() for m in exe.hlo_modules()
+                                                 for op in _COLLECTIVE_OPS)
 
 
 _COLLECTIVE_OPS = ("all-reduce", "all-gather", "all-to-all", "collective-permute", "reduce-scatter",
@@ -91,7 +93,7 @@ def _program(jaxpr, name, axis_name, axis_size, in_axes, out_axes, devices, dona
         g = _global(a, ax, axis_size).strip_weak() if ax is not None else a
         out_sh.append(_jaxlib.many_devices(order, len(g.shape), ax is not None))
         handlers.append(_jaxlib.many_result_handler(g, out_sh[-1]))
-    prog = _Program(exe, order, in_sh, in_avals, handlers, tuple(ax is None for ax in out_axes), out_sh)
+    prog = _Program(exe, order, in_sh, in_avals, handlers, tuple(ax is None for ax in out_axes), out_sh, len(devs))
     if len(_programs) >= _PROGRAMS_MAX:
         _programs.clear()
     _programs[key] = prog

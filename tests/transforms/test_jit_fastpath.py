@@ -106,7 +106,7 @@ def test_donated_value_then_passed_to_a_fast_path_jit_names_the_donation():
 def test_pmap_repeat_calls_on_one_device_follow_their_inputs():
     """pmap's repeat calls run in C++ too (xla/jit_dispatch.pmap_public; the cases on several devices are in
     tests/xla/pmap_runtime_cases.py): each change of value, shape, dtype or pytree gives its own right result."""
-    from transforms import pmap
+    from transforms import pmap, psum
     g = pmap(lambda a, t: {"s": a * 2 + 1, "t": t[0] - t[1]})
     cur = xp.asarray(X[None])
     want = X[None]
@@ -123,6 +123,9 @@ def test_pmap_repeat_calls_on_one_device_follow_their_inputs():
     check(short["s"], X[None, :3] * 2 + 1)
     check(short["t"], X[None, :3])
     check(g(cur, (cur, cur))["s"], want * 2 + 1)
+    total = pmap(lambda a: psum(a, "i") * 2.0, "i")   # one replica's collective waits for none: native too
+    for k in range(3):
+        check(total(out["s"] * float(k)), want * k * 2.0)
     from transforms import device_count
     n = device_count() + 1
     with pytest.raises(ValueError, match=f"more than the {n - 1} local devices"):
