@@ -14,7 +14,8 @@ _HOOKS += ("local_devices", "process_index", "process_count", "set_cpu_device_co
 _HOOKS += ("eager_way", "run_by_op")   # how a staged call runs eagerly, and its op-by-op run (jaxpr_transforms)
 _HOOKS += ("eager_in_place",)   # eager_in_place(prim, args, params) -> output | None: args[0] may be overwritten
 _HOOKS += ("eager_fn", "eager_getitem", "eager_setitem")   # namespace fast paths (see Backend)
-_HOOKS += ("pmap_call",)   # pmap_call(args, params) -> outputs: run a pmap equation (transforms/pmap.py)
+_HOOKS += ("pmap_call", "pmap_public")   # pmap_call(args, params) -> outputs: run a pmap equation;
+# pmap_public(pmapped) -> callable | None: a native dispatcher for repeat calls (transforms/pmap.py)
 _HOOKS += ("sharding_of", "shards_of")   # where an eager value lies over devices (transforms/devices.py)
 _HOOKS += ("shard_map_call", "put_sharded", "compile_sharded")   # transforms/shard_map.py, sharding.py, jit.py
 _HOOKS += ("adopt",)   # adopt(raw) -> raw: another runtime's array of the backend's own type (a jax.Array) copied in
@@ -43,6 +44,8 @@ class Backend:
     lower_text(closed, name, donate) -> str        impl_for(prim) -> eager impl (or raises)
     jit_fast_call(jitted) -> callable | None       the native dispatcher for a Python-wrapped jit
     jit_public(jitted) -> callable | None          the object `jit(f)` returns, when the backend has one
+    pmap_public(pmapped) -> callable | None        likewise for `pmap(f)` (pmapped.call(args, kwargs) -> (result,
+                                                   (params, operands, raw outputs) of an eager call, or None))
     eager_way(closed, in_avals=None) -> str        how a staged call runs eagerly, from static facts only:
                                                    "host" (run_by_op), "bind" (its equations bound one by
                                                    one) or "compile" (in_avals: the operands, where not
@@ -67,6 +70,7 @@ class Backend:
             setattr(self, h, _missing(h))
         self.jit_fast_call = lambda jitted: None     # no native fast path: jit dispatches in Python
         self.jit_public = lambda jitted: None
+        self.pmap_public = lambda pmapped: None      # (pmap dispatches in Python)
         self.eager_way = lambda closed, in_avals=None: "compile"   # staged calls run eagerly as one executable
         self.run_by_op = None                        # (None: the engine binds the equations one by one)
         self.eager_in_place = lambda prim, args, params: None   # (no in-place updates: always a new value)

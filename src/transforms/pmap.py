@@ -7,7 +7,9 @@ jvp is the pmap of the body's jvp, vmap the pmap of the batched body, linearize 
 with partial_eval_jaxpr (residuals stay mapped), and the transpose is the pmap of the body's
 transpose -- cotangents of replicated outputs divided by the axis size and those of replicated
 inputs psummed, so gradients through replicated values count each value once. The backend runs
-`pmap_p` eagerly (`backend.pmap_call`: one program over the devices, xla/pmap_runtime.py).
+`pmap_p` eagerly (`backend.pmap_call`: one program over the devices, xla/pmap_runtime.py); `pmap(f)`
+itself may be the backend's native dispatcher for repeat calls (`backend.pmap_public`), which calls back
+into the Python path below for everything it has not seen.
 
 Inside the primitive every mapped operand and result carries the mapped axis first (the wrapper
 moves in_axes/out_axes there and back); `in_axes`/`out_axes` params are 0 (mapped) or None
@@ -24,7 +26,8 @@ from .api_util import Store, box, flatten_fun, to_raw
 from .backend import backend
 from .batching import bind_axis, mapped_axis_size
 from .collectives import psum_p
-from .core import Primitive, Tracer, abstract_eval_rules, bind, get_aval, impl_rules, set_trace
+from .core import EVAL, Primitive, Tracer, abstract_eval_rules, bind, boxing, get_aval, impl_rules, set_trace, \
+    trace_state
 from .jaxpr import ClosedJaxpr
 from .jaxpr_transforms import batch_jaxpr, is_unknown_in, jvp_jaxpr, partial_eval_jaxpr, run_jaxpr, stage, \
     transpose_jaxpr
@@ -251,8 +254,23 @@ def pmap(fun, axis_name=None, *, in_axes=0, out_axes=0, static_broadcasted_argnu
     name = axis_name if axis_name is not None else _Anonymous()
     fname = getattr(fun, "__name__", "fun")
     cache = {}
+    lanes = {}   # eager calls of plain Arrays: their avals -> (entry, params), the work below done once
 
     def pmapped(*args, **kwargs):
+        return call(args, kwargs)[0]
+
+    def call(args, kwargs):
+        """(the result, what ran: (the pmap's params, its operands, its raw outputs, how many operands lead as
+        the body's constants) for an eager call of no static or donated arguments, else None) -- what a native
+        dispatcher needs to repeat the call."""
+        if lanes and not kwargs and trace_state.trace is EVAL:
+            hit = lanes.get(_lane_key(args))
+            if hit is not None:
+                ent, params = hit
+                operands = [*ent.consts, *[a._v for a in args]]
+                outs = bind(pmap_p, *operands, **params)
+                return tree_unflatten(ent.out_tree, [box(o) for o in outs]), (params, operands, outs,
+                                                                               len(ent.consts))
         nargs = len(args)
         st = tuple(i % nargs for i in static if -nargs <= i < nargs) if nargs else ()
         for i in st:
@@ -286,12 +304,20 @@ def pmap(fun, axis_name=None, *, in_axes=0, out_axes=0, static_broadcasted_argnu
                 cache[key] = ent
         ins = tuple(None if a is None else 0 for a in axes)
         extra = {"donated": _donated(tree, dyn_idx, st, nargs, len(ent.consts))} if donate else {}
-        outs = bind(pmap_p, *ent.consts, *moved, jaxpr=ent.closed, name=fname, axis_name=name, axis_size=n,
-                    in_axes=(None,) * len(ent.consts) + ins, out_axes=tuple(None if a is None else 0
-                                                                           for a in ent.out_axes),
-                    devices=devs, **extra)
+        params = dict(jaxpr=ent.closed, name=fname, axis_name=name, axis_size=n,
+                      in_axes=(None,) * len(ent.consts) + ins,
+                      out_axes=tuple(None if a is None else 0 for a in ent.out_axes), devices=devs, **extra)
+        operands = [*ent.consts, *moved]
+        outs = bind(pmap_p, *operands, **params)
         res = [box(o if a in (None, 0) else S.moveaxis(o, 0, a)) for o, a in zip(outs, ent.out_axes)]
-        return tree_unflatten(ent.out_tree, res)
+        ran = (params, operands, outs, len(ent.consts)) if trace_state.trace is EVAL and not (st or donate) \
+            else None
+        if ran is not None and not kwargs and cache.get(key) is ent and all(a in (None, 0) for a in axes) and \
+                all(a in (None, 0) for a in ent.out_axes) and (lk := _lane_key(args)) is not None:
+            if len(lanes) >= 64:
+                lanes.clear()
+            lanes[lk] = (ent, params)
+        return tree_unflatten(ent.out_tree, res), ran
 
     def _donated(tree, dyn_idx, st, nargs, n_consts):
         """Per operand: whether its buffers may be reused for the results (deleted by the call); the pmap's
@@ -346,7 +372,25 @@ def pmap(fun, axis_name=None, *, in_axes=0, out_axes=0, static_broadcasted_argnu
 
     pmapped.__name__ = f"pmap_{fname}"
     pmapped.__wrapped__ = fun
-    return pmapped
+    pmapped.call = call
+    if static or donate:
+        return pmapped
+    # repeat calls of a signature seen before, on arguments already on the devices: the backend's native
+    # dispatcher where it has one (it calls `call` for everything else)
+    return backend.pmap_public(pmapped) or pmapped
+
+
+def _lane_key(args):
+    """The avals of positional arguments that are all Arrays (else None): with no keywords, what decides
+    everything a pmap call works out before it runs (tree, mapped size, body avals, devices)."""
+    bt = boxing.box_type
+    for a in args:
+        if type(a) is not bt:
+            return None
+    try:
+        return tuple([a._v.aval for a in args])
+    except AttributeError:
+        return None
 
 
 def _across_processes(n):

@@ -37,7 +37,7 @@ def _register_backend():
                      default_device=runtime.default_device, devices=runtime.devices,
                      compile_jaxpr=runtime.compile_jaxpr, lower_text=_lower_text, impl_for=runtime.late_impl,
                      to_dlpack=_jaxlib.to_dlpack, jit_fast_call=jit_dispatch.fast_call,
-                     jit_public=jit_dispatch.public, profiler=_profiler,
+                     jit_public=jit_dispatch.public, pmap_public=jit_dispatch.pmap_public, profiler=_profiler,
                      adopt=lambda r: r if _jaxlib.is_ours(r) else runtime.device_put(_jaxlib.to_numpy(r)))
     backend.register("xla", eager_way=host_eager.eager_way,   # staged calls op by op on host kernels
                      run_by_op=host_program.run_eager, eager_in_place=runtime.eager_in_place,

@@ -261,6 +261,7 @@ def after_fork_in_parent():
 def after_fork_in_child():
     _jaxlib.native_work = _NativeWork()
     _fresh_locks()
+    pmap_runtime.after_fork()
     joined = distributed.joined()
     if joined:
         distributed.forsake()
@@ -275,7 +276,6 @@ def after_fork_in_child():
     runtime._default_device = None
     runtime._exe_cache.clear()
     runtime._scalar_cache.clear()
-    pmap_runtime._programs.clear()
     spmd._programs.clear()
     clear_caches()
     _revive_objects(old_default)   # (in a distributed run's child: values cannot move; the rest still holds)

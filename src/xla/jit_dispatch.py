@@ -176,3 +176,32 @@ def public(jitted):
     cpp.__wrapped__ = jitted.fun
     cpp.lower, cpp.trace, cpp.trace_count, cpp._jitted = jitted.lower, jitted.trace, 0, jitted
     return cpp
+
+
+def pmap_public(pmapped):
+    """What `pmap(f)` returns without static or donated arguments: the C++ dispatcher over pmapped's
+    replica program (as JAX's pmap is a C++-dispatched jit). A repeat call of a signature (avals and, for
+    each argument, where it lies) whose first call took its operands as they were (pmap_runtime.fastpath)
+    runs with no Python frame, or for a program that must wait before it runs (collectives) with the
+    least Python (pmap_runtime.repeat); everything else -- host data, transforms -- is pmapped's."""
+    global _cpp_ready
+    if not _cpp_ready:
+        _register_cpp_nodes()
+        _cpp_ready = True
+    from .pmap_runtime import fastpath, repeat
+    token = ("array_namespace.pmap", next(_wrapper_tokens))
+
+    @api_boundary
+    def miss(*args, **kwargs):
+        if trace_state.trace is not EVAL:
+            return pmapped(*args, **kwargs), None, True
+        out = repeat(token, args, kwargs)
+        if out is not None:
+            return out[0], None, True
+        result, ran = pmapped.call(args, kwargs)   # (ran: None where the call donated: its inputs are gone)
+        fp = None if ran is None else fastpath(token, *ran, (args, kwargs), result)
+        return result, fp, fp is None
+    cpp = _jaxlib.cpp_dispatcher(pmapped.__name__, pmapped.__wrapped__, miss, [], [], token)
+    cpp.__name__ = pmapped.__name__
+    cpp.__wrapped__ = pmapped.__wrapped__
+    return cpp

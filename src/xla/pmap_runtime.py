@@ -18,12 +18,18 @@ Several processes (transforms/distributed.py): a pmap's `devices` then lists eve
 (member k on devices[k]) while its operands and results hold this process's members only; the replica
 program is compiled over the global device ids and each process feeds its local replicas.
 
+Repeat calls (xla/jit_dispatch.pmap_public, `fastpath`): a call whose operands already lay on the devices as
+the program takes them is repeated by jaxlib's C++ dispatcher with no Python, as jit's are; a program whose
+replicas communicate cannot be (each such program waits for its inputs and for the last one to finish:
+`_execute`, against XLA:CPU's rendezvous deadlock), so its repeats run from the dispatcher's miss (`repeat`).
+
 Donation (pmap's donate_argnums, or jit's on a pmaps-only function): the operand is a buffer donor of the
 replica program; an operand already on the pmap's devices is consumed (deleted) by the call.
 """
 from __future__ import annotations
 
 import functools
+import threading
 
 import numpy as np
 
@@ -34,16 +40,26 @@ from transforms.pmap import as_vmap_jaxpr, pmap_p
 from transforms.primitives import structural as S
 
 from . import _jaxlib, distributed, runtime
+from .lower_callbacks import has_callbacks
 from .lower_collectives import axis_env
 from .lowering import jaxpr_subcomp, lower_jaxpr, lowering_rules
 
 
 class _Program:
-    __slots__ = ("exe", "devices", "in_shardings", "in_avals", "handlers", "replicated_out")
+    __slots__ = ("exe", "devices", "in_shardings", "in_avals", "handlers", "replicated_out", "out_shardings",
+                 "communicates")
 
-    def __init__(self, exe, devices, in_shardings, in_avals, handlers, replicated_out):
+    def __init__(self, exe, devices, in_shardings, in_avals, handlers, replicated_out, out_shardings, replicas):
         self.exe, self.devices, self.in_shardings, self.in_avals = exe, devices, in_shardings, in_avals
-        self.handlers, self.replicated_out = handlers, replicated_out
+        self.handlers, self.replicated_out, self.out_shardings = handlers, replicated_out, out_shardings
+        # whether its replicas wait for each other (a collective among several: one replica waits for none):
+        # then a call waits first (_execute)
+        self.communicates = replicas > 1 and any(op in m.to_string() for m in exe.hlo_modules()
+                                                 for op in _COLLECTIVE_OPS)
+
+
+_COLLECTIVE_OPS = ("all-reduce", "all-gather", "all-to-all", "collective-permute", "reduce-scatter",
+                   "collective-broadcast")
 
 
 _programs: dict = {}
@@ -72,11 +88,12 @@ def _program(jaxpr, name, axis_name, axis_size, in_axes, out_axes, devices, dona
         raise RuntimeError(f"pmap({name}): XLA runs this process's replicas on {list(order)}, expected {mine}")
     in_avals = [_global(a, ax, axis_size) for a, ax in zip(jaxpr.in_avals, in_axes)]
     in_sh = [_jaxlib.many_devices(order, len(a.shape), ax is not None) for a, ax in zip(in_avals, in_axes)]
-    handlers = []
+    handlers, out_sh = [], []
     for a, ax in zip(jaxpr.out_avals, out_axes):
         g = _global(a, ax, axis_size).strip_weak() if ax is not None else a
-        handlers.append(_jaxlib.many_result_handler(g, _jaxlib.many_devices(order, len(g.shape), ax is not None)))
-    prog = _Program(exe, order, in_sh, in_avals, handlers, tuple(ax is None for ax in out_axes))
+        out_sh.append(_jaxlib.many_devices(order, len(g.shape), ax is not None))
+        handlers.append(_jaxlib.many_result_handler(g, out_sh[-1]))
+    prog = _Program(exe, order, in_sh, in_avals, handlers, tuple(ax is None for ax in out_axes), out_sh, len(devs))
     if len(_programs) >= _PROGRAMS_MAX:
         _programs.clear()
     _programs[key] = prog
@@ -121,14 +138,9 @@ def pmap_call(args, params):
             bufs.append(x)   # already split over these devices this way
         else:
             bufs.append(_jaxlib.put_on_devices(_host(x, aval), aval, sh, prog.devices))
-    for b in bufs:
-        # XLA:CPU runs each replica on a pool thread and a collective waits for all of them: a program queued
-        # on a previous one's pending outputs can take threads that one still needs (a deadlock XLA aborts the
-        # process for after 40 s on a 2-core box). Waiting for the inputs keeps one program in flight per chain.
-        b.block_until_ready()
-    distributed.one_in_flight()
+    distributed.one_in_flight()   # (a run of several processes: one multi-device program at a time)
     try:
-        outs = distributed.launched(prog.exe.execute_sharded(bufs).consume_with_handlers(prog.handlers))
+        outs = distributed.launched(_execute(prog, bufs))
     except _jaxlib.XlaRuntimeError as e:
         if len(params["devices"]) == n:
             raise
@@ -136,6 +148,110 @@ def pmap_call(args, params):
                            f"{_jaxlib.client().process_index()} (another process of the run may have died or "
                            f"be running something else): {e}") from e
     return [runtime.device_put(_jaxlib.gather(o)) if rep else o for o, rep in zip(outs, prog.replicated_out)]
+
+
+_one_at_a_time = threading.Lock()
+_in_flight = [None]   # the completion token of the last program whose replicas communicate
+
+
+def _execute(prog, bufs):
+    """Launch the program; one whose replicas communicate starts once its inputs are ready and the last such
+    program has finished. XLA:CPU runs each replica on a pool thread and a collective blocks its thread until
+    every replica arrives: replicas of two such programs, or of one queued on pending inputs, can hold the
+    threads the others need (a deadlock XLA aborts the process for after 40 s; issuing `f(x)` with a psum in
+    a loop did so, as it does with JAX's pmap). Replicas that never wait for each other cannot: not held."""
+    if not prog.communicates:
+        return prog.exe.execute_sharded(bufs).consume_with_handlers(prog.handlers)
+    with _one_at_a_time:
+        for b in bufs:
+            b.block_until_ready()
+        if _in_flight[0] is not None:
+            try:
+                _in_flight[0].block_until_ready()
+            except _jaxlib.XlaRuntimeError:
+                pass   # (that program's failure is its own results' error, not this call's)
+            _in_flight[0] = None
+        res = prog.exe.execute_sharded(bufs, with_tokens=True)
+        _in_flight[0] = res.consume_token()
+        return res.consume_with_handlers(prog.handlers)
+
+
+# Finished calls of programs whose replicas communicate, repeated from the dispatcher's miss (C++ cannot: the
+# program waits first, _execute): (dispatcher token, argument tree, (aval, sharding) per argument) ->
+# (program, result tree).
+_repeats: dict = {}
+_REPEATS_MAX = 256
+
+
+def _laid_out(token, leaves, tree):
+    """The key of flattened arguments that are all live arrays (None otherwise: such calls take the whole path,
+    which splits host data or raises)."""
+    buf = _jaxlib.ArrayImpl
+    for x in leaves:
+        if type(x) is not buf or x.is_deleted():
+            return None
+    return (token, tree, *[(x.aval, x._sharding) for x in leaves])
+
+
+def repeat(token, args, kwargs):
+    """(the result,) of a call repeating a remembered one (fastpath), or None."""
+    if not _repeats:
+        return None
+    leaves, tree = _jaxlib.cpp_flatten((args, kwargs))
+    key = _laid_out(token, leaves, tree)
+    hit = _repeats.get(key) if key is not None else None
+    if hit is None:
+        return None
+    prog, out_def, consts = hit
+    return (out_def.unflatten(_execute(prog, [*consts, *leaves])),)
+
+
+def after_fork():
+    """In a forked child: the parent's programs and completion token are unusable; its lock may be held."""
+    global _one_at_a_time
+    _one_at_a_time = threading.Lock()
+    _in_flight[0] = None
+    _repeats.clear()
+    _programs.clear()
+
+
+def fastpath(token, params, operands, outs, n_consts, call, result):
+    """How to repeat a finished eager pmap call on new values laid out alike: `FastpathData` for jaxlib's C++
+    dispatcher `token` (xla/jit_dispatch.pmap_public: no Python), or for a program whose replicas communicate
+    remembered for `repeat` (then None); None where a repeat needs the whole Python path: an argument not
+    already laid out on the devices as the program takes it (host data is split per call), a result re-laid
+    out (out_axes other than 0), donation, host callbacks (pmap_call raises their own exceptions), several
+    processes. The first `n_consts` operands are the body's constants: put on the devices once, here, and
+    kept with the description. `call`: the call's (args, kwargs); `result`: what it returned."""
+    if params.get("donated") and any(params["donated"]) or len(params["devices"]) != params["axis_size"]:
+        return None
+    prog = _program(params["jaxpr"], params["name"], params["axis_name"], params["axis_size"],
+                    params["in_axes"], params["out_axes"], params["devices"])
+    args = operands[n_consts:]
+    for x, sh in zip(args, prog.in_shardings[n_consts:]):
+        if type(x) is not _jaxlib.ArrayImpl or x._sharding is not sh:
+            return None
+    leaves = _jaxlib.cpp_flatten(call)[0]   # the arguments as the dispatcher flattens them: the operands
+    if len(leaves) != len(args) or any(a is not b for a, b in zip(leaves, args)) or has_callbacks(params["jaxpr"]):
+        return None
+    out_leaves, out_def = _jaxlib.cpp_flatten(result)
+    if len(out_leaves) != len(outs) or any(a is not b or a._sharding is not sh
+                                           for a, b, sh in zip(out_leaves, outs, prog.out_shardings)):
+        return None
+    consts = [x if type(x) is _jaxlib.ArrayImpl and x._sharding is sh else
+              _jaxlib.put_on_devices(_host(x, aval), aval, sh, prog.devices)
+              for x, aval, sh in zip(operands[:n_consts], prog.in_avals, prog.in_shardings)]
+    if prog.communicates:
+        if len(_repeats) >= _REPEATS_MAX:
+            _repeats.clear()
+        _repeats[(token, _jaxlib.cpp_flatten(call)[1], *[(x.aval, x._sharding) for x in args])] = (prog, out_def,
+                                                                                                 consts)
+        return None
+    n = len(operands)
+    return _jaxlib.FastpathData(
+        xla_executable=prog.exe, out_pytree_def=out_def, in_shardings=list(prog.in_shardings),
+        out_shardings=list(prog.out_shardings), out_avals=[o.aval for o in outs], out_committed=[True] * len(outs),
+        kept_var_bitvec=[True] * n, in_device_local_layouts=[None] * n, const_args=consts)
 
 
 def _lower_pmap_on_one_device(c, *args, jaxpr, name, axis_name, axis_size, in_axes, out_axes, devices, donated=()):

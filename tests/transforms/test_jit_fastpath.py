@@ -101,3 +101,32 @@ def test_donated_value_then_passed_to_a_fast_path_jit_names_the_donation():
     jit(lambda v: v + 1, donate_argnums=0)(x)
     with pytest.raises(RuntimeError, match="donated"):
         g(x)
+
+
+def test_pmap_repeat_calls_on_one_device_follow_their_inputs():
+    """pmap's repeat calls run in C++ too (xla/jit_dispatch.pmap_public; the cases on several devices are in
+    tests/xla/pmap_runtime_cases.py): each change of value, shape, dtype or pytree gives its own right result."""
+    from transforms import pmap, psum
+    g = pmap(lambda a, t: {"s": a * 2 + 1, "t": t[0] - t[1]})
+    cur = xp.asarray(X[None])
+    want = X[None]
+    for _ in range(4):   # a result fed back in: laid out as the program takes it (the native path)
+        out = g(cur, (cur, cur))
+        want = want * 2 + 1
+        check(out["s"], want)
+        check(out["t"], np.zeros_like(want))
+        cur = out["s"]
+    i32 = g(xp.asarray(np.arange(6, dtype=np.int32)[None]), (cur, cur))
+    assert i32["s"].dtype == xp.int32
+    check(i32["s"], np.arange(6)[None] * 2 + 1)
+    short = g(xp.asarray(X[None, :3]), (xp.asarray(X[None, :3]), xp.zeros((1, 3))))
+    check(short["s"], X[None, :3] * 2 + 1)
+    check(short["t"], X[None, :3])
+    check(g(cur, (cur, cur))["s"], want * 2 + 1)
+    total = pmap(lambda a: psum(a, "i") * 2.0, "i")   # one replica's collective waits for none: native too
+    for k in range(3):
+        check(total(out["s"] * float(k)), want * k * 2.0)
+    from transforms import device_count
+    n = device_count() + 1
+    with pytest.raises(ValueError, match=f"more than the {n - 1} local devices"):
+        g(xp.ones((n, 3)), (xp.ones((n, 3)), xp.ones((n, 3))))

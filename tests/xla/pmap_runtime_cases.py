@@ -132,3 +132,150 @@ def test_pmap_donation():
     assert progs, "no program compiled with the second operand donated"
     with pytest.raises(ValueError, match="both static and donated"):
         pmap(lambda a, n: a * n, static_broadcasted_argnums=1, donate_argnums=1)(xp.ones((N, 2)), 3)
+
+
+# ------------------------------------------------------- repeat calls: the C++ fast path (jit_dispatch.pmap_public)
+@pytest.fixture
+def runs(monkeypatch):
+    """How many pmap calls ran in Python (the backend's pmap_call); a call the C++ dispatcher repeats adds none."""
+    from transforms.backend import backend
+    count, real = [0], backend.pmap_call
+    monkeypatch.setattr(backend, "pmap_call", lambda args, params: count.__setitem__(0, count[0] + 1) or
+                        real(args, params))
+    return count
+
+
+def _on_devices(x):
+    return pmap(lambda v: v)(xp.asarray(x))
+
+
+def test_repeat_calls_on_the_devices_run_natively_with_their_new_values(runs):
+    f = pmap(lambda a, b: a * 2.0 - b)
+    rng = np.random.default_rng(0)
+    xs = [rng.standard_normal((N, 3)) for _ in range(4)]
+    ys = [_on_devices(x) for x in xs]
+    start = runs[0]
+    for k in range(4):   # new values each call, one signature: Python once, C++ after
+        got = f(ys[k], ys[(k + 1) % 4])
+        np.testing.assert_array_equal(np.asarray(got), xs[k] * 2.0 - xs[(k + 1) % 4])
+        assert got._v._sharding is ys[0]._v._sharding   # where the Python path lays it: on the devices
+    assert runs[0] == start + 1
+    chain = ys[0]
+    for _ in range(3):   # a result fed back in (pending outputs, no wait)
+        chain = f(chain, ys[1])
+    np.testing.assert_allclose(np.asarray(chain), ((xs[0] * 2 - xs[1]) * 2 - xs[1]) * 2 - xs[1], rtol=1e-14)
+    assert runs[0] == start + 1
+
+
+@pytest.mark.parametrize("change", ["shape", "dtype", "int", "host", "devices", "members"])
+def test_every_change_of_signature_misses_and_stays_right(runs, change):
+    f = pmap(lambda a: a * 3 + 1)
+    x = np.arange(N * 3, dtype=np.float64).reshape(N, 3)
+    for _ in range(2):
+        np.testing.assert_array_equal(np.asarray(f(_on_devices(x))), x * 3 + 1)
+    start = runs[0]
+    if change == "shape":
+        new = np.arange(N * 5, dtype=np.float64).reshape(N, 5)
+        arg = _on_devices(new)
+    elif change == "dtype":
+        new = x.astype(np.float32)
+        arg = _on_devices(new)
+    elif change == "int":
+        new = x.astype(np.int32)
+        arg = _on_devices(new)
+    elif change == "host":   # host data: split over the devices per call (Python every time)
+        new = x + 0.5
+        arg = xp.asarray(new)
+    elif change == "devices":   # the same avals laid out on other devices: gathered and split again
+        new = x - 2.0
+        arg = pmap(lambda v: v, devices=transforms.devices()[::-1])(xp.asarray(new))
+    else:   # fewer members: another program, on the first N - 1 devices
+        new = x[:-1] * 2
+        arg = _on_devices(new)
+    for _ in range(2):
+        got = f(arg)
+        assert got.dtype == xp.asarray(new * 3 + 1).dtype if change != "int" else got.dtype == xp.int32
+        np.testing.assert_array_equal(np.asarray(got), new * 3 + 1)
+        assert [d.id for d in got._v._sharding.devices] == list(range(len(new)))
+    assert runs[0] >= start + 1
+    np.testing.assert_array_equal(np.asarray(f(_on_devices(x))), x * 3 + 1)   # and back: still right
+
+
+def test_a_deleted_operand_raises_on_a_native_signature():
+    f = pmap(lambda a: a + 1.0)
+    x = _on_devices(np.zeros((N, 2)))
+    f(x), f(x)
+    y = _on_devices(np.ones((N, 2)))
+    y._v.delete()
+    with pytest.raises(RuntimeError, match="deleted"):
+        np.asarray(f(y))
+    np.testing.assert_array_equal(np.asarray(f(x)), np.ones((N, 2)))
+
+
+def test_what_stays_on_python_stays_right(runs):
+    x = np.arange(N * 2.0).reshape(N, 2)
+    y = _on_devices(x)
+    c = xp.asarray(np.array([10.0, 20.0]))
+    moved = pmap(lambda a: a * 2.0, out_axes=1)   # a result moved
+    start = runs[0]
+    for _ in range(3):
+        np.testing.assert_array_equal(np.asarray(moved(y)), (x * 2.0).T)
+    assert runs[0] == start + 3
+    # constants (a captured array): put on the devices once, with the repeat's description; new values each call
+    with_c = pmap(lambda a: a + c)
+    with_c_psum = pmap(lambda a: psum(a, "i") * c, "i")
+    ys = [_on_devices(x * k) for k in range(3)]
+    start = runs[0]
+    for k in range(3):
+        np.testing.assert_array_equal(np.asarray(with_c(ys[k])), x * k + [10.0, 20.0])
+        np.testing.assert_array_equal(np.asarray(with_c_psum(ys[k])), np.broadcast_to(x.sum(0) * k * [10.0, 20.0],
+                                                                                       (N, 2)))
+    assert runs[0] == start + 2
+    # replicas that communicate: repeated from Python (pmap_runtime.repeat: it waits first), new values each call
+    g = pmap(lambda a, b: psum(a, "i") - b, "i")
+    ins = [_on_devices(x * k) for k in range(4)]
+    start = runs[0]
+    for k in range(4):
+        got = g(ins[k], y)
+        np.testing.assert_array_equal(np.asarray(got), np.broadcast_to(x.sum(0) * k, (N, 2)) - x)
+    assert runs[0] == start + 1
+    z = _on_devices(x)
+    z._v.delete()
+    with pytest.raises(RuntimeError, match="deleted"):
+        g(z, y)
+    np.testing.assert_array_equal(np.asarray(g(xp.asarray(x), y)), np.broadcast_to(x.sum(0), (N, 2)) - x)  # host
+    f32 = _on_devices(x.astype(np.float32))   # another dtype for b
+    np.testing.assert_array_equal(np.asarray(g(y, f32)), np.broadcast_to(x.sum(0), (N, 2)) - x)
+    # under transforms after native calls: traced, right
+    h = pmap(lambda a: a * a)
+    h(y), h(y)
+    np.testing.assert_array_equal(np.asarray(jit(lambda v: h(v) + 1.0)(y)), x * x + 1)
+    np.testing.assert_allclose(np.asarray(transforms.grad(lambda v: xp.sum(h(v)))(y)), 2 * x)
+    np.testing.assert_array_equal(np.asarray(transforms.vmap(h, in_axes=1, out_axes=1)(y)), x * x)
+    np.testing.assert_array_equal(np.asarray(jit(g)(y, y)), np.broadcast_to(x.sum(0), (N, 2)) - x)
+
+
+def test_errors_stay_after_native_calls():
+    f = pmap(lambda a: a + 1.0)
+    y = _on_devices(np.zeros((N, 2)))
+    f(y), f(y)
+    with pytest.raises(ValueError, match=f"size {N + 1}, more than the {N} local devices"):
+        f(xp.ones((N + 1, 2)))
+    with pytest.raises(TypeError, match="expected an array"):
+        f("text")
+    np.testing.assert_array_equal(np.asarray(f(y)), np.ones((N, 2)))
+
+
+def test_collective_programs_issued_back_to_back_without_waiting():
+    """Each starts once the last has finished (pmap_runtime._execute): replicas of several programs blocked in
+    their collectives at once could hold every pool thread (XLA aborts the process after 40 s)."""
+    f = pmap(lambda a: psum(a, "i"), "i")
+    g = pmap(lambda a: a * 0.5)   # no collective: not held back, its results pending when f takes them
+    x = _on_devices(np.ones((N, 8)))
+    outs = [f(x) for _ in range(200)]
+    chain = x
+    for _ in range(50):
+        chain = g(f(chain))
+    for o in outs[::40]:
+        np.testing.assert_array_equal(np.asarray(o), np.full((N, 8), float(N)))
+    np.testing.assert_array_equal(np.asarray(chain), np.full((N, 8), (N * 0.5) ** 50))

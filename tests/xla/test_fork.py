@@ -185,6 +185,26 @@ def test_arrays_on_other_devices_and_held_executables():
     ''', env={"ARRAY_NAMESPACE_CPU_DEVICES": "2", "ARRAY_NAMESPACE_CACHE": "0"})
 
 
+def test_pmaps_repeated_before_a_fork_run_again_in_the_child():
+    # repeat calls the parent's dispatchers remembered (the C++ one's fast path; a psum's program for
+    # pmap_runtime.repeat) hold the parent's executables: the child compiles its own and gets right values
+    run('''
+    plain = T.pmap(lambda v: v * 2.0)
+    total = T.pmap(lambda v: T.psum(v, "i"), "i")
+    x = T.pmap(lambda v: v)(xp.reshape(xp.arange(4.0), (2, 2)))
+    for _ in range(3):
+        plain(x), total(x)
+    def child():
+        y = T.pmap(lambda v: v + 1.0)(x)
+        return [np.asarray(f(v)) for f in (plain, total) for v in (x, y, x)]
+    got = in_child(child)
+    want = [np.arange(4.0).reshape(2, 2) + k for k in (0, 1, 0)]
+    for g, w in zip(got, [w * 2.0 for w in want] + [np.broadcast_to(w.sum(0), (2, 2)) for w in want]):
+        close(g, w)
+    close(total(x), np.broadcast_to(np.arange(4.0).reshape(2, 2).sum(0), (2, 2)))
+    ''', env={"ARRAY_NAMESPACE_CPU_DEVICES": "2", "ARRAY_NAMESPACE_CACHE": "0"})
+
+
 def test_a_fork_before_any_use_and_a_child_that_uses_nothing():
     run('''
     assert in_child(lambda: float(T.jit(lambda v: v + 1.0)(xp.asarray(1.0)))) == 2.0   # no client in the parent
