@@ -86,6 +86,13 @@ class ShardedProgram:
             b.block_until_ready()
         return self.program.execute_sharded(bufs).consume_with_handlers(self.handlers)
 
+    def as_text(self):
+        """The optimized HLO after SPMD partitioning: one partition's program, its collectives explicit."""
+        return self.program.get_hlo_text()
+
+    def cost_analysis(self):
+        return self.program.cost_analysis()
+
 
 def _mesh_of(shardings, what):
     meshes = [s.mesh for s in shardings if s is not None]
@@ -131,6 +138,9 @@ def compile_sharded(closed, donate=(), name="main", in_shardings=(), out_shardin
     ids = mesh.device_ids
     in_avals = list(closed.in_avals)
     out_avals = [a.strip_weak() for a in closed.out_avals]
+    if (len(in_shardings), len(out_shardings)) != (len(in_avals), len(out_avals)):   # (XLA crashes on a
+        raise RuntimeError(f"jit({name}): {len(in_shardings)} input and {len(out_shardings)} output shardings "
+                           f"for a program of {len(in_avals)} inputs and {len(out_avals)} outputs")   # mismatch)
     for i, (s, a) in enumerate(zip(in_shardings, in_avals)):
         if s is not None:
             s.shard_shape(a.shape, f"jit({name}) in_shardings entry {i}")
