@@ -201,6 +201,9 @@ class Jitted:
         if self._sharded:
             ent.shardings = flat_shardings(self.in_shardings, self.out_shardings, tree, len(consts), store.val,
                                            len(store.mutated) + (guard is not None), self.__name__)
+            if guard is not None:   # the guard vector replicated: every process reads it back whole
+                mesh = next(s for s in ent.shardings[0] + ent.shardings[1] if s is not None).mesh
+                ent.shardings = (ent.shardings[0], ent.shardings[1][:-1] + (NamedSharding(mesh, P()),))
         elif (mesh := mesh_of_jaxpr(ent.closed)) is not None:   # shard_maps over several devices: SPMD there
             ent.shardings = ((NamedSharding(mesh, P()),) * len(ent.closed.in_avals),
                              (None,) * len(ent.closed.out_avals))
