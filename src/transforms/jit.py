@@ -465,8 +465,9 @@ def jit(fun=None, *, static_argnums=(), static_argnames=(), donate_argnums=(), i
         guard values on every call (it stays off the C++ fast path) and a trace and compile per new branch;
         a guarded float() value takes a new variant per new value. max_variants (int): variants kept per
         signature (default 8, ARRAY_NAMESPACE_JIT_MAX_VARIANTS); past it a RuntimeWarning and the eager result.
-    Returns: callable: the compiled function, with .lower(*args).as_text() (StableHLO), .trace(*args)
-        and trace_count.
+    Returns: callable: the compiled function, with .lower(*args).as_text() (StableHLO), .trace(*args),
+        .compiled(*args).as_text() (XLA's optimized HLO of the program those arguments run; a sharded jit's
+        after SPMD partitioning, collectives explicit) and trace_count.
     Raises: TypeError: if fun is not callable, or, when called, for a non-hashable static argument.
 
     >>> f = jit(lambda a: a * 2 + 1)

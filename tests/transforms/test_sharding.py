@@ -146,5 +146,6 @@ def test_sharded_jit_of_a_guarded_function_and_its_compiled_program():
     g = jit(lambda v: xp.sum(v * v), in_shardings=s)
     prog = g.lower(xp.asarray(pos)).compile()
     assert "multiply" in prog.as_text() and type(prog) is type(f.compiled(xp.asarray(pos)))
+    assert "multiply(" in jit(lambda v: v * 3.0).compiled(xp.asarray(pos)).as_text()   # (one device, C++ dispatch)
     with pytest.raises(TypeError, match=r"compiled: needs concrete arguments"):
         transforms.vmap(lambda v: f.compiled(v))(xp.asarray(np.ones((2, 4))))
