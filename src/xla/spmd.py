@@ -159,7 +159,9 @@ def compile_sharded(closed, donate=(), name="main", in_shardings=(), out_shardin
         _annotate(module, in_attrs, out_attrs)
         declare_meshes(module)
     compile_count[0] += 1
-    exe, _ = _jaxlib.compile_spmd(module, _devices_of(ids))
+    exe, order = _jaxlib.compile_spmd(module, _devices_of(ids))
+    if len(order) > 1 and "lapack_" in _jaxlib.module_text(module):
+        _jaxlib.serial_lapack()   # (its partitions' threads call LAPACK at once: one OpenBLAS thread each)
     in_shardings_j = [mesh_sharding(s, len(a.shape), ids) for s, a in zip(in_sh, in_avals)]
     chosen = _jaxlib.output_hlo_shardings(exe, len(out_avals)) if any(s is None for s in out_shardings) else None
     handlers = []

@@ -130,6 +130,9 @@ def test_svd_of_rows_over_8_devices_vs_numpy():
         np.testing.assert_allclose((u * s) @ vt, A, atol=1e-12)
         np.testing.assert_allclose(u.conj().T @ u, np.eye(5), atol=1e-12)
         np.testing.assert_allclose(np.asarray(jit(xp.linalg.svdvals, in_shardings=rows)(As)), ws, rtol=1e-12)
+    import threadpoolctl   # LAPACK's OpenBLAS (scipy's) is single-threaded once partitions' threads call it at once
+    scipy_blas = [i for i in threadpoolctl.threadpool_info() if "scipy.libs" in i["filepath"]]
+    assert scipy_blas and all(i["num_threads"] == 1 for i in scipy_blas), scipy_blas
     bad = np.ones((64, 5))
     bad[7, 2] = np.inf
     got = jit(xp.linalg.svdvals, in_shardings=rows)(device_put(xp.asarray(bad), rows))
