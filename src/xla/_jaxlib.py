@@ -522,30 +522,6 @@ def ensure_lapack():
                 _lapack_ready = True
 
 
-def serial_lapack():
-    """Run the LAPACK jaxlib's kernels call (scipy's OpenBLAS) on one thread from now on: done when an SPMD program
-    calling it runs several partitions in this process, whose threads then call it at once; each call spawning
-    OpenBLAS threads too oversubscribes the cores (measured: a 65536x32 svd over 8 CPU devices of a 2-core box,
-    20 s a call with OpenBLAS threads, 0.09 s without). Where that library is not found, nothing changes."""
-    global _lapack_serial
-    if _lapack_serial:
-        return
-    _lapack_serial = True
-    import glob
-    try:
-        import scipy
-    except ImportError:
-        return
-    for path in glob.glob(os.path.join(os.path.dirname(scipy.__file__), os.pardir, "scipy.libs", "libscipy_openblas*.so")):
-        fn = getattr(ctypes.CDLL(path), "scipy_openblas_set_num_threads", None)
-        if fn is not None:
-            fn.argtypes, fn.restype = [ctypes.c_int], None
-            fn(1)
-
-
-_lapack_serial = False
-
-
 # --------------------------------------------------------------------- C++ jit dispatch
 # jaxlib's C++ `pjit` dispatcher checks a call's signature and runs a cached executable
 # without entering Python. Protocol (learned from jaxlib 0.10.2's pjit.cc): it flattens the
