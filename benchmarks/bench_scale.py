@@ -2,6 +2,7 @@
 
 Run:   python benchmarks/bench_scale.py            # full sizes (a few minutes on 2 cores)
        python benchmarks/bench_scale.py --quick    # smaller sizes, fewer repeats (well under a minute)
+       python benchmarks/bench_scale.py --sklearn  # only scikit-learn on rows over 1/2/4/8 devices (sklearn_child)
 
 (from the repository root, with the package installed or ``PYTHONPATH=src``.)
 
