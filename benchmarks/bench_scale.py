@@ -2,6 +2,7 @@
 
 Run:   python benchmarks/bench_scale.py            # full sizes (a few minutes on 2 cores)
        python benchmarks/bench_scale.py --quick    # smaller sizes, fewer repeats (well under a minute)
+       python benchmarks/bench_scale.py --sklearn  # only scikit-learn on rows over 1/2/4/8 devices (sklearn_child)
 
 (from the repository root, with the package installed or ``PYTHONPATH=src``.)
 
@@ -442,6 +443,81 @@ def run_mp(quick, have_jax, problems):
     return mp
 
 
+# --------------------------------------------------------------------------- scikit-learn on sharded rows
+
+def sklearn_child(n, quick):
+    """PCA(5).fit_transform and Ridge(solver="svd") fit + predict, whole under jit(in_shardings=rows), with the
+    rows of X (and y) split over n devices: cold (trace + compile + run) and warm per-call times, results checked
+    against NumPy-backed scikit-learn."""
+    os.environ["SCIPY_ARRAY_API"] = "1"
+    import sklearn
+    from sklearn.decomposition import PCA
+    from sklearn.linear_model import Ridge
+
+    import array_namespace as xp
+    import transforms as T
+    from transforms import NamedSharding, P, device_put, jit, make_mesh
+    assert T.local_device_count() == n, (T.local_device_count(), n)
+    rows_n, d = (16384, 16) if quick else (262144, 32)
+    rng = np.random.default_rng(0)
+    X = rng.standard_normal((rows_n, d)) * np.linspace(1.0, 3.0, d)
+    y = X @ rng.standard_normal(d) + 0.1 * rng.standard_normal(rows_n)
+
+    def pca(a):
+        with sklearn.config_context(array_api_dispatch=True):
+            return PCA(n_components=5).fit_transform(a)
+
+    def ridge(a, b):
+        with sklearn.config_context(array_api_dispatch=True):
+            m = Ridge(alpha=1.0, solver="svd").fit(a, b)
+            return m.coef_, m.predict(a)
+    mesh = make_mesh((n,), ("d",))
+    rows, vec = NamedSharding(mesh, P("d", None)), NamedSharding(mesh, P("d"))
+    Xs, ys = device_put(xp.asarray(X), rows), device_put(xp.asarray(y), vec)
+    out = {"shape": [rows_n, d]}
+    for name, fn, args, sh, want in (
+            ("pca", pca, (Xs,), (rows,), PCA(n_components=5).fit_transform(X)),
+            ("ridge", ridge, (Xs, ys), (rows, vec), Ridge(alpha=1.0, solver="svd").fit(X, y).coef_)):
+        f = jit(fn, in_shardings=sh)
+        t0 = time.perf_counter()
+        got = f(*args)
+        got = got if name == "pca" else got[0]
+        np.asarray(got)
+        out[name + "_cold"] = time.perf_counter() - t0
+        np.testing.assert_allclose(np.asarray(got), want, rtol=1e-8, atol=1e-8)
+        out[name] = bench(lambda: [np.asarray(o) for o in (f(*args) if name == "ridge" else (f(*args),))][0],
+                          repeats=7, target=0.0)   # (one call per repeat: a loaded box's stalls fall out)
+        if n == 1:
+            np_args = (X,) if name == "pca" else (X, y)
+            out[name + "_numpy"] = bench(lambda: (PCA(n_components=5).fit_transform(*np_args) if name == "pca"
+                                                  else Ridge(alpha=1.0, solver="svd").fit(*np_args).coef_),
+                                         repeats=2 if quick else 3, target=0.2)
+    return out
+
+
+def sklearn_rows(res):
+    """One row per device count: warm time per call, speedup over one device, cold time; NumPy sklearn below."""
+    rows = [("sklearn on rows over n devices", "PCA fit_transform", "speedup", "cold", "Ridge fit+predict",
+             "speedup", "cold")]
+    one = res.get(1) or {}
+    for n in DEVICE_COUNTS:
+        r = res.get(n) or {}
+        rows.append((f"{n} device(s)" + (f", X {r['shape'][0]}x{r['shape'][1]}" if r and n == 1 else ""),
+                     fmt_time(r.get("pca")), ratio(one.get("pca"), r.get("pca")), fmt_time(r.get("pca_cold")),
+                     fmt_time(r.get("ridge")), ratio(one.get("ridge"), r.get("ridge")), fmt_time(r.get("ridge_cold"))))
+    rows.append(("NumPy scikit-learn", fmt_time(one.get("pca_numpy")), "", "", fmt_time(one.get("ridge_numpy")),
+                 "", ""))
+    return rows
+
+
+def run_sklearn(quick, problems):
+    q = ["--quick"] if quick else []
+    res = {n: run_child(["--sklearn-child", str(n)] + q, child_env(ARRAY_NAMESPACE_CPU_DEVICES=str(n)), problems,
+                        f"sklearn, {n} device(s)") for n in DEVICE_COUNTS}
+    print()
+    print_table(sklearn_rows(res))
+
+
 def main(argv=None):
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("--quick", action="store_true", help="small sizes and few repeats")
@@ -450,7 +526,18 @@ def main(argv=None):
     ap.add_argument("--mp-only", action="store_true", help="only the 2-process runs (ours and JAX's)")
     ap.add_argument("--mp-child", nargs=4, metavar=("PID", "LOCAL", "IMPLS", "PORTS"),
                     help="internal: one of 2 processes")
+    ap.add_argument("--sklearn", action="store_true", help="only the scikit-learn on sharded rows table")
+    ap.add_argument("--sklearn-child", type=int, metavar="N", help="internal: sklearn on N devices, print JSON")
     args = ap.parse_args(argv)
+    if args.sklearn_child:
+        print("RESULT " + json.dumps(sklearn_child(args.sklearn_child, args.quick)))
+        return 0
+    if args.sklearn:
+        problems = []
+        run_sklearn(args.quick, problems)
+        for p in problems:
+            print("-", p.rstrip())
+        return 1 if problems else 0
     if args.ours_child:
         print("RESULT " + json.dumps(ours_child(args.ours_child, args.quick)))
         return 0

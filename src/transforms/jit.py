@@ -44,13 +44,16 @@ class _Entry:
 
 
 class Lowered:
-    def __init__(self, closed, donate, name):
-        self.closed, self.donate, self.name = closed, donate, name
+    def __init__(self, closed, donate, name, shardings=None):
+        self.closed, self.donate, self.name, self.shardings = closed, donate, name, shardings
 
     def as_text(self):
         return backend.lower_text(self.closed, self.name, self.donate)
 
     def compile(self):
+        """The executable (a sharded jit's: the SPMD program over its mesh); .as_text() is XLA's optimized HLO."""
+        if self.shardings is not None:
+            return backend.compile_sharded(self.closed, self.donate, self.name, *self.shardings)
         return backend.compile_jaxpr(self.closed, self.donate, self.name)
 
 
@@ -201,7 +204,10 @@ class Jitted:
             ent.check = guard_program(jaxpr)
         if self._sharded:
             ent.shardings = flat_shardings(self.in_shardings, self.out_shardings, tree, len(consts), store.val,
-                                           len(store.mutated), self.__name__)
+                                           len(store.mutated) + (guard is not None), self.__name__)
+            if guard is not None:   # the guard vector replicated: every process reads it back whole
+                mesh = next(s for s in ent.shardings[0] + ent.shardings[1] if s is not None).mesh
+                ent.shardings = (ent.shardings[0], ent.shardings[1][:-1] + (NamedSharding(mesh, P()),))
         elif (mesh := mesh_of_jaxpr(ent.closed)) is not None:   # shard_maps over several devices: SPMD there
             ent.shardings = ((NamedSharding(mesh, P()),) * len(ent.closed.in_avals),
                              (None,) * len(ent.closed.out_avals))
@@ -227,15 +233,19 @@ class Jitted:
         mask += [False] * kw_tree.num_leaves
         return tuple(mask)
 
+    def _exe(self, ent):
+        """ent's executable, compiled on first use (a sharded entry's: the SPMD program over its mesh)."""
+        if ent.exe is None:
+            ent.exe = backend.compile_jaxpr(ent.closed, ent.donate, self.__name__) if ent.shardings is None \
+                else backend.compile_sharded(ent.closed, ent.donate, self.__name__, *ent.shardings)
+        return ent.exe
+
     def _run(self, ent, raw):
         if trace_state.trace is EVAL:   # host-held eager values enter XLA as (cached) device buffers
             self._mark_donors(ent, raw)
             raw, ent.consts = _buffers(raw), _buffers(ent.consts)
         if trace_state.trace is EVAL and all(type(r) is boxing.buffer_type for r in raw):
-            if ent.exe is None:
-                ent.exe = backend.compile_jaxpr(ent.closed, ent.donate, self.__name__) if ent.shardings is None \
-                    else backend.compile_sharded(ent.closed, ent.donate, self.__name__, *ent.shardings)
-            outs = ent.exe(list(ent.consts) + raw)
+            outs = self._exe(ent)(list(ent.consts) + raw)
         else:
             outs = bind(jit_p, *ent.consts, *raw, name=self.__name__, jaxpr=ent.closed)
         return outs
@@ -406,7 +416,24 @@ class Jitted:
     @api_boundary
     def lower(self, *args, **kwargs):
         ent = self._entry(args, kwargs)[0][0]
-        return Lowered(ent.closed, ent.donate, self.__name__)
+        return Lowered(ent.closed, ent.donate, self.__name__, ent.shardings)
+
+    @api_boundary
+    def compiled(self, *args, **kwargs):
+        """The executable a call with these (concrete) arguments runs: for a guarded function, the variant whose
+        guards hold for their values (found by running the call), which `lower` cannot trace abstractly. Its
+        .as_text() is XLA's optimized HLO (a sharded jit's after SPMD partitioning: its collectives explicit)."""
+        if trace_state.trace is not EVAL:
+            raise TypeError(f"jit({self.__name__}).compiled: needs concrete arguments, not traced values")
+        ents, raw, _, parts = self._entry(args, kwargs, concrete=True)
+        ent = ents[0]
+        if ent.guard is not None:
+            got = self._run_guarded(ents, parts, _buffers(raw))
+            if got is None:
+                raise ValueError(f"jit({self.__name__}).compiled: no compiled variant runs these arguments (past "
+                                 "max_variants, or the program disagrees with eager: the call runs eagerly)")
+            ent = got[0]
+        return self._exe(ent)
 
     @api_boundary
     def trace(self, *args, **kwargs):
@@ -475,8 +502,9 @@ def jit(fun=None, *, static_argnums=(), static_argnames=(), donate_argnums=(), i
         call of that signature its compiled variants (if any) do not accept (without guards:
         TracerArrayConversionError). max_variants (int): variants kept per
         signature (default 8, ARRAY_NAMESPACE_JIT_MAX_VARIANTS); past it a RuntimeWarning and the eager result.
-    Returns: callable: the compiled function, with .lower(*args).as_text() (StableHLO), .trace(*args)
-        and trace_count.
+    Returns: callable: the compiled function, with .lower(*args).as_text() (StableHLO), .trace(*args),
+        .compiled(*args).as_text() (XLA's optimized HLO of the program those arguments run; a sharded jit's
+        after SPMD partitioning, collectives explicit) and trace_count.
     Raises: TypeError: if fun is not callable, or, when called, for a non-hashable static argument.
 
     >>> f = jit(lambda a: a * 2 + 1)

@@ -36,6 +36,7 @@ from .jit_returned import returned_directly
 from .primitives.bits import bitcast_convert_type
 from .primitives.elementwise import convert_element_type, imag_p, real_p
 from .primitives.structural import concatenate, reshape
+from .sharding import NamedSharding, P
 from .staging import StagingTrace, _tracer, dce_jaxpr
 
 _OFF = ("0", "off", "false", "no", "strict")
@@ -95,6 +96,15 @@ class Shadow:
         order = sorted(need)
         if any(eqns[i].prim in not_foldable for i in order):
             return _EFFECT   # (running it here would run its effect once more than eagerly)
+        free = list(dict.fromkeys(a for i in order for a in eqns[i].invars if type(a) is not Literal and a in env))
+        laid = [_mesh_sharding(env[a]) for a in free]
+        if any(s is not None for s in laid):   # inputs over a mesh: the slice runs partitioned there, read back
+            mesh = next(s for s in laid if s is not None).mesh   # replicated (no gather of the inputs, whose
+            prog = backend.compile_sharded(   # shards may lie in other processes)
+                ClosedJaxpr(Jaxpr([], free, [eqns[i] for i in order], [atom]), []), (False,) * len(free), "guard",
+                laid, (NamedSharding(mesh, P()),))
+            env[atom] = prog([env[a] for a in free])[0]
+            return env[atom]
         with set_trace(EVAL):
             for i in order:
                 eqn = eqns[i]
@@ -156,6 +166,12 @@ class Shadow:
             return None
         pieces = [p for a in self.atoms for p in _int64_pieces(_tracer(self.trace, a))]
         return pieces[0] if len(pieces) == 1 else concatenate(pieces, 0)
+
+
+def _mesh_sharding(v):
+    """v's NamedSharding where v is an eager array laid out over a mesh of several devices, else None."""
+    got = backend.sharding_of(v) if not isinstance(v, (np.ndarray, np.generic, int, float, complex)) else None
+    return got if isinstance(got, NamedSharding) and got.mesh.size > 1 else None
 
 
 def _int64_pieces(x):

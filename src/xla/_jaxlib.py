@@ -516,6 +516,8 @@ def ensure_lapack():
                 from jaxlib.cpu import _lapack
                 for name, capsule in _lapack.registrations().items():
                     xc.register_custom_call_target(name, capsule, platform="cpu", api_version=1)
+                    if name.endswith("_ffi"):   # SPMD: partitioned along leading (batch) dimensions
+                        xc.register_custom_call_as_batch_partitionable(name)
                 _lapack.initialize()
                 _lapack_ready = True
 

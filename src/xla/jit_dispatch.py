@@ -175,6 +175,7 @@ def public(jitted):
     cpp.__name__ = jitted.__name__
     cpp.__wrapped__ = jitted.fun
     cpp.lower, cpp.trace, cpp.trace_count, cpp._jitted = jitted.lower, jitted.trace, 0, jitted
+    cpp.compiled = jitted.compiled
     return cpp
 
 

@@ -11,14 +11,21 @@ triangular_solve lowers to the native stablehlo.triangular_solve (XLA expands it
 """
 from __future__ import annotations
 
+import functools
+
 import numpy as np
 
+from transforms.core import bind
+from transforms.jaxpr_transforms import stage
 from transforms.primitives import lapack as LP
+from transforms.primitives.linalg import dot_general
+from transforms.primitives.structural import reshape
 
 from . import _jaxlib
 from ._jaxlib import hlo, ir
 from .host import host_kernels
-from .lowering import constant, fill_region, lowering_rules, tensor_type, ttype
+from .lower_shard_map import program_partitions
+from .lowering import constant, fill_region, jaxpr_subcomp, lowering_rules, tensor_type, ttype
 
 _PREFIX = {"float32": "s", "float64": "d", "complex64": "c", "complex128": "z"}
 
@@ -50,7 +57,28 @@ def lapack_call(name, dtype, operands, operand_matrix, results, result_matrix, *
         backend_config=ir.DictAttr.get({k: _char(v) for k, v in attrs.items()}),
         operand_layouts=ir.ArrayAttr.get([_layout(r, m) for r, m in zip(in_ranks, operand_matrix)]),
         result_layouts=ir.ArrayAttr.get([_layout(len(s), m) for (s, _), m in zip(results, result_matrix)]))
+    nb = max(in_ranks) - 2   # (leading dimensions of the matrix operands: batch, partitionable in SPMD)
+    if nb > 0 and min(in_ranks + [len(s) for s, _ in results]) >= nb:
+        op.attributes["mhlo.frontend_attributes"] = ir.DictAttr.get({"num_batch_dims": ir.StringAttr.get(str(nb))})
+        op.attributes["sdy.sharding_rule"] = _batch_rule(nb, [ir.RankedTensorType(o.type).shape for o in operands],
+                                                         [s for s, _ in results])
     return list(op.results)
+
+
+def _batch_rule(nb, in_shapes, out_shapes):
+    """Shardy's rule for a kernel mapped over `nb` leading dimensions: those shared by every operand and result
+    (split alike), every other dimension a factor of its own (XLA's batch partitioner replicates those)."""
+    sizes = []   # factor k's size; its name is Shardy's k-th symbol (i, j, ..., z, z_1, z_2, ...)
+
+    def factor(size):
+        sizes.append(size)
+        k = len(sizes) - 1
+        return chr(ord("i") + k) if k < 18 else f"z_{k - 17}"
+    batch = [factor(size) for size in in_shapes[0][:nb]]
+    maps = [", ".join("[" + ", ".join(batch + [factor(size) for size in shape[nb:]]) + "]" for shape in shapes)
+            for shapes in (in_shapes, out_shapes)]
+    decl = ", ".join(f"{chr(ord('i') + k) if k < 18 else f'z_{k - 17}'}={v}" for k, v in enumerate(sizes))
+    return ir.Attribute.parse(f"#sdy.op_sharding_rule<({maps[0]})->({maps[1]}) {{{decl}}}, custom>")
 
 
 # --------------------------------------------------------------------------- helpers
@@ -139,6 +167,10 @@ def _svd(c, a, *, full_matrices, compute_uv):
     av = c.avals_in[0]
     shape, dt, batch = av.shape, av.dtype, av.shape[:-2]
     m, n = shape[-2:]
+    p = program_partitions()
+    if p > 1 and not batch and not full_matrices and m % p == 0 and m // p >= n > 0:
+        closed = _tsqr_svd(av, p, compute_uv)
+        return jaxpr_subcomp(closed.jaxpr, closed.consts, [a])
     k = min(m, n)
     s_av = c.avals_out[0]
     full = full_matrices and compute_uv
@@ -158,6 +190,29 @@ def _svd(c, a, *, full_matrices, compute_uv):
     if compute_uv:
         outs += [_nan_if_failed(u, ok, ushape, dt), _nan_if_failed(vt, ok, vshape, dt)]
     return outs
+
+
+@functools.lru_cache(maxsize=64)
+def _tsqr_svd(av, p, compute_uv):
+    """The thin svd of a tall [m, n] matrix in an SPMD program of p partitions, as a jaxpr XLA can partition
+    over rows (gesdd on the whole matrix would gather it onto every device): a QR of each of p row blocks (one
+    batched, batch-partitioned geqrf), a QR of their stacked [p n, n] R factors, the svd of that small R; U is
+    each block's Q times its part of the small factors. The same factorisation up to rounding (and each
+    singular vector's sign, which LAPACK does not fix either)."""
+    m, n = av.shape
+    dims = lambda a, b: (((a,), (b,)), ((), ()))
+
+    def tsqr(x):
+        q1, r1 = bind(LP.qr_p, reshape(x, (p, m // p, n)), full_matrices=False)
+        q2, r2 = bind(LP.qr_p, reshape(r1, (p * n, n)), full_matrices=False)
+        outs = bind(LP.svd_p, r2, full_matrices=False, compute_uv=compute_uv)
+        if not compute_uv:
+            return outs
+        s, u2, vt = outs
+        w = reshape(dot_general(q2, u2, dims(1, 0)), (p, n, n))
+        u = dot_general(q1, w, (((2,), (1,)), ((0,), (0,))))
+        return [s, reshape(u, (m, n)), vt]
+    return stage(tsqr, [av])
 
 
 def _eye(shape, dtype):

@@ -46,6 +46,11 @@ def program_devices(ids):
         _program.ids, _program.meshes = prev
 
 
+def program_partitions():
+    """How many partitions the SPMD program being lowered has (1 outside one)."""
+    return 1 if _program.ids is None else len(_program.ids)
+
+
 def _axis(name):
     return str(name)
 

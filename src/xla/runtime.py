@@ -68,6 +68,10 @@ class Compiled:
     def cost_analysis(self):
         return self.exe.cost_analysis()
 
+    def as_text(self):
+        """The optimized HLO XLA compiled (what runs)."""
+        return self.exe.get_hlo_text()
+
 
 def _raise_if_tracer(args):
     for a in args:

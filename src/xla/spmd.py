@@ -12,7 +12,10 @@ no partitioner: its shard_map runs the reference (the body vmapped over the mesh
 """
 from __future__ import annotations
 
+import ctypes
+import glob
 import itertools
+import os
 
 import numpy as np
 
@@ -87,6 +90,13 @@ class ShardedProgram:
         distributed.one_in_flight()
         return distributed.launched(self.program.execute_sharded(bufs).consume_with_handlers(self.handlers))
 
+    def as_text(self):
+        """The optimized HLO after SPMD partitioning: one partition's program, its collectives explicit."""
+        return self.program.get_hlo_text()
+
+    def cost_analysis(self):
+        return self.program.cost_analysis()
+
 
 def _mesh_of(shardings, what):
     meshes = [s.mesh for s in shardings if s is not None]
@@ -132,6 +142,9 @@ def compile_sharded(closed, donate=(), name="main", in_shardings=(), out_shardin
     ids = mesh.device_ids
     in_avals = list(closed.in_avals)
     out_avals = [a.strip_weak() for a in closed.out_avals]
+    if (len(in_shardings), len(out_shardings)) != (len(in_avals), len(out_avals)):   # (XLA crashes on a
+        raise RuntimeError(f"jit({name}): {len(in_shardings)} input and {len(out_shardings)} output shardings "
+                           f"for a program of {len(in_avals)} inputs and {len(out_avals)} outputs")   # mismatch)
     for i, (s, a) in enumerate(zip(in_shardings, in_avals)):
         if s is not None:
             s.shard_shape(a.shape, f"jit({name}) in_shardings entry {i}")
@@ -150,7 +163,9 @@ def compile_sharded(closed, donate=(), name="main", in_shardings=(), out_shardin
         _annotate(module, in_attrs, out_attrs)
         declare_meshes(module)
     compile_count[0] += 1
-    exe, _ = _jaxlib.compile_spmd(module, _devices_of(ids))
+    exe, order = _jaxlib.compile_spmd(module, _devices_of(ids))
+    if len(order) > 1 and "lapack_" in _jaxlib.module_text(module):
+        serial_lapack()   # (its partitions' threads call LAPACK at once: one OpenBLAS thread each)
     in_shardings_j = [mesh_sharding(s, len(a.shape), ids) for s, a in zip(in_sh, in_avals)]
     chosen = _jaxlib.output_hlo_shardings(exe, len(out_avals)) if any(s is None for s in out_shardings) else None
     handlers = []
@@ -167,6 +182,29 @@ def compile_sharded(closed, donate=(), name="main", in_shardings=(), out_shardin
         _programs.clear()
     _programs[key] = prog
     return prog
+
+
+def serial_lapack():
+    """Run the LAPACK jaxlib's kernels call (scipy's OpenBLAS) on one thread from now on: done when an SPMD program
+    calling it runs several partitions in this process, whose threads then call it at once; each call spawning
+    OpenBLAS threads too oversubscribes the cores (measured: a 65536x32 svd over 8 CPU devices of a 2-core box,
+    20 s a call with OpenBLAS threads, 0.09 s without). Where that library is not found, nothing changes."""
+    if _lapack_serial:
+        return
+    _lapack_serial.append(True)
+    try:
+        import scipy
+    except ImportError:
+        return
+    libs = os.path.join(os.path.dirname(scipy.__file__), os.pardir, "scipy.libs")
+    for path in glob.glob(os.path.join(libs, "libscipy_openblas*.so")):
+        fn = getattr(ctypes.CDLL(path), "scipy_openblas_set_num_threads", None)
+        if fn is not None:
+            fn.argtypes, fn.restype = [ctypes.c_int], None
+            fn(1)
+
+
+_lapack_serial = []   # (non-empty once done)
 
 
 def _named_matching(mesh, ndim, text, ids):

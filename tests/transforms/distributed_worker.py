@@ -261,10 +261,39 @@ def die(early):
     sys.exit(1)
 
 
+def sharded_sklearn():
+    """PCA.fit_transform and Ridge fit + predict under jit(in_shardings=rows) on a mesh of every process's
+    devices (sharded_sklearn_cases.py's helpers): each process passes the global data, puts its own devices'
+    rows, checks its own rows of the results (and the replicated coefficients) against NumPy-backed sklearn,
+    and finds all-reduces and no gather of the whole dataset in the partitioned program."""
+    import sharded_sklearn_cases as C
+    mesh = transforms.make_mesh((G,), ("d",), transforms.devices())
+    rows, vec = C.shardings(mesh)
+    X, y = C.data(0)
+    Xs, ys = transforms.device_put(xp.asarray(X), rows), transforms.device_put(xp.asarray(y), vec)
+    f = jit(C.pca, in_shardings=rows)
+    got = f(Xs)
+    want = C.numpy_pca(X)
+    for sh in got.addressable_shards:
+        np.testing.assert_allclose(np.asarray(sh.data), want[sh.index], rtol=1e-10, atol=1e-10)
+    print(f"process {PID}: sharded PCA ok ({len(got.addressable_shards)} own shards) "
+          f"{C.check_partitioned(f.compiled(Xs), 'PCA')}", flush=True)
+    g = jit(C.ridge, in_shardings=(rows, vec))
+    coef, intercept, pred = g(Xs, ys)
+    wc, wi, wp = C.numpy_ridge(X, y)
+    np.testing.assert_allclose(np.asarray(coef), wc, rtol=1e-10, atol=1e-10)
+    np.testing.assert_allclose(float(intercept), wi, rtol=1e-10, atol=1e-10)
+    for sh in pred.addressable_shards:
+        np.testing.assert_allclose(np.asarray(sh.data), wp[sh.index], rtol=1e-10, atol=1e-10)
+    print(f"process {PID}: sharded Ridge ok {C.check_partitioned(g.compiled(Xs, ys), 'Ridge')}", flush=True)
+
+
 if SCENARIO in ("collectives", "env"):
     collectives()
     shard_maps()
     bad_input()
+elif SCENARIO == "sklearn":
+    sharded_sklearn()
 elif SCENARIO == "big":
     big_psum_scatter()
 elif SCENARIO == "bandwidth":

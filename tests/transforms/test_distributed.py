@@ -26,7 +26,7 @@ def _free_port():
 
 
 def _env(**extra):
-    env = dict(os.environ, ARRAY_NAMESPACE_CPU_DEVICES="2", PYTHONUNBUFFERED="1", **extra)
+    env = dict(os.environ, ARRAY_NAMESPACE_CPU_DEVICES="2", PYTHONUNBUFFERED="1")   # (extra: applied last)
     env.pop("XLA_FLAGS", None)
     for k in list(env):
         if k.startswith("ARRAY_NAMESPACE_") and k != "ARRAY_NAMESPACE_CPU_DEVICES":

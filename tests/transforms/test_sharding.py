@@ -128,3 +128,24 @@ def test_device_put_takes_runtime_devices_and_namespace_devices_and_refuses_othe
     for bad in ("cpu", 0, object()):
         with pytest.raises(TypeError, match="device_put: device_or_sharding must be a NamedSharding"):
             device_put(x, bad)
+
+
+def test_sharded_jit_of_a_guarded_function_and_its_compiled_program():
+    """A guarded trace's guard vector is one more output of the SPMD program (replicated); each branch is its
+    own variant, as eagerly. .compiled(x) is the program a call with x runs; a sharded jit's lower().compile()
+    is the SPMD program too."""
+    s = NamedSharding(make_mesh((1,), ("i",)), P("i"))
+    f = jit(lambda v: v * 2.0 if xp.sum(v) > 0 else -v, in_shardings=s)
+    pos, neg = np.arange(1.0, 5.0), -np.arange(1.0, 5.0)
+    for x, want in ((pos, pos * 2), (neg, -neg), (pos + 1, (pos + 1) * 2)):
+        y = f(xp.asarray(x))
+        np.testing.assert_array_equal(np.asarray(y), want)
+    assert f.trace_count == 2
+    assert "negate(" in f.compiled(xp.asarray(neg)).as_text()
+    assert "negate(" not in f.compiled(xp.asarray(pos)).as_text()
+    g = jit(lambda v: xp.sum(v * v), in_shardings=s)
+    prog = g.lower(xp.asarray(pos)).compile()
+    assert "multiply" in prog.as_text() and type(prog) is type(f.compiled(xp.asarray(pos)))
+    assert "multiply(" in jit(lambda v: v * 3.0).compiled(xp.asarray(pos)).as_text()   # (one device, C++ dispatch)
+    with pytest.raises(TypeError, match=r"compiled: needs concrete arguments"):
+        transforms.vmap(lambda v: f.compiled(v))(xp.asarray(np.ones((2, 4))))

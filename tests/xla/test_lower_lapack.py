@@ -98,3 +98,16 @@ def test_eig_of_a_matrix_outside_lapacks_safe_range_is_scaled_back(dtype):
     w, v = np.asarray(w), np.asarray(v)   # eigenpairs: m v = v diag(w)
     for i, s in enumerate(scales):
         np.testing.assert_allclose(m[i] @ v[i] / s, v[i] * w[i][None, :] / s, atol=50 * rtol, err_msg=f"eig {s}")
+
+
+def test_batched_kernels_carry_their_batch_partitioning_rule():
+    """A LAPACK call over a batch says so to XLA's SPMD partitioner (num_batch_dims, and a Shardy rule sharing
+    the batch factors among every operand and result); an unbatched one carries neither. (Its effect, the
+    batch split over devices, is checked in transforms/sharded_sklearn_cases.py.)"""
+    from transforms import jit
+    batched = jit(lambda a: xp.linalg.qr(a)[1]).lower(xp.asarray(np.ones((3, 5, 2)))).as_text()
+    assert 'num_batch_dims = "1"' in batched
+    assert "#sdy.op_sharding_rule<([i, j, k])->([i, l, m], [i, n]) {i=3, j=5, k=2, l=5, m=2, n=2}, custom>" in batched
+    assert "#sdy.op_sharding_rule<([i, j, k], [i, l])->([i, m, n])" in batched   # orgqr: matrix and tau
+    single = jit(lambda a: xp.linalg.qr(a)[1]).lower(xp.asarray(np.ones((5, 2)))).as_text()
+    assert "num_batch_dims" not in single and "sharding_rule" not in single
