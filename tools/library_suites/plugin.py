@@ -57,7 +57,7 @@ class _State:
     scipy_param = None       # pytest.param for scipy's xp fixture
     jit = False              # --xp-jit: tagged functions under our jit
     jit_testing = None       # the library's array_api_extra.testing module (patched)
-    test_modules = ()        # modules of the kept test items (for the tagged-function inventory)
+    tagged = {}              # tagged functions the kept tests' modules reach -> jax_jit tag
     xpx_param = None         # pytest.param for array-api-extra's library fixture
 
 
@@ -241,7 +241,9 @@ def pytest_collection_modifyitems(session, config, items):
         config.hook.pytest_deselected(items=drop)
     S.deselected = len(drop)
     items[:] = keep
-    S.test_modules = list({id(m): m for it in keep if (m := getattr(it, "module", None))}.values())
+    if S.jit:   # now, before any test has swapped a tagged function for its wrapper
+        mods = {id(m): m for it in keep if (m := getattr(it, "module", None))}.values()
+        S.tagged = lazy_jit.inventory(mods, S.jit_testing._ufuncs_tags)
 
 
 # --------------------------------------------------------------------- reporting
@@ -340,8 +342,7 @@ def _jit_report(results):
     """Per tagged function (under our jit): jax_jit tag, outcomes of the tests calling it, status, and
     for a failing one its failing tests and the first one's error line."""
     outcomes = {nid: rec["outcome"] for nid, rec in results.items()}
-    tagged = lazy_jit.inventory(S.test_modules, S.jit_testing._ufuncs_tags)
-    table = lazy_jit.function_table(outcomes, lazy_jit.CALLS, tagged)
+    table = lazy_jit.function_table(outcomes, lazy_jit.CALLS, S.tagged)
     for key, row in table.items():
         if row["status"] == "fail":
             row["failing"] = [n for n in sorted(lazy_jit.CALLS) if key in lazy_jit.CALLS[n]
