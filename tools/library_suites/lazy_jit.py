@@ -173,12 +173,15 @@ def function_table(outcomes, calls, tagged):
             row = table.setdefault(key, {"jax_jit": None, "tests": defaultdict(int)})
             row["tests"][outcome] += 1
     for row in table.values():
-        t = row["tests"]
-        row["tests"] = dict(t)
-        if t.get("failed") or t.get("error"):
-            row["status"] = "fail"
-        elif t.get("passed") or t.get("xpassed"):
-            row["status"] = "pass"
-        else:
-            row["status"] = "other" if t else "untested"
+        row["tests"] = dict(row["tests"])
+        row["status"] = status_of(row["tests"])
     return table
+
+
+def status_of(tests):
+    """A function's status from the outcomes of the tests that called it (outcome -> count)."""
+    if tests.get("failed") or tests.get("error"):
+        return "fail"
+    if tests.get("passed") or tests.get("xpassed"):
+        return "pass"
+    return "other" if tests else "untested"

@@ -348,6 +348,44 @@ def _eager_outcomes(jit_report, path=None):
     return json.load(open(path))["all"] if os.path.exists(path) else None
 
 
+def merge_jit(reports):
+    """One function table from several --jit reports (a suite run in parts): test outcomes summed,
+    failing tests joined, status recomputed."""
+    from lazy_jit import status_of
+    fns = {}
+    for d in reports:
+        for key, row in d["jit"]["functions"].items():
+            m = fns.setdefault(key, {"jax_jit": None, "tests": defaultdict(int), "failing": []})
+            if m["jax_jit"] is None:
+                m["jax_jit"] = row["jax_jit"]
+            for outcome, n in row["tests"].items():
+                m["tests"][outcome] += n
+            m["failing"] += [n for n in row.get("failing", ()) if n not in m["failing"]]
+            for k in ("message", "where"):
+                if k in row and k not in m:
+                    m[k] = row[k]
+    for m in fns.values():
+        m["tests"] = dict(m["tests"])
+        m["status"] = status_of(m["tests"])
+    return {"functions": fns,
+            "tests_calling": sum(d["jit"]["tests_calling"] for d in reports),
+            "tests_not_calling": sum(d["jit"]["tests_not_calling"] for d in reports)}
+
+
+def cmd_jitsum(a):
+    """Tagged functions under our jit over several reports (and the eager runs to compare with)."""
+    reports = [json.load(open(p)) for p in a.reports]
+    eager = {}
+    for p in a.eager or ():
+        eager.update(json.load(open(p))["all"])
+    j = merge_jit(reports)
+    print("\n".join(jit_text(j, a.limit, eager if a.eager else None)))
+    if a.list:
+        for key, row in sorted(j["functions"].items()):
+            print(f"{jit_status(row, eager if a.eager else None):10s} {str(row['jax_jit']):5s} {key} {row['tests']}")
+    return 0
+
+
 def cmd_show(a):
     eager = _eager_outcomes(a.report, a.eager) if a.report.endswith("-jit.json") or a.eager else None
     print(summary_text(json.load(open(a.report)), max_groups=a.limit, eager=eager))
@@ -382,11 +420,16 @@ def main(argv=None):
     h = sub.add_parser("hardcoded", help="list test lines naming array_api_strict")
     h.add_argument("suite", choices=("sklearn", "xpx", "scipy"))
     h.add_argument("paths", nargs="*", help="subpackages (e.g. special cluster)")
+    j = sub.add_parser("jitsum", help="tagged functions under our jit over several --jit reports")
+    j.add_argument("reports", nargs="+")
+    j.add_argument("--eager", nargs="*", default=None, help="the runs without --jit to compare with")
+    j.add_argument("--limit", type=int, default=60)
+    j.add_argument("--list", action="store_true", help="one line per function")
     t = sub.add_parser("table", help="markdown table of all reports in a folder")
     t.add_argument("dir", nargs="?", default=RESULTS)
     a = p.parse_args(argv)
     return {"run": cmd_run, "compare": cmd_compare, "show": cmd_show, "table": cmd_table,
-            "hardcoded": cmd_hardcoded}[a.cmd](a)
+            "hardcoded": cmd_hardcoded, "jitsum": cmd_jitsum}[a.cmd](a)
 
 
 if __name__ == "__main__":
