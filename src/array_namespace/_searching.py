@@ -16,14 +16,16 @@ def _arg(fname, prim):
     def f(x, /, *, axis=None, keepdims=False):
         x = as_array(x, fname)
         check_kind(fname, x.dtype, D.REAL_NUMERIC_OR_BOOL, "a real-valued")
-        if x.size == 0:
-            raise ValueError(f"{fname}: attempt to get {fname} of x, an empty array")
         v = x._v
         if axis is None:
+            if x.size == 0:
+                raise ValueError(f"{fname}: attempt to get {fname} of x, an empty array")
             v = S.reshape(v, (x.size,))
             out = bind(prim, v, axes=(0,), index_dtype=D.DEFAULT_INDEX)
             return wrap(S.reshape(out, (1,) * x.ndim) if keepdims else out)
         ax = normalize_axis(axis, x.ndim, fname)
+        if x.shape[ax] == 0:   # (other axes may be empty: an empty result, as NumPy's)
+            raise ValueError(f"{fname}: attempt to get {fname} along axis {axis} of x, which has length 0")
         out = bind(prim, v, axes=(ax,), index_dtype=D.DEFAULT_INDEX)
         if keepdims:
             out = S.reshape(out, tuple(1 if i == ax else d for i, d in enumerate(x.shape)))

@@ -212,8 +212,9 @@ def sole_holder(hv):
         return False
     if root is None:
         return arr.flags.owndata and arr.flags.writeable
-    # a view (e.g. aligned memory): the owner must be a plain array only arr refers to (arr.base, `root`, the argument)
-    return (type(root) is np.ndarray and root.base is None and root.flags.owndata and root.flags.writeable
+    # a view (e.g. aligned memory): the owner must be a plain array only arr refers to (arr.base, `root`, the argument);
+    # a read-only view (np.broadcast_to's: one element seen at several places) is never written through
+    return (arr.flags.writeable and type(root) is np.ndarray and root.base is None and root.flags.owndata and root.flags.writeable
             and sys.getrefcount(root) <= 3)
 
 

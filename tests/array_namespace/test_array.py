@@ -193,6 +193,24 @@ def test_setitem_loop_on_a_sole_holder_writes_in_place_and_equals_numpy_and_jit(
         assert _addr(x) == before, "a write into a sole holder's array copied it"
 
 
+@pytest.mark.parametrize("key", [(0, slice(None)), 1, "mask"])
+def test_setitem_on_a_broadcast_to_result_writes_a_copy(key):
+    """xp.broadcast_to's eager result may be a read-only NumPy view (one element seen at several places):
+    a write must not go through it (it raised 'assignment destination is read-only' in scipy's
+    RigidTransform.apply); x takes NumPy's values of a copy. (The source is a temporary: x is its only
+    holder, so the write would otherwise go into x's memory.)"""
+    x = xp.broadcast_to(xp.asarray([1.0, 2.0, 3.0]), (2, 3))
+    want = np.broadcast_to(np.asarray([1.0, 2.0, 3.0]), (2, 3)).copy()
+    if key == "mask":
+        m = np.asarray([True, False])
+        x[xp.asarray(m)] = xp.asarray([[4.0, 5.0, 6.0]])
+        want[m] = [[4.0, 5.0, 6.0]]
+    else:
+        x[key] = xp.asarray([4.0, 5.0, 6.0])
+        want[key] = [4.0, 5.0, 6.0]
+    np.testing.assert_array_equal(np.asarray(x), want)
+
+
 @pytest.mark.parametrize("holder", ["slice", "row", "same value", "reshape", "jit const", "dlpack", "numpy"])
 def test_setitem_never_changes_what_another_holder_sees(holder):
     """Anything else referring to x's value or memory -- a jitted function's constant, an export -- keeps the

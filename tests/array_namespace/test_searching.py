@@ -58,3 +58,22 @@ def test_where_promotes_and_rejects_non_bool_conditions():
         xp.where(xp.asarray([True]), xp.asarray([1], dtype=xp.int32), 0.5)
     with pytest.raises(TypeError, match="where"):
         xp.where(xp.asarray([1.0, 0.0]), 1.0, 2.0)
+
+
+@pytest.mark.parametrize("fn, np_fn", [(xp.argmax, np.argmax), (xp.argmin, np.argmin)])
+@pytest.mark.parametrize("shape, axis", [((0, 4), -1), ((3, 0, 2), 2), ((0, 4), 0), ((0,), None), ((2, 0), None)])
+def test_argmax_argmin_of_empty_arrays_as_numpy(fn, np_fn, shape, axis):
+    """An empty x whose reduced axis is not empty has an empty result, as NumPy's (scipy's Rotation of no
+    rotations takes argmax over the last axis of a (0, 4) array); an empty reduced axis raises ValueError,
+    eagerly and under jit."""
+    a = np.zeros(shape)
+    f = lambda t: fn(t, axis=axis, keepdims=True)   # noqa: E731
+    if a.size == 0 and (axis is None or a.shape[axis] == 0):
+        for g in (f, jit(f)):
+            with pytest.raises(ValueError, match=fn.__name__):
+                g(xp.asarray(a))
+        return
+    want = np_fn(a, axis=axis, keepdims=True)
+    for g in (f, jit(f)):
+        got = g(xp.asarray(a))
+        assert got.shape == want.shape and got.dtype == xp.int64

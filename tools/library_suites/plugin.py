@@ -11,7 +11,10 @@ Load with ``-p library_suites.plugin`` (``tools/`` on ``sys.path``) and pass
 only the test items parametrised with the chosen backend are kept (everything
 else is deselected); ``--xp-keep-all`` keeps the rest.  ``--xp-report FILE``
 writes a JSON summary (outcome counts, wall time, failures with their error
-line).  ``tools/library_suites/run.py`` drives all of this.
+line).  ``--xp-jit`` (our backend, scipy and xpx) puts every function the tests tag with
+``lazy_xp_function`` under our jit while a test runs, where upstream puts jax.jit for JAX
+(``lazy_jit.py``); the report then says per tagged function whether its tests pass.
+``tools/library_suites/run.py`` drives all of this.
 """
 from __future__ import annotations
 
@@ -26,6 +29,8 @@ import types
 
 import pytest
 
+from library_suites import lazy_jit
+
 OURS = "array_namespace"
 STRICT = "array_api_strict"
 BACKEND_MODULES = {"ours": OURS, "strict": STRICT}
@@ -39,6 +44,8 @@ def pytest_addoption(parser):
                 help="keep test items that are not parametrised with the backend")
     g.addoption("--xp-report", default=None, help="write a JSON summary here")
     g.addoption("--xp-label", default="", help="free text stored in the report")
+    g.addoption("--xp-jit", action="store_true", default=False,
+                help="our backend: functions tagged with lazy_xp_function run under our jit")
 
 
 class _State:
@@ -48,6 +55,9 @@ class _State:
     token = None             # what identifies the backend in test params
     xpx_member = None        # array-api-extra Backend enum member
     scipy_param = None       # pytest.param for scipy's xp fixture
+    jit = False              # --xp-jit: tagged functions under our jit
+    jit_testing = None       # the library's array_api_extra.testing module (patched)
+    tagged = {}              # tagged functions the kept tests' modules reach -> jax_jit tag
     xpx_param = None         # pytest.param for array-api-extra's library fixture
 
 
@@ -151,12 +161,31 @@ def pytest_configure(config):
             _patch_scipy_conftest(sys.modules["scipy.conftest"])
     if S.backend == "strict":
         import array_api_strict  # noqa: F401  (fail early if missing)
+    if config.getoption("--xp-jit"):
+        if S.backend != "ours" or S.suite == "sklearn":
+            raise pytest.UsageError("--xp-jit: our backend, scipy or xpx suite")
+        S.jit = True
+        S.jit_testing = importlib.import_module(
+            "scipy._lib.array_api_extra.testing" if S.suite == "scipy" else "array_api_extra.testing")
+        holders = [m for n, m in list(sys.modules.items()) if n.endswith("conftest")]
+        lazy_jit.install(S.jit_testing, holders, _is_ours)
+
+
+def _is_ours(xp):
+    return getattr(xp, "__name__", None) == OURS
+
+
+def _jit_conftest(plugin):
+    """A conftest loaded after configure that imported patch_lazy_xp_functions gets ours too."""
+    if S.jit and isinstance(plugin, types.ModuleType) and hasattr(plugin, "patch_lazy_xp_functions"):
+        lazy_jit.install(S.jit_testing, [plugin], _is_ours)
 
 
 @pytest.hookimpl(tryfirst=True)
 def pytest_plugin_registered(plugin, manager):
     if S.suite == "scipy" and getattr(plugin, "__name__", "") == "scipy.conftest":
         _patch_scipy_conftest(plugin)
+    _jit_conftest(plugin)
 
 
 @pytest.hookimpl(tryfirst=True)
@@ -212,6 +241,9 @@ def pytest_collection_modifyitems(session, config, items):
         config.hook.pytest_deselected(items=drop)
     S.deselected = len(drop)
     items[:] = keep
+    if S.jit:   # now, before any test has swapped a tagged function for its wrapper
+        mods = {id(m): m for it in keep if (m := getattr(it, "module", None))}.values()
+        S.tagged = lazy_jit.inventory(mods, S.jit_testing._ufuncs_tags)
 
 
 # --------------------------------------------------------------------- reporting
@@ -300,5 +332,23 @@ def pytest_sessionfinish(session, exitstatus):
         "skips": skips,
         "all": {nid: rec["outcome"] for nid, rec in sorted(S.results.items())},
     }
+    if S.jit:
+        out["jit"] = _jit_report(S.results)
     with open(path, "w") as f:
         json.dump(out, f, indent=1)
+
+
+def _jit_report(results):
+    """Per tagged function (under our jit): jax_jit tag, outcomes of the tests calling it, status, and
+    for a failing one its failing tests and the first one's error line."""
+    outcomes = {nid: rec["outcome"] for nid, rec in results.items()}
+    table = lazy_jit.function_table(outcomes, lazy_jit.CALLS, S.tagged)
+    for key, row in table.items():
+        if row["status"] == "fail":
+            row["failing"] = [n for n in sorted(lazy_jit.CALLS) if key in lazy_jit.CALLS[n]
+                              and outcomes.get(n) in ("failed", "error")]
+            row["message"] = results[row["failing"][0]].get("message", "")
+            row["where"] = results[row["failing"][0]].get("where", "")
+    return {"functions": table,
+            "tests_calling": sum(1 for n, c in lazy_jit.CALLS.items() if c and n in outcomes),
+            "tests_not_calling": sum(1 for n in outcomes if not lazy_jit.CALLS.get(n))}

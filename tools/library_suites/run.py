@@ -88,7 +88,7 @@ def cmd_run(a):
     a.out = os.path.abspath(a.out)   # pytest runs in a temporary directory
     os.makedirs(a.out, exist_ok=True)
     tag = select if len(select) < 60 else select[:40] + f"..{zlib.crc32(select.encode()):08x}"
-    stem = f"{a.suite}-{re.sub(r'[^A-Za-z0-9_.]+', '+', tag)}-{a.backend}"
+    stem = f"{a.suite}-{re.sub(r'[^A-Za-z0-9_.]+', '+', tag)}-{a.backend}" + ("-jit" if a.jit else "")
     report = os.path.join(a.out, stem + ".json")
     env = dict(os.environ)
     env["SCIPY_ARRAY_API"] = "1"
@@ -110,7 +110,8 @@ def cmd_run(a):
     cmd = [sys.executable, "-m", "pytest", "-c", os.path.join(HERE, "pytest.ini"),
            "--rootdir", SITE, "-p", "library_suites.plugin",
            "--xp-suite", a.suite, "--xp-backend", a.backend, "--xp-report", report,
-           "--xp-label", select, "-q", "-rN", "--tb=line", *opts, *paths, *a.pytest_args]
+           "--xp-label", select, "-q", "-rN", "--tb=line", *(["--xp-jit"] if a.jit else []),
+           *opts, *paths, *a.pytest_args]
     print("+", " ".join(cmd), flush=True)
     log = open(os.path.join(a.out, stem + ".log"), "w")
     with tempfile.TemporaryDirectory() as cwd:   # keep .hypothesis etc. out of the repo
@@ -135,7 +136,8 @@ def cmd_run(a):
     data = json.load(open(report))
     data["timed_out"] = timed_out
     json.dump(data, open(report, "w"), indent=1)
-    text = summary_text(data)
+    eager = _eager_outcomes(report) if a.jit else None
+    text = summary_text(data, eager=eager)
     open(os.path.join(a.out, stem + ".txt"), "w").write(text)
     print(text)
     return 0
@@ -162,7 +164,7 @@ def bad(d):
     return c.get("failed", 0) + c.get("error", 0)
 
 
-def summary_text(d, max_groups=60):
+def summary_text(d, max_groups=60, eager=None):
     c = d["counts"]
     lines = [
         f"{d['suite']} [{d['label']}] backend={d['backend']} commit={d['commit']}",
@@ -184,7 +186,59 @@ def summary_text(d, max_groups=60):
         lines.append(f"          e.g. {nid}")
         if rec.get("where"):
             lines.append(f"          at {rec['where']}")
+    if "jit" in d:
+        lines += jit_text(d["jit"], max_groups, eager)
     return "\n".join(lines) + "\n"
+
+
+def jit_status(row, eager):
+    """A function's status; 'fail' becomes 'eager-fail' where every failing test fails eagerly too
+    (eager: nodeid -> outcome of the run without --jit, or None)."""
+    if row["status"] != "fail" or eager is None:
+        return row["status"]
+    jit_only = [n for n in row.get("failing", ()) if eager.get(n) not in ("failed", "error")]
+    return "fail" if jit_only else "eager-fail"
+
+
+STATUSES = ("pass", "fail", "eager-fail", "other", "untested")
+
+
+def jit_counts(fns, eager=None):
+    """status -> number of tagged functions, overall and for those tagged jax_jit=True."""
+    out = {"all": defaultdict(int), "jax_jit": defaultdict(int)}
+    for row in fns.values():
+        st = jit_status(row, eager)
+        out["all"][st] += 1
+        if row["jax_jit"]:
+            out["jax_jit"][st] += 1
+    return out
+
+
+def jit_text(j, max_groups, eager=None):
+    """Tagged functions under our jit: how many pass, and the failing ones grouped by first error
+    (with an eager report: 'eager-fail' where every failing test fails without our jit too)."""
+    fns = j["functions"]
+    c = jit_counts(fns, eager)
+    fmt = lambda k: " ".join(f"{s} {c[k].get(s, 0)}" for s in STATUSES if s in c[k] or s != "eager-fail")  # noqa
+    lines = [f"  under our jit: {len(fns)} tagged functions: {fmt('all')}; "
+             f"of the {sum(c['jax_jit'].values())} tagged jax_jit=True: {fmt('jax_jit')}",
+             f"  tests calling a tagged function: {j['tests_calling']}, not calling one: "
+             f"{j['tests_not_calling']}" + ("" if eager is None else "  (compared with the eager run)")]
+    groups = defaultdict(list)
+    for key, row in sorted(fns.items()):
+        st = jit_status(row, eager)
+        if st in ("fail", "eager-fail"):
+            groups[(st, cause_key(row))].append(key)
+    if groups and max_groups:
+        lines.append(f"  failing functions by their first failure ({len(groups)} groups):")
+    for (st, _), keys in sorted(groups.items(), key=lambda kv: (kv[0][0] != "fail", -len(kv[1])))[:max_groups]:
+        row = fns[keys[0]]
+        lines.append(f"   {len(keys):4d} x [{st}] {row.get('message', '')[:200]}")
+        lines.append(f"          {', '.join(k.rsplit('.', 1)[-1] for k in keys[:12])}"
+                     + (" ..." if len(keys) > 12 else ""))
+        if row.get("where"):
+            lines.append(f"          at {row['where']}")
+    return lines
 
 
 _BACKEND_TOKENS = re.compile(r"'?\b(array_api_strict|array_namespace)\b'?(?!=)")
@@ -288,8 +342,53 @@ def cmd_table(a):
     return 0
 
 
+def _eager_outcomes(jit_report, path=None):
+    """nodeid -> outcome of the same selection run without --jit (its report next to the jit one), or None."""
+    path = path or jit_report[: -len("-jit.json")] + ".json"
+    return json.load(open(path))["all"] if os.path.exists(path) else None
+
+
+def merge_jit(reports):
+    """One function table from several --jit reports (a suite run in parts): test outcomes summed,
+    failing tests joined, status recomputed."""
+    from lazy_jit import status_of
+    fns = {}
+    for d in reports:
+        for key, row in d["jit"]["functions"].items():
+            m = fns.setdefault(key, {"jax_jit": None, "tests": defaultdict(int), "failing": []})
+            if m["jax_jit"] is None:
+                m["jax_jit"] = row["jax_jit"]
+            for outcome, n in row["tests"].items():
+                m["tests"][outcome] += n
+            m["failing"] += [n for n in row.get("failing", ()) if n not in m["failing"]]
+            for k in ("message", "where"):
+                if k in row and k not in m:
+                    m[k] = row[k]
+    for m in fns.values():
+        m["tests"] = dict(m["tests"])
+        m["status"] = status_of(m["tests"])
+    return {"functions": fns,
+            "tests_calling": sum(d["jit"]["tests_calling"] for d in reports),
+            "tests_not_calling": sum(d["jit"]["tests_not_calling"] for d in reports)}
+
+
+def cmd_jitsum(a):
+    """Tagged functions under our jit over several reports (and the eager runs to compare with)."""
+    reports = [json.load(open(p)) for p in a.reports]
+    eager = {}
+    for p in a.eager or ():
+        eager.update(json.load(open(p))["all"])
+    j = merge_jit(reports)
+    print("\n".join(jit_text(j, a.limit, eager if a.eager else None)))
+    if a.list:
+        for key, row in sorted(j["functions"].items()):
+            print(f"{jit_status(row, eager if a.eager else None):10s} {str(row['jax_jit']):5s} {key} {row['tests']}")
+    return 0
+
+
 def cmd_show(a):
-    print(summary_text(json.load(open(a.report)), max_groups=a.limit))
+    eager = _eager_outcomes(a.report, a.eager) if a.report.endswith("-jit.json") or a.eager else None
+    print(summary_text(json.load(open(a.report)), max_groups=a.limit, eager=eager))
     return 0
 
 
@@ -301,6 +400,8 @@ def main(argv=None):
     r.add_argument("--backend", choices=("ours", "strict"), default="ours")
     r.add_argument("--select", default=None, help="named selection (see module doc)")
     r.add_argument("-k", default=None, help="extra pytest -k expression")
+    r.add_argument("--jit", action="store_true",
+                   help="functions the tests tag with lazy_xp_function run under our jit (ours; scipy, xpx)")
     r.add_argument("--timeout", type=int, default=900, help="seconds before interrupting")
     r.add_argument("--out", default=RESULTS)
     r.add_argument("--commit", default=None,
@@ -314,14 +415,21 @@ def main(argv=None):
     s = sub.add_parser("show", help="print a report's summary")
     s.add_argument("report")
     s.add_argument("--limit", type=int, default=60)
+    s.add_argument("--eager", default=None, help="a --jit report: the run without --jit to compare with "
+                   "(default: the same name without -jit, if present)")
     h = sub.add_parser("hardcoded", help="list test lines naming array_api_strict")
     h.add_argument("suite", choices=("sklearn", "xpx", "scipy"))
     h.add_argument("paths", nargs="*", help="subpackages (e.g. special cluster)")
+    j = sub.add_parser("jitsum", help="tagged functions under our jit over several --jit reports")
+    j.add_argument("reports", nargs="+")
+    j.add_argument("--eager", nargs="*", default=None, help="the runs without --jit to compare with")
+    j.add_argument("--limit", type=int, default=60)
+    j.add_argument("--list", action="store_true", help="one line per function")
     t = sub.add_parser("table", help="markdown table of all reports in a folder")
     t.add_argument("dir", nargs="?", default=RESULTS)
     a = p.parse_args(argv)
     return {"run": cmd_run, "compare": cmd_compare, "show": cmd_show, "table": cmd_table,
-            "hardcoded": cmd_hardcoded}[a.cmd](a)
+            "hardcoded": cmd_hardcoded, "jitsum": cmd_jitsum}[a.cmd](a)
 
 
 if __name__ == "__main__":
