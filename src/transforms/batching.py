@@ -213,6 +213,7 @@ def params_use_axis(params, name):
 class BatchTrace(Trace):
     __slots__ = ("axis_size", "alive", "axis_name")
     conversion_loses = "its batch axis (each batch element has its own value)"
+    returns_numbers = True   # (a float() returned untouched is an output: returned.py)
 
     def __init__(self, parent, axis_size, axis_name=None):
         self.parent, self.axis_size, self.alive, self.axis_name = parent, axis_size, True, axis_name

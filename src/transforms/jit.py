@@ -183,12 +183,14 @@ class Jitted:
 
         store = Store()
         names = self._leaf_names(tree, dyn_idx, nargs)
-        if invals is None:
-            run = lambda flat: (stage(flat, list(avals), names), None, ())
+        if invals is None:   # (a float() returned under vmap/AD is an output too: returned.py)
+            run = lambda flat: (stage(flat, list(avals), names), None, None)
         else:   # with this call's values: value-dependent Python specialises and is guarded
             run = lambda flat: stage_guarded(flat, list(avals), names, invals)
         closed, guard, numbers = run_flat(run, lambda dyn, kw: f(*dyn, **kw), tree, store, aliases,
                                           f"jit({self.__name__}) output")
+        if numbers is None:
+            numbers = tuple((n, t) for n, t, _ in store.numbers)
         if closed is None:   # the trace converted a traced value to the host: this call runs eagerly
             return _Entry(None, (), None, (), eager=True)
         jaxpr, consts = convert_constvars(closed)
@@ -381,8 +383,9 @@ class Jitted:
             outs, finals = outs[:n], outs[n:]
             write_back(leaves, ent.mutated, finals, f"jit({self.__name__})")
         vals = [box(o) for o in outs]
-        for n, conv in ent.numbers:   # a float() the function returned: this call's, as a Python float
-            vals[n] = conv(np.asarray(backend.to_numpy(outs[n])))
+        if trace_state.trace is EVAL:   # (under vmap/AD the outputs are traced: Arrays to that transform)
+            for n, conv in ent.numbers:   # a float() the function returned: this call's, as a Python float
+                vals[n] = conv(np.asarray(backend.to_numpy(outs[n])))
         return tree_unflatten(ent.out_tree, vals)
 
     def _mark_donors(self, ent, raw):
