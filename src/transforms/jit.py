@@ -12,6 +12,7 @@ import warnings
 
 import numpy as np
 
+from . import returned
 from .api_util import Store, alias_pattern, arg_aval, box, flatten_fun, run_flat, to_raw, write_back
 from .backend import backend
 from .caches import LRUCache
@@ -268,8 +269,9 @@ class Jitted:
             if not self.guards:
                 raise
             # value-dependent Python inside a jit under another transform: jit(f) means f, so f runs
-            # inline there (under a jit that knows its values, its conversions become that jit's guards)
-            return self.fun(*args, **kwargs)
+            # inline there (under a jit that knows its values, its conversions become that jit's guards;
+            # a float() it returns untouched is the traced value, as the trace would give: returned.py)
+            return returned.call(self.fun, args, kwargs)
         return self._finish(ents[0], leaves, self._run(ents[0], raw))
 
     def dynamic_args(self, args, kwargs):

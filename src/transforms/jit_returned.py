@@ -190,10 +190,10 @@ def _resolve(frame, op, name, attr=None):
     return None
 
 
-def returned_directly(frame, stop_code):
+def returned_directly(frame, stop_codes):
     """Whether `frame` is calling the builtin float on one argument (whose __float__ made the result: float()
-    returns that very object) and the result is returned untouched through every frame up to the one running
-    `stop_code` (a transform's flat function)."""
+    returns that very object) and the result is returned untouched through every frame up to the first one
+    running one of `stop_codes` (a tuple: a transform's flat function)."""
     if not ON:
         return False
     child = None
@@ -211,7 +211,7 @@ def returned_directly(frame, stop_code):
                 return False
         elif type(obj) not in (FunctionType, MethodType) or obj.__code__ is not child:
             return False
-        if frame.f_code is stop_code:
+        if any(frame.f_code is c for c in stop_codes):
             return True
         if not _flows_to_return(frame.f_code, k):
             return False

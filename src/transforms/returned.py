@@ -25,14 +25,15 @@ _local = threading.local()
 
 
 class Returned:
-    """The float() results of one run of a flat function: id -> (the float, the traced value it stands for)."""
+    """The float() results of one run of a flat function: id -> (the float, the traced value it stands for,
+    whether the float is a placeholder rather than this call's value)."""
     __slots__ = ("by_id",)
 
     def __init__(self):
         self.by_id = {}
 
-    def add(self, number, value):
-        self.by_id[id(number)] = (number, value)   # (keeps `number` alive: its id stays its own)
+    def add(self, number, value, placeholder=False):
+        self.by_id[id(number)] = (number, value, placeholder)   # (keeps `number` alive: its id stays its own)
         return number
 
     def numbers(self, leaves):
@@ -65,17 +66,43 @@ def leave(reg):
         s.pop()
 
 
-def record(number, value):
+def record(number, value, placeholder=False):
     """`number` (a float() result) stands for traced `value` in the innermost flat function's outputs."""
     s = _stack()
-    return s[-1].add(number, value) if s else number
+    return s[-1].add(number, value, placeholder) if s else number
+
+
+def call(fun, args, kwargs):
+    """fun(*args, **kwargs) run inline by a transform under another (jit's fallback under vmap/grad, whose
+    outputs are Arrays there): a placeholder it returns comes back as its traced value, an Array; a float that
+    is this call's value (a guarded jit's) stays a float, still mapped for the flat function above."""
+    reg = enter()
+    try:
+        out = fun(*args, **kwargs)
+    finally:
+        leave(reg)
+    if not reg.by_id:
+        return out
+    from .api_util import box
+    from .pytree import tree_flatten, tree_unflatten
+    leaves, tree = tree_flatten(out)
+    for n, _, _ in reg.numbers(leaves):
+        number, value, placeholder = reg.by_id[id(leaves[n])]
+        leaves[n] = box(value) if placeholder else record(number, value)
+    return tree_unflatten(tree, leaves)
 
 
 @lru_cache(maxsize=1)
 def flat_code():
-    """The code of api_util.flatten_fun's flat function: where a returned number arrives."""
+    """(the code of api_util.flatten_fun's flat function,): where a returned number becomes an output. (A guarded
+    jit's float proven only up to `call` goes on as a float, unproven beyond: jit_guards keeps it a guard.)"""
     from .api_util import flatten_fun
-    return flatten_fun(None, None, None).__code__
+    return (flatten_fun(None, None, None).__code__,)
+
+
+@lru_cache(maxsize=1)
+def _stops():
+    return flat_code() + (call.__code__,)   # (a placeholder reaching `call` comes back as an Array)
 
 
 def takes_numbers(trace):
@@ -93,10 +120,10 @@ def takes_numbers(trace):
 def placeholder(tracer, frame):
     """float() of a 0-d real `tracer` called from `frame`: a placeholder float standing for it where it is returned
     untouched under a transform that takes numbers, else None (the caller converts as before)."""
-    if not _stack() or not takes_numbers(tracer._trace) or not returned_directly(frame, flat_code()):
+    if not _stack() or not takes_numbers(tracer._trace) or not returned_directly(frame, _stops()):
         return None
     if tracer.aval.dtype.kind != "f":   # (a Python float of an integer or bool: its value as a float)
         from .core import get_aval
         from .primitives.elementwise import convert_element_type
         tracer = convert_element_type(tracer, get_aval(0.0).dtype, True)
-    return record(float("nan"), tracer)   # (a fresh object; its value is never read: only returned)
+    return record(float("nan"), tracer, True)   # (a fresh object; its value is never read: only returned)

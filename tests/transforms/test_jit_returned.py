@@ -22,7 +22,7 @@ class _Probe:
     seen = []
 
     def __float__(self):
-        _Probe.seen.append(returned_directly(sys._getframe(1), _stop.__code__))
+        _Probe.seen.append(returned_directly(sys._getframe(1), (_stop.__code__,)))
         return 1.5
 
 

@@ -145,3 +145,38 @@ def test_make_jaxpr_and_strict_jit_still_raise():
         jit(score, guards=False)(xp.asarray(V))
     closed = make_jaxpr(vmap(score))(xp.asarray(X))   # (under vmap the number is an output of the program)
     assert [tuple(a.shape) for a in closed.out_avals] == [(4,)]
+
+
+def checked_score(x):
+    if not xp.all(xp.isfinite(x)):   # (value-dependent Python: a jit under vmap/grad runs this inline)
+        raise ValueError("not finite")
+    return float(xp.sum(x * x * x) - 2.0 * xp.sum(x))
+
+
+def test_a_jit_run_inline_under_vmap_and_grad_returns_the_traced_value():
+    f = jit(checked_score)
+    np.testing.assert_allclose(np.asarray(vmap(f)(xp.asarray(X))), [score_np(r) for r in X], rtol=1e-15)
+    np.testing.assert_allclose(np.asarray(grad(f)(xp.asarray(V))), fd(score_np, V), rtol=1e-7)
+    got = f(xp.asarray(V))
+    assert type(got) is float and got == pytest.approx(score_np(V), rel=1e-15)
+
+
+def test_a_guarded_jits_float_through_an_inner_jit_is_still_guarded_where_used():
+    calls = []
+
+    def outer(x):
+        calls.append(1)
+        s = jit(checked_score)(x)   # (inline: the float comes back as a float, proven only up to the inner jit)
+        return s, (x * 2.0 if s > 0.0 else x * 3.0)   # (returned too: an output that is also a guard)
+
+    f = jit(outer)
+    for v in (V, -V, V * 0.5, -V):
+        s, y = f(xp.asarray(v))
+        assert type(s) is float and s == pytest.approx(score_np(v), rel=1e-15)
+        np.testing.assert_array_equal(np.asarray(y), v * 2.0 if score_np(v) > 0.0 else v * 3.0)
+    assert len(calls) >= 2   # (a variant per value of the score it branched on: never a stale decision)
+
+    g = jit(lambda x: jit(checked_score)(x))   # (returned on by the outer function: still each call's float)
+    for v in (V, -V):
+        got = g(xp.asarray(v))
+        assert type(got) is float and got == pytest.approx(score_np(v), rel=1e-15)
