@@ -7,6 +7,8 @@
   recorded into a *linear* jaxpr whose constants are the residuals.
 - `backward_pass` transposes a linear jaxpr with `transpose_rules`; `vjp` and `grad` are
   built from it. Everything nests, because every step binds at the current trace.
+A float() the function returns untouched (`return float(loss)`) is the traced value, derivative intact
+(returned.py); a float used otherwise raises ConcretizationTypeError (it would lose the tangent).
 """
 from __future__ import annotations
 
