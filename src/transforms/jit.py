@@ -167,8 +167,8 @@ class Jitted:
             if not concrete and ents is not None:
                 return [ent], raw, leaves, parts
             ents = _Variants([ent])
-            if not any(isinstance(c, Tracer) for c in ent.consts):
-                self._cache.put(key, ents)
+            if not any(isinstance(c, Tracer) for c in ent.consts) and (self.guards or not ent.numbers):
+                self._cache.put(key, ents)   # (a strict jit's trace under vmap/grad returning a float: not at EVAL)
         return ents, raw, leaves, parts
 
     def _trace(self, tree, avals, statics, kw_static, dyn_idx, nargs, aliases=None, invals=None):

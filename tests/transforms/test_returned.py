@@ -180,3 +180,10 @@ def test_a_guarded_jits_float_through_an_inner_jit_is_still_guarded_where_used()
     for v in (V, -V):
         got = g(xp.asarray(v))
         assert type(got) is float and got == pytest.approx(score_np(v), rel=1e-15)
+
+
+def test_a_strict_jit_traced_under_vmap_first_still_raises_at_the_top():
+    f = jit(score, guards=False)
+    np.testing.assert_allclose(np.asarray(vmap(f)(xp.asarray(X))), [score_np(r) for r in X], rtol=1e-15)
+    with pytest.raises(ConcretizationTypeError):   # (its trace under vmap, which returned a float, is not reused)
+        f(xp.asarray(V))
