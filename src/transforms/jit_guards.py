@@ -17,10 +17,11 @@ ConcretizationTypeError (TracerArrayConversionError) as before. vmap
 inside such a jit asks the shadow for the whole batched value (guarding all of it) and answers with the value
 its elements share (batching.py).
 
-A float() result the function returns is the program's output, converted back to a Python float on each
-call (as eagerly). Returned untouched (`return float(score)`, as scikit-learn's metrics
-end; jit_returned.py reads the bytecode to know), it assumes nothing, so a new value needs no new variant;
-used otherwise too (stored, compared, another conversion of the value branched on), it is also a guard.
+A float() result the function returns is the program's output (returned.py maps the float back to its
+variable), converted back to a Python float on each call (as eagerly). Returned untouched (`return
+float(score)`, as scikit-learn's metrics end; jit_returned.py reads the bytecode to know), it assumes nothing,
+so a new value needs no new variant; used otherwise too (stored, compared, another conversion of the value
+branched on), it is also a guard.
 """
 from __future__ import annotations
 
