@@ -15,6 +15,7 @@ import numpy as np
 from transforms.backend import backend
 from transforms.core import EVAL, Tracer, trace_state, boxing
 from transforms.devices import sharding_of as _sharding_of, shards_of as _shards_of
+from transforms import returned as _returned
 
 from . import _dtypes as D
 from . import _helpers as H
@@ -289,9 +290,14 @@ class Array:
             raise TypeError(f"float() needs a 0-d array, got shape {self.shape}")
         if self.dtype in D.COMPLEX:
             raise TypeError("float() of a complex array; use xp.real first")
-        shadow = getattr(getattr(self._v, "_trace", None), "shadow", None)
-        if shadow is not None:   # a guarded jit's trace: a float the function returns is the program's output
-            return shadow.number(self._v, "float()", sys._getframe(1))
+        v = self._v
+        if isinstance(v, Tracer):   # a float the function returns is the transform's output (transforms/returned.py)
+            shadow = getattr(v._trace, "shadow", None)
+            if shadow is not None:   # a guarded jit's trace: this call's value (a guard unless only returned)
+                return shadow.number(v, "float()", sys._getframe(1))
+            out = _returned.placeholder(v, sys._getframe(1))
+            if out is not None:
+                return out
         return float(self._host("float()", True))
 
     def __complex__(self):

@@ -7,6 +7,8 @@
   recorded into a *linear* jaxpr whose constants are the residuals.
 - `backward_pass` transposes a linear jaxpr with `transpose_rules`; `vjp` and `grad` are
   built from it. Everything nests, because every step binds at the current trace.
+A float() the function returns untouched (`return float(loss)`) is the traced value, derivative intact
+(returned.py); a float used otherwise raises ConcretizationTypeError (it would lose the tangent).
 """
 from __future__ import annotations
 
@@ -45,6 +47,7 @@ class JVPTracer(Tracer):
 class JVPTrace(Trace):
     __slots__ = ("alive",)
     conversion_loses = "its derivative (the tangent it carries)"
+    returns_numbers = True   # (a float() returned untouched is an output: returned.py)
     keeps_values_concrete = True   # primals are computed by the trace below
 
     def describe_origin(self, tracer):
@@ -220,24 +223,19 @@ def jvp(fun, primals, tangents, has_aux=False):
             raise ValueError(f"jvp: tangent {i} has shape {get_aval(t).shape} but its primal has "
                              f"shape {get_aval(p).shape}")
     store = Store()
-    f = _aux_split(fun, has_aux)
-    out_p, out_t = run_flat(lambda flat: jvp_flat(flat, ps, ts), f, tree, store, alias_pattern(p_leaves),
+    out_p, out_t = run_flat(lambda flat: jvp_flat(flat, ps, ts), fun, tree, store, alias_pattern(p_leaves),
                             differentiated=("jvp", len(ps), [f"primal leaf {i}" for i in range(len(ps))]))
     out_p, finals = split_mutated(out_p, store)
     write_back(p_leaves, store.mutated, finals, "jvp")
+    _aux_pair(store.val, has_aux)
     return _unaux(store.val, out_p, out_t[:len(out_p)], has_aux)
 
 
-def _aux_split(fun, has_aux):
-    if not has_aux:
-        return fun
-
-    def f(*args):
-        out = fun(*args)
-        if not (isinstance(out, (tuple, list)) and len(out) == 2):
-            raise TypeError("has_aux=True requires the function to return a pair (output, aux)")
-        return tuple(out)
-    return f
+def _aux_pair(out_tree, has_aux):
+    """has_aux: the function's output must be a pair (output, aux). (Checked on the output's tree, not by a
+    wrapper: a wrapper holding the output would keep a float() it returns from being returned untouched.)"""
+    if has_aux and not (out_tree.kind in (tuple, list) and len(out_tree.children) == 2):
+        raise TypeError("has_aux=True requires the function to return a pair (output, aux)")
 
 
 def _unaux(out_tree, out_p, out_t, has_aux):
@@ -312,14 +310,14 @@ def vjp(fun, *primals, has_aux=False, _labels=None, _n_asked=None):
     for i, p in enumerate(ps):
         _check_diff_input(p, "vjp", i)
     store = Store()
-    f = _aux_split(fun, has_aux)
     names = _leaf_labels(tree, _labels or [f"args[{i}]" for i in range(len(primals))])
-    out_p, linear = run_flat(lambda flat: linearize_flat(flat, ps, names), f, tree, store, alias_pattern(leaves),
+    out_p, linear = run_flat(lambda flat: linearize_flat(flat, ps, names), fun, tree, store, alias_pattern(leaves),
                              differentiated=("vjp/grad", len(ps) if _n_asked is None else _n_asked, names))
     n_out = len(out_p)   # the linear map's outputs include the written-into arguments' finals (zero cotangent)
     out_p, finals = split_mutated(out_p, store)
     write_back(leaves, store.mutated, finals, "vjp/grad")
     out_tree = store.val
+    _aux_pair(out_tree, has_aux)
     if has_aux:
         y_tree, aux_tree = out_tree.children
         n_y = y_tree.num_leaves
@@ -425,12 +423,12 @@ def _with_fixed_handles(fun, args, nums, kwargs, fixed, has_aux):
         handles = [box(args[i]._v) for i in fixed]
         for i, h in zip(fixed, handles):
             full[i] = h
+        if not has_aux:   # (the output on the stack: a float() it returns stays returned untouched, returned.py)
+            return fun(*full, **kwargs), (None, handles)
         out = fun(*full, **kwargs)
-        if has_aux:
-            if not (isinstance(out, (tuple, list)) and len(out) == 2):
-                raise TypeError("has_aux=True requires the function to return a pair (output, aux)")
-            return out[0], (out[1], handles)
-        return out, (None, handles)
+        if not (isinstance(out, (tuple, list)) and len(out) == 2):
+            raise TypeError("has_aux=True requires the function to return a pair (output, aux)")
+        return out[0], (out[1], handles)
     return f
 
 

@@ -3,6 +3,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from . import returned
 from .backend import backend
 from .core import ShapedArray, Tracer, boxing, get_aval, trace_state
 from .pytree import tree_flatten, tree_unflatten
@@ -58,11 +59,12 @@ def box(v):
 class Store:
     """Receives the output tree of a flattened function when it runs, and (with write-back) the
     argument leaves the function wrote into."""
-    __slots__ = ("val", "mutated")
+    __slots__ = ("val", "mutated", "numbers")
 
     def __init__(self):
         self.val = None
         self.mutated = ()
+        self.numbers = ()   # (leaf index, Python type, traced value): float() results returned (returned.py)
 
 
 def alias_pattern(leaves, views=True):
@@ -109,11 +111,18 @@ def flatten_fun(f, in_tree, store, where="function output", aliases=None, writeb
                 if boxes[i] is None:
                     boxes[i] = boxes[j]
         args = tree_unflatten(in_tree, boxes)
-        out = f(*args)
+        reg = returned.enter()
+        try:
+            out = f(*args)
+        finally:
+            returned.leave(reg)
         leaves, out_tree = tree_flatten(out)
         store.val = out_tree
-        shadow = getattr(trace_state.trace, "shadow", None)   # a guarded jit's: numbers it returns (jit_guards)
-        outs = [to_raw(x, where) for x in leaves] if shadow is None else shadow.outputs(leaves, where)
+        store.numbers = numbers = reg.numbers(leaves)   # (a float() result returned: its traced value)
+        outs = [to_raw(x, where) for x in leaves] if not numbers else _with_numbers(leaves, numbers, where)
+        shadow = getattr(trace_state.trace, "shadow", None)
+        if shadow is not None:   # a guarded jit's: the numbers it returns need no guard (jit_guards)
+            shadow.numbers = numbers
         if writeback:
             store.mutated = tuple(i for i, (b, r) in enumerate(zip(boxes, raw))
                                   if (aliases is None or aliases[i] == i) and type(b) is boxing.box_type
@@ -121,6 +130,11 @@ def flatten_fun(f, in_tree, store, where="function output", aliases=None, writeb
             outs += [boxes[i]._v for i in store.mutated]
         return outs
     return flat
+
+
+def _with_numbers(leaves, numbers, where):
+    got = {n: v for n, _, v in numbers}
+    return [got[n] if n in got else to_raw(x, where) for n, x in enumerate(leaves)]
 
 
 def run_flat(run, f, tree, store, aliases, where="function output", differentiated=None):

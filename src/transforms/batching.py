@@ -7,7 +7,9 @@ plain parent values, so a function that ignores the batch costs nothing extra.
 A Python value asked of a batched value (bool() of an `if`, int(), float(), .item(), a value-dependent size)
 is the value every batch element shares, where the batched value is concrete (eager vmap, or inside a jit
 that knows its values and guards it): library checks such as scikit-learn's finiteness test take the one
-path all elements take. Elements that disagree raise BatchDisagreementError naming them.
+path all elements take. Elements that disagree raise BatchDisagreementError naming them. A float() the
+function returns untouched (`return float(score)`) is no Python value but vmap's output: each element's own
+(returned.py).
 
 `vmap(..., axis_name=)` names the batch axis: collectives (transforms/collectives.py) naming it
 run their `axis_rules` here (the single-device reference semantics of pmap), and the axis is
@@ -213,6 +215,7 @@ def params_use_axis(params, name):
 class BatchTrace(Trace):
     __slots__ = ("axis_size", "alive", "axis_name")
     conversion_loses = "its batch axis (each batch element has its own value)"
+    returns_numbers = True   # (a float() returned untouched is an output: returned.py)
 
     def __init__(self, parent, axis_size, axis_name=None):
         self.parent, self.axis_size, self.alive, self.axis_name = parent, axis_size, True, axis_name

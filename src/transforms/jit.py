@@ -12,6 +12,7 @@ import warnings
 
 import numpy as np
 
+from . import returned
 from .api_util import Store, alias_pattern, arg_aval, box, flatten_fun, run_flat, to_raw, write_back
 from .backend import backend
 from .caches import LRUCache
@@ -169,8 +170,8 @@ class Jitted:
             if not concrete and ents is not None:
                 return [ent], raw, leaves, parts
             ents = _Variants([ent])
-            if not any(isinstance(c, Tracer) for c in ent.consts):
-                self._cache.put(key, ents)
+            if not any(isinstance(c, Tracer) for c in ent.consts) and (self.guards or not ent.numbers):
+                self._cache.put(key, ents)   # (a strict jit's trace under vmap/grad returning a float: not at EVAL)
         return ents, raw, leaves, parts
 
     def _trace(self, tree, avals, statics, kw_static, dyn_idx, nargs, aliases=None, invals=None):
@@ -186,12 +187,14 @@ class Jitted:
 
         store = Store()
         names = self._leaf_names(tree, dyn_idx, nargs)
-        if invals is None:
-            run = lambda flat: (stage(flat, list(avals), names), None, ())
+        if invals is None:   # (a float() returned under vmap/AD is an output too: returned.py)
+            run = lambda flat: (stage(flat, list(avals), names), None, None)
         else:   # with this call's values: value-dependent Python specialises and is guarded
             run = lambda flat: stage_guarded(flat, list(avals), names, invals)
         closed, guard, numbers = run_flat(run, lambda dyn, kw: f(*dyn, **kw), tree, store, aliases,
                                           f"jit({self.__name__}) output")
+        if numbers is None:
+            numbers = tuple((n, t) for n, t, _ in store.numbers)
         if closed is None:   # the trace converted a traced value to the host: this call runs eagerly
             return _Entry(None, (), None, (), eager=True)
         jaxpr, consts = convert_constvars(closed)
@@ -276,8 +279,9 @@ class Jitted:
             if not self.guards:
                 raise
             # value-dependent Python inside a jit under another transform: jit(f) means f, so f runs
-            # inline there (under a jit that knows its values, its conversions become that jit's guards)
-            return self.fun(*args, **kwargs)
+            # inline there (under a jit that knows its values, its conversions become that jit's guards;
+            # a float() it returns untouched is the traced value, as the trace would give: returned.py)
+            return returned.call(self.fun, args, kwargs)
         return self._finish(ents[0], leaves, self._run(ents[0], raw))
 
     def dynamic_args(self, args, kwargs):
@@ -391,8 +395,9 @@ class Jitted:
             outs, finals = outs[:n], outs[n:]
             write_back(leaves, ent.mutated, finals, f"jit({self.__name__})")
         vals = [box(o) for o in outs]
-        for n, conv in ent.numbers:   # a float() the function returned: this call's, as a Python float
-            vals[n] = conv(np.asarray(backend.to_numpy(outs[n])))
+        if trace_state.trace is EVAL:   # (under vmap/AD the outputs are traced: Arrays to that transform)
+            for n, conv in ent.numbers:   # a float() the function returned: this call's, as a Python float
+                vals[n] = conv(np.asarray(backend.to_numpy(outs[n])))
         return tree_unflatten(ent.out_tree, vals)
 
     def _mark_donors(self, ent, raw):

@@ -17,10 +17,11 @@ ConcretizationTypeError (TracerArrayConversionError) as before. vmap
 inside such a jit asks the shadow for the whole batched value (guarding all of it) and answers with the value
 its elements share (batching.py).
 
-A float() result the function returns is the program's output, converted back to a Python float on each
-call (as eagerly). Returned untouched (`return float(score)`, as scikit-learn's metrics
-end; jit_returned.py reads the bytecode to know), it assumes nothing, so a new value needs no new variant;
-used otherwise too (stored, compared, another conversion of the value branched on), it is also a guard.
+A float() result the function returns is the program's output (returned.py maps the float back to its
+variable), converted back to a Python float on each call (as eagerly). Returned untouched (`return
+float(score)`, as scikit-learn's metrics end; jit_returned.py reads the bytecode to know), it assumes nothing,
+so a new value needs no new variant; used otherwise too (stored, compared, another conversion of the value
+branched on), it is also a guard.
 """
 from __future__ import annotations
 
@@ -30,9 +31,9 @@ import numpy as np
 
 from .backend import backend
 from .core import EVAL, ConcretizationTypeError, bind, current_trace, not_foldable, set_trace
-from .api_util import flatten_fun, to_raw
 from .jaxpr import ClosedJaxpr, Jaxpr, Literal, Var
 from .jit_returned import returned_directly
+from .returned import flat_code, record
 from .primitives.bits import bitcast_convert_type
 from .primitives.elementwise import convert_element_type, imag_p, real_p
 from .primitives.structural import concatenate, reshape
@@ -41,7 +42,6 @@ from .staging import StagingTrace, _tracer, dce_jaxpr
 
 _OFF = ("0", "off", "false", "no", "strict")
 _EFFECT = object()
-_FLAT_CODE = flatten_fun(None, None, None).__code__   # (jit's flat function: where a returned number arrives)
 
 
 def guards_default():
@@ -58,7 +58,7 @@ def max_variants_default():
 class Shadow:
     """The concrete values of one trace's variables for this call, computed only when asked."""
     __slots__ = ("trace", "env", "nconst", "producer", "nindexed", "atoms", "values", "converted", "used",
-                 "returned", "numbers")
+                 "numbers")
 
     def __init__(self, trace, invals):
         self.trace, self.nconst, self.nindexed, self.converted = trace, 0, 0, False
@@ -66,8 +66,7 @@ class Shadow:
         self.producer = {}   # Var -> index of the staged equation that makes it
         self.atoms, self.values = [], []   # the guarded variables and the host values assumed for them
         self.used = set()     # of those, the ones Python code used (all but numbers only returned)
-        self.returned = {}    # id -> (number, its variable): every float() result
-        self.numbers = ()     # (output leaf index, Python type) of the returned numbers the program outputs
+        self.numbers = ()     # (output leaf index, Python type, traced value) of the numbers the program outputs
 
     def _value(self, atom):
         """atom's value for this call: the staged equations it depends on (not yet run) run eagerly, in
@@ -132,33 +131,19 @@ class Shadow:
 
     def number(self, tracer, why, frame):
         """float(x) of a 0-d traced x, called from `frame`: this call's value. Returned as an output, the number
-        is the program's output on each call (`outputs`); it is a guard unless returned untouched (jit_returned.py).
-        (complex() makes a new object of what __complex__ returns, so a complex is not followed: it is a guard.)"""
-        atom = tracer.atom
-        if type(atom) is Literal:
-            out = float(np.asarray(atom.val))
+        is the program's output on each call (returned.py maps it back to `tracer`); it is a guard unless returned
+        untouched (jit_returned.py). (complex() makes a new object of what __complex__ returns, so a complex is
+        not followed: it is a guard.)"""
+        if type(tracer.atom) is Literal:
+            out = float(np.asarray(tracer.atom.val))
         else:
-            out = float(self.guard(tracer, why, used=not returned_directly(frame, _FLAT_CODE)))
-        self.returned[id(out)] = (out, atom)   # (keeps `out` alive: its id stays its own)
-        return out
-
-    def outputs(self, leaves, where):
-        """The function's output leaves as raw values: a float() result as its traced variable."""
-        outs, numbers = [], []
-        for n, x in enumerate(leaves):
-            got = self.returned.get(id(x))
-            if got is not None and got[0] is x:
-                outs.append(_tracer(self.trace, got[1]))
-                numbers.append((n, type(x), got[1]))
-            else:
-                outs.append(to_raw(x, where))
-        self.numbers = tuple(numbers)
-        return outs
+            out = float(self.guard(tracer, why, used=not returned_directly(frame, flat_code())))
+        return record(out, tracer)
 
     def packed(self):
         """The staged int64 vector of every guarded value (call with the trace current), or None. The value of a
         number only returned (no conversion of it used otherwise) is left out: the program outputs it."""
-        out = {a for _, _, a in self.numbers} - self.used
+        out = {getattr(v, "atom", None) for _, _, v in self.numbers} - self.used
         if out:
             keep = [k for k, a in enumerate(self.atoms) if a not in out]
             self.atoms, self.values = [self.atoms[k] for k in keep], [self.values[k] for k in keep]

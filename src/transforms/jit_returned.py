@@ -1,12 +1,15 @@
-"""Whether a float() of a traced value is returned as it is, untouched, up to jit's traced function.
+"""Whether a float() of a traced value is returned as it is, untouched, up to a transform's traced function.
 
 A guarded jit (jit_guards.py) makes such a number a program output instead of a guard: a value the code only
-returns needs no assumption about it, so `jit(accuracy_score)` runs one trace for every dataset. The number
+returns needs no assumption about it, so `jit(accuracy_score)` runs one trace for every dataset; vmap and AD
+make it their output (returned.py), so `vmap(r2_score)` is each dataset's score and `grad(r2_score)` its
+derivative. The number
 cannot report its own uses (CPython turns whatever `__float__` returns into an exact float), so the bytecode
 is read instead (CPython 3.11; elsewhere, and for any pattern not below, the conversion stays a guard, which is
-always right). In each frame from the one calling float() up to jit's `flat` (api_util.flatten_fun):
-- the current instruction is a call whose callable is loaded by name (a global, local or closure variable):
-  the builtin float with one argument in the first frame, then the function of the frame below;
+always right). In each frame from the one calling float() up to the innermost `flat` (api_util.flatten_fun):
+- the current instruction is a call whose callable is loaded by name (a global, local or closure variable, or
+  a module's function: `metrics.r2_score(...)`): the builtin float with one argument in the first frame, then
+  the function of the frame below;
 - the call's result reaches RETURN_VALUE untouched, on every path: whatever runs in between works on the stack
   above it (a `with` block's exit, the other items of a returned tuple) or packs it, as an item, into the
   tuple, list or dict returned.
@@ -18,7 +21,7 @@ import builtins
 import dis
 import sys
 from functools import lru_cache
-from types import FunctionType, MethodType
+from types import FunctionType, MethodType, ModuleType
 
 ON = sys.version_info[:2] == (3, 11)
 _NAMED = {"LOAD_FAST", "LOAD_DEREF", "LOAD_CLOSURE", "LOAD_NAME", "LOAD_GLOBAL"}
@@ -100,8 +103,17 @@ def _callee(code, k):
     got = _pusher(ins, k, base + 1, stored)
     if got is None:
         return None
-    i = ins[got[0]]
-    if i.opname == "LOAD_GLOBAL" and i.arg & 1 and got[1] - 2 == base:
+    i, attr = ins[got[0]], None
+    if i.opname in ("LOAD_METHOD", "LOAD_ATTR") and got[0] > 0 and not i.is_jump_target:
+        # a module's function, `metrics.r2_score(...)` (resolved in _resolve): LOAD_METHOD pushes NULL and it;
+        # LOAD_ATTR replaces the module pushed after a NULL (LOAD_GLOBAL's NULL bit, or PUSH_NULL)
+        j, method = got[0] - 1, i.opname == "LOAD_METHOD"
+        attr, i = i.argval, ins[got[0] - 1]
+        if i.opname not in _NAMED or not (
+                (method and got[1] - 2 == base and _pushes(i) == 1) or (not method and got[1] - 2 == base and (
+                    _pushes(i) == 2 or (j > 0 and not i.is_jump_target and ins[j - 1].opname == "PUSH_NULL")))):
+            return None
+    elif i.opname == "LOAD_GLOBAL" and i.arg & 1 and got[1] - 2 == base:
         pass   # (NULL + global)
     elif i.opname in _NAMED and _pushes(i) == 1:
         null = _pusher(ins, k, base, set())
@@ -109,7 +121,7 @@ def _callee(code, k):
             return None
     else:
         return None
-    return None if i.argval in stored else (i.opname, i.argval, nargs)
+    return None if i.argval in stored else (i.opname, i.argval, nargs, attr)
 
 
 @lru_cache(maxsize=512)
@@ -161,7 +173,12 @@ def _flows_to_return(code, k):
     return True
 
 
-def _resolve(frame, op, name):
+def _resolve(frame, op, name, attr=None):
+    """The object the frame loaded by name (with `attr`: that module's attribute; a module's dict lookup runs no
+    code, another object's attribute might)."""
+    if attr is not None:
+        mod = _resolve(frame, op, name)
+        return vars(mod).get(attr) if type(mod) is ModuleType else None
     if op == "LOAD_GLOBAL":
         g = frame.f_globals
         return g[name] if name in g else frame.f_builtins.get(name)
@@ -173,10 +190,10 @@ def _resolve(frame, op, name):
     return None
 
 
-def returned_directly(frame, stop_code):
+def returned_directly(frame, stop_codes):
     """Whether `frame` is calling the builtin float on one argument (whose __float__ made the result: float()
-    returns that very object) and the result is returned untouched through every frame up to the one running
-    `stop_code` (jit's flat function)."""
+    returns that very object) and the result is returned untouched through every frame up to the first one
+    running one of `stop_codes` (a tuple: a transform's flat function)."""
     if not ON:
         return False
     child = None
@@ -187,14 +204,14 @@ def returned_directly(frame, stop_code):
         got = None if k is None else _callee(frame.f_code, k)
         if got is None:
             return False
-        op, name, nargs = got
-        obj = _resolve(frame, op, name)
+        op, name, nargs, attr = got
+        obj = _resolve(frame, op, name, attr)
         if child is None:
             if obj is not builtins.float or nargs != 1:
                 return False
         elif type(obj) not in (FunctionType, MethodType) or obj.__code__ is not child:
             return False
-        if frame.f_code is stop_code:
+        if any(frame.f_code is c for c in stop_codes):
             return True
         if not _flows_to_return(frame.f_code, k):
             return False

@@ -114,6 +114,7 @@ class StagingTrace(Trace):
         self.shadow = None   # jit_guards.Shadow: this call's concrete values, where jit was called with them
 
     conversion_loses = "its place in the program being staged (it has no value until the program runs)"
+    returns_numbers = None   # (as its parent's, unless a guarded jit's: returned.takes_numbers)
 
     @property
     def keeps_values_concrete(self):   # partial evaluation (linearize) runs the known values for real

@@ -54,11 +54,6 @@ def _labels(n=10, k=3):
 _LABELS = "sklearn/utils/_unique.py:78 xp.unique_values(y) (the label set: a data-dependent size)"
 
 
-def _float(line):
-    """Regression metrics return Python floats: float() of a value carrying a tangent or a trace."""
-    return f"sklearn/metrics/_regression.py:{line} `return float(...)` (under vmap: each dataset's own score)"
-
-
 ESTIMATORS = [
     # grad: sklearn/utils/extmath.py:1252 computes last_sum / last_over_new_count = 0/0 = NaN for the
     # first batch and masks it out at :1260 (`updated[zeros] = new[zeros]`); the zero cotangent of the
@@ -100,17 +95,15 @@ ESTIMATORS = [
 ]
 
 METRICS = [
-    Case("r2_score", _sk(metrics.r2_score), _yy(), vmap=LIB, grad=LIB, scalar_ok=True, why=_float(992)),
-    Case("mean_squared_error", _sk(metrics.mean_squared_error), _yy(), vmap=LIB, grad=LIB,
-         scalar_ok=True, why=_float(604)),
-    Case("mean_absolute_error", _sk(metrics.mean_absolute_error), _yy(), vmap=LIB, grad=LIB,
-         scalar_ok=True, why=_float(307)),
-    Case("explained_variance", _sk(metrics.explained_variance_score), _yy(), vmap=LIB, grad=LIB,
-         scalar_ok=True, why=_float(992)),
+    # (they end in `return float(...)`: under vmap and grad the float is returned untouched, so it is the
+    # transform's output, transforms/returned.py: each dataset's score, its derivative)
+    Case("r2_score", _sk(metrics.r2_score), _yy(), scalar_ok=True),
+    Case("mean_squared_error", _sk(metrics.mean_squared_error), _yy(), scalar_ok=True),
+    Case("mean_absolute_error", _sk(metrics.mean_absolute_error), _yy(), scalar_ok=True),
+    Case("explained_variance", _sk(metrics.explained_variance_score), _yy(), scalar_ok=True),
     Case("mean_tweedie_deviance", _sk(lambda a, b: metrics.mean_tweedie_deviance(a, b, power=1.5)), _yy(lo=0.5),
-         vmap=LIB, grad=LIB, scalar_ok=True, why=_float(1395)),
-    Case("mean_pinball_loss", _sk(metrics.mean_pinball_loss), _yy(), vmap=LIB, grad=LIB,
-         scalar_ok=True, why=_float(407)),
+         scalar_ok=True),
+    Case("mean_pinball_loss", _sk(metrics.mean_pinball_loss), _yy(), scalar_ok=True),
     Case("r2_multioutput_raw", _sk(lambda a, b: metrics.r2_score(a, b, multioutput="raw_values")),
          lambda r: (r.standard_normal((8, 2)), r.standard_normal((8, 2)))),
     Case("accuracy_score", _sk(metrics.accuracy_score), _labels(), vmap=LIB, grad=NA, scalar_ok=True,
@@ -125,8 +118,8 @@ METRICS = [
     Case("precision_per_class", _sk(lambda a, b: metrics.precision_recall_fscore_support(a, b)[0]), _labels(),
          vmap=LIB, grad=NA, why=_LABELS),
     Case("log_loss", _sk(metrics.log_loss), lambda rng: (rng.permutation(10) % 2, rng.uniform(0.1, 0.9, 10)),
-         argnums=(1,), vmap=LIB, grad=LIB, scalar_ok=True, why={
-             "vmap": _LABELS, "grad": "sklearn/metrics/_classification.py:3458 `return float(...)`"}),
+         argnums=(1,), vmap=LIB, scalar_ok=True,
+         why="sklearn/utils/_array_api.py:1025 numpy.asarray(array) (_convert_to_numpy of the labels)"),
 ]
 
 PAIRWISE = [

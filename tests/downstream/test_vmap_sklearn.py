@@ -1,7 +1,8 @@
 """scikit-learn under vmap (transforms/batching.py): its Python checks on values (`if first_pass_isfinite:`) take
 the one path every batch element takes, so an estimator or metric maps over a stack of datasets; where the
-elements disagree (a NaN in one dataset, `return float(...)` of per-dataset scores) the error names the batch
-elements and scikit-learn's line. Oracle: a loop of the same calls on NumPy arrays."""
+elements disagree (a NaN in one dataset, a per-dataset score computed on) the error names the batch elements
+and scikit-learn's line; `return float(...)` of per-dataset scores is each dataset's score (transforms/returned.py).
+Oracle: a loop of the same calls on NumPy arrays."""
 import numpy as np
 import pytest
 import sklearn
@@ -41,10 +42,21 @@ def test_r2_score_over_datasets_with_one_score_matches_numpy():
     np.testing.assert_array_equal(np.asarray(got), [r2_score(a, b) for a, b in zip(Y, P)])
 
 
-def test_r2_scores_that_differ_name_the_elements_and_sklearns_line():
+@pytest.mark.parametrize("transform", ["vmap", "jit(vmap)", "vmap(jit)"])
+def test_r2_scores_that_differ_are_each_datasets_own(transform):
+    # (`return float(...)` reaches vmap's output untouched: the float is each dataset's score, returned.py)
+    Y, P = STACK[:, :, 0], STACK[:, :, 1]
+    f = {"vmap": vmap(_sk(r2_score)), "jit(vmap)": jit(vmap(_sk(r2_score))), "vmap(jit)": vmap(jit(_sk(r2_score)))}
+    got = f[transform](xp.asarray(Y), xp.asarray(P))
+    want = [r2_score(a, b) for a, b in zip(Y, P)]
+    assert len(set(want)) == 3
+    np.testing.assert_allclose(np.asarray(got), want, rtol=1e-13)
+
+
+def test_r2_scores_that_differ_and_are_computed_on_name_the_elements_and_sklearns_line():
     Y, P = STACK[:, :, 0], STACK[:, :, 1]
     with pytest.raises(BatchDisagreementError, match=r"float\(\).*indices: \[1, 2\].*_regression\.py:\d+ `return float"):
-        vmap(_sk(r2_score))(xp.asarray(Y), xp.asarray(P))
+        vmap(_sk(lambda y, p: 1.0 - r2_score(y, p)))(xp.asarray(Y), xp.asarray(P))   # (the float is used)
 
 
 def test_nan_in_one_dataset_names_it_and_sklearns_finiteness_check():

@@ -7,6 +7,7 @@ used too (a stale constant would be a wrong value).
 """
 import contextlib
 import sys
+import types
 
 import numpy as np
 import pytest
@@ -21,7 +22,7 @@ class _Probe:
     seen = []
 
     def __float__(self):
-        _Probe.seen.append(returned_directly(sys._getframe(1), _stop.__code__))
+        _Probe.seen.append(returned_directly(sys._getframe(1), (_stop.__code__,)))
         return 1.5
 
 
@@ -73,7 +74,34 @@ float_ = float
 def _renamed(x): return float_(x)   # (a global bound to the builtin: still float)
 
 
+def _kw(x, k=0): return float(x)
+
+
+_mod = types.ModuleType("_mod")   # (a module's functions: `metrics.r2_score(y, p)`)
+_mod.plain, _mod.kw = _plain, _kw
+
+
+class _Namespace:   # (another object's attribute: looking it up may run code, so not followed)
+    plain = staticmethod(_plain)
+
+
+_ns = _Namespace()
+
+
+def _via_module(x): return _mod.plain(x)
+def _via_module_kw(x): return _mod.kw(x, k=1)
+def _via_object(x): return _ns.plain(x)
+
+
+sys.modules["_returned_probe_mod"] = _mod
+import _returned_probe_mod  # noqa: E402 (a name an import binds: CPython loads its function by LOAD_ATTR)
+
+
+def _via_imported(x): return _returned_probe_mod.kw(x, k=1)
+
+
 @pytest.mark.parametrize("fn, want", [
+    (_via_module, [True]), (_via_module_kw, [True]), (_via_imported, [True]), (_via_object, [False]),
     (_plain, [True]), (_tuple, [True]), (_dict_value, [True]), (_list_of_two, [True, True]),
     (_in_with, [True]), (_with(_plain), [True]), (_in_finally, [True, "finally"]), (_renamed, [True]),
     (_stored, [False]), (_added, [False]), (_dict_key, [False]), (_max, [False]), (_compared, [False]),
@@ -193,9 +221,10 @@ def test_abstract_tracing_and_strict_jit_keep_the_error():
     with pytest.raises(ConcretizationTypeError):
         jit(fn, guards=False)(xp.asarray(POS))
     f = jit(fn)
-    f(xp.asarray(POS))   # (a cached variant with a number output: not reused under vmap)
-    with pytest.raises(ConcretizationTypeError):
-        vmap(f)(xp.asarray(np.stack([POS, NEG])))
+    f(xp.asarray(POS))   # (a cached variant with a number output: not reused under vmap, which traces its own)
+    got = vmap(f)(xp.asarray(np.stack([POS, NEG])))   # (under vmap the returned float is each element's: returned.py)
+    np.testing.assert_array_equal(np.asarray(got), [np.sum(POS), np.sum(NEG)])
+    assert type(f(xp.asarray(NEG))) is float and f(xp.asarray(NEG)) == np.sum(NEG)
 
 
 def test_vmap_inside_a_jit_returning_a_float():
