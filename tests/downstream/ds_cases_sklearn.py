@@ -4,6 +4,8 @@ the same call on NumPy arrays under the same config.
 """
 import functools
 
+import numpy as np
+
 import sklearn
 from sklearn import metrics
 from sklearn.calibration import CalibratedClassifierCV
@@ -91,8 +93,13 @@ _SEARCH = ("sklearn/metrics/_regression.py:992 `return float(...)` (r2_score of 
            "is a host decision on Python floats)")
 
 
-_HOST = ("sklearn/utils/_array_api.py:1025 numpy.asarray (_convert_to_numpy of the labels: a batched value has "
-         "no one host value)")
+def _host(caller):
+    """sklearn moves the labels to NumPy (move_to(..., xp=np) at `caller`): a batched value has no one host value."""
+    return f"sklearn/utils/_array_api.py:1025 numpy.asarray (_convert_to_numpy, from move_to at {caller})"
+
+
+_HOST = _host("sklearn/metrics/_classification.py:535")
+_HOST_LB = _host("sklearn/preprocessing/_label.py:647 (label_binarize)")
 
 
 def _clf_float(line):
@@ -214,7 +221,7 @@ METRICS = [
          vmap=LIB, grad=NA, why=_LABELS),
     Case("log_loss", _sk(metrics.log_loss), lambda rng: (rng.permutation(10) % 2, rng.uniform(0.1, 0.9, 10)),
          argnums=(1,), vmap=LIB, grad=LIB, scalar_ok=True, why={
-             "vmap": _HOST, "grad": "sklearn/metrics/_classification.py:3458 `return float(...)`"}),
+             "vmap": _HOST_LB, "grad": "sklearn/metrics/_classification.py:3458 `return float(...)`"}),
     # -- completing the list against array_api_metric_checkers of sklearn/metrics/tests/test_common.py --
     Case("average_precision_score", _sk(metrics.average_precision_score), _proba(), scalar_ok=True, vmap=LIB,
          grad=NA, why="sklearn/metrics/_ranking.py:260 `return float(...)` (each dataset's own score)"),
@@ -239,11 +246,11 @@ METRICS = [
     Case("brier_score_loss", _sk(metrics.brier_score_loss), _proba(), argnums=(1,), scalar_ok=True, vmap=LIB,
          grad=LIB, why=_clf_float(3856)),
     Case("log_loss_multiclass", _sk(metrics.log_loss), _proba3(), argnums=(1,), scalar_ok=True, vmap=LIB,
-         grad=LIB, why={"vmap": _HOST, "grad": _clf_float(3458)}),
+         grad=LIB, why={"vmap": _HOST_LB, "grad": _clf_float(3458)}),
     Case("d2_brier_score", _sk(metrics.d2_brier_score), _proba(), argnums=(1,), scalar_ok=True, vmap=LIB,
          grad=LIB, why=_clf_float(4087)),
     Case("d2_log_loss_score", _sk(metrics.d2_log_loss_score), _proba(), argnums=(1,), scalar_ok=True, vmap=LIB,
-         grad=LIB, why={"vmap": _HOST, "grad": _clf_float(3458)}),
+         grad=LIB, why={"vmap": _HOST_LB, "grad": _clf_float(3458)}),
     Case("mean_tweedie_deviance_neg", _sk(lambda a, b: metrics.mean_tweedie_deviance(a, b, power=-0.5)),
          _yy(lo=0.5), argnums=(0, 1), scalar_ok=True, vmap=LIB, grad=LIB, why=_float(1395)),
     Case("mean_tweedie_deviance_default", _sk(metrics.mean_tweedie_deviance), _yy(), argnums=(0, 1),
@@ -251,8 +258,8 @@ METRICS = [
     Case("mean_squared_log_error", _sk(metrics.mean_squared_log_error), _yy(lo=0.5), argnums=(0, 1),
          scalar_ok=True, vmap=LIB, grad=LIB, why=_float(604)),
     Case("median_absolute_error", _sk(metrics.median_absolute_error), _yy(9), argnums=(0, 1), scalar_ok=True,
-         vmap=LIB, grad=LIB, why=("sklearn/utils/_array_api.py:1025 numpy.asarray (_convert_to_numpy: the median "
-                                  "is computed in NumPy)")),
+         vmap=LIB, grad=LIB, why=_host("sklearn/utils/_array_api.py:881 (_median "
+                                                                            "in NumPy)")),
     Case("d2_absolute_error_score", _sk(metrics.d2_absolute_error_score), _yy(9), argnums=(0, 1), scalar_ok=True,
          vmap=LIB, grad=LIB, why=_float(992)),
     Case("d2_pinball_score", _sk(metrics.d2_pinball_score), _yy(9), argnums=(0, 1), scalar_ok=True, vmap=LIB,
@@ -280,6 +287,21 @@ METRICS = [
     # (drop_intermediate=False: sklearn/metrics/_ranking.py:1337 calls xp.diff(fps, 2), n positional where the
     # standard makes it keyword-only -- a TypeError on any strict namespace once the curve has over 2 points)
     Case("roc_curve", _sk(lambda a, b: metrics.roc_curve(a, b, drop_intermediate=False)), _proba(), grad=NA),
+    # (the multilabel and multiclass-probability inputs scikit-learn's checkers also run)
+    Case("accuracy_multilabel", _sk(metrics.accuracy_score), _multilabel(), scalar_ok=True, vmap=LIB, grad=NA,
+         why=_clf_float(415)),
+    Case("f1_multilabel_macro", _sk(lambda a, b: metrics.f1_score(a, b, average="macro")), _multilabel(),
+         scalar_ok=True, vmap=LIB, grad=NA, why=_clf_float(2213)),
+    Case("jaccard_multilabel_samples", _sk(lambda a, b: metrics.jaccard_score(a, b, average="samples")),
+         _multilabel(), scalar_ok=True, vmap=LIB, grad=NA, why=_clf_float(1241)),
+    Case("hamming_multilabel", _sk(metrics.hamming_loss), _multilabel(), scalar_ok=True, vmap=LIB, grad=NA,
+         why=_clf_float(3298)),
+    Case("multilabel_confusion_matrix_ml", _sk(metrics.multilabel_confusion_matrix), _multilabel(), grad=NA),
+    Case("average_precision_multilabel", _sk(metrics.average_precision_score), lambda r: (
+         np.stack([r.permutation(8) % 2 for _ in range(3)], axis=1), r.uniform(0, 1, (8, 3))), scalar_ok=True,
+         vmap=LIB, grad=NA, why="sklearn/metrics/_ranking.py:260 `return float(...)` (each dataset's own score)"),
+    Case("brier_multiclass", _sk(metrics.brier_score_loss), _proba3(), argnums=(1,), scalar_ok=True, vmap=LIB,
+         grad=LIB, why={"vmap": _HOST_LB, "grad": _clf_float(3856)}),
 ]
 
 PAIRWISE = [
