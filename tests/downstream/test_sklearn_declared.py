@@ -96,3 +96,10 @@ def test_aliases_and_exclusions_are_current():
     assert not set(ALIASES) - declared, f"ALIASES keys scikit-learn no longer declares: {set(ALIASES) - declared}"
     assert not set(EXCLUDED) - declared, "EXCLUDED keys scikit-learn no longer declares"
     assert all(isinstance(why, str) and len(why) > 20 for why in EXCLUDED.values()), "EXCLUDED needs reasons"
+
+
+def test_a_declaration_without_its_case_is_reported():
+    names = {c.name for c in CASES}
+    assert _covered("Nystroem", names) and not _covered("Nystroem", names - {"Nystroem"})
+    assert _covered("PCA", {"PCA_full"}) and not _covered("PCA", {"PCAfull"})
+    assert _covered("f1_score", {"f1_macro"}) and not _covered("f1_score", {"f1_other"})
