@@ -160,6 +160,14 @@ def check_grad(case, rng):
 CHECKS = {"eager": check_eager, "jit": check_jit, "vmap": check_vmap, "grad": check_grad}
 
 
+def _ours(e):
+    """Our ConcretizationTypeError, raised or as the cause: NumPy re-raises the TypeError of float() in
+    `ndarray[i] = traced` as ValueError('setting an array element with a sequence') from it (as with JAX)."""
+    while e is not None and not isinstance(e, ConcretizationTypeError):
+        e = e.__cause__ if isinstance(e, ValueError) else None
+    return e
+
+
 def check_library_limited(case, transform, rng):
     """The library's own code makes `transform` impossible: our error must be the clear, typed one."""
     why = case.why[transform] if isinstance(case.why, dict) else case.why
@@ -167,10 +175,13 @@ def check_library_limited(case, transform, rng):
     assert where.endswith(".py"), f"{case.name}: `why` must start with the library's file:line, got {why!r}"
     try:
         CHECKS[transform](case, rng)
-    except ConcretizationTypeError as e:
+    except Exception as raised:
+        e = _ours(raised)
+        if e is None:
+            raise
         text = str(e)
         assert text and len(text) > 40, f"{case.name} [{transform}]: unhelpful error text {text!r}"
-        files = [f.filename.replace("\\", "/") for f in traceback.extract_tb(e.__traceback__)]
+        files = [f.filename.replace("\\", "/") for x in (raised, e) for f in traceback.extract_tb(x.__traceback__)]
         assert any(f.endswith(where) for f in files), (
             f"{case.name} [{transform}]: raised {type(e).__name__} but not from {where} ({why}); "
             f"it came from {files[-1]}: {text[:300]}")

@@ -10,6 +10,7 @@ from ds_registry import ALL_CASES, KNOWN_OURS
 
 # Finite differences of whole estimator fits are the slow part.
 _SLOW = {("grad", c.name) for c in ALL_CASES if "sklearn" in c.fn.__module__ or c.name[0].isupper()}
+_SLOW |= {(t[len("slow:"):], c.name) for c in ALL_CASES for t in c.tags if t.startswith("slow:")}
 
 
 def _params(transform):

@@ -412,14 +412,31 @@ def _qr_abstract(a, *, full_matrices):
 
 
 def _qr_jvp(primals, tangents, *, full_matrices):
+    """Square and tall: the rule on dA R^-1. Wide (m < n): A = [X | Y] with X square gives Q U = X and
+    R = [U | Q^H Y], so Q and U move with X by the square rule and dV = dQ^H Y + Q^H dY."""
     (a,), (ta,) = primals, tangents
     q, r = qr(a, full_matrices)
     if ta is Zero:
         return [q, r], [Zero, Zero]
-    m, n = S.shape_of(a)[-2:]
-    if m < n or (full_matrices and m > n):
-        raise NotImplementedError("the derivative of qr is implemented for square and tall matrices in reduced "
-                                  f"mode; got shape {S.shape_of(a)} with full_matrices={full_matrices}")
+    shape = tuple(S.shape_of(a))
+    m, n = shape[-2:]
+    if full_matrices and m > n:
+        raise NotImplementedError("the derivative of qr with full_matrices=True is implemented for square and "
+                                  f"wide matrices; got shape {shape}")
+    if m >= n:
+        dq, dr = _qr_square_jvp(a, q, r, ta)
+        return [q, r], [dq, dr]
+    zero, cut = (0,) * len(shape), shape[:-1] + (m,)
+
+    def cols(x, lo, hi):
+        return S.slice_(x, zero[:-1] + (lo,), shape[:-1] + (hi,))
+    dq, du = _qr_square_jvp(a, q, S.slice_(r, zero, cut), cols(ta, 0, m))
+    dv = E.add(mm(mH(dq), cols(a, m, n)), mm(mH(q), cols(ta, m, n)))
+    return [q, r], [dq, S.concatenate([du, dv], len(shape) - 1)]
+
+
+def _qr_square_jvp(a, q, r, ta):
+    """(dQ, dR) of Q R = A for square upper-triangular R (A's tall or square part)."""
     x = triangular_solve(r, ta, left_side=False, lower=False)        # dA R^-1
     c = mm(mH(q), x)
     low = tril(c, -1)
@@ -427,9 +444,7 @@ def _qr_jvp(primals, tangents, *, full_matrices):
     if _is_complex(a):
         im = E.convert_element_type(bind(E.imag_p, diagonal(c)), S.dtype_of(a))
         om = E.add(om, diag_embed(E.mul(im, E.full_like_scalar(im, 1j))))
-    dq = E.add(mm(q, E.sub(om, c)), x)
-    dr = mm(E.sub(c, om), r)
-    return [q, r], [dq, dr]
+    return E.add(mm(q, E.sub(om, c)), x), mm(E.sub(c, om), r)
 
 
 abstract_eval_rules[qr_p] = _qr_abstract

@@ -117,7 +117,7 @@ def test_svd_values_jvp_and_shapes():
     assert np.asarray(u).shape == (5, 5) and np.asarray(vh).shape == (3, 3)
 
 
-@pytest.mark.parametrize("m", [A, TALL], ids=["square", "tall"])
+@pytest.mark.parametrize("m", [A, TALL, WIDE], ids=["square", "tall", "wide"])
 def test_qr_matches_numpy_and_jvp(m):
     q, r = (np.asarray(o) for o in bind(LA.qr_p, raw(m), full_matrices=False))
     nq, nr = np.linalg.qr(m)
