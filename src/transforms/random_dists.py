@@ -33,7 +33,7 @@ from .primitives import special_gamma as SG
 from .primitives import structural as S
 from .random_args import _aval, _bound, _call, _float_dtype, _int_dtype, _is_array, _key_raw, _shape
 from .random_bits import U64, _fold_body, _split_body, bits32, c, const, size, uniform01
-from .random_samplers import _normal_body
+from .random_samplers import _normal_body, normal_quantile
 
 __all__ = ["exponential", "laplace", "logistic", "cauchy", "rademacher", "truncated_normal", "gamma", "beta",
            "dirichlet", "chisquare", "t", "poisson"]
@@ -63,6 +63,13 @@ def _mid01(k, shape, dtype):
     """Uniform grid midpoints in (0, 1): never 0 or 1, symmetric about 1/2."""
     u = uniform01(k, shape, dtype)
     return E.add(u, c(u, 2.0 ** -(np.finfo(dtype).nmant + 1)))
+
+
+def _two_mid01(k, shape, dtype):
+    """Two independent arrays of _mid01 from one stream of 2 * size(shape) words."""
+    u = _mid01(k, (2,) + tuple(shape), dtype)
+    n = len(shape)
+    return [S.reshape(S.slice_(u, (i,) + (0,) * n, (i + 1,) + tuple(shape)), shape) for i in range(2)]
 
 
 def _any(x):
@@ -141,14 +148,14 @@ def _log_gamma(k, a, shape):
     dtype = S.dtype_of(a)
 
     def step(kr, vals):
-        kx, ku = _keys(kr, 2)
-        x = _normal_body(kx, shape=shape, dtype=dtype)
+        x, u = _two_mid01(kr, shape, dtype)               # one stream for both (a smaller loop body to compile)
+        x = normal_quantile(x)
         v = E.add(one, E.mul(cc, x))
         pos = _b(E.gt_p, v, c(v, 0.0))
         v = _where(pos, E.mul(E.mul(v, v), v), one)
         logv = _log(v)
         bound = E.add(E.mul(E.mul(x, x), c(x, 0.5)), E.mul(d, E.add(E.sub(one, v), logv)))
-        ok = _b(E.and_p, pos, _b(E.lt_p, _log(_mid01(ku, shape, dtype)), bound))
+        ok = _b(E.and_p, pos, _b(E.lt_p, _log(u), bound))
         return ok, (E.add(logd, logv),)
 
     kloop, kboost = _keys(k, 2)
@@ -223,9 +230,8 @@ def _ptrs(k, lam, large, shape):
     v_r = E.sub(f(0.9277), E.div(f(3.6224), E.sub(b, f(2.0))))
 
     def step(kr, vals):
-        ku, kv = _keys(kr, 2)
-        u = E.sub(_mid01(ku, shape, S.dtype_of(lam)), f(0.5))
-        v = _mid01(kv, shape, S.dtype_of(lam))
+        u, v = _two_mid01(kr, shape, S.dtype_of(lam))
+        u = E.sub(u, f(0.5))
         us = E.sub(f(0.5), _b(E.abs_p, u))
         n = _b(E.floor_p, E.add(E.mul(E.add(E.div(E.add(a, a), us), b), u), E.add(lam, f(0.43))))
         s = _log(E.div(E.mul(v, inv_alpha), E.add(E.div(a, E.mul(us, us)), b)))
