@@ -121,17 +121,20 @@ def _rademacher_body(k, *, shape, dtype):
 # ------------------------------------------------------------------------ truncated normal
 
 def _truncated_normal_body(k, lo, hi, *, shape, dtype):
-    lo, hi = S.broadcast_to_shape(lo, shape), S.broadcast_to_shape(hi, shape)
+    # Phi of the bounds on the bounds' own shapes (scalars, usually), then broadcast: one ndtri per sample
+    lo, hi = (S.broadcast_to_shape(v, E.broadcast_shapes(S.shape_of(lo), S.shape_of(hi))) for v in (lo, hi))
     flip = _b(E.gt_p, E.add(lo, hi), c(lo, 0.0))          # work where Phi of the bounds is small
-    a = _where(flip, E.neg(hi), lo)
-    b = _where(flip, E.neg(lo), hi)
-    pa, pb = _b(SE.ndtr_p, a), _b(SE.ndtr_p, b)
+    pa = _b(SE.ndtr_p, _where(flip, E.neg(hi), lo))
+    pb = _b(SE.ndtr_p, _where(flip, E.neg(lo), hi))
+    inf = c(lo, np.inf)
+    lo_in, hi_in = _b(E.nextafter_p, lo, inf), _b(E.nextafter_p, hi, E.neg(inf))
+    nan = _b(E.not_p, _b(E.lt_p, lo, hi))
+    flip, pa, pb, lo_in, hi_in, nan = (S.broadcast_to_shape(v, shape) for v in (flip, pa, pb, lo_in, hi_in, nan))
     u = _mid01(k, shape, dtype)
     z = _b(SE.ndtri_p, E.add(pa, E.mul(u, E.sub(pb, pa))))
     z = _where(flip, E.neg(z), z)
-    inf = c(lo, np.inf)
-    z = _b(E.min_p, _b(E.max_p, z, _b(E.nextafter_p, lo, inf)), _b(E.nextafter_p, hi, E.neg(inf)))
-    return _where(_b(E.lt_p, lo, hi), z, c(z, np.nan))
+    z = _b(E.min_p, _b(E.max_p, z, lo_in), hi_in)
+    return _where(nan, c(z, np.nan), z)
 
 
 # ------------------------------------------------------------------------------- gammas
