@@ -686,6 +686,35 @@ def _sampler_cases(shape, n_pop, n_cat):
          lambda rnd: lambda k, q: rnd.choice(k, n_pop, (1000,), False, q), (p,), None),
         (f"categorical {h}x{n_cat} logits f64", lambda rnd: lambda k, lg: rnd.categorical(k, lg), (logits,), None),
     ]
+    for name, mean, std in (("exponential", 1.0, 1.0), ("laplace", 0.0, 2 ** 0.5), ("logistic", 0.0, np.pi / 3 ** 0.5),
+                            ("cauchy", None, None)):
+        cases.append((f"{name} {h}x{w} f64", lambda rnd, name=name: lambda k: getattr(rnd, name)(k, shape),
+                      (), moments(mean, std, 0.02) if mean is not None else None))
+    a, lam = np.float64(2.5), np.float64(4.0)      # parameters are jit arguments, as the other operands
+    cases += [
+        (f"rademacher {h}x{w} int64", lambda rnd: lambda k: rnd.rademacher(k, shape, np.int64), (), moments(0.0, 1.0)),
+        (f"truncated_normal [-1, 2] {h}x{w} f64",
+         lambda rnd: lambda k, lo, hi: rnd.truncated_normal(k, lo, hi, shape), (np.float64(-1.0), np.float64(2.0)),
+         moments(0.2296, 0.7209, 0.01)),
+        (f"gamma a=2.5 {h}x{w} f64", lambda rnd: lambda k, a: rnd.gamma(k, a, shape), (a,),
+         moments(2.5, 2.5 ** 0.5, 0.02)),
+        (f"gamma a=0.3 {h}x{w} f64", lambda rnd: lambda k, a: rnd.gamma(k, a, shape), (np.float64(0.3),),
+         moments(0.3, 0.3 ** 0.5, 0.02)),
+        (f"gamma a=2.5 {h}x{w} f32", lambda rnd: lambda k, a: rnd.gamma(k, a, shape, np.float32), (np.float32(2.5),),
+         moments(2.5, 2.5 ** 0.5, 0.02)),
+        (f"beta 2, 5 {h}x{w} f64", lambda rnd: lambda k, a, b: rnd.beta(k, a, b, shape),
+         (np.float64(2.0), np.float64(5.0)),
+         moments(2 / 7, (10 / (49 * 8)) ** 0.5)),
+        (f"dirichlet [1, 2, 3] {h}x{w // 3}x3", lambda rnd: lambda k, al: rnd.dirichlet(k, al, (h, w // 3)),
+         (np.array([1.0, 2.0, 3.0]),), None),
+        (f"chisquare df=3 {h}x{w} f64", lambda rnd: lambda k, d: rnd.chisquare(k, d, shape), (np.float64(3.0),),
+         moments(3.0, 6 ** 0.5, 0.03)),
+        (f"t df=5 {h}x{w} f64", lambda rnd: lambda k, d: rnd.t(k, d, shape), (np.float64(5.0),),
+         moments(0.0, (5 / 3) ** 0.5, 0.03)),
+        (f"poisson lam=4 {h}x{w}", lambda rnd: lambda k, m: rnd.poisson(k, m, shape), (lam,), moments(4.0, 2.0, 0.02)),
+        (f"poisson lam=50 {h}x{w}", lambda rnd: lambda k, m: rnd.poisson(k, m, shape), (np.float64(50.0),),
+         moments(50.0, 50 ** 0.5, 0.05)),
+    ]
     return cases
 
 
