@@ -14,6 +14,11 @@ Run (from the repository root; ``src`` is put on the path if the package is not 
     python benchmarks/bench_library.py --json out.json # also write every number as JSON
     python benchmarks/bench_library.py --backends ours,torch,numpy  # strict always runs (the reference)
 
+On a shared machine, OpenBLAS's worker threads (NumPy's, and scipy's, which XLA's LAPACK calls use) wait for
+cores other processes hold: a 2000x80 SVD took 1.3-1.9 s instead of 80 ms at load 11 on 2 cores. The children
+inherit the environment, so ``OPENBLAS_NUM_THREADS=1`` makes such rows comparable; the warm CPU-time table is
+steadier than wall time there too.
+
 Backends: ``ours`` (array_namespace), ``strict`` (array_api_strict, the reference; required),
 ``torch`` (torch CPU tensors, float64; the libraries reach them through their vendored
 ``array_api_compat.torch``), ``numpy`` (plain NumPy arrays, which the libraries wrap in their
@@ -280,12 +285,14 @@ def run_child(backend, quick, only, results_dir, size=None):
                 rec["cold"] = time.perf_counter() - t
                 cold_np = [_as_np(to_np, v) for v in _leaves(out)]
                 block(call(L, a))                 # one more warm-up call
-                times, t_all = [], time.perf_counter()
+                times, cpu, t_all = [], [], time.perf_counter()
                 while len(times) < reps and (len(times) < 3 or time.perf_counter() - t_all < budget):
-                    t = time.perf_counter()
+                    t, c = time.perf_counter(), time.process_time()
                     out = block(call(L, a))
                     times.append(time.perf_counter() - t)
+                    cpu.append(time.process_time() - c)
             rec["warm"] = statistics.median(times)
+            rec["warm_cpu"] = statistics.median(cpu)
             if hasattr(call, "jitted"):           # traces over the cold, warm-up and warm calls (1 = no retrace)
                 rec["traces"] = call.jitted.trace_count
             rec["warm_reps"] = len(times)
@@ -575,6 +582,11 @@ def main(argv=None):
     print_table(rows)
     print("\nratios ours/other per call (> 1 = ours slower; '-' where either side has no time):")
     print_table(rrows)
+    print("\nwarm CPU time per call (median; process time of all the child's threads: on a loaded machine "
+          "steadier than wall time, which counts time the process waits for a core):")
+    print_table([["call", "size"] + [f"{b} warm cpu" for b in cols]] + [
+        [name, f"{label} {n}x{p}"] + [cell(b, recs[b].get(i), "warm_cpu") for b in cols]
+        for i, name, label, (n, p), _ in calls])
     totals, goals = summarize(calls, recs, present, missing_why)
     print("\ntotals (sum over the calls that passed on both backends of a pair):")
     trows = [["pair", "calls", "ours cold", "other cold", "ours/other cold", "ours warm", "other warm",
