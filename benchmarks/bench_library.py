@@ -10,8 +10,14 @@ Run (from the repository root; ``src`` is put on the path if the package is not 
     python benchmarks/bench_library.py                 # small and medium inputs
     python benchmarks/bench_library.py --quick         # small inputs, fewer repeats (smoke run)
     python benchmarks/bench_library.py --only zscore   # calls whose name contains 'zscore'
+    python benchmarks/bench_library.py --size medium   # medium inputs only (same shapes as the full run)
     python benchmarks/bench_library.py --json out.json # also write every number as JSON
     python benchmarks/bench_library.py --backends ours,torch,numpy  # strict always runs (the reference)
+
+On a shared machine, OpenBLAS's worker threads (NumPy's, and scipy's, which XLA's LAPACK calls use) wait for
+cores other processes hold: a 2000x80 SVD took 1.3-1.9 s instead of 80 ms at load 11 on 2 cores. The children
+inherit the environment, so ``OPENBLAS_NUM_THREADS=1`` makes such rows comparable; the warm CPU-time table is
+steadier than wall time there too.
 
 Backends: ``ours`` (array_namespace), ``strict`` (array_api_strict, the reference; required),
 ``torch`` (torch CPU tensors, float64; the libraries reach them through their vendored
@@ -170,9 +176,10 @@ def call_list(sizes, only):
     """[(index, name, size_label, (n, p), case)] — the shape is offset by the index so every
     call sees shapes no earlier call in the process has seen."""
     out, i = [], 0
-    for label, (n0, p0) in sizes:
+    for label, size in sizes:
         for case in CASES:
-            if only is None or only.lower() in case[0].lower():
+            if size is not None and (only is None or only.lower() in case[0].lower()):
+                n0, p0 = size
                 out.append((i, case[0], label, (n0 + i, p0 + i), case))
             i += 1
     return out
@@ -248,7 +255,7 @@ def _no_gc_pauses():
         gc.enable()
 
 
-def run_child(backend, quick, only, results_dir):
+def run_child(backend, quick, only, results_dir, size=None):
     t0 = time.perf_counter()
     os.environ["SCIPY_ARRAY_API"] = "1"           # before anything imports scipy
     L = Libs()
@@ -261,7 +268,7 @@ def run_child(backend, quick, only, results_dir):
                                 "namespaces": _library_namespaces(to_b(np.ones(3)))}), flush=True)
 
     reps, budget = (5, 0.5) if quick else (15, 3.0)
-    for idx, name, label, (n, p), case in call_list(sizes_for(quick), only):
+    for idx, name, label, (n, p), case in call_list(sizes_for(quick, size), only):
         _, make, call, rtol, atol = case
         if backend == "jit":   # the whole library call under our jit (guarded specialisation, issue 25)
             call = _jitted(call, L)
@@ -278,12 +285,16 @@ def run_child(backend, quick, only, results_dir):
                 rec["cold"] = time.perf_counter() - t
                 cold_np = [_as_np(to_np, v) for v in _leaves(out)]
                 block(call(L, a))                 # one more warm-up call
-                times, t_all = [], time.perf_counter()
+                times, cpu, t_all = [], [], time.perf_counter()
                 while len(times) < reps and (len(times) < 3 or time.perf_counter() - t_all < budget):
-                    t = time.perf_counter()
+                    t, c = time.perf_counter(), time.process_time()
                     out = block(call(L, a))
                     times.append(time.perf_counter() - t)
+                    cpu.append(time.process_time() - c)
             rec["warm"] = statistics.median(times)
+            rec["warm_cpu"] = statistics.median(cpu)
+            if hasattr(call, "jitted"):           # traces over the cold, warm-up and warm calls (1 = no retrace)
+                rec["traces"] = call.jitted.trace_count
             rec["warm_reps"] = len(times)
             warm_np = [_as_np(to_np, v) for v in _leaves(out)]
             bad = [i for i, (c, w) in enumerate(zip(cold_np, warm_np))
@@ -305,7 +316,9 @@ def _jitted(call, L):
     import functools
     from transforms import jit
     f = jit(functools.partial(call, L))
-    return lambda L, a: f(a)
+    g = lambda L, a: f(a)
+    g.jitted = f
+    return g
 
 
 def _library_namespaces(x):
@@ -326,8 +339,11 @@ def _library_namespaces(x):
     return out
 
 
-def sizes_for(quick):
-    return [("small", SMALL)] if quick else [("small", SMALL), ("medium", MEDIUM)]
+def sizes_for(quick, size=None):
+    """The input sizes run: small only with --quick, else small and medium, or the one --size names (the call
+    indices, hence the shapes, stay those of the full run, so a --size medium run times the same shapes)."""
+    sizes = [("small", SMALL)] if quick else [("small", SMALL), ("medium", MEDIUM)]
+    return [(label, s if size in (None, label) else None) for label, s in sizes]
 
 
 # --------------------------------------------------------------------------- parent
@@ -347,6 +363,7 @@ def spawn(backend, args, results_dir):
     """Run one backend's child; returns (meta, {idx: record}, problem or None)."""
     cmd = [sys.executable, os.path.abspath(__file__), "--child", backend, "--results-dir", results_dir]
     cmd += (["--quick"] if args.quick else []) + (["--only", args.only] if args.only else [])
+    cmd += ["--size", args.size] if args.size else []
     cache = os.path.join(results_dir, f"cache-{backend}")       # fresh: a cold run stays cold
     env = dict(os.environ, SCIPY_ARRAY_API="1", XDG_CACHE_HOME=cache, ARRAY_NAMESPACE_CACHE_DIR=cache)
     env["PYTHONPATH"] = os.pathsep.join(filter(None, [SRC, env.get("PYTHONPATH")]))
@@ -502,6 +519,7 @@ def main(argv=None):
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("--quick", action="store_true", help="small inputs only, fewer repeats")
     ap.add_argument("--only", default=None, help="run only calls whose name contains this substring")
+    ap.add_argument("--size", default=None, choices=("small", "medium"), help="run only this input size")
     ap.add_argument("--json", default=None, help="also write all numbers to this JSON file")
     ap.add_argument("--backends", default=None, help="comma list (default: all installed of "
                     + ",".join(BACKENDS) + "); ours and strict (the reference) always run")
@@ -509,9 +527,9 @@ def main(argv=None):
     ap.add_argument("--results-dir", default=None, help=argparse.SUPPRESS)
     args = ap.parse_args(argv)
     if args.child:
-        return run_child(args.child, args.quick, args.only, args.results_dir)
+        return run_child(args.child, args.quick, args.only, args.results_dir, args.size)
 
-    calls = call_list(sizes_for(args.quick), args.only)
+    calls = call_list(sizes_for(args.quick, args.size), args.only)
     if not calls:
         print(f"no call matches --only {args.only!r}")
         return 2
@@ -564,6 +582,11 @@ def main(argv=None):
     print_table(rows)
     print("\nratios ours/other per call (> 1 = ours slower; '-' where either side has no time):")
     print_table(rrows)
+    print("\nwarm CPU time per call (median; process time of all the child's threads: on a loaded machine "
+          "steadier than wall time, which counts time the process waits for a core):")
+    print_table([["call", "size"] + [f"{b} warm cpu" for b in cols]] + [
+        [name, f"{label} {n}x{p}"] + [cell(b, recs[b].get(i), "warm_cpu") for b in cols]
+        for i, name, label, (n, p), _ in calls])
     totals, goals = summarize(calls, recs, present, missing_why)
     print("\ntotals (sum over the calls that passed on both backends of a pair):")
     trows = [["pair", "calls", "ours cold", "other cold", "ours/other cold", "ours warm", "other warm",
@@ -591,6 +614,10 @@ def main(argv=None):
         print(f"note: {b} {why}: its columns are left out")
     for note in NOTES:
         print(f"note: {note}")
+    if "jit" in present:
+        traces = [f"{r['name']} [{r['size']}] {r['traces']}" for i, *_ in calls for r in [recs["jit"].get(i)]
+                  if r and "traces" in r]
+        print("note: jit traces over all of a call's runs (1 = traced once): " + "; ".join(traces))
     failures = [(b, r) for b in cols for i, *_ in calls for r in [recs[b].get(i)]
                 if r and r["error"] and not did_not_run(b, r)]
     not_run = {}                                  # (backend, reason) -> [call [size]]
