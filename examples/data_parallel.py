@@ -118,6 +118,15 @@ def train(steps=30, lr=0.1, per_device_batch=16, n_devices=None):
     return single, parallel, n, params, first
 
 
+def agree(single, parallel, p_single, p_parallel):
+    """(ok, largest loss difference, largest parameter difference): the data-parallel run matches the
+    single-device one to 1e-10 and its loss at least halves."""
+    gap = max(abs(a - b) for a, b in zip(single, parallel))
+    pgap = max(float(np.max(np.abs(np.asarray(u) - np.asarray(v))))
+               for pu, pv in zip(p_single, p_parallel) for u, v in zip(pu, pv))
+    return gap < 1e-10 and pgap < 1e-10 and parallel[-1] < 0.5 * parallel[0], gap, pgap
+
+
 def main(argv=None):
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("--devices", type=int, default=None, help="how many local devices to use (default: all)")
@@ -130,10 +139,7 @@ def main(argv=None):
     print(f"{'step':>4}  {'single-device loss':>20}  {'data-parallel loss':>20}")
     for k, (a, b) in enumerate(zip(single, parallel)):
         print(f"{k:4d}  {a:20.12f}  {b:20.12f}")
-    gap = max(abs(a - b) for a, b in zip(single, parallel))
-    pgap = max(float(np.max(np.abs(np.asarray(u) - np.asarray(v))))
-               for pu, pv in zip(p_single, p_parallel) for u, v in zip(pu, pv))
-    ok = gap < 1e-10 and pgap < 1e-10 and parallel[-1] < 0.5 * parallel[0]
+    ok, gap, pgap = agree(single, parallel, p_single, p_parallel)
     print(f"[{'ok' if ok else 'FAIL'}] same loss curve (max difference {gap:.2e}), same parameters "
           f"(max difference {pgap:.2e}), loss {parallel[0]:.4f} -> {parallel[-1]:.4f}")
     if not ok:

@@ -30,7 +30,6 @@ import sys
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 
-import numpy as np  # noqa: E402
 
 import data_parallel as dp  # noqa: E402  (imports array_namespace: no client made yet)
 import transforms as tr  # noqa: E402
@@ -69,10 +68,7 @@ def main(argv=None):
     parallel, single, p_parallel, p_single = train(args.steps)
     for k, (a, b) in enumerate(zip(parallel, single)):
         print(f"process {pid} step {k:3d}  data-parallel loss {a:.12f}  single-device loss {b:.12f}")
-    gap = max(abs(a - b) for a, b in zip(parallel, single))
-    pgap = max(float(np.max(np.abs(np.asarray(u) - np.asarray(v))))
-               for pu, pv in zip(p_parallel, p_single) for u, v in zip(pu, pv))
-    ok = gap < 1e-10 and pgap < 1e-10 and parallel[-1] < 0.5 * parallel[0]
+    ok, gap, pgap = dp.agree(single, parallel, p_single, p_parallel)
     print(f"process {pid}: [{'ok' if ok else 'FAIL'}] same loss curve as one device on the whole batch (max "
           f"difference {gap:.2e}), same parameters ({pgap:.2e}), loss {parallel[0]:.4f} -> {parallel[-1]:.4f}",
           flush=True)
