@@ -30,7 +30,6 @@ import sys
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 
-
 import data_parallel as dp  # noqa: E402  (imports array_namespace: no client made yet)
 import transforms as tr  # noqa: E402
 from transforms import distributed  # noqa: E402
