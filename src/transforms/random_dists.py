@@ -71,12 +71,17 @@ def _two_mid01(k, shape, dtype):
     return [S.reshape(S.slice_(u, (i,) + (0,) * n, (i + 1,) + tuple(shape)), shape) for i in range(2)]
 
 
+def _mid01_32(k, shape, dtype):
+    """Uniforms on the 2**-32 grid's midpoints (in (0, 1)), one 32-bit word each."""
+    w = E.convert_element_type(bits32(k, size(shape)), dtype)
+    return S.reshape(E.add(E.mul(w, c(w, 2.0 ** -32)), c(w, 2.0 ** -33)), shape)
+
+
 def _two_mid01_32(k, shape, dtype):
     """Two arrays of uniforms on the 2**-32 grid's midpoints, one 32-bit word each: half the threefry work of
     _two_mid01 at float64, for PTRS, whose n = floor(b * u + ...) steps by < 1 per grid step below lam ~ 1e16,
     where float64 stops holding consecutive integers anyway."""
-    w = E.convert_element_type(bits32(k, 2 * size(shape)), dtype)
-    u = S.reshape(E.add(E.mul(w, c(w, 2.0 ** -32)), c(w, 2.0 ** -33)), (2,) + tuple(shape))
+    u = _mid01_32(k, (2,) + tuple(shape), dtype)
     n = len(shape)
     return [S.reshape(S.slice_(u, (i,) + (0,) * n, (i + 1,) + tuple(shape)), shape) for i in range(2)]
 
@@ -221,14 +226,18 @@ def _dirichlet_body(k, alpha, *, shape):
 # ------------------------------------------------------------------------------ poisson
 
 def _knuth(k, lam, small, shape):
-    """Knuth: the number of uniforms whose product stays >= exp(-lam), for the entries `small`."""
+    """Knuth: the number of uniforms whose product stays >= exp(-lam), for the entries `small`. The product
+    itself, not a sum of logs (no log per round; it stops before going below exp(-10) * 2**-32, far from
+    underflow), of uniforms on the 2**-32 grid (one 32-bit word each: half the threefry work)."""
+    limit = _b(E.exp_p, E.neg(lam))
+
     def step(kr, vals):
-        n, lp = vals
-        lp = E.add(lp, _log(_mid01(kr, shape, S.dtype_of(lam))))
-        ok = _b(E.lt_p, lp, E.neg(lam))
-        return ok, (_where(ok, n, E.add(n, c(n, 1.0))), lp)
-    zero = S.full(shape, 0.0, S.dtype_of(lam))
-    return _rejection(k, shape, (_b(E.not_p, small), (zero, zero)), step)[0]
+        n, prod = vals
+        prod = E.mul(prod, _mid01_32(kr, shape, S.dtype_of(lam)))
+        ok = _b(E.lt_p, prod, limit)
+        return ok, (_where(ok, n, E.add(n, c(n, 1.0))), prod)
+    return _rejection(k, shape, (_b(E.not_p, small), (S.full(shape, 0.0, S.dtype_of(lam)),
+                                                      S.full(shape, 1.0, S.dtype_of(lam)))), step)[0]
 
 
 def _log_factorial(n):
