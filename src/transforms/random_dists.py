@@ -29,7 +29,6 @@ from .control_flow_while import while_raw
 from .primitives import elementwise as E
 from .primitives import reductions as R
 from .primitives import special_erf as SE
-from .primitives import special_gamma as SG
 from .primitives import structural as S
 from .random_args import _aval, _bound, _call, _float_dtype, _int_dtype, _is_array, _key_raw, _shape
 from .random_bits import U64, _fold_body, _split_body, bits32, c, const, size, uniform01
@@ -68,6 +67,21 @@ def _mid01(k, shape, dtype):
 def _two_mid01(k, shape, dtype):
     """Two independent arrays of _mid01 from one stream of 2 * size(shape) words."""
     u = _mid01(k, (2,) + tuple(shape), dtype)
+    n = len(shape)
+    return [S.reshape(S.slice_(u, (i,) + (0,) * n, (i + 1,) + tuple(shape)), shape) for i in range(2)]
+
+
+def _mid01_32(k, shape, dtype):
+    """Uniforms on the 2**-32 grid's midpoints (in (0, 1)), one 32-bit word each."""
+    w = E.convert_element_type(bits32(k, size(shape)), dtype)
+    return S.reshape(E.add(E.mul(w, c(w, 2.0 ** -32)), c(w, 2.0 ** -33)), shape)
+
+
+def _two_mid01_32(k, shape, dtype):
+    """Two arrays of uniforms on the 2**-32 grid's midpoints, one 32-bit word each: half the threefry work of
+    _two_mid01 at float64, for PTRS, whose n = floor(b * u + ...) steps by < 1 per grid step below lam ~ 1e16,
+    where float64 stops holding consecutive integers anyway."""
+    u = _mid01_32(k, (2,) + tuple(shape), dtype)
     n = len(shape)
     return [S.reshape(S.slice_(u, (i,) + (0,) * n, (i + 1,) + tuple(shape)), shape) for i in range(2)]
 
@@ -212,14 +226,38 @@ def _dirichlet_body(k, alpha, *, shape):
 # ------------------------------------------------------------------------------ poisson
 
 def _knuth(k, lam, small, shape):
-    """Knuth: the number of uniforms whose product stays >= exp(-lam), for the entries `small`."""
+    """Knuth: the number of uniforms whose product stays >= exp(-lam), for the entries `small`. The product
+    itself, not a sum of logs (no log per round; it stops before going below exp(-10) * 2**-32, far from
+    underflow), of uniforms on the 2**-32 grid (one 32-bit word each: half the threefry work)."""
+    limit = _b(E.exp_p, E.neg(lam))
+
     def step(kr, vals):
-        n, lp = vals
-        lp = E.add(lp, _log(_mid01(kr, shape, S.dtype_of(lam))))
-        ok = _b(E.lt_p, lp, E.neg(lam))
-        return ok, (_where(ok, n, E.add(n, c(n, 1.0))), lp)
-    zero = S.full(shape, 0.0, S.dtype_of(lam))
-    return _rejection(k, shape, (_b(E.not_p, small), (zero, zero)), step)[0]
+        n, prod = vals
+        prod = E.mul(prod, _mid01_32(kr, shape, S.dtype_of(lam)))
+        ok = _b(E.lt_p, prod, limit)
+        return ok, (_where(ok, n, E.add(n, c(n, 1.0))), prod)
+    return _rejection(k, shape, (_b(E.not_p, small), (S.full(shape, 0.0, S.dtype_of(lam)),
+                                                      S.full(shape, 1.0, S.dtype_of(lam)))), step)[0]
+
+
+def _log_factorial(n):
+    """log(n!) = st - log(p) for integer-valued float n >= 0, as (st, p): Stirling's series to 1/y**9 at y = n + 1,
+    shifted up by 8 below 8 (error < 2e-12); p = 1 above 8, so a caller folds log(p) into a log of its own.
+    Far cheaper than a float64 lgamma, which dominated PTRS's rounds."""
+    f = lambda v: c(n, v)  # noqa: E731
+    x = E.add(n, f(1.0))
+    small = _b(E.lt_p, x, f(8.0))
+    xs = _where(small, x, f(1.0))
+    prod = xs
+    for i in range(1, 8):
+        prod = E.mul(prod, E.add(xs, f(float(i))))
+    y = _where(small, E.add(x, f(8.0)), x)
+    r = E.div(f(1.0), y)
+    r2 = E.mul(r, r)
+    series = E.mul(r, E.add(f(1 / 12), E.mul(r2, E.add(f(-1 / 360), E.mul(r2, E.add(f(1 / 1260), E.mul(
+        r2, E.add(f(-1 / 1680), E.mul(r2, f(1 / 1188))))))))))
+    st = E.add(E.sub(E.mul(E.sub(y, f(0.5)), _log(y)), y), E.add(f(0.5 * np.log(2 * np.pi)), series))
+    return st, _where(small, prod, f(1.0))
 
 
 def _ptrs(k, lam, large, shape):
@@ -233,12 +271,13 @@ def _ptrs(k, lam, large, shape):
     v_r = E.sub(f(0.9277), E.div(f(3.6224), E.sub(b, f(2.0))))
 
     def step(kr, vals):
-        u, v = _two_mid01(kr, shape, S.dtype_of(lam))
+        u, v = _two_mid01_32(kr, shape, S.dtype_of(lam))
         u = E.sub(u, f(0.5))
         us = E.sub(f(0.5), _b(E.abs_p, u))
         n = _b(E.floor_p, E.add(E.mul(E.add(E.div(E.add(a, a), us), b), u), E.add(lam, f(0.43))))
-        s = _log(E.div(E.mul(v, inv_alpha), E.add(E.div(a, E.mul(us, us)), b)))
-        t = E.sub(E.sub(E.mul(n, loglam), lam), _b(SG.lgamma_p, E.add(n, f(1.0))))
+        st, p = _log_factorial(_b(E.max_p, n, f(0.0)))
+        s = _log(E.div(E.div(E.mul(v, inv_alpha), E.add(E.div(a, E.mul(us, us)), b)), p))   # s - log(p) <= t - log(p)
+        t = E.sub(E.sub(E.mul(n, loglam), lam), st)
         accept1 = _b(E.and_p, _b(E.ge_p, us, f(0.07)), _b(E.le_p, v, v_r))
         reject = _b(E.or_p, _b(E.lt_p, n, f(0.0)), _b(E.and_p, _b(E.lt_p, us, f(0.013)), _b(E.gt_p, v, us)))
         ok = _b(E.or_p, accept1, _b(E.and_p, _b(E.not_p, reject), _b(E.le_p, s, t)))

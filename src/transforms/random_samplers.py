@@ -234,4 +234,17 @@ def _categorical_body(k, logits, *, axis, shape):
     n = S.shape_of(lg)[-1]
     full = tuple(shape) + (n,)
     g = E.add(_gumbel_body(k, shape=full, dtype=S.dtype_of(logits)), S.broadcast_to_shape(lg, full))
-    return E.bind(R.argmax_p, g, axes=(len(full) - 1,), index_dtype=INDEX)
+    return _first_max(g)
+
+
+def _first_max(g):
+    """argmax over the last axis (first maximum, first NaN) as max, then the least index holding it: two plain
+    reductions that XLA vectorises, where argmax's (value, index) reducer runs element by element on CPU with
+    g's generator fused into it."""
+    ax = len(S.shape_of(g)) - 1
+    m = S.broadcast_in_dim(E.bind(R.reduce_max_p, g, axes=(ax,)), S.shape_of(g), tuple(range(ax)))
+    nan_g, nan_m = E.bind(E.ne_p, g, g), E.bind(E.ne_p, m, m)
+    hit = E.bind(E.or_p, E.bind(E.eq_p, g, m), E.bind(E.and_p, nan_g, nan_m))
+    n = S.shape_of(g)[ax]
+    idx = S.iota(INDEX, S.shape_of(g), ax)
+    return E.bind(R.reduce_min_p, E.select_n(hit, S.full(S.shape_of(g), n, INDEX), idx), axes=(ax,))

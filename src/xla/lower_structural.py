@@ -138,15 +138,12 @@ def _arg_reducer(direction):
         vs, is_ = tensor_type((), a.dtype), tensor_type((), index_dtype)
 
         def body(v1, i1, v2, i2):
-            first = hlo.AndOp(_cmp(v1, v2, "EQ", a.dtype), _cmp(i1, i2, "LT", index_dtype)).result
-            pick1 = hlo.OrOp(_cmp(v1, v2, direction, a.dtype), first).result
-            if a.dtype.kind in "fc":   # NaN wins (the first NaN, like NumPy)
+            win, tie = _cmp(v1, v2, direction, a.dtype), _cmp(v1, v2, "EQ", a.dtype)
+            if a.dtype.kind in "fc":   # NaN wins (the first NaN, like NumPy): NaN beats a number, ties a NaN
                 nan1, nan2 = _cmp(v1, v1, "NE", a.dtype), _cmp(v2, v2, "NE", a.dtype)
-                not1, not2 = hlo.NotOp(nan1).result, hlo.NotOp(nan2).result
-                only1 = hlo.AndOp(nan1, not2).result
-                both = hlo.AndOp(hlo.AndOp(nan1, nan2).result, _cmp(i1, i2, "LT", index_dtype)).result
-                neither = hlo.AndOp(hlo.AndOp(not1, not2).result, pick1).result
-                pick1 = hlo.OrOp(hlo.OrOp(only1, both).result, neither).result
+                win = hlo.OrOp(win, hlo.AndOp(nan1, hlo.NotOp(nan2).result).result).result
+                tie = hlo.OrOp(tie, hlo.AndOp(nan1, nan2).result).result
+            pick1 = hlo.OrOp(win, hlo.AndOp(tie, _cmp(i1, i2, "LT", index_dtype)).result).result
             return [hlo.SelectOp(pick1, v1, v2).result, hlo.SelectOp(pick1, i1, i2).result]
         fill_region(r.body, [vs, is_, vs, is_], body)
         return r.results[1]
