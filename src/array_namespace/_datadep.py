@@ -13,7 +13,7 @@ from __future__ import annotations
 import numpy as np
 
 from transforms.backend import backend
-from transforms.batching import BatchDisagreementError
+from transforms.batching import BatchDisagreementError, loop_instead
 from transforms.core import ConcretizationTypeError, Tracer, bind
 from transforms.primitives import elementwise as P
 from transforms.primitives import indexing as I
@@ -60,8 +60,19 @@ def host_value(v, guard=False, why=""):
     return np.asarray(v)
 
 
+def _size_value(v, fname):
+    """host_value(v, True, fname) for a value that decides a size: where the batch elements of a vmap disagree,
+    that vmap runs the function element by element (transforms/vmap_loop.py: a size is no Python decision of the
+    caller's, and each element's result is well defined) -- the error stands where it cannot."""
+    try:
+        return host_value(v, True, fname)
+    except BatchDisagreementError as e:
+        loop_instead(e)
+        raise
+
+
 def require_host(v, fname, hint=DEFAULT_HINT):
-    out = host_value(v, True, fname)   # (under jit with concrete values: the program is specialised to this value)
+    out = _size_value(v, fname)   # (under jit with concrete values: the program is specialised to this value)
     if out is None:
         raise DataDependentShapeError(v, fname, hint)
     return out
@@ -70,8 +81,8 @@ def require_host(v, fname, hint=DEFAULT_HINT):
 def sized(count, v, fname, hint=DEFAULT_HINT):
     """The Python int of `count`, a raw 0-d integer the trace computed from `v`: the size of a result. Under jit
     called with concrete values only this size is guarded; under vmap it is the size every element shares (else
-    BatchDisagreementError); abstract, a DataDependentShapeError naming v."""
-    n = host_value(count, True, fname)
+    that vmap runs the function element by element: _size_value); abstract, a DataDependentShapeError naming v."""
+    n = _size_value(count, fname)
     if n is None:
         raise DataDependentShapeError(v, fname, hint)
     return int(n)

@@ -9,7 +9,9 @@ is the value every batch element shares, where the batched value is concrete (ea
 that knows its values and guards it): library checks such as scikit-learn's finiteness test take the one
 path all elements take. Elements that disagree raise BatchDisagreementError naming them. A float() the
 function returns untouched (`return float(score)`) is no Python value but vmap's output: each element's own
-(returned.py).
+(returned.py). A conversion of a concrete batched value to the host (np.asarray, DLPack, a NumPy ufunc), or a
+value-dependent size the elements disagree on, has no one answer: vmap runs the function on each element in
+turn and stacks the results (vmap_loop.py).
 
 `vmap(..., axis_name=)` names the batch axis: collectives (transforms/collectives.py) naming it
 run their `axis_rules` here (the single-device reference semantics of pmap), and the axis is
@@ -55,9 +57,17 @@ class BatchTracer(Tracer):
         return self._common(why, ConcretizationTypeError)
 
     def host_value(self, why, guard=False):
-        if not guard:
-            raise TracerArrayConversionError(self, why)
-        return self._common(why, TracerArrayConversionError)
+        if guard:
+            return self._common(why, TracerArrayConversionError)
+        v = self.val
+        if isinstance(v, Tracer):   # batched over an outer vmap too, or staged: that one decides (an outer vmap
+            try:                    # loops, a jit that knows its values runs eagerly); else nothing has a value
+                v.host_value(why)
+            except TracerArrayConversionError:
+                raise TracerArrayConversionError(self, why) from None
+        err = TracerArrayConversionError(self, why)
+        loop_instead(err)   # (the concrete batch: vmap runs the function element by element, vmap_loop.py)
+        raise err
 
     def _common(self, why, err):
         """The value every batch element has, for a Python decision or number (bool/int/index/float/.item()):
@@ -212,13 +222,32 @@ def params_use_axis(params, name):
     return False
 
 
+class LoopInstead(Exception):
+    """vmap_flat(loops=True): the function converted a batched value to the host, or a value-dependent size
+    differs between batch elements (`err`, the error that said so): vmap runs it element by element."""
+
+    def __init__(self, err):
+        super().__init__(err)
+        self.err = err
+
+
+def loop_instead(err):
+    """Mark the vmap whose batched value `err` (a ConcretizationTypeError) is about to run its function element
+    by element (vmap_loop.py), where it can: a public vmap without axis_name; other traces are unchanged. The mark
+    holds even if library code catches `err` and goes on (as jit's Shadow.host)."""
+    t = err.tracer._trace
+    if type(t) is BatchTrace and t.loop is not None:
+        t.loop.append(err)
+
+
 class BatchTrace(Trace):
-    __slots__ = ("axis_size", "alive", "axis_name")
+    __slots__ = ("axis_size", "alive", "axis_name", "loop")
     conversion_loses = "its batch axis (each batch element has its own value)"
     returns_numbers = True   # (a float() returned untouched is an output: returned.py)
 
     def __init__(self, parent, axis_size, axis_name=None):
         self.parent, self.axis_size, self.alive, self.axis_name = parent, axis_size, True, axis_name
+        self.loop = None   # (vmap_flat(loops=True): [], then the errors that make it run element by element)
 
     def kind_name(self):
         return "vmap (each batch element may take a different value)"
@@ -297,23 +326,32 @@ def mapped_axis_size(raw, dims, axis_size, who, what="size"):
     return axis_size
 
 
-def vmap_flat(f, vals, dims, axis_size, axis_name=_INHERIT):
+def vmap_flat(f, vals, dims, axis_size, axis_name=_INHERIT, loops=False):
     """f: raw -> list of raw. Returns (outputs, their batch dims).
 
     axis_name: the batch axis's name; by default that of the BatchTrace whose batching rule calls
-    this (a rule batching a sub-jaxpr batches it over the same, possibly named, axis)."""
+    this (a rule batching a sub-jaxpr batches it over the same, possibly named, axis).
+    loops: where f converts a concrete batched value to the host, or a value-dependent size differs between
+    batch elements, raise LoopInstead (the public vmap then runs f element by element: vmap_loop.py)."""
     if axis_name is _INHERIT:
         axis_name = _axes.rule_axis
     trace = BatchTrace(current_trace(), axis_size, axis_name)
+    if loops:
+        trace.loop = []
     ins = [v if d is None else BatchTracer(trace, v, d) for v, d in zip(vals, dims)]
     st, prev = _axes, _axes.rule_axis
     st.rule_axis = None
     try:
         with set_trace(trace), bind_axis(axis_name, axis_size):
             outs = f(*ins)
+    except Exception:
+        if not trace.loop:
+            raise
     finally:
         st.rule_axis = prev
     trace.alive = False
+    if trace.loop:
+        raise LoopInstead(trace.loop[0])
     res = []
     for o in outs:
         if type(o) is BatchTracer and o._trace is trace:
@@ -385,8 +423,13 @@ def vmap(fun, in_axes=0, out_axes=0, axis_size=None, axis_name=None):
         store = Store()
         # (views among the arguments are not shared inside: a view's chain is on the whole batch, the
         # function sees one example; a write into one that overlaps another raises in write_back)
-        outs, odims = run_flat(lambda flat: vmap_flat(flat, raw, dims, n, axis_name), fun, tree, store,
-                               alias_pattern(leaves, views=False))
+        try:
+            outs, odims = run_flat(lambda flat: vmap_flat(flat, raw, dims, n, axis_name, loops=axis_name is None),
+                                   fun, tree, store, alias_pattern(leaves, views=False))
+        except LoopInstead as e:   # (a host conversion or sizes that differ: element by element, as a loop)
+            from .vmap_loop import run_loop
+            outs, odims = run_loop(fun, tree, raw, dims, n, out_axes, store, e.err,
+                                   getattr(fun, "__name__", "fun"))
         outs, finals = split_mutated(outs, store)
         odims, fdims = odims[:len(outs)], odims[len(outs):]
         if finals:

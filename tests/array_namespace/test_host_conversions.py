@@ -9,7 +9,7 @@ import pytest
 
 import array_namespace as xp
 from finite_diff import central_diff
-from transforms import grad, jacfwd, jacrev, jit, jvp, linearize, vjp, vmap
+from transforms import grad, jacfwd, jacrev, jit, jvp, linearize, make_jaxpr, vjp, vmap
 from transforms.core import TracerArrayConversionError
 
 X = np.array([0.5, 1.5, 2.5])
@@ -31,6 +31,8 @@ def _run(transform, f):
         return jacrev(f)(x)
     if transform == "vmap":
         return vmap(f)(xp.reshape(x, (3, 1)))
+    if transform == "make_jaxpr(vmap)":
+        return make_jaxpr(vmap(f))(xp.reshape(x, (3, 1)))
     if transform == "jit":
         return jit(f, guards=False)(x)   # strict (JAX's); the default guards float/complex/item/tolist: below
     raise AssertionError(transform)
@@ -59,6 +61,7 @@ CONVERSIONS = {
     "complex": _complex,
 }
 TRANSFORMS = ["grad", "jvp", "vjp", "linearize", "jacfwd", "jacrev", "vmap", "jit"]
+NUMPY_CONVERSIONS = [c for c in CONVERSIONS if c not in ("tolist", "item", "float", "complex")]
 
 
 @pytest.mark.parametrize("transform", TRANSFORMS)
@@ -68,8 +71,10 @@ def test_host_conversion_of_a_traced_value_raises(conv, transform):
     if transform == "vmap" and conv in ("float", "complex", "item"):
         f = {"float": lambda v: xp.asarray(float(v[0])), "complex": lambda v: xp.asarray(complex(v[0])),
              "item": lambda v: xp.asarray(v[0].item())}[conv]
+    # (with values vmap runs a NumPy conversion element by element: test_numpy_conversions_under_vmap_...)
+    how = "make_jaxpr(vmap)" if transform == "vmap" and conv in NUMPY_CONVERSIONS else transform
     with pytest.raises(TracerArrayConversionError) as info:
-        _run(transform, f)
+        _run(how, f)
     msg = str(info.value)
     assert isinstance(info.value, TypeError)
     kind = {"vmap": "vmap", "jit": "jit"}.get(transform, "jvp/grad")
@@ -98,7 +103,14 @@ def test_guarded_conversions_under_jit_give_this_calls_values(conv):
         jit(CONVERSIONS[conv], guards=False)(xp.asarray(X))
 
 
-NUMPY_CONVERSIONS = [c for c in CONVERSIONS if c not in ("tolist", "item", "float", "complex")]
+@pytest.mark.parametrize("conv", NUMPY_CONVERSIONS)
+def test_numpy_conversions_under_vmap_run_element_by_element(conv):
+    """A conversion to NumPy/DLPack of a batched value under vmap: vmap runs the function on each batch element in
+    turn and stacks the results (transforms/vmap_loop.py), the loop's result."""
+    f = CONVERSIONS[conv]
+    B = np.stack([X, X[::-1] * 3.0, X - 7.0])
+    got = vmap(f)(xp.asarray(B))
+    np.testing.assert_allclose(np.asarray(got), np.stack([np.asarray(f(xp.asarray(b))) for b in B]), rtol=1e-15)
 
 
 @pytest.mark.parametrize("conv", NUMPY_CONVERSIONS)

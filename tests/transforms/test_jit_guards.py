@@ -287,10 +287,12 @@ def test_host_conversion_errors_stay_where_no_values_are_known():
     for call in (lambda: make_jaxpr(_host_sort)(xp.asarray(POS)),
                  lambda: jit(_host_sort, guards=False)(xp.asarray(POS)),
                  lambda: jit(_host_sort).lower(xp.asarray(POS)),
-                 lambda: vmap(jit(_host_sort))(xp.asarray(np.stack([POS, NEG]))),
+                 lambda: make_jaxpr(vmap(jit(_host_sort)))(xp.asarray(np.stack([POS, NEG]))),
                  lambda: grad(lambda x: xp.sum(jit(_host_sort)(x)))(xp.asarray(POS))):
         with pytest.raises(TracerArrayConversionError, match="converting an array to NumPy"):
             call()
+    got = vmap(jit(_host_sort))(xp.asarray(np.stack([POS, NEG])))   # (values: element by element, vmap_loop.py)
+    np.testing.assert_array_equal(np.asarray(got), [np.sort(POS) * 2.0, np.sort(NEG) * 2.0])
     g = jit(_host_sort)
     g(xp.asarray(POS))   # an eager variant is cached: lower still traces abstractly
     with pytest.raises(TracerArrayConversionError):
