@@ -42,16 +42,16 @@ def _lib(*transforms, why):
 
 # scipy converts to NumPy to run compiled code for namespaces without a native implementation
 # (`cpu_only=True` in its xp_capabilities): a host conversion of the traced value. Under jit (guarded) such a
-# path runs eagerly inside the jitted call (transforms/jit.py); vmap and grad cannot: the value carries a batch
-# axis or a tangent that NumPy would drop.
-_CONVOLVE = _lib("vmap", "grad", why="scipy/signal/_signaltools.py:1510 np.asarray(volume) (convolve is "
+# path runs eagerly inside the jitted call (transforms/jit.py), under vmap the function runs on each batch element
+# in turn (transforms/vmap_loop.py); grad cannot: the value carries a tangent that NumPy would drop.
+_CONVOLVE = _lib("grad", why="scipy/signal/_signaltools.py:1510 np.asarray(volume) (convolve is "
                  "cpu_only for non-CuPy/JAX namespaces)")
-_CORRELATE = _lib("vmap", "grad", why="scipy/signal/_signaltools.py:264 np.asarray(in1) (cpu_only)")
-_DETREND = _lib("vmap", "grad", why="scipy/signal/_signaltools.py:4266 np.asarray(data) (cpu_only)")
-_REALTRANSFORMS = _lib("vmap", "grad", why="scipy/fft/_realtransforms_backend.py:11 np.asarray(x): "
+_CORRELATE = _lib("grad", why="scipy/signal/_signaltools.py:264 np.asarray(in1) (cpu_only)")
+_DETREND = _lib("grad", why="scipy/signal/_signaltools.py:4266 np.asarray(data) (cpu_only)")
+_REALTRANSFORMS = _lib("grad", why="scipy/fft/_realtransforms_backend.py:11 np.asarray(x): "
                        "dct/dst run pocketfft on NumPy for non-CuPy/JAX namespaces")
-_GAUSS = _lib("vmap", "grad", why="scipy/ndimage/_filters.py:842 np.asarray(input) (ndimage is cpu_only)")
-_UNIFORM = _lib("vmap", "grad", why="scipy/ndimage/_filters.py:1528 np.asarray(input) (cpu_only)")
+_GAUSS = _lib("grad", why="scipy/ndimage/_filters.py:842 np.asarray(input) (ndimage is cpu_only)")
+_UNIFORM = _lib("grad", why="scipy/ndimage/_filters.py:1528 np.asarray(input) (cpu_only)")
 # Python branches on array values (scipy does not claim jax_jit support for these in xp_capabilities)
 
 SPECIAL = [

@@ -84,22 +84,17 @@ def _XY(n=4, m=5, d=3, lo=None):
 
 
 # (check_array -> _assert_all_finite branches in Python on xp.isfinite(...) of the data: under jit a guard,
-# transforms/jit_guards.py; under vmap the path every dataset takes, transforms/batching.py.)
-_LABELS = "sklearn/utils/_unique.py:78 xp.unique_values(y) (the label set: a data-dependent size)"
+# transforms/jit_guards.py; under vmap the path every dataset takes, transforms/batching.py. Host round trips --
+# sklearn/utils/_array_api.py:1025 numpy.asarray in _convert_to_numpy of labels or medians, lbfgs in scipy.optimize
+# -- and label sets whose size differs per dataset: under jit eager inside the jitted call, under vmap the function
+# on each dataset in turn, stacked, transforms/vmap_loop.py.)
+_LABELS = ("sklearn/utils/_unique.py:78 xp.unique_values(y) (each dataset's label set has its own size, and so has "
+           "the binarized output: vmap runs the loop, whose results cannot be stacked)")
 
 
 # (error_score="raise": the default turns our error into a NaN score and quietly picks another alpha)
 _SEARCH = ("sklearn/metrics/_regression.py:992 `return float(...)` (r2_score of each fold: the model selection "
            "is a host decision on Python floats)")
-
-
-def _host(caller):
-    """sklearn moves the labels to NumPy (move_to(..., xp=np) at `caller`): a batched value has no one host value."""
-    return f"sklearn/utils/_array_api.py:1025 numpy.asarray (_convert_to_numpy, from move_to at {caller})"
-
-
-_HOST = _host("sklearn/metrics/_classification.py:535")
-_HOST_LB = _host("sklearn/preprocessing/_label.py:647 (label_binarize)")
 
 
 def _clf_float(line):
@@ -135,24 +130,18 @@ ESTIMATORS = [
          _Xy(12, 3, classes=3), rtol=1e-8),   # (vmap: every element's label set has 3 classes, a shared size)
     Case("GaussianNB", _sk(lambda X, y: GaussianNB().fit(X, y).predict_proba(X)), _Xy(12, 3, classes=2),
          rtol=1e-8),
-    # Host round trips (sklearn/utils/_array_api.py:1025 numpy.asarray in _convert_to_numpy; LogisticRegression's
-    # lbfgs is scipy.optimize on NumPy): under jit that path runs eagerly inside the jitted call
+    # (LogisticRegression's lbfgs is scipy.optimize on NumPy: under jit and vmap a host round trip, see above)
     Case("LogisticRegression", _sk(lambda X, y: LogisticRegression().fit(X, y).predict_proba(X)),
-         _Xy(12, 3, classes=2), vmap=LIB, grad=LIB, rtol=1e-8, atol=1e-10, why={"vmap": (
-             "sklearn/utils/_array_api.py:1025 numpy.asarray (_convert_to_numpy for lbfgs: a batched value has no "
-             "one host value)"), "grad": (
+         _Xy(12, 3, classes=2), grad=LIB, rtol=1e-8, atol=1e-10, why=(
              "sklearn/linear_model/_linear_loss.py:349 float(xp.sum(loss) / sw_sum) (lbfgs: scipy.optimize on host "
-             "floats)")}),
+             "floats)")),
     Case("RidgeClassifier", _sk(lambda X, y: RidgeClassifier(alpha=0.5).fit(X, y).decision_function(X)),
-         _Xy(12, 3, classes=3), vmap=LIB, rtol=1e-9, why=(
-             "sklearn/utils/_array_api.py:620 _convert_to_numpy (move_to of the binarized labels: a batched value "
-             "has no one host value)")),
+         _Xy(12, 3, classes=3), rtol=1e-9),
     Case("LabelBinarizer", _sk(lambda y: LabelBinarizer().fit_transform(y)), lambda rng: (rng.integers(0, 4, 10),),
          vmap=LIB, grad=NA, why=_LABELS),
     # -- completing the list against scikit-learn 1.9.1's array_api_support tags (test_sklearn_declared.py) --
     Case("LabelEncoder", _sk(lambda y: LabelEncoder().fit_transform(y)), lambda rng: (rng.integers(0, 4, 10),),
-         vmap=LIB, grad=NA, why="sklearn/utils/_encode.py:65 xp.unique_inverse(values) (the label set: a "
-         "data-dependent size)"),
+         grad=NA),
     Case("PoissonRegressor", _sk(lambda X, y: PoissonRegressor(alpha=0.5).fit(X, y).predict(X)),
          lambda rng: (rng.standard_normal((12, 3)), rng.uniform(0.5, 3.0, 12)), argnums=(0, 1), rtol=1e-7,
          vmap=LIB, grad=LIB, why=(
@@ -163,9 +152,7 @@ ESTIMATORS = [
     Case("RidgeCV", _sk(lambda X, y: RidgeCV(alphas=(0.1, 1.0)).fit(X, y).predict(X)), _Xy(),
          argnums=(0, 1), rtol=1e-9),
     Case("RidgeClassifierCV", _sk(lambda X, y: RidgeClassifierCV(alphas=(0.1, 1.0)).fit(X, y)
-                                  .decision_function(X)), _Xy(12, 3, classes=3), rtol=1e-9, vmap=LIB, why=(
-             "sklearn/utils/_array_api.py:1025 numpy.asarray (_convert_to_numpy of the binarized labels: a batched "
-             "value has no one host value)")),
+                                  .decision_function(X)), _Xy(12, 3, classes=3), rtol=1e-9),
     Case("GaussianMixture_random", _sk(lambda X: GaussianMixture(2, init_params="random", max_iter=2, tol=0.0,
                                                                  random_state=0).fit(X).predict_proba(X)),
          _X(12, 2), rtol=1e-7, atol=1e-9, tags=("slow:jit",)),
@@ -182,11 +169,9 @@ ESTIMATORS = [
     # does not have -- our AttributeError names xp.reshape)
     Case("CalibratedClassifierCV_temperature", _sk(
         lambda X, y: CalibratedClassifierCV(LogisticRegression(), method="temperature", cv=2).fit(X, y)
-        .predict_proba(X)), _Xy(12, 3, classes=3), rtol=1e-7, atol=1e-9, vmap=LIB, grad=LIB, why={
-            "vmap": ("sklearn/utils/_array_api.py:1025 numpy.asarray (_convert_to_numpy for lbfgs: a batched value "
-                     "has no one host value)"),
-            "grad": ("sklearn/linear_model/_linear_loss.py:349 float(xp.sum(loss) / sw_sum) (lbfgs: scipy.optimize "
-                     "on host floats)")}),
+        .predict_proba(X)), _Xy(12, 3, classes=3), rtol=1e-7, atol=1e-9, grad=LIB, why=(
+            "sklearn/linear_model/_linear_loss.py:349 float(xp.sum(loss) / sw_sum) (lbfgs: scipy.optimize on host "
+            "floats)")),
     Case("PCA_randomized_QR", _sk(lambda X: PCA(n_components=2, svd_solver="randomized",
                                                 power_iteration_normalizer="QR", random_state=0).fit_transform(X)),
          _X(10, 4), rtol=1e-8, atol=1e-10, grad_rtol=1e-4, grad_atol=1e-5),
@@ -206,52 +191,46 @@ METRICS = [
     Case("mean_pinball_loss", _sk(metrics.mean_pinball_loss), _yy(), scalar_ok=True),
     Case("r2_multioutput_raw", _sk(lambda a, b: metrics.r2_score(a, b, multioutput="raw_values")),
          lambda r: (r.standard_normal((8, 2)), r.standard_normal((8, 2)))),
-    Case("accuracy_score", _sk(metrics.accuracy_score), _labels(), vmap=LIB, grad=NA, scalar_ok=True,
-         why=_LABELS),
-    Case("zero_one_loss", _sk(metrics.zero_one_loss), _labels(), vmap=LIB, grad=NA, scalar_ok=True,
-         why=_LABELS),
+    Case("accuracy_score", _sk(metrics.accuracy_score), _labels(), grad=NA, scalar_ok=True),
+    Case("zero_one_loss", _sk(metrics.zero_one_loss), _labels(), grad=NA, scalar_ok=True),
     # (jit: sklearn/utils/_array_api.py:1025 numpy.asarray of the labels, a host conversion: eager inside jit)
-    Case("confusion_matrix", _sk(metrics.confusion_matrix), _labels(), vmap=LIB, grad=NA,
-         why="sklearn/utils/_array_api.py:1025 numpy.asarray(array) (_convert_to_numpy of the labels)"),
-    Case("f1_macro", _sk(lambda a, b: metrics.f1_score(a, b, average="macro")), _labels(), vmap=LIB,
-         grad=NA, scalar_ok=True, why=_LABELS),
+    Case("confusion_matrix", _sk(metrics.confusion_matrix), _labels(), grad=NA),
+    Case("f1_macro", _sk(lambda a, b: metrics.f1_score(a, b, average="macro")), _labels(),
+         grad=NA, scalar_ok=True),
     Case("precision_per_class", _sk(lambda a, b: metrics.precision_recall_fscore_support(a, b)[0]), _labels(),
-         vmap=LIB, grad=NA, why=_LABELS),
+         grad=NA),
     Case("log_loss", _sk(metrics.log_loss), lambda rng: (rng.permutation(10) % 2, rng.uniform(0.1, 0.9, 10)),
-         argnums=(1,), vmap=LIB, scalar_ok=True, why=_HOST_LB),
+         argnums=(1,), scalar_ok=True),
     # -- completing the list against array_api_metric_checkers of sklearn/metrics/tests/test_common.py --
     Case("average_precision_score", _sk(metrics.average_precision_score), _proba(), scalar_ok=True, vmap=LIB,
          grad=NA, why="sklearn/metrics/_ranking.py:260 `return float(...)` (each dataset's own score)"),
-    Case("balanced_accuracy_score", _sk(metrics.balanced_accuracy_score), _labels(), scalar_ok=True, vmap=LIB,
-         grad=NA, why=_HOST),
-    Case("cohen_kappa_score", _sk(metrics.cohen_kappa_score), _labels(), scalar_ok=True, vmap=LIB, grad=NA,
-         why=_HOST),
+    Case("balanced_accuracy_score", _sk(metrics.balanced_accuracy_score), _labels(), scalar_ok=True,
+         grad=NA),
+    Case("cohen_kappa_score", _sk(metrics.cohen_kappa_score), _labels(), scalar_ok=True, grad=NA),
     Case("det_curve", _sk(metrics.det_curve), _proba(), vmap=LIB, grad=NA,
          why="sklearn/metrics/_ranking.py:460 fps[sl] (the curve's points: a data-dependent size)"),
     Case("fbeta_macro", _sk(lambda a, b: metrics.fbeta_score(a, b, beta=0.5, average="macro")), _labels(),
-         scalar_ok=True, vmap=LIB, grad=NA, why=_LABELS),
-    Case("jaccard_binary", _sk(metrics.jaccard_score), _bin(), scalar_ok=True, vmap=LIB, grad=NA,
-         why="sklearn/metrics/_classification.py:775 y_true[tp] (a boolean mask: a data-dependent size)"),
-    Case("multilabel_confusion_matrix", _sk(metrics.multilabel_confusion_matrix), _labels(), vmap=LIB, grad=NA,
-         why=_LABELS),
+         scalar_ok=True, grad=NA),
+    Case("jaccard_binary", _sk(metrics.jaccard_score), _bin(), scalar_ok=True, grad=NA),
+    Case("multilabel_confusion_matrix", _sk(metrics.multilabel_confusion_matrix), _labels(), grad=NA),
     Case("precision_macro", _sk(lambda a, b: metrics.precision_score(a, b, average="macro")), _labels(),
-         scalar_ok=True, vmap=LIB, grad=NA, why=_LABELS),
+         scalar_ok=True, grad=NA),
     Case("precision_recall_curve", _sk(metrics.precision_recall_curve), _proba(), grad=NA),
     Case("recall_multilabel", _sk(lambda a, b: metrics.recall_score(a, b, average="micro")), _multilabel(),
          scalar_ok=True, vmap=LIB, grad=NA, why=_clf_float(2213)),
-    Case("hamming_loss", _sk(metrics.hamming_loss), _labels(), scalar_ok=True, vmap=LIB, grad=NA, why=_LABELS),
+    Case("hamming_loss", _sk(metrics.hamming_loss), _labels(), scalar_ok=True, grad=NA),
     Case("brier_score_loss", _sk(metrics.brier_score_loss), _proba(), argnums=(1,), scalar_ok=True),
-    Case("log_loss_multiclass", _sk(metrics.log_loss), _proba3(), argnums=(1,), scalar_ok=True, vmap=LIB, why=_HOST_LB),
+    Case("log_loss_multiclass", _sk(metrics.log_loss), _proba3(), argnums=(1,), scalar_ok=True),
     Case("d2_brier_score", _sk(metrics.d2_brier_score), _proba(), argnums=(1,), scalar_ok=True),
-    Case("d2_log_loss_score", _sk(metrics.d2_log_loss_score), _proba(), argnums=(1,), scalar_ok=True, vmap=LIB,
-         grad=LIB, why={"vmap": _HOST_LB, "grad": _clf_float(3458)}),
+    Case("d2_log_loss_score", _sk(metrics.d2_log_loss_score), _proba(), argnums=(1,), scalar_ok=True, grad=LIB,
+         why=_clf_float(3458)),
     Case("mean_tweedie_deviance_neg", _sk(lambda a, b: metrics.mean_tweedie_deviance(a, b, power=-0.5)), _yy(lo=0.5),
          argnums=(0, 1), scalar_ok=True),
     Case("mean_tweedie_deviance_default", _sk(metrics.mean_tweedie_deviance), _yy(), argnums=(0, 1), scalar_ok=True),
     Case("mean_squared_log_error", _sk(metrics.mean_squared_log_error), _yy(lo=0.5), argnums=(0, 1), scalar_ok=True),
     Case("median_absolute_error", _sk(metrics.median_absolute_error), _yy(9), argnums=(0, 1), scalar_ok=True,
-         vmap=LIB, grad=LIB, why=_host("sklearn/utils/_array_api.py:881 (_median "
-                                                                            "in NumPy)")),
+         grad=LIB, why=("sklearn/utils/_array_api.py:1025 numpy.asarray (_convert_to_numpy, from move_to at "
+                       "sklearn/utils/_array_api.py:881: _median in NumPy)")),
     Case("d2_absolute_error_score", _sk(metrics.d2_absolute_error_score), _yy(9), argnums=(0, 1), scalar_ok=True),
     Case("d2_pinball_score", _sk(metrics.d2_pinball_score), _yy(9), argnums=(0, 1), scalar_ok=True),
     Case("d2_pinball_score_a01", _sk(lambda a, b: metrics.d2_pinball_score(a, b, alpha=0.1)), _yy(9), argnums=(0, 1),
@@ -285,8 +264,7 @@ METRICS = [
     Case("average_precision_multilabel", _sk(metrics.average_precision_score), lambda r: (
          np.stack([r.permutation(8) % 2 for _ in range(3)], axis=1), r.uniform(0, 1, (8, 3))), scalar_ok=True,
          vmap=LIB, grad=NA, why="sklearn/metrics/_ranking.py:260 `return float(...)` (each dataset's own score)"),
-    Case("brier_multiclass", _sk(metrics.brier_score_loss), _proba3(), argnums=(1,), scalar_ok=True, vmap=LIB,
-         why=_HOST_LB),
+    Case("brier_multiclass", _sk(metrics.brier_score_loss), _proba3(), argnums=(1,), scalar_ok=True),
 ]
 
 PAIRWISE = [
