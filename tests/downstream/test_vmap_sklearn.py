@@ -1,12 +1,13 @@
 """scikit-learn under vmap (transforms/batching.py): its Python checks on values (`if first_pass_isfinite:`) take
 the one path every batch element takes, so an estimator or metric maps over a stack of datasets; where the
 elements disagree (a NaN in one dataset, a per-dataset score computed on) the error names the batch elements
-and scikit-learn's line; `return float(...)` of per-dataset scores is each dataset's score (transforms/returned.py).
+and scikit-learn's line; `return float(...)` of per-dataset scores is each dataset's score (transforms/returned.py);
+a host round trip (labels moved to NumPy) or label sets of other sizes run dataset by dataset (transforms/vmap_loop.py).
 Oracle: a loop of the same calls on NumPy arrays."""
 import numpy as np
 import pytest
 import sklearn
-from sklearn.metrics import r2_score
+from sklearn.metrics import accuracy_score, confusion_matrix, r2_score
 from sklearn.preprocessing import StandardScaler
 
 import array_namespace as xp
@@ -57,6 +58,20 @@ def test_r2_scores_that_differ_and_are_computed_on_name_the_elements_and_sklearn
     Y, P = STACK[:, :, 0], STACK[:, :, 1]
     with pytest.raises(BatchDisagreementError, match=r"float\(\).*indices: \[1, 2\].*_regression\.py:\d+ `return float"):
         vmap(_sk(lambda y, p: 1.0 - r2_score(y, p)))(xp.asarray(Y), xp.asarray(P))   # (the float is used)
+
+
+@pytest.mark.filterwarnings("ignore::RuntimeWarning")
+@pytest.mark.parametrize("transform", ["vmap", "jit(vmap)"])
+def test_host_round_trips_and_label_sets_of_other_sizes_run_dataset_by_dataset(transform):
+    # confusion_matrix moves the labels to NumPy (sklearn/utils/_array_api.py:1025 numpy.asarray); accuracy_score's
+    # label sets have 2 or 3 labels (sklearn/utils/_unique.py:78): vmap runs each dataset in turn, as the loop
+    Y = np.array([[0, 1, 2, 2, 1, 0], [2, 1, 0, 0, 1, 2], [0, 0, 1, 2, 2, 2]])
+    P = np.array([[0, 2, 2, 2, 1, 0], [2, 1, 1, 0, 0, 2], [0, 1, 1, 1, 2, 0]])
+    for fn in (confusion_matrix, accuracy_score):
+        f = vmap(_sk(fn)) if transform == "vmap" else jit(vmap(_sk(fn)))
+        for A, B in ((Y, P), (P % 2, Y % 2)):   # (jit: a second call on other data)
+            want = np.stack([fn(a, b) for a, b in zip(A, B)])
+            np.testing.assert_allclose(np.asarray(f(xp.asarray(A), xp.asarray(B))), want, rtol=1e-15)
 
 
 def test_nan_in_one_dataset_names_it_and_sklearns_finiteness_check():
