@@ -63,8 +63,8 @@ class BatchTracer(Tracer):
         if isinstance(v, Tracer):   # batched over an outer vmap too, or staged: that one decides (an outer vmap
             try:                    # loops, a jit that knows its values runs eagerly); else nothing has a value
                 v.host_value(why)
-            except TracerArrayConversionError:
-                raise TracerArrayConversionError(self, why) from None
+            except TracerArrayConversionError as e:   # (its reason too: abstract, or a tangent it carries)
+                raise TracerArrayConversionError(self, why) from e
         err = TracerArrayConversionError(self, why)
         loop_instead(err)   # (the concrete batch: vmap runs the function element by element, vmap_loop.py)
         raise err
