@@ -153,6 +153,10 @@ def test_sizes_that_differ_between_elements_loop_and_decisions_keep_their_error(
     g = jit(vmap(f))   # (the loop staged: each element's sizes guarded)
     for M in (L, L[::-1] + 1):
         np.testing.assert_array_equal(np.asarray(g(xp.asarray(M))), loop(f, M))
+    h = lambda x: xp.sum(x[x > 0] ** 2)   # noqa: E731  (rows of X with 3, 3 and 1 positive entries)
+    want = central_diff(lambda A: float(sum(np.sum(a[a > 0] ** 2) for a in A)), X[:3])
+    for d in (grad(lambda A: xp.sum(vmap(h)(A))), jit(grad(lambda A: xp.sum(vmap(h)(A))))):
+        np.testing.assert_allclose(np.asarray(d(xp.asarray(X[:3]))), want, rtol=1e-6, atol=1e-8)
     # outputs of another size per element cannot be stacked: the disagreement is the error
     with pytest.raises(BatchDisagreementError, match=r"unique_values.*indices: \[1, 2\]") as e:
         vmap(xp.unique_values)(xp.asarray(L))
