@@ -115,6 +115,8 @@ def _blocked(jaxpr, in_axes, out_axes):
 
 def _host(x, aval):
     t = type(x)
+    if t is _jaxlib.ArrayImpl and x.is_deleted():
+        raise RuntimeError("pmap: an operand was deleted or donated to an earlier call; it cannot be used again")
     if t is _jaxlib.ArrayImpl or t is runtime.HostValue:
         out = runtime.to_numpy(x)
     else:

@@ -203,6 +203,16 @@ def test_repeat_calls_on_arguments_not_on_the_devices_yet_put_them_and_run_nativ
         np.testing.assert_array_equal(np.asarray(m(sq)), (sq * 10.0).T)
     with pytest.raises(ValueError, match="more than the"):
         h(np.ones((N + 1, 3)))
+    # a value on one device deleted: a clear error on the Python path and on a native signature alike
+    one = [jit(lambda v: v + 0.0)(xp.asarray(np.ones((N, 3)))) for _ in range(3)]
+    gone = pmap(lambda v: v * 2.0)
+    one[0]._v.delete()
+    with pytest.raises(RuntimeError, match="deleted or donated"):
+        gone(one[0])
+    np.testing.assert_array_equal(np.asarray(gone(one[1])), np.full((N, 3), 2.0))
+    one[2]._v.delete()
+    with pytest.raises(RuntimeError, match="deleted or donated"):
+        gone(one[2])
 
 
 @pytest.mark.parametrize("change", ["shape", "dtype", "int", "host", "devices", "members"])
