@@ -224,6 +224,8 @@ def place(x, sharding):
     """An operand not yet on a pmap's devices (a NumPy array, a value on one device) laid out as the program takes
     it, in one transfer: split along axis 0 over the devices, or copied to each (what pmap_call does with it).
     Also jaxlib's C++ dispatcher's way to lay such an operand out (_jaxlib._shard_arg_fallback)."""
+    if type(x) is np.ndarray and not x.dtype.isnative:   # (one dispatcher signature for either byte order)
+        x = x.astype(x.dtype.newbyteorder("="))
     aval = x.aval if type(x) is _jaxlib.ArrayImpl else get_aval(x)
     return _jaxlib.put_on_devices(_host(x, aval), aval, sharding, sharding.devices)
 

@@ -196,6 +196,8 @@ def test_repeat_calls_on_arguments_not_on_the_devices_yet_put_them_and_run_nativ
     h(a), h(a)
     a[:] = 7.0
     np.testing.assert_array_equal(np.asarray(h(a)), np.full((N, 3), 7.0))
+    # the other byte order on that signature (the dispatcher does not tell them apart): the same values
+    np.testing.assert_array_equal(np.asarray(h(a.astype(a.dtype.newbyteorder()))), np.full((N, 3), 7.0))
     # an axis moved (in_axes=1) or a wrong size: Python's path, right or its error
     m = pmap(lambda v: v * 10.0, in_axes=1)
     sq = rng.standard_normal((N, N))
