@@ -19,7 +19,11 @@ What it measures, printed as two tables:
 * pmap dispatch overhead: a tiny pmap (``a + 1`` on 4 floats per device) called again and again on
   its own previous result, ours vs ``jax.pmap``, per device count;
 * psum bandwidth from 4 KiB to 64 MiB per device (--quick: up to 4 MiB) over 2 and 8 devices in one
-  process (ours and JAX's). Bandwidth is bytes per device / time per psum;
+  process: ours and JAX's side by side in one child process per device count (each its own CPU client),
+  taking turns call block by call block, so that both see the same load and the same process state (timed in
+  separate children, minutes apart and after different work, the 4 MiB rows moved by tens of percent with
+  the load and the child's heap: after its other workloads ours faulted in 0 to 400 fresh pages per 4 MiB
+  psum, JAX's none). Bandwidth is bytes per device / time per psum. ``--psum-only`` runs just these;
 * the same psums and the data-parallel MLP step across 2 processes (2 x 1 and 2 x 2 CPU devices, gloo
   over 127.0.0.1): ours (transforms.distributed) and JAX's (jax.distributed with
   jax_cpu_collectives_implementation='gloo') side by side in the same two processes, each with its own
@@ -71,19 +75,6 @@ def bench(fn, *, repeats=3, target=0.05, max_number=10_000):
     return best
 
 
-def fixed_bench(fn, number, repeats=3):
-    """Best per-call time over `repeats` runs of exactly `number` calls: every process of a multi-process run
-    must make the same collective calls, so the count cannot adapt to the timings."""
-    fn()
-    best = float("inf")
-    for _ in range(repeats):
-        t0 = time.perf_counter()
-        for _ in range(number):
-            fn()
-        best = min(best, (time.perf_counter() - t0) / number)
-    return best
-
-
 def psum_calls(nbytes):
     return int(max(2, min(200, 2 ** 24 // nbytes)))
 
@@ -94,7 +85,7 @@ def ours_child(n, quick):
     sys.path.insert(0, os.path.join(ROOT, "examples"))
     import array_namespace as xp
     import transforms as T
-    from transforms import pmap, psum, random, vmap
+    from transforms import pmap, random, vmap
     assert T.local_device_count() == n, (T.local_device_count(), n)
     S = sizes(quick)
     out, reps = {}, S["reps"]
@@ -135,16 +126,6 @@ def ours_child(n, quick):
         cur[0] = tiny(cur[0])
         cur[0].block_until_ready()
     out["dispatch"] = bench(call, repeats=5, target=0.1)
-
-    if n in (2, 8):
-        f = pmap(lambda a: psum(a, "i"), "i")
-        ps = {}
-        for nb in S["psum"]:
-            a = pmap(lambda v: v)(xp.ones((n, nb // 4), dtype=xp.float32))
-            r = f(a)
-            assert float(r[0][0]) == n
-            ps[nb] = fixed_bench(lambda: f(a).block_until_ready(), psum_calls(nb))
-        out["psum"] = ps
     return out
 
 
@@ -170,15 +151,43 @@ def jax_child(n, quick):
         cur[0] = tiny(cur[0])
         cur[0].block_until_ready()
     out["dispatch"] = bench(call, repeats=5, target=0.1)
-    if n in (2, 8):
-        f = jax.pmap(lambda a: jax.lax.psum(a, "i"), "i")
-        ps = {}
-        for nb in S["psum"]:
-            a = jax.pmap(lambda v: v)(jnp.ones((n, nb // 4), dtype=jnp.float32))
-            assert float(f(a)[0][0]) == n
-            ps[nb] = fixed_bench(lambda: f(a).block_until_ready(), psum_calls(nb))
-        out["psum"] = ps
     return out
+
+
+# --------------------------------------------------- psum in one process (child, n devices): ours and JAX's
+
+PSUM_DEVICES = (2, 8)
+
+
+def psum_child(n, quick, impls):
+    """psum of every size over n devices, ours and JAX's (impls) side by side in this process, taking turns."""
+    import array_namespace  # noqa: F401  (the backend)
+    from transforms import local_device_count, pmap, psum
+    libs = {"ours": (pmap(lambda a: psum(a, "i"), "i"), lambda a: pmap(lambda v: v)(a))}
+    assert local_device_count() == n, (local_device_count(), n)
+    if "jax" in impls:
+        import jax
+        jax.config.update("jax_enable_x64", True)
+        assert jax.local_device_count() == n, (jax.local_device_count(), n)
+        libs["jax"] = (jax.pmap(lambda a: jax.lax.psum(a, "i"), "i"), lambda a: jax.pmap(lambda v: v)(a))
+    out = {impl: {} for impl in libs}
+    for nb in sizes(quick)["psum"]:
+        host = np.arange(1, n + 1, dtype=np.float32)[:, None] * np.ones((1, nb // 4), np.float32)
+        calls = {}
+        for impl, (f, put) in libs.items():
+            a = put(host)
+            assert (np.asarray(f(a)) == n * (n + 1) / 2).all(), impl   # 1 + ... + n: every member summed
+            calls[impl] = lambda f=f, a=a: f(a).block_until_ready()
+        for impl, t in alternate(calls, psum_calls(nb), 10 if quick else 12).items():
+            out[impl][nb] = t
+    return out
+
+
+def run_psum(quick, have_jax, problems):
+    impls = ("ours", "jax") if have_jax else ("ours",)
+    return {n: run_child(["--psum-child", str(n), ",".join(impls)] + (["--quick"] if quick else []), child_env(
+        ARRAY_NAMESPACE_CPU_DEVICES=str(n), XLA_FLAGS=f"--xla_force_host_platform_device_count={n}",
+        JAX_PLATFORMS="cpu"), problems, f"psum, ours and jax, {n} devices") or {} for n in PSUM_DEVICES}
 
 
 # --------------------------------------------------------------------------- 2 processes (gloo)
@@ -397,18 +406,15 @@ def scaling_rows(ours, jaxr, S):
     return rows
 
 
-def psum_rows(ours, jaxr, S):
+def psum_rows(ps, S):
     rows = [("psum, bytes per device", "setting", "ours", "ours GB/s", "jax", "jax GB/s", "ours/jax")]
     gbs = lambda nb, t: f"{nb / t / 1e9:.3g}" if t else "-"  # noqa: E731
     for nb in S["psum"]:
         size = f"{nb // KIB} KiB" if nb < 1024 * KIB else f"{nb // (1024 * KIB)} MiB"
-        for i, (setting, o, j) in enumerate([
-                ("1 process, 2 devices", (ours.get(2) or {}).get("psum", {}).get(str(nb)),
-                 (jaxr.get(2) or {}).get("psum", {}).get(str(nb))),
-                ("1 process, 8 devices", (ours.get(8) or {}).get("psum", {}).get(str(nb)),
-                 (jaxr.get(8) or {}).get("psum", {}).get(str(nb)))]):
-            rows.append((size if i == 0 else "", setting, fmt_time(o), gbs(nb, o), fmt_time(j), gbs(nb, j),
-                         ratio(o, j)))
+        for i, n in enumerate(PSUM_DEVICES):
+            o, j = (ps[n].get(impl, {}).get(str(nb)) for impl in ("ours", "jax"))
+            rows.append((size if i == 0 else "", f"1 process, {n} devices", fmt_time(o), gbs(nb, o), fmt_time(j),
+                         gbs(nb, j), ratio(o, j)))
     return rows
 
 
@@ -527,6 +533,8 @@ def main(argv=None):
     ap.add_argument("--mp-child", nargs=4, metavar=("PID", "LOCAL", "IMPLS", "PORTS"),
                     help="internal: one of 2 processes")
     ap.add_argument("--sklearn", action="store_true", help="only the scikit-learn on sharded rows table")
+    ap.add_argument("--psum-only", action="store_true", help="only the one-process psum table (ours and JAX's)")
+    ap.add_argument("--psum-child", nargs=2, metavar=("N", "IMPLS"), help="internal: psum on N devices, JSON")
     ap.add_argument("--sklearn-child", type=int, metavar="N", help="internal: sklearn on N devices, print JSON")
     args = ap.parse_args(argv)
     if args.sklearn_child:
@@ -540,6 +548,9 @@ def main(argv=None):
         return 1 if problems else 0
     if args.ours_child:
         print("RESULT " + json.dumps(ours_child(args.ours_child, args.quick)))
+        return 0
+    if args.psum_child:
+        print("RESULT " + json.dumps(psum_child(int(args.psum_child[0]), args.quick, args.psum_child[1].split(","))))
         return 0
     if args.jax_child:
         print("RESULT " + json.dumps(jax_child(args.jax_child, args.quick)))
@@ -559,10 +570,10 @@ def main(argv=None):
     from importlib.metadata import version
     print(f"numpy {np.__version__}; jax {version('jax') if have_jax else 'not installed'}; {os.cpu_count()} CPU "
           f"core(s){'; --quick' if args.quick else ''}", flush=True)
-    if args.mp_only:
-        mp = run_mp(args.quick, have_jax, problems)
+    if args.mp_only or args.psum_only:
         print()
-        print_table(mp_rows(mp, args.quick))
+        print_table(mp_rows(run_mp(args.quick, have_jax, problems), args.quick) if args.mp_only else
+                    psum_rows(run_psum(args.quick, have_jax, problems), S))
         for p in problems:
             print("-", p.rstrip())
         return 1 if problems else 0
@@ -573,11 +584,12 @@ def main(argv=None):
             jaxr[n] = run_child(["--jax-child", str(n)] + q, child_env(
                 XLA_FLAGS=f"--xla_force_host_platform_device_count={n}", JAX_PLATFORMS="cpu"), problems,
                 f"jax, {n} device(s)")
+    ps = run_psum(args.quick, have_jax, problems)
     mp = run_mp(args.quick, have_jax, problems)
     print()
     print_table(scaling_rows(ours, jaxr, S))
     print()
-    print_table(psum_rows(ours, jaxr, S))
+    print_table(psum_rows(ps, S))
     print()
     print_table(mp_rows(mp, args.quick))
     cores = os.cpu_count()

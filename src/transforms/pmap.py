@@ -261,8 +261,8 @@ def pmap(fun, axis_name=None, *, in_axes=0, out_axes=0, static_broadcasted_argnu
 
     def call(args, kwargs):
         """(the result, what ran: (the pmap's params, its operands, its raw outputs, how many operands lead as
-        the body's constants) for an eager call of no static or donated arguments, else None) -- what a native
-        dispatcher needs to repeat the call."""
+        the body's constants) for an eager call of no static or donated arguments, each mapped along axis 0 or
+        replicated, else None) -- what a native dispatcher needs to repeat the call."""
         if lanes and not kwargs and trace_state.trace is EVAL:
             hit = lanes.get(_lane_key(args))
             if hit is not None:
@@ -310,9 +310,9 @@ def pmap(fun, axis_name=None, *, in_axes=0, out_axes=0, static_broadcasted_argnu
         operands = [*ent.consts, *moved]
         outs = bind(pmap_p, *operands, **params)
         res = [box(o if a in (None, 0) else S.moveaxis(o, 0, a)) for o, a in zip(outs, ent.out_axes)]
-        ran = (params, operands, outs, len(ent.consts)) if trace_state.trace is EVAL and not (st or donate) \
-            else None
-        if ran is not None and not kwargs and cache.get(key) is ent and all(a in (None, 0) for a in axes) and \
+        ran = (params, operands, outs, len(ent.consts)) if trace_state.trace is EVAL and not (st or donate) and \
+            all(a in (None, 0) for a in axes) else None   # (each operand its argument as given, or that put)
+        if ran is not None and not kwargs and cache.get(key) is ent and \
                 all(a in (None, 0) for a in ent.out_axes) and (lk := _lane_key(args)) is not None:
             if len(lanes) >= 64:
                 lanes.clear()
@@ -375,8 +375,9 @@ def pmap(fun, axis_name=None, *, in_axes=0, out_axes=0, static_broadcasted_argnu
     pmapped.call = call
     if static or donate:
         return pmapped
-    # repeat calls of a signature seen before, on arguments already on the devices: the backend's native
-    # dispatcher where it has one (it calls `call` for everything else)
+    # repeat calls of a signature seen before, on arguments already on the devices (or NumPy arrays and values
+    # on one device, put on them per call): the backend's native dispatcher where it has one (it calls `call`
+    # for everything else)
     return backend.pmap_public(pmapped) or pmapped
 
 

@@ -315,7 +315,6 @@ def many_devices(devices, ndim, stacked):
 def shards(arr):
     """The per-device arrays of a multi-device array, in its device list's order. (jaxlib's `_arrays` would
     import the `jax` package to give each an aval when it is installed: kept out while it runs.)"""
-    import sys
     if "jax" in sys.modules:
         return arr._arrays
     sys.modules["jax"] = None
@@ -573,10 +572,10 @@ def _make_states():
 
 
 def _shard_arg_fallback(x, sharding, layout):
-    if type(x) is ArrayImpl:
-        return x
-    from .runtime import device_buffer
-    return device_buffer(x)
+    from . import pmap_runtime, runtime
+    if type(sharding) is ManyDevices:   # a pmap's operand not yet on its devices (pmap_runtime.fastpath)
+        return pmap_runtime.place(x, sharding)
+    return x if type(x) is ArrayImpl else runtime.device_buffer(x)
 
 
 def set_dispatch_cache_size(n):

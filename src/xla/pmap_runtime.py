@@ -19,9 +19,11 @@ Several processes (transforms/distributed.py): a pmap's `devices` then lists eve
 program is compiled over the global device ids and each process feeds its local replicas.
 
 Repeat calls (xla/jit_dispatch.pmap_public, `fastpath`): a call whose operands already lay on the devices as
-the program takes them is repeated by jaxlib's C++ dispatcher with no Python, as jit's are; a program whose
-replicas communicate cannot be (each such program waits for its inputs and for the last one to finish:
-`_execute`, against XLA:CPU's rendezvous deadlock), so its repeats run from the dispatcher's miss (`repeat`).
+the program takes them is repeated by jaxlib's C++ dispatcher with no Python, as jit's are; so is one whose
+arguments are NumPy arrays or values on one device, each put on the devices in one transfer per call (`place`,
+the dispatcher's fallback for an argument laid out otherwise). A program whose replicas communicate cannot be
+(each such program waits for its inputs and for the last one to finish: `_execute`, against XLA:CPU's
+rendezvous deadlock), so its repeats run from the dispatcher's miss (`repeat`), placing such arguments alike.
 
 Donation (pmap's donate_argnums, or jit's on a pmaps-only function): the operand is a buffer donor of the
 replica program; an operand already on the pmap's devices is consumed (deleted) by the call.
@@ -33,7 +35,7 @@ import threading
 
 import numpy as np
 
-from transforms.core import impl_rules
+from transforms.core import get_aval, impl_rules
 from transforms.jaxpr import Literal
 from transforms.jaxpr_transforms import jit_p, run_jaxpr, stage
 from transforms.pmap import as_vmap_jaxpr, pmap_p
@@ -113,6 +115,8 @@ def _blocked(jaxpr, in_axes, out_axes):
 
 def _host(x, aval):
     t = type(x)
+    if t is _jaxlib.ArrayImpl and x.is_deleted():
+        raise RuntimeError("pmap: an operand was deleted or donated to an earlier call; it cannot be used again")
     if t is _jaxlib.ArrayImpl or t is runtime.HostValue:
         out = runtime.to_numpy(x)
     else:
@@ -184,13 +188,21 @@ _REPEATS_MAX = 256
 
 
 def _laid_out(token, leaves, tree):
-    """The key of flattened arguments that are all live arrays (None otherwise: such calls take the whole path,
-    which splits host data or raises)."""
+    """The key of flattened arguments that are all live arrays or NumPy arrays (None otherwise: such calls take
+    the whole path, which converts other host data or raises)."""
     buf = _jaxlib.ArrayImpl
+    key = [token, tree]
     for x in leaves:
-        if type(x) is not buf or x.is_deleted():
+        t = type(x)
+        if t is buf:
+            if x.is_deleted():
+                return None
+            key.append((x.aval, x._sharding))
+        elif t is np.ndarray:
+            key.append((x.dtype, x.shape))
+        else:
             return None
-    return (token, tree, *[(x.aval, x._sharding) for x in leaves])
+    return tuple(key)
 
 
 def repeat(token, args, kwargs):
@@ -203,7 +215,29 @@ def repeat(token, args, kwargs):
     if hit is None:
         return None
     prog, out_def, consts = hit
-    return (out_def.unflatten(_execute(prog, [*consts, *leaves])),)
+    shs = prog.in_shardings[len(consts):]
+    bufs = [x if type(x) is _jaxlib.ArrayImpl and x._sharding is sh else place(x, sh) for x, sh in zip(leaves, shs)]
+    return (out_def.unflatten(_execute(prog, [*consts, *bufs])),)
+
+
+def place(x, sharding):
+    """An operand not yet on a pmap's devices (a NumPy array, a value on one device) laid out as the program takes
+    it, in one transfer: split along axis 0 over the devices, or copied to each (what pmap_call does with it).
+    Also jaxlib's C++ dispatcher's way to lay such an operand out (_jaxlib._shard_arg_fallback)."""
+    if type(x) is np.ndarray and not x.dtype.isnative:   # (one dispatcher signature for either byte order)
+        x = x.astype(x.dtype.newbyteorder("="))
+    aval = x.aval if type(x) is _jaxlib.ArrayImpl else get_aval(x)
+    return _jaxlib.put_on_devices(_host(x, aval), aval, sharding, sharding.devices)
+
+
+def _placeable(leaf, aval):
+    """Whether a repeat may lay the argument `leaf` out itself (place) and get the operand of aval `aval` the
+    first call took: a NumPy array or a live value on one device, of that aval."""
+    t = type(leaf)
+    if t is np.ndarray:
+        return get_aval(leaf) == aval
+    return t is _jaxlib.ArrayImpl and not isinstance(leaf._sharding, _jaxlib.ManyDevices) and not \
+        leaf.is_deleted() and leaf.aval == aval
 
 
 def after_fork():
@@ -218,22 +252,27 @@ def after_fork():
 def fastpath(token, params, operands, outs, n_consts, call, result):
     """How to repeat a finished eager pmap call on new values laid out alike: `FastpathData` for jaxlib's C++
     dispatcher `token` (xla/jit_dispatch.pmap_public: no Python), or for a program whose replicas communicate
-    remembered for `repeat` (then None); None where a repeat needs the whole Python path: an argument not
-    already laid out on the devices as the program takes it (host data is split per call), a result re-laid
-    out (out_axes other than 0), donation, host callbacks (pmap_call raises their own exceptions), several
-    processes. The first `n_consts` operands are the body's constants: put on the devices once, here, and
-    kept with the description. `call`: the call's (args, kwargs); `result`: what it returned."""
+    remembered for `repeat` (then None); None where a repeat needs the whole Python path: an argument neither
+    laid out on the devices as the program takes it nor one `place` lays out (a NumPy array or a value on one
+    device, of the operand's aval), a result re-laid out (out_axes other than 0), donation, host callbacks
+    (pmap_call raises their own exceptions), several processes. The first `n_consts` operands are the body's
+    constants: put on the devices once, here, and kept with the description. `call`: the call's (args, kwargs);
+    `result`: what it returned."""
     if params.get("donated") and any(params["donated"]) or len(params["devices"]) != params["axis_size"]:
         return None
     prog = _program(params["jaxpr"], params["name"], params["axis_name"], params["axis_size"],
                     params["in_axes"], params["out_axes"], params["devices"])
     args = operands[n_consts:]
-    for x, sh in zip(args, prog.in_shardings[n_consts:]):
-        if type(x) is not _jaxlib.ArrayImpl or x._sharding is not sh:
-            return None
-    leaves = _jaxlib.cpp_flatten(call)[0]   # the arguments as the dispatcher flattens them: the operands
-    if len(leaves) != len(args) or any(a is not b for a, b in zip(leaves, args)) or has_callbacks(params["jaxpr"]):
+    leaves, in_tree = _jaxlib.cpp_flatten(call)   # the arguments as the dispatcher flattens them
+    if len(leaves) != len(args) or has_callbacks(params["jaxpr"]):
         return None
+    placed = False   # whether some argument is laid out per call (place)
+    for leaf, x, sh, aval in zip(leaves, args, prog.in_shardings[n_consts:], prog.in_avals[n_consts:]):
+        if leaf is x and type(x) is _jaxlib.ArrayImpl and x._sharding is sh:
+            continue   # already on the devices as the program takes it
+        if not _placeable(leaf, aval):
+            return None
+        placed = True
     out_leaves, out_def = _jaxlib.cpp_flatten(result)
     if len(out_leaves) != len(outs) or any(a is not b or a._sharding is not sh
                                            for a, b, sh in zip(out_leaves, outs, prog.out_shardings)):
@@ -244,9 +283,10 @@ def fastpath(token, params, operands, outs, n_consts, call, result):
     if prog.communicates:
         if len(_repeats) >= _REPEATS_MAX:
             _repeats.clear()
-        _repeats[(token, _jaxlib.cpp_flatten(call)[1], *[(x.aval, x._sharding) for x in args])] = (prog, out_def,
-                                                                                                 consts)
+        _repeats[_laid_out(token, leaves, in_tree)] = (prog, out_def, consts)
         return None
+    if placed and _jaxlib.jax_owns_states():
+        return None   # (jax's dtype rules would then make the dispatcher's signature of a NumPy argument)
     n = len(operands)
     return _jaxlib.FastpathData(
         xla_executable=prog.exe, out_pytree_def=out_def, in_shardings=list(prog.in_shardings),

@@ -167,6 +167,56 @@ def test_repeat_calls_on_the_devices_run_natively_with_their_new_values(runs):
     assert runs[0] == start + 1
 
 
+@pytest.mark.parametrize("kind", ["numpy", "float32 numpy", "host Array", "Array on one device", "mixed"])
+def test_repeat_calls_on_arguments_not_on_the_devices_yet_put_them_and_run_natively(runs, kind):
+    """A NumPy array or a value on one device, new values each call: put on the devices per call (split along axis
+    0; copied for in_axes None) by the dispatcher's repeat -- Python's pmap path runs for the first call only."""
+    put = {"numpy": lambda x: x, "float32 numpy": lambda x: x.astype(np.float32), "host Array": xp.asarray,
+           "Array on one device": lambda x: jit(lambda v: v + 0.0)(xp.asarray(x)),
+           "mixed": lambda x: x}[kind]
+    f = pmap(lambda a, b, c: a * 2.0 - b + c, in_axes=(0, 0, None))
+    g = pmap(lambda a, b, c: psum(a, "i") - b * c, "i", in_axes=(0, 0, None))   # replicas that communicate
+    rng = np.random.default_rng(1)
+    for fn, want in ((f, lambda a, b, c: a * 2.0 - b + c), (g, lambda a, b, c: a.sum(0) - b * c)):
+        calls = [[put(rng.standard_normal((N, 3))), put(rng.standard_normal((N, 3))), put(rng.standard_normal(3))]
+                 for _ in range(4)]
+        if kind == "mixed":   # one already on the devices, one on the host, a replicated one on one device
+            calls = [[_on_devices(a), b, jit(lambda v: v + 0.0)(xp.asarray(c))] for a, b, c in calls]
+        start = runs[0]
+        for xs in calls:
+            got = fn(*xs)
+            host = [np.asarray(x) for x in xs]
+            expect = np.broadcast_to(want(*host), (N, 3))
+            np.testing.assert_allclose(np.asarray(got), expect, rtol=1e-6 if host[0].dtype == np.float32 else 1e-15)
+            assert np.asarray(got).dtype == host[0].dtype and [d.id for d in got._v._sharding.devices] == list(range(N))
+        assert runs[0] == start + 1, kind
+    # the host array written after a call: the next call sees the new values (each call copies them)
+    a = np.ones((N, 3))
+    h = pmap(lambda v: v * 1.0)
+    h(a), h(a)
+    a[:] = 7.0
+    np.testing.assert_array_equal(np.asarray(h(a)), np.full((N, 3), 7.0))
+    # the other byte order on that signature (the dispatcher does not tell them apart): the same values
+    np.testing.assert_array_equal(np.asarray(h(a.astype(a.dtype.newbyteorder()))), np.full((N, 3), 7.0))
+    # an axis moved (in_axes=1) or a wrong size: Python's path, right or its error
+    m = pmap(lambda v: v * 10.0, in_axes=1)
+    sq = rng.standard_normal((N, N))
+    for _ in range(2):
+        np.testing.assert_array_equal(np.asarray(m(sq)), (sq * 10.0).T)
+    with pytest.raises(ValueError, match="more than the"):
+        h(np.ones((N + 1, 3)))
+    # a value on one device deleted: a clear error on the Python path and on a native signature alike
+    one = [jit(lambda v: v + 0.0)(xp.asarray(np.ones((N, 3)))) for _ in range(3)]
+    gone = pmap(lambda v: v * 2.0)
+    one[0]._v.delete()
+    with pytest.raises(RuntimeError, match="deleted or donated"):
+        gone(one[0])
+    np.testing.assert_array_equal(np.asarray(gone(one[1])), np.full((N, 3), 2.0))
+    one[2]._v.delete()
+    with pytest.raises(RuntimeError, match="deleted or donated"):
+        gone(one[2])
+
+
 @pytest.mark.parametrize("change", ["shape", "dtype", "int", "host", "devices", "members"])
 def test_every_change_of_signature_misses_and_stays_right(runs, change):
     f = pmap(lambda a: a * 3 + 1)
@@ -183,7 +233,7 @@ def test_every_change_of_signature_misses_and_stays_right(runs, change):
     elif change == "int":
         new = x.astype(np.int32)
         arg = _on_devices(new)
-    elif change == "host":   # host data: split over the devices per call (Python every time)
+    elif change == "host":   # host data: split over the devices per call
         new = x + 0.5
         arg = xp.asarray(new)
     elif change == "devices":   # the same avals laid out on other devices: gathered and split again
