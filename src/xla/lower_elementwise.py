@@ -5,7 +5,7 @@ import numpy as np
 
 from transforms.primitives import elementwise as E
 
-from ._jaxlib import chlo, hlo
+from ._jaxlib import chlo, hlo, ir
 from .host import Kernel, host_kernels
 from .lower_elementwise_complex import COMPLEX_KERNELS, complex_div, complex_pow, complex_sign
 from .lowering import broadcast_to, constant, lowering_rules, ttype
@@ -38,6 +38,20 @@ _BINARY = {
 }
 for _p, _op in {**_UNARY, **_BINARY}.items():
     lowering_rules[_p] = _nary(_op)
+
+
+def _divide(x, y):
+    """x / y for broadcast operands, correctly rounded as eagerly and in NumPy. XLA's algebraic simplifier
+    (HandleDivide) rewrites a float a / constant and a / broadcast(b) into a * (1 / b), a / sqrt(b) into
+    a * rsqrt(b), (a / b) / c into a / (b * c), ...; it cannot look through an optimization barrier, which XLA
+    removes after that pass and before fusion, so the division fuses as before (docs/coming-from-jax.md).
+    Integer division keeps its rewrites (by a power of 2 into a shift: exact)."""
+    if isinstance(ir.RankedTensorType(x.type).element_type, ir.IntegerType):
+        return hlo.DivOp(x, y)
+    return hlo.DivOp(*hlo.OptimizationBarrierOp([x, y]).results)
+
+
+lowering_rules[E.div_p] = _nary(_divide)
 
 
 def _exp2(c, x):
@@ -117,7 +131,7 @@ def _zero_keeping(op, both):
 
 
 lowering_rules[E.mul0_p] = _zero_keeping(hlo.MulOp, True)
-lowering_rules[E.div0_p] = _zero_keeping(hlo.DivOp, False)
+lowering_rules[E.div0_p] = _zero_keeping(_divide, False)
 
 
 def _convert(c, x, *, new_dtype, weak_type):
