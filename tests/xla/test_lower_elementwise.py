@@ -214,3 +214,43 @@ def test_jit_jackknife_of_constant_data_is_degenerate_as_eagerly():
     x = xp.asarray(np.full(34, 1e4))
     with np.errstate(invalid="ignore"):
         assert np.isnan(float(acceleration(x))) and np.isnan(float(jit(acceleration)(x)))
+
+
+@pytest.mark.parametrize("dtype", ["float64", "float32"])
+def test_jit_mean_of_a_constant_array_is_the_constant(dtype):
+    """mean is sum / n (array_namespace/_statistical.py), not sum * (1 / n): 49 x 3.0 / 49 is 3.0, 147 * (1 / 49)
+    is not."""
+    for c in (3.0, 7.0, 1e4):
+        x = np.full((49, 98), c, dtype)
+        for axis in (0, 1, None):
+            got = np.asarray(jit(lambda a: xp.mean(a, axis=axis))(xp.asarray(x)))
+            np.testing.assert_array_equal(got, np.full(np.mean(x, axis=axis).shape, c, dtype))
+            np.testing.assert_array_equal(got, np.mean(x, axis=axis))
+
+
+@pytest.mark.parametrize("dtype", ["float64", "float32"])
+def test_jit_keeps_the_order_of_constant_arithmetic(dtype):
+    """(a + 1) - 1 is not a, (a * 3) * 7 is not a * 21, -0.0 + 0.0 is +0.0 (lower_elementwise.py, _as_written);
+    a constant expression is still folded (gamma's a - 1/3 and 1 / sqrt(9 (a - 1/3)) for a number a)."""
+    x = np.random.default_rng(1).random((5, 34)).astype(dtype)
+    x[0, :3] = [-0.0, 0.0, 1e-30]
+    one, three, seven = (np.dtype(dtype).type(v) for v in (1.0, 3.0, 7.0))
+    for f, g in ((lambda a: (a + 1.0) - 1.0, lambda a: (a + one) - one),
+                 (lambda a: (a * 3.0) * 7.0, lambda a: (a * three) * seven),
+                 (lambda a: (1.0 - a) + 1.0, lambda a: (one - a) + one),
+                 (lambda a: (a * 3.0) * a[1, 1], lambda a: (a * three) * a[1, 1]),
+                 (lambda a: a + 0.0, lambda a: a + np.dtype(dtype).type(0.0))):
+        _bits_equal(jit(f)(xp.asarray(x)), g(x))
+    text = jit(lambda a: a * (xp.asarray(2.5, dtype=a.dtype) - 1 / 3)).lower(xp.asarray(x)).as_text()
+    assert text.count("optimization_barrier") == 1   # (the product, not the constant's own subtraction)
+
+
+def test_jit_product_with_a_converted_bool_keeps_nan_and_signed_zero():
+    """XLA's simplifier makes float(m) * x a select(m, x, 0), which gives 0 for NaN * 0 and -x * 0."""
+    m = np.array([[False, True, False, False], [True, True, False, True]])
+    x = np.array([np.nan, 2.0, -3.0, np.inf])
+    with np.errstate(invalid="ignore"):
+        want = m.astype(np.float64) * x
+        for f in (lambda b, v: xp.astype(b, xp.float64) * v, lambda b, v: v * xp.astype(b, xp.float64)):
+            _bits_equal(jit(f)(xp.asarray(m), xp.asarray(x)), want)
+            _bits_equal(jit(f)(xp.asarray(m[0]), xp.asarray(x)), want[0])
