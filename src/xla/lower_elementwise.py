@@ -5,7 +5,7 @@ import numpy as np
 
 from transforms.primitives import elementwise as E
 
-from ._jaxlib import chlo, hlo
+from ._jaxlib import chlo, hlo, ir
 from .host import Kernel, host_kernels
 from .lower_elementwise_complex import COMPLEX_KERNELS, complex_div, complex_pow, complex_sign
 from .lowering import broadcast_to, constant, lowering_rules, ttype
@@ -38,6 +38,55 @@ _BINARY = {
 }
 for _p, _op in {**_UNARY, **_BINARY}.items():
     lowering_rules[_p] = _nary(_op)
+
+
+def _hidden(x, y):
+    """x and y (floating) through one optimization barrier. XLA's algebraic simplifier rewrites float arithmetic
+    into what rounds differently from NumPy: a / constant and a / broadcast(b) into a * (1 / b), a / sqrt(b) into
+    a * rsqrt(b), (a / b) / c into a / (b * c), (a + c1) + c2 into a + (c1 + c2), (a * c1) * c2 into a * (c1 * c2),
+    a + 0 into a (-0.0 stays -0.0). It cannot look through the barrier, which XLA removes after that pass and
+    before fusion, so the ops fuse as before (docs/coming-from-jax.md)."""
+    if isinstance(ir.RankedTensorType(x.type).element_type, ir.IntegerType):
+        return x, y   # (integer rewrites, e.g. division by a power of 2 into a shift, are exact)
+    return tuple(hlo.OptimizationBarrierOp([x, y]).results)
+
+
+def _is_constant(v, depth=6):
+    """Whether v is computed from constants alone (within `depth` ops): XLA folds those exactly, on the host."""
+    op = getattr(v.owner, "opview", None)
+    if isinstance(op, (hlo.ConstantOp, hlo.IotaOp)):
+        return True
+    operands = () if op is None or depth == 0 or len(op.regions) else list(op.operands)
+    return bool(operands) and all(_is_constant(o, depth - 1) for o in operands)
+
+
+def _from_bool(v):
+    op = getattr(v.owner, "opview", None)
+    bool_type = ir.IntegerType.get_signless(1)
+    return isinstance(op, hlo.ConvertOp) and ir.RankedTensorType(op.operand.type).element_type == bool_type
+
+
+def _one_constant(x, y):
+    return _is_constant(x) != _is_constant(y)
+
+
+def _as_written(op, hide):
+    """op(x, y) as NumPy rounds it: its operands hidden (_hidden) where hide(x, y) says the simplifier could
+    rewrite it. Its rewrites of add, subtract and multiply need just one constant operand (where both are,
+    XLA folds the constant expression on the host, as NumPy computes it); x * float(bool) it makes a select,
+    which loses NaN * 0 = NaN and -x * 0 = -0.0."""
+    def rule(c, x, y):
+        out = c.avals_out[0]
+        hidden = hide(x, y)
+        x, y = [broadcast_to(v, a, a.update(shape=out.shape)) for v, a in zip((x, y), c.avals_in)]
+        return op(*(_hidden(x, y) if hidden else (x, y))).result
+    return rule
+
+
+lowering_rules[E.div_p] = _as_written(hlo.DivOp, lambda x, y: True)
+lowering_rules[E.add_p] = _as_written(hlo.AddOp, _one_constant)
+lowering_rules[E.sub_p] = _as_written(hlo.SubtractOp, _one_constant)
+lowering_rules[E.mul_p] = _as_written(hlo.MulOp, lambda x, y: _one_constant(x, y) or _from_bool(x) or _from_bool(y))
 
 
 def _exp2(c, x):
@@ -117,7 +166,7 @@ def _zero_keeping(op, both):
 
 
 lowering_rules[E.mul0_p] = _zero_keeping(hlo.MulOp, True)
-lowering_rules[E.div0_p] = _zero_keeping(hlo.DivOp, False)
+lowering_rules[E.div0_p] = _zero_keeping(lambda a, b: hlo.DivOp(*_hidden(a, b)), False)
 
 
 def _convert(c, x, *, new_dtype, weak_type):

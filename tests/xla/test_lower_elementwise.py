@@ -149,3 +149,108 @@ def test_gamma_poles():
 def test_every_lowered_primitive_is_reached():
     reached = {c.fn.__name__ for c in CASES}
     assert lowered_by("xla.lower_elementwise") - reached == set()
+
+
+# XLA's algebraic simplifier rewrites a float a / constant or a / broadcast(b) into a * (1 / b), a / sqrt(b) into
+# a * rsqrt(b), (a / b) / c into a / (b * c), ...; the lowering hides the operands behind an optimization barrier
+# (lower_elementwise.py, _divide), so jit divides as NumPy does, bit for bit (as the eager kernel: np.true_divide).
+_EDGES = [1.0, -1.0, 3.0, 0.1, 1e300, -1e-300, 7.0, 1e10, np.pi, 0.0, -0.0, np.inf, -np.inf, np.nan]
+
+
+def _bits_equal(got, want):
+    got = np.asarray(got)
+    assert got.dtype == want.dtype and got.shape == want.shape
+    np.testing.assert_array_equal(got.view(f"u{want.itemsize}"), want.view(f"u{want.itemsize}"))
+
+
+@pytest.mark.parametrize("dtype", ["float64", "float32"])
+@pytest.mark.parametrize("divisor", ["scalar", "row", "column", "constant", "div0"])
+def test_jit_division_by_a_broadcast_divisor_is_correctly_rounded(dtype, divisor):
+    rng = np.random.default_rng(0)
+    tiny, big = float(np.finfo(dtype).tiny), float(np.finfo(dtype).max)
+    edges = np.array([v for v in _EDGES if not np.isfinite(v) or v == 0 or tiny <= abs(v) <= big], dtype)
+    x = np.concatenate([rng.random(34 * 5 - edges.size).astype(dtype) * 10, edges]).reshape(5, 34)
+    b = {"scalar": np.asarray(3.0, dtype), "row": (rng.random(34) + 0.5).astype(dtype),
+         "column": np.concatenate([(rng.random(3) + 0.5), [1 / 3.0, 1e-30]]).astype(dtype).reshape(5, 1)}
+    with np.errstate(all="ignore"):
+        if divisor == "constant":
+            want, f, args = x / np.dtype(dtype).type(3.0), (lambda a: a / 3.0), (x,)
+        elif divisor == "div0":   # (the quotient of grad's rules: 0 where the numerator is 0)
+            want = np.where(x == 0, np.zeros_like(x), x / b["row"])
+            f, args = raw(E.div0_p), (x, b["row"])
+        else:
+            want, f, args = x / b[divisor], (lambda u, v: u / v), (x, b[divisor])
+        got = jit(f)(*map(xp.asarray, args))
+    _bits_equal(got, want)
+    with np.errstate(all="ignore"):
+        _bits_equal(f(*map(xp.asarray, args)), want)   # (eagerly the same bits)
+
+
+@pytest.mark.parametrize("dtype", ["float64", "float32"])
+def test_jit_keeps_chained_divisions_as_written(dtype):
+    """(a / 3) / 7 is not a / 21, a / (a / 3) is not (a * 3) / a, a / sqrt(b) is not a * rsqrt(b)."""
+    x = (np.random.default_rng(1).random((5, 34)) + 0.01).astype(dtype)
+    with np.errstate(all="ignore"):
+        for f, g in ((lambda a: (a / 3.0) / 7.0, None), (lambda a: a / (a / 3.0), None),
+                     (lambda a: (a / (a + 1.0)) / (a / 3.0), None),
+                     (lambda a: a / xp.sqrt(a + 1.0), lambda a: a / np.sqrt(a + np.dtype(dtype).type(1.0)))):
+            _bits_equal(jit(f)(xp.asarray(x)), (g or f)(x))
+
+
+def test_jit_integer_division_by_a_power_of_two_still_floors():
+    x = np.arange(-40, 40, dtype=np.int64)
+    for d in (4, 3, -8):
+        np.testing.assert_array_equal(np.asarray(jit(lambda a: a // d)(xp.asarray(x))), x // d)
+
+
+def test_jit_jackknife_of_constant_data_is_degenerate_as_eagerly():
+    """scipy.stats.bootstrap's BCa acceleration on constant data: the jackknife means all equal the mean, so
+    0 / 0 = NaN (eagerly and in NumPy); with sums divided as sum * (1 / (n - 1)) jit made it -0.0286."""
+    def acceleration(a):
+        n = a.shape[0]
+        theta = xp.sum(xp.where(xp.asarray(~np.eye(n, dtype=bool)), a[None, :], 0.0), axis=1) / (n - 1)
+        d = xp.mean(theta) - theta
+        return xp.sum(d ** 3) / (6.0 * xp.sum(d ** 2) ** 1.5)
+    x = xp.asarray(np.full(34, 1e4))
+    with np.errstate(invalid="ignore"):
+        assert np.isnan(float(acceleration(x))) and np.isnan(float(jit(acceleration)(x)))
+
+
+@pytest.mark.parametrize("dtype", ["float64", "float32"])
+def test_jit_mean_of_a_constant_array_is_the_constant(dtype):
+    """mean is sum / n (array_namespace/_statistical.py), not sum * (1 / n): 49 x 3.0 / 49 is 3.0, 147 * (1 / 49)
+    is not."""
+    for c in (3.0, 7.0, 1e4):
+        x = np.full((49, 98), c, dtype)
+        for axis in (0, 1, None):
+            got = np.asarray(jit(lambda a: xp.mean(a, axis=axis))(xp.asarray(x)))
+            np.testing.assert_array_equal(got, np.full(np.mean(x, axis=axis).shape, c, dtype))
+            np.testing.assert_array_equal(got, np.mean(x, axis=axis))
+
+
+@pytest.mark.parametrize("dtype", ["float64", "float32"])
+def test_jit_keeps_the_order_of_constant_arithmetic(dtype):
+    """(a + 1) - 1 is not a, (a * 3) * 7 is not a * 21, -0.0 + 0.0 is +0.0 (lower_elementwise.py, _as_written);
+    a constant expression is still folded (gamma's a - 1/3 and 1 / sqrt(9 (a - 1/3)) for a number a)."""
+    x = np.random.default_rng(1).random((5, 34)).astype(dtype)
+    x[0, :3] = [-0.0, 0.0, 1e-30]
+    one, three, seven = (np.dtype(dtype).type(v) for v in (1.0, 3.0, 7.0))
+    for f, g in ((lambda a: (a + 1.0) - 1.0, lambda a: (a + one) - one),
+                 (lambda a: (a * 3.0) * 7.0, lambda a: (a * three) * seven),
+                 (lambda a: (1.0 - a) + 1.0, lambda a: (one - a) + one),
+                 (lambda a: (a * 3.0) * a[1, 1], lambda a: (a * three) * a[1, 1]),
+                 (lambda a: a + 0.0, lambda a: a + np.dtype(dtype).type(0.0))):
+        _bits_equal(jit(f)(xp.asarray(x)), g(x))
+    text = jit(lambda a: a * (xp.asarray(2.5, dtype=a.dtype) - 1 / 3)).lower(xp.asarray(x)).as_text()
+    assert text.count("optimization_barrier") == 1   # (the product, not the constant's own subtraction)
+
+
+def test_jit_product_with_a_converted_bool_keeps_nan_and_signed_zero():
+    """XLA's simplifier makes float(m) * x a select(m, x, 0), which gives 0 for NaN * 0 and -x * 0."""
+    m = np.array([[False, True, False, False], [True, True, False, True]])
+    x = np.array([np.nan, 2.0, -3.0, np.inf])
+    with np.errstate(invalid="ignore"):
+        want = m.astype(np.float64) * x
+        for f in (lambda b, v: xp.astype(b, xp.float64) * v, lambda b, v: v * xp.astype(b, xp.float64)):
+            _bits_equal(jit(f)(xp.asarray(m), xp.asarray(x)), want)
+            _bits_equal(jit(f)(xp.asarray(m[0]), xp.asarray(x)), want[0])
