@@ -55,6 +55,16 @@ def _numpy_key(shape, key):
         return (key,) if nd and _slice_ok(key) else None
     if t is not tuple:
         return None
+    if len(key) <= nd:   # ints and slices only (x[i, j], x[k, :, :]): one pass, entry i on dimension i
+        for e, n in zip(key, shape):
+            te = type(e)
+            if te is int:
+                if not -n <= e < n:
+                    return None
+            elif te is not slice or (e != _FULL and not _slice_ok(e)):
+                break
+        else:
+            return key + (Ellipsis,)
     ell, used, after = -1, 0, 0
     for i, e in enumerate(key):
         te = type(e)
