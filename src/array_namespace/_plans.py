@@ -30,7 +30,12 @@ def plain(arg):
     t = type(arg)
     if t in PLAIN_INTS:
         return True
-    return t is tuple and PLAIN_INTS.issuperset(map(type, arg))   # (the entries' types, checked in C)
+    if t is tuple:
+        for d in arg:
+            if type(d) not in PLAIN_INTS:
+                return False
+        return True
+    return False
 
 
 def scalar_key(value):

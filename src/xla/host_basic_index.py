@@ -45,38 +45,49 @@ def _numpy_key(shape, key):
     t = type(key)
     if t is HostValue:   # a boolean mask's value (namespace: a mask Array) over exactly x's leading dims
         m = key.np
-        ok = _live(key) and m.dtype == np.bool_ and 0 < m.ndim <= nd and m.shape == tuple(shape[:m.ndim])
-        return m if ok else None
+        return m if _live(key) and m.dtype == np.bool_ and 0 < m.ndim <= nd and m.shape == shape[:m.ndim] else None
     if t is int:
-        if not nd or not -shape[0] <= key < shape[0]:
-            return None
-        return (key, Ellipsis)
+        return (key, Ellipsis) if nd and -shape[0] <= key < shape[0] else None
     if t is slice:
         return (key,) if nd and _slice_ok(key) else None
     if t is not tuple:
         return None
-    if len(key) <= nd and _on_dims(key, shape):   # ints and slices only (x[i, j], x[k, :, :]): one pass
-        return key + (Ellipsis,)
-    real = [e for e in key if e is not None]   # the entries on dimensions, one Ellipsis standing for full slices
-    ell = [i for i, e in enumerate(real) if e is Ellipsis]
-    if len(ell) > 1 or len(real) - len(ell) > nd:
-        return None
-    if ell:
-        real[ell[0]:ell[0] + 1] = [_FULL] * (nd - len(real) + 1)
-    return None if not _on_dims(real, shape) else key if ell else key + (Ellipsis,)
-
-
-def _on_dims(entries, shape):
-    """Whether each entry is an int in range or a slice of Python ints (nonzero step) on its dimension, entry i
-    on dimension i."""
-    for e, n in zip(entries, shape):
+    if len(key) <= nd:   # ints and slices only (x[i, j], x[k, :, :]): one pass, entry i on dimension i
+        for e, n in zip(key, shape):
+            te = type(e)
+            if te is not int and te is not slice:
+                break   # (a None, an Ellipsis: the general walk)
+            if not (-n <= e < n if te is int else e == _FULL or _slice_ok(e)):
+                return None
+        else:
+            return key + (Ellipsis,)
+    ell, used, after = -1, 0, 0
+    for i, e in enumerate(key):
         te = type(e)
-        if te is int:
+        if te is int or (te is slice and _slice_ok(e)):
+            used += 1
+            if ell >= 0:
+                after += 1
+        elif e is Ellipsis:
+            if ell >= 0:
+                return None
+            ell = i
+        elif e is not None:
+            return None
+    if used > nd:
+        return None
+    d = 0
+    for i, e in enumerate(key):
+        if i == ell:
+            d = nd - after
+        elif type(e) is int:
+            n = shape[d]
             if not -n <= e < n:
-                return False
-        elif te is not slice or (e != _FULL and not _slice_ok(e)):
-            return False
-    return True
+                return None
+            d += 1
+        elif e is not None:
+            d += 1
+    return key if ell >= 0 else key + (Ellipsis,)
 
 
 def _take_key(shape, key):
