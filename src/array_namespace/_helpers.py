@@ -7,7 +7,7 @@ import struct
 
 import numpy as np
 
-from transforms.core import EVAL, trace_state, bind, get_aval
+from transforms.core import EVAL, trace_state, tracing, bind, get_aval
 from transforms.primitives.elementwise import broadcast_shapes, convert_element_type_p
 
 from . import _dtypes as D
@@ -29,7 +29,7 @@ Array = None   # set by _array
 def wrap(v):
     a = object.__new__(Array)
     a._v = v
-    a._trace = trace_state.trace
+    a._trace = trace_state.trace if tracing[0] else EVAL   # (no thread traces: eager, without the thread-local read)
     return a
 
 
@@ -194,7 +194,7 @@ def binary(fname, x1, x2, broadcast=True):
             return cast(v1, dt), cast(v2, dt), dt
         if t2 in _SCALARS:
             hit = _OPERANDS.get((t2, x2, a1.dtype))
-            if hit is None or trace_state.trace is not EVAL or hit[1].is_deleted():
+            if hit is None or tracing[0] and trace_state.trace is not EVAL or hit[1].is_deleted():
                 hit = scalar_operand(fname, x2, a1.dtype)
                 if t2 is complex and a1.dtype.kind == "f":   # real floating array + complex scalar
                     v1 = cast(v1, hit[0])
@@ -208,7 +208,7 @@ def binary(fname, x1, x2, broadcast=True):
             v2 = x2._v
             d2 = v2.aval.dtype
             hit = _OPERANDS.get((t1, x1, d2))
-            if hit is None or trace_state.trace is not EVAL or hit[1].is_deleted():
+            if hit is None or tracing[0] and trace_state.trace is not EVAL or hit[1].is_deleted():
                 hit = scalar_operand(fname, x1, d2)
                 if t1 is complex and d2.kind == "f":
                     v2 = cast(v2, hit[0])
