@@ -58,7 +58,7 @@ def weak_scalar(value, dtype, fname="asarray"):
     int past int64 next to a float array is first the float it is (`big_int_as_float`), eagerly and under jit alike."""
     if type(dtype) is _DType:
         dtype = dtype._np   # (the engine's params hold NumPy dtypes)
-    if trace_state.trace is EVAL:
+    if not tracing[0] or trace_state.trace is EVAL:
         t = type(value)
         if t in _SCALAR_SET:
             if value != value:   # NaN: keyed by its bits (NaN != NaN would miss every time)
@@ -151,7 +151,7 @@ def scalar_operand(fname, value, dtype):
     real floating array next to a complex scalar is then cast to (binary's slow path; kept in _OPERANDS)."""
     dt = D.scalar_dtype_for(value, dtype, fname)
     out = (dt, weak_scalar(value, dt, fname))
-    if trace_state.trace is EVAL and type(value) is not complex and value and value == value:
+    if (not tracing[0] or trace_state.trace is EVAL) and type(value) is not complex and value and value == value:
         if len(_OPERANDS) >= 1024:
             _OPERANDS.clear()   # (dict ops are atomic under the GIL)
         _OPERANDS[(type(value), value, dtype)] = out
