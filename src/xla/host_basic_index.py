@@ -119,7 +119,7 @@ _FULL = slice(None)
 
 def _live(v):
     """Whether raw value v is host-held here and not donated."""
-    return v.__class__ is HostValue and not v.is_deleted()
+    return v.__class__ is HostValue and (v._buf is None or not v._buf.is_deleted())   # (HostValue.is_deleted inlined)
 
 
 def eager_getitem(v, key):
