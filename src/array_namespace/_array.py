@@ -13,7 +13,7 @@ import sys
 import numpy as np
 
 from transforms.backend import backend
-from transforms.core import EVAL, Tracer, trace_state, boxing
+from transforms.core import EVAL, Tracer, trace_state, tracing, boxing
 from transforms.devices import sharding_of as _sharding_of, shards_of as _shards_of
 from transforms import returned as _returned
 
@@ -416,7 +416,7 @@ class Array:
         # write (NumPy's cost; a copy of x per write is quadratic in a loop). A view's value is its own memory too
         # (host.sole_holder refuses memory it shares with its parent); the write then goes on to its family (write)
         sole = sys.getrefcount(self._v) <= 2
-        if sole and trace_state.trace is EVAL and (type(value) is Array or type(value) in H._SCALAR_SET):
+        if sole and (not tracing[0] or trace_state.trace is EVAL) and (type(value) is Array or type(value) in H._SCALAR_SET):
             # eagerly, nothing else holds x's value: a value of x's dtype (an Array, or a Python scalar converted
             # as update does) goes straight into x's memory where the backend takes the key (update's eager first
             # step, without the rest of its pass and the rebind's checks: the aval is unchanged); a view family

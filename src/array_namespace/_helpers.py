@@ -7,7 +7,7 @@ import struct
 
 import numpy as np
 
-from transforms.core import EVAL, trace_state, bind, get_aval
+from transforms.core import EVAL, trace_state, tracing, bind, get_aval
 from transforms.primitives.elementwise import broadcast_shapes, convert_element_type_p
 
 from . import _dtypes as D
@@ -29,7 +29,7 @@ Array = None   # set by _array
 def wrap(v):
     a = object.__new__(Array)
     a._v = v
-    a._trace = trace_state.trace
+    a._trace = trace_state.trace if tracing[0] else EVAL   # (no thread traces: eager, without the thread-local read)
     return a
 
 
@@ -58,7 +58,7 @@ def weak_scalar(value, dtype, fname="asarray"):
     int past int64 next to a float array is first the float it is (`big_int_as_float`), eagerly and under jit alike."""
     if type(dtype) is _DType:
         dtype = dtype._np   # (the engine's params hold NumPy dtypes)
-    if trace_state.trace is EVAL:
+    if not tracing[0] or trace_state.trace is EVAL:
         t = type(value)
         if t in _SCALAR_SET:
             if value != value:   # NaN: keyed by its bits (NaN != NaN would miss every time)
@@ -139,6 +139,25 @@ def as_array(x, fname, arg="x"):
     return wrap(weak_scalar(v, D.default_dtype_of_scalar(v), fname))
 
 
+# Eagerly: (scalar type, scalar, array dtype) -> (result dtype, the weak 0-d raw value), for an array op a
+# scalar (x + 1, 2.0 * x): the promotion and the conversion in one lookup. Only for scalars == tells apart
+# (bool, int, and float other than zeros and NaN: -0.0 == 0.0 hashes alike, NaN never meets itself); a kept
+# value donated to a jitted function is made anew.
+_OPERANDS: dict = {}
+
+
+def scalar_operand(fname, value, dtype):
+    """(the result dtype, the weak 0-d raw value) of Python scalar `value` next to an array of `dtype`, which a
+    real floating array next to a complex scalar is then cast to (binary's slow path; kept in _OPERANDS)."""
+    dt = D.scalar_dtype_for(value, dtype, fname)
+    out = (dt, weak_scalar(value, dt, fname))
+    if (not tracing[0] or trace_state.trace is EVAL) and type(value) is not complex and value and value == value:
+        if len(_OPERANDS) >= 1024:
+            _OPERANDS.clear()   # (dict ops are atomic under the GIL)
+        _OPERANDS[(type(value), value, dtype)] = out
+    return out
+
+
 _REPR = {D.bool_: True, "int": 1, "float": 1.0, "complex": 1j}
 
 
@@ -156,6 +175,8 @@ def binary(fname, x1, x2, broadcast=True):
         if t2 is Array:
             v2 = x2._v
             a2 = v2.aval
+            if a2 is a1:   # (one aval object per signature: the same shape and dtype)
+                return v1, v2, a1.dtype
             d1, d2 = a1.dtype, a2.dtype
             s1, s2 = a1.shape, a2.shape
             if broadcast and s1 != s2 and s1 and s2:   # (a 0-d operand broadcasts with anything)
@@ -172,10 +193,12 @@ def binary(fname, x1, x2, broadcast=True):
                 dt = D.promote(d1, d2, fname)
             return cast(v1, dt), cast(v2, dt), dt
         if t2 in _SCALARS:
-            dt = D.scalar_dtype_for(x2, a1.dtype, fname)
-            if t2 is complex and a1.dtype.kind == "f":   # real floating array + complex scalar
-                v1 = cast(v1, dt)
-            return v1, weak_scalar(x2, dt, fname), dt
+            hit = _OPERANDS.get((t2, x2, a1.dtype))
+            if hit is None or tracing[0] and trace_state.trace is not EVAL or hit[1].is_deleted():
+                hit = scalar_operand(fname, x2, a1.dtype)
+                if t2 is complex and a1.dtype.kind == "f":   # real floating array + complex scalar
+                    v1 = cast(v1, hit[0])
+            return v1, hit[1], hit[0]
         p2 = py_number(x2)   # a NumPy scalar is the Python number it is (weak)
         if p2 is not None:
             return binary(fname, x1, p2)
@@ -184,10 +207,12 @@ def binary(fname, x1, x2, broadcast=True):
         if t1 in _SCALARS:
             v2 = x2._v
             d2 = v2.aval.dtype
-            dt = D.scalar_dtype_for(x1, d2, fname)
-            if t1 is complex and d2.kind == "f":
-                v2 = cast(v2, dt)
-            return weak_scalar(x1, dt, fname), v2, dt
+            hit = _OPERANDS.get((t1, x1, d2))
+            if hit is None or tracing[0] and trace_state.trace is not EVAL or hit[1].is_deleted():
+                hit = scalar_operand(fname, x1, d2)
+                if t1 is complex and d2.kind == "f":
+                    v2 = cast(v2, hit[0])
+            return hit[1], v2, hit[0]
         p1 = py_number(x1)
         if p1 is not None:
             return binary(fname, p1, x2)

@@ -35,7 +35,7 @@ from __future__ import annotations
 import numpy as np
 
 from transforms.backend import backend
-from transforms.core import EVAL, bind, trace_state
+from transforms.core import EVAL, bind, trace_state, tracing
 from transforms.primitives import elementwise as P
 from transforms.primitives import indexing as I
 from transforms.primitives import structural as S
@@ -153,7 +153,7 @@ def getitem(x, key):
     x = as_array(x, "__getitem__")
     if x.ndim == 0 and (_is_empty_key(key) or key is Ellipsis):
         return x
-    eager = trace_state.trace is EVAL
+    eager = not tracing[0] or trace_state.trace is EVAL
     if eager:
         out = backend.eager_getitem(x._v, host_key(key))   # (a basic key or a mask, straight on the host)
         if out is not None:

@@ -20,7 +20,7 @@ import numpy as np
 from transforms.api_util import to_raw
 from transforms.backend import backend
 from transforms.control_flow import while_raw
-from transforms.core import EVAL, ShapedArray, get_aval, trace_state
+from transforms.core import EVAL, ShapedArray, get_aval, trace_state, tracing
 from transforms.jaxpr_transforms import stage, staged_call
 from transforms.pytree import tree_flatten, tree_unflatten
 
@@ -91,7 +91,7 @@ def compiled(fn=None, *, arrays=None, plain_first=True):
 
     @functools.wraps(fn)
     def wrapper(*args, **kwargs):
-        if trace_state.trace is not EVAL:
+        if tracing[0] and trace_state.trace is not EVAL:
             return fn(*args, **kwargs)
         pos = tuple(i for i, a in enumerate(args) if type(a) is Array)
         statics = tuple((i, type(a), a) for i, a in enumerate(args) if type(a) is not Array)

@@ -45,16 +45,22 @@ def _numpy_key(shape, key):
     t = type(key)
     if t is HostValue:   # a boolean mask's value (namespace: a mask Array) over exactly x's leading dims
         m = key.np
-        ok = _live(key) and m.dtype == np.bool_ and 0 < m.ndim <= nd and m.shape == tuple(shape[:m.ndim])
-        return m if ok else None
+        return m if _live(key) and m.dtype == np.bool_ and 0 < m.ndim <= nd and m.shape == shape[:m.ndim] else None
     if t is int:
-        if not nd or not -shape[0] <= key < shape[0]:
-            return None
-        return (key, Ellipsis)
+        return (key, Ellipsis) if nd and -shape[0] <= key < shape[0] else None
     if t is slice:
         return (key,) if nd and _slice_ok(key) else None
     if t is not tuple:
         return None
+    if len(key) <= nd:   # ints and slices only (x[i, j], x[k, :, :]): one pass, entry i on dimension i
+        for e, n in zip(key, shape):
+            te = type(e)
+            if te is not int and te is not slice:
+                break   # (a None, an Ellipsis: the general walk)
+            if not (-n <= e < n if te is int else e == _FULL or _slice_ok(e)):
+                return None
+        else:
+            return key + (Ellipsis,)
     ell, used, after = -1, 0, 0
     for i, e in enumerate(key):
         te = type(e)
@@ -113,7 +119,7 @@ _FULL = slice(None)
 
 def _live(v):
     """Whether raw value v is host-held here and not donated."""
-    return v.__class__ is HostValue and not v.is_deleted()
+    return v.__class__ is HostValue and (v._buf is None or not v._buf.is_deleted())   # (HostValue.is_deleted inlined)
 
 
 def eager_getitem(v, key):

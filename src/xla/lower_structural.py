@@ -219,7 +219,7 @@ TRANSPOSE_COPY_MAX = 1 << 18
 
 
 def _h_transpose(x, *, permutation):
-    out = np.transpose(x, permutation)
+    out = x.transpose(permutation)   # (np.transpose's Python wrapper: ~0.4 us more)
     if out.size > TRANSPOSE_COPY_MAX:
         return out
     if x.ndim == 2 and permutation == (1, 0) and x.size > 8192 and x.shape[0] >= 4 * x.shape[1]:

@@ -307,14 +307,13 @@ def _make_host_impl(prim, kernel, xla_impl):
         if 0 < n <= 3:   # (hashable params, avals on every operand: the lookup above succeeded)
             if len(memo) >= _MEMO_MAX:
                 memo.clear()
-            a0 = args[0].aval
-            memo[id(a0)] = (a0, args[1].aval if n >= 2 else None, args[2].aval if n == 3 else None, params, ent)
+            memo[id(key[0]) if n == 1 else tuple(map(id, key[:n]))] = (params, ent, key)
         return ent
 
-    # id(first input's aval) -> (that aval, the second's, the third's (or None), params, entry): the signature
-    # seen last with that first aval, recognised by identity (avals are shared: the outputs of one signature
-    # share its out aval) and params equality -- no hashing of avals, dtypes and params on the hot path. (The
-    # entry holds the aval, so its id is not reused while it lives.)
+    # the ids of the input avals (one: the id; two or three: their tuple) -> (params, entry, the signature's key):
+    # the signature seen last with those avals, recognised by identity (avals are shared: the outputs of one
+    # signature share its out aval) and params equality -- no hashing of avals, dtypes and params on the hot
+    # path. (The entry holds the avals, so their ids are not reused while it lives.)
     memo = {}
     memo_get = memo.get
 
@@ -323,17 +322,12 @@ def _make_host_impl(prim, kernel, xla_impl):
             if not _kernels_on():
                 return xla_impl(*args, **params)
         n = len(args)
-        ent = None
         try:
-            a0 = args[0].aval
-            m = memo_get(id(a0))
-            if m is not None and m[0] is a0 and m[3] == params and (
-                    m[1] is None if n == 1 else m[1] is args[1].aval and (
-                        m[2] is None if n == 2 else n == 3 and m[2] is args[2].aval)):
-                ent = m[4]
+            m = memo_get(id(args[0].aval) if n == 1 else (id(args[0].aval), id(args[1].aval)) if n == 2 else
+                         (id(args[0].aval), id(args[1].aval), id(args[2].aval)) if n == 3 else None)
         except (AttributeError, IndexError):
-            pass
-        avals, fn = lookup(args, params, n) if ent is None else ent
+            m = None
+        avals, fn = m[1] if m is not None and m[0] == params else lookup(args, params, n)
         tok = err_set(quiet)
         try:
             if n == 1:

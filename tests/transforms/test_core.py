@@ -81,6 +81,38 @@ def test_set_trace_restores_after_an_exception():
     assert current_trace() is EVAL
 
 
+def test_tracing_counts_the_threads_with_a_trace():
+    """core.tracing counts the threads whose current trace is not EVAL (bind and the namespace's wrap skip the
+    thread-local read while it is 0): nested traces and an exception leave it as it was; while one thread traces,
+    another binds eagerly and its arrays are eager (a binding there would reach the recorder)."""
+    import threading
+    base = core.tracing[0]
+    rec = _Recorder(EVAL)
+    with set_trace(rec):
+        assert core.tracing[0] == base + 1
+        with set_trace(EVAL):
+            assert core.tracing[0] == base and current_trace() is EVAL
+            with set_trace(rec):
+                assert core.tracing[0] == base + 1
+        assert core.tracing[0] == base + 1
+        seen = []
+
+        def other():
+            a = xp.asarray(np.array([0.5, 2.0]))
+            seen.append((current_trace() is EVAL, a._trace is EVAL, np.asarray(xp.sin(a)).tolist()))
+        t = threading.Thread(target=other)
+        t.start()
+        t.join()
+        assert seen == [(True, True, np.sin([0.5, 2.0]).tolist())] and rec.seen == []
+        y = bind(E.sin_p, xp.asarray(np.array([0.1]))._v)   # this thread still traces
+        assert rec.seen == [("sin", 1, {})] and np.asarray(xp.asarray(y)).tolist() == np.sin([0.1]).tolist()
+    assert core.tracing[0] == base
+    with pytest.raises(ZeroDivisionError):
+        with set_trace(rec):
+            1 / 0
+    assert core.tracing[0] == base and current_trace() is EVAL
+
+
 def test_eval_trace_runs_the_impl_rule():
     x = xp.asarray(np.array([1.0, 4.0, 9.0], np.float32))._v
     out = EVAL.process(E.sqrt_p, (x,), {})
