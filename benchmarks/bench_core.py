@@ -691,6 +691,7 @@ def _sampler_cases(shape, n_pop, n_cat):
         cases.append((f"{name} {h}x{w} f64", lambda rnd, name=name: lambda k: getattr(rnd, name)(k, shape),
                       (), moments(mean, std, 0.02) if mean is not None else None))
     a, lam = np.float64(2.5), np.float64(4.0)      # parameters are jit arguments, as the other operands
+    mean3, cov3 = np.array([1.0, -2.0, 0.5]), np.array([[2.0, 0.6, -0.4], [0.6, 1.0, 0.3], [-0.4, 0.3, 0.5]])
     cases += [
         (f"rademacher {h}x{w} int64", lambda rnd: lambda k: rnd.rademacher(k, shape, np.int64), (), moments(0.0, 1.0)),
         (f"truncated_normal [-1, 2] {h}x{w} f64",
@@ -707,6 +708,10 @@ def _sampler_cases(shape, n_pop, n_cat):
          moments(2 / 7, (10 / (49 * 8)) ** 0.5)),
         (f"dirichlet [1, 2, 3] {h}x{w // 3}x3", lambda rnd: lambda k, al: rnd.dirichlet(k, al, (h, w // 3)),
          (np.array([1.0, 2.0, 3.0]),), None),
+        (f"multivariate_normal n=3 {h * w // 3}x3 f64", lambda rnd: lambda k, m, cv: rnd.multivariate_normal(
+            k, m, cv, (h * w // 3,)), (mean3, cov3),
+         lambda v: None if np.allclose(v.mean(0), mean3, atol=0.02) and np.allclose(np.cov(v.T), cov3, atol=0.03)
+         else f"mean {v.mean(0)}, cov {np.cov(v.T)}"),
         (f"chisquare df=3 {h}x{w} f64", lambda rnd: lambda k, d: rnd.chisquare(k, d, shape), (np.float64(3.0),),
          moments(3.0, 6 ** 0.5, 0.03)),
         (f"t df=5 {h}x{w} f64", lambda rnd: lambda k, d: rnd.t(k, d, shape), (np.float64(5.0),),

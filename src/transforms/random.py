@@ -38,7 +38,7 @@ in -log(4u(1 - u))) of the midpoints of that grid, so one word per sample; gumbe
 the span; permutation stably sorts 64-bit random keys; choice uses randint,
 inverse-CDF search, permutation or Gumbel top-k; categorical is Gumbel-max. exponential, laplace,
 logistic, cauchy, rademacher, truncated_normal, gamma, beta, dirichlet, chisquare, t and poisson live in
-`random_dists` (re-exported here; their constructions are described there).
+`random_dists`, multivariate_normal in `random_mvn` (re-exported here; their constructions are described there).
 
 Execution. Each sampler's core is a raw-value body (the streams in `random_bits`, the
 distributions in `random_samplers`) run through `jaxpr_transforms.staged_call`: staged once
@@ -68,12 +68,14 @@ from .core import unbox
 from .random_bits import U32, U64, _bits_body, _fold_body, _key_body, _split_body, _tf_body, const, size
 from .random_dists import (beta, cauchy, chisquare, dirichlet, exponential, gamma, laplace, logistic, poisson,
                            rademacher, t, truncated_normal)
+from .random_mvn import multivariate_normal
 from .random_samplers import (_bernoulli_body, _categorical_body, _choice_body, _gumbel_body, _normal_body,
                               _permutation_body, _randint_body, _randint_const_body, _uniform_body)
 
 __all__ = ["key", "split", "fold_in", "bits", "uniform", "normal", "gumbel", "bernoulli", "randint",
            "permutation", "choice", "categorical", "threefry2x32", "is_key", "exponential", "laplace", "logistic",
-           "cauchy", "rademacher", "truncated_normal", "gamma", "beta", "dirichlet", "chisquare", "t", "poisson"]
+           "cauchy", "rademacher", "truncated_normal", "gamma", "beta", "dirichlet", "chisquare", "t", "poisson",
+           "multivariate_normal"]
 
 
 # ---------------------------------------------------------------------------------- keys

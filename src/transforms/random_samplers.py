@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from .control_flow_while import while_raw
 from .primitives import elementwise as E
 from .primitives import indexing as I
 from .primitives import reductions as R
@@ -61,19 +62,24 @@ def searchsorted_right(a, v):
     """For sorted 1-D `a` (n > 0) and 1-D `v` (m > 0): the number of entries of `a` <= each v[j]
     (NumPy's side='right'; floats in NumPy's order, NaNs last), by a binary search per entry of v:
     n.bit_length() rounds of one gather of m entries of `a`, O(m log n) work where a sort of a ++ v
-    would be O((n + m) log(n + m))."""
+    would be O((n + m) log(n + m)). The rounds are a `while` loop, not unrolled: unrolled, XLA fused v's
+    producer (choice's threefry uniforms) into every round's gather and computed it n.bit_length() times."""
     n, m = S.shape_of(a)[0], S.shape_of(v)[0]
-    lo, hi = S.full((m,), 0, INDEX), S.full((m,), n, INDEX)      # the answer lies in [lo, hi]
     v_nan = E.bind(E.ne_p, v, v) if S.dtype_of(v).kind == "f" else None
-    for _ in range(n.bit_length()):
+
+    def cond(i, lo, hi):
+        return E.bind(E.lt_p, i, c(i, n.bit_length()))
+
+    def body(i, lo, hi):
         mid = E.bind(E.shift_right_logical_p, E.add(lo, hi), c(lo, 1))
         am = take(a, E.bind(E.min_p, mid, c(mid, n - 1)), 0)
         le = E.bind(E.le_p, am, v) if v_nan is None else E.bind(E.or_p, E.bind(E.le_p, am, v), v_nan)
         open_ = E.bind(E.lt_p, lo, hi)
         go = E.bind(E.and_p, open_, le)
-        lo, hi = (E.select_n(go, lo, E.add(mid, c(mid, 1))),
-                  E.select_n(E.bind(E.and_p, open_, E.bind(E.not_p, le)), hi, mid))
-    return lo
+        return (E.add(i, c(i, 1)), E.select_n(go, lo, E.add(mid, c(mid, 1))),
+                E.select_n(E.bind(E.and_p, open_, E.bind(E.not_p, le)), hi, mid))
+    # the answer lies in [lo, hi]
+    return while_raw(cond, body, [const(0, INDEX), S.full((m,), 0, INDEX), S.full((m,), n, INDEX)])[1]
 
 
 def last(x):
