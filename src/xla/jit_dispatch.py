@@ -20,7 +20,7 @@ from transforms.caches import on_resize
 from transforms.api_util import box
 from transforms.core import EVAL, boxing, get_aval, trace_state
 from transforms.pytree import add_registration_hook, registered_nodes, tree_unflatten
-from transforms.traceback_util import api_boundary
+from transforms.traceback_util import api_boundary, filter_exception, filtering_enabled
 
 from . import _jaxlib, runtime
 from .host import HostValue
@@ -114,32 +114,43 @@ def _template(ent, outs):
 
 def _cache_miss(jitted):
     guarded = []   # from jitted's first guarded call: the C++ dispatcher of its guarded variants (_guarded_miss)
+    accepted = jitted.accepted
 
-    @api_boundary   # a user error while tracing shows the user's frames (not the C++ call's per-call path)
     def miss(*args, **kwargs):
         """Called by the C++ dispatcher on a signature it has no executable for: the first call of each
-        signature, and every call of a guarded one (whose guard vector this checks)."""
-        if trace_state.trace is not EVAL:
-            return jitted.call_python(args, kwargs), None, True
-        if guarded:
-            result, ran = guarded[0](*args, **kwargs)
-            if type(ran) is not tuple:   # a guarded variant's program, run in C++; `ran`: its guard vector
-                got = np.asarray(ran._v)
-                if got.tobytes() in jitted.accepted:   # (the vector ends with the variant's tag: see jit_guards)
-                    return result, None, True
-                return jitted.call_eager(args, kwargs, got)[0], None, True
-            leaves, ent, raw, outs = ran   # the call ran in Python (_guarded_miss)
-        else:
+        signature, and every call of a guarded one (whose guard vector this checks). api_boundary's work is
+        done inline (no wrapper frame on a guarded function's every call): a user error while tracing shows
+        the user's frames, not the C++ call's per-call path."""
+        try:
+            if guarded and trace_state.trace is EVAL:
+                result, ran = guarded[0](*args, **kwargs)
+                if type(ran) is not tuple:   # a guarded variant's program, run in C++; `ran`: its guard vector
+                    got = np.asarray(ran._v)
+                    if got.tobytes() in accepted:   # (the vector ends with the variant's tag: see jit_guards)
+                        return result, None, True
+                    return jitted.call_eager(args, kwargs, got)[0], None, True
+                return _described(*ran, result)   # the call ran in Python (_guarded_miss)
+            if trace_state.trace is not EVAL:
+                return jitted.call_python(args, kwargs), None, True
             leaves = _leaves(jitted, args, kwargs)   # before running: donation deletes inputs
             result, ent, raw, outs = jitted.call_eager(args, kwargs)
             if ent is not None and ent.guard is not None:
                 guarded.append(_dispatcher(jitted, _guarded_miss(jitted)))
-        # writes into arguments, donations and guards stay on the Python path (write-back; naming the donating
-        # call; guard checks); ent None: the call ran eagerly
-        fp = None if ent is None or ent.guard is not None or ent.mutated or any(ent.donate) else \
-            _fastpath(ent, raw, outs, _template(ent, outs) if ent.numbers else result, leaves)
-        return result, fp, fp is None
+            return _described(leaves, ent, raw, outs, result)
+        except Exception as e:
+            if filtering_enabled():
+                filter_exception(e)
+            raise
     return miss
+
+
+def _described(leaves, ent, raw, outs, result):
+    """What a miss returns for a call run in Python: (result, the call's FastpathData or None, whether to
+    call back next time). Writes into arguments, donations and guards stay on the Python path (write-back;
+    naming the donating call; guard checks); ent None: the call ran eagerly."""
+    fp = None if ent is None or ent.guard is not None or ent.mutated or any(ent.donate) else \
+        _fastpath(ent, raw, outs, _template(ent, outs) if ent.numbers else result, leaves)
+    return result, fp, fp is None
 
 
 def _guarded_miss(jitted):
