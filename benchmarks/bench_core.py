@@ -12,7 +12,8 @@ ours/numpy, ours/jax):
 * eager per-op latency: ``x + 1`` on 10 float64 elements, and a chain of 100 small ops
   (alternating add / mul / sin on 10 elements), reported per chain and per op;
 * jit steady-state call overhead: ``f(x) = x*2+1`` on 10 elements (ours ``jit(f)``, jax
-  ``jax.jit(f)``, numpy the plain function);
+  ``jax.jit(f)``, numpy the plain function); and with a guard (a branch on ``sum(x) > 0``, a mask read
+  ``x[x > .5]``), which every call checks (jax: the fixed-shape ``where`` form, as JAX cannot trace these);
 * trace+compile latency: first call of a fresh ``jit`` of a fresh ~50-op function (a new
   function object with a new constant each repeat, so no cache can be hit); median of repeats;
 * seed workloads: row normalisation ``(x - mean(x,1)) / std(x,1)`` on 4000x4000 float32,
@@ -216,6 +217,37 @@ def jit_overhead(r):
         xj = jnp.asarray(x_np)
         jx = bench(lambda: jfj(xj).block_until_ready(), repeats=reps)
     r.add("jit steady-state call x*2+1 (10)", ours, npt, jx)
+    jit_guarded(r, x_np, reps)
+
+
+def jit_guarded(r, x_np, reps):
+    """Guarded jit calls (issue 25): a branch on a value and a value-dependent size, each call checking its
+    guards. JAX cannot trace either; its column is the fixed-shape form a JAX user writes instead."""
+    xp, T = _ours()
+
+    def branch(v):
+        if xp.sum(v) > 0:
+            return v * 2 + 1
+        return v * 3
+
+    def masked(v):
+        return xp.sum(v[v > 0.5]) + 1
+    x = xp.asarray(x_np) if T is not None else None
+    for label, f, want, fj in (
+            ("jit call with a bool guard: if sum(x) > 0 (10)", branch, x_np * 2 + 1,
+             lambda v: jnp.where(jnp.sum(v) > 0, v * 2 + 1, v * 3)),
+            ("jit call with a size guard: sum(x[x > .5]) (10)", masked, np.sum(x_np[x_np > 0.5]) + 1,
+             lambda v: jnp.sum(jnp.where(v > 0.5, v, 0.0)) + 1)):
+        def ours_fn(f=f, want=want, label=label):
+            jf = T.jit(f)
+            r.check(label, jf(x), want)
+            return bench(lambda: jf(x).block_until_ready(), repeats=reps)
+        ours = r.run(label, "ours", ours_fn)
+        jx = None
+        if HAVE_JAX:
+            jfj, xj = jax.jit(fj), jnp.asarray(x_np)
+            jx = bench(lambda: jfj(xj).block_until_ready(), repeats=reps)
+        r.add(label, ours, None, jx)
 
 
 def _make_50op(ns, c):

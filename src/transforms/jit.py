@@ -87,9 +87,8 @@ class Jitted:
             params = list(self.signature.parameters)
             self.static_argnums = tuple(sorted(set(self.static_argnums) | {
                 params.index(n) for n in self.static_argnames if n in params}))
-        self._simple = not (self.static_argnums or self.static_argnames or self.donate_argnums)
         self._cache = LRUCache(kind="jit")   # signature -> [_Entry] (trace + executable; one per guarded variant)
-        self._lane = {}   # guarded functions of plain Array arguments: _lane_key -> (variants, trace parts)
+        self.accepted = set()   # the guard vectors (bytes) its guarded variants accept, each ending with its tag
         self._fast = None     # the backend's native dispatcher for this wrapper (False: none)
         self._public = None   # the C++ dispatcher handed to the user, when jit returned that
         self.trace_count = 0
@@ -190,7 +189,7 @@ class Jitted:
         if invals is None:   # (a float() returned under vmap/AD is an output too: returned.py)
             run = lambda flat: (stage(flat, list(avals), names), None, None)
         else:   # with this call's values: value-dependent Python specialises and is guarded
-            run = lambda flat: stage_guarded(flat, list(avals), names, invals)
+            run = lambda flat: stage_guarded(flat, list(avals), names, invals, self.accepted)
         closed, guard, numbers = run_flat(run, lambda dyn, kw: f(*dyn, **kw), tree, store, aliases,
                                           f"jit({self.__name__}) output")
         if numbers is None:
@@ -289,16 +288,14 @@ class Jitted:
         return ([a for i, a in enumerate(args) if i not in self.static_argnums],
                 {k: v for k, v in kwargs.items() if k not in self.static_argnames})
 
-    def call_eager(self, args, kwargs):
-        """Run eagerly for a native dispatcher's cache miss: (result, entry, device buffers in, raw outs),
-        what it needs to describe the call so it can repeat it without Python (entry None: it cannot)."""
-        return self._call_concrete(args, kwargs)
+    def call_eager(self, args, kwargs, failed=None):
+        """Run eagerly for a native dispatcher's cache miss: (result, the entry that ran, device buffers in, its
+        raw outputs -- a guarded entry's end with its guard vector), what the dispatcher needs to repeat the call
+        without Python (entry None: the function ran eagerly). `failed`: the guard vector a variant's program
+        computed for this call, in the dispatcher, that no variant accepts (that variant is not run again)."""
+        return self._call_concrete(args, kwargs, failed)
 
-    def _call_concrete(self, args, kwargs):
-        if self._lane and not kwargs:
-            out = self.call_lane(args)
-            if out is not None:
-                return out, None, None, None
+    def _call_concrete(self, args, kwargs, failed=None):
         ents, raw, arg_leaves, parts = self._entry(args, kwargs, concrete=True)
         ent = ents[0]
         if ent.eager:   # the signature's first trace converted a value to the host: every call runs eagerly
@@ -306,16 +303,13 @@ class Jitted:
         self._mark_donors(ent, raw)
         raw = _buffers(raw)
         if ent.guard is None:
-            outs = self._run(ent, raw)   # (Python numbers out: not for the native dispatcher, which gives Arrays)
-            return self._finish(ent, arg_leaves, outs), None if ent.numbers else ent, raw, outs
-        if self._simple and not kwargs and (key := _lane_key(args)) is not None:
-            if len(self._lane) >= 64:
-                self._lane.clear()
-            self._lane[key] = (ents, parts)
-        outs = self._run_guarded(ents, parts, raw)
-        if outs is None:   # a host conversion, past the variant cap, or the program disagrees with eager
+            outs = self._run(ent, raw)
+            return self._finish(ent, arg_leaves, outs), ent, raw, outs
+        got = self._run_guarded(ents, parts, raw, failed)
+        if got is None:   # a host conversion, past the variant cap, or the program disagrees with eager
             return self._eagerly(args, kwargs, ent.numbers), None, raw, None
-        return self._finish(outs[0], arg_leaves, outs[1]), None, raw, None
+        ent, outs = got
+        return self._finish(ent, arg_leaves, outs[:-1]), ent, raw, outs
 
     def _eagerly(self, args, kwargs, numbers=()):
         """The function run eagerly on its arguments as its trace sees them: NumPy arrays and Python scalars as
@@ -333,23 +327,16 @@ class Jitted:
             kwargs = {**kwargs, **kw_dyn}
         return _as_arrays(self.fun(*args, **kwargs), self.__name__, numbers)
 
-    def call_lane(self, args):
-        """A guarded function's repeat call with plain Array arguments: straight to its variants (the
-        result), or None for a signature it has not seen (the general path)."""
-        lane = self._lane.get(_lane_key(args))
-        if lane is None:
-            return None
-        ents, parts = lane
-        outs = self._run_guarded(ents, parts, _buffers([a._v for a in args]))
-        if outs is None:   # a host conversion, past the variant cap, or the program disagrees with eager
-            return _as_arrays(self.fun(*args), self.__name__, ents[0].numbers)
-        return self._finish(outs[0], list(args), outs[1])   # (the arguments are the leaves)
-
-    def _run_guarded(self, ents, parts, raw):
-        """Run the variant whose guards hold for this call: (entry, outputs less the guard vector), or None
+    def _run_guarded(self, ents, parts, raw, failed=None):
+        """Run the variant whose guards hold for this call: (entry, its outputs, the guard vector last), or None
         where the result must come from running the function eagerly: past the cap, or where this call (or,
-        once one has, any call no variant accepts) converts a traced value to the host."""
+        once one has, any call no variant accepts) converts a traced value to the host. `failed`: a guard vector
+        a variant already computed for this call (the native dispatcher's run), which no variant accepts."""
         ent, tried = ents[0], []
+        ran = failed is not None and next((e for e in ents if e.guard.tag == failed[-1]), None)
+        if ran:   # go on from the variant that ran, as after running it here
+            tried.append(ran)
+            ent = next_variant(ents, ran, failed, tried)
         while ent is not None:
             if ent.check is not None and not ent.fresh:   # effects: run only where the guards hold
                 if type(ent.check) is ClosedJaxpr:
@@ -367,7 +354,7 @@ class Jitted:
                     # than eager did, but followed eager's decisions, so its values mean these assumptions
                     ent.guard.accept(got)
                 ent.fresh = False
-                return ent, outs[:-1]
+                return ent, outs
             tried.append(ent)
             ent = next_variant(ents, ent, got, tried)
         if ents.eager:   # (its path is likely the one that converted; eager is right whichever it takes)
@@ -445,18 +432,6 @@ class Jitted:
         return self._entry(args, kwargs)[0][0].closed
 
 
-def _lane_key(args):
-    """The avals of plain Array arguments, each its own handle and no view (else None): for these the
-    general signature (pytree, avals, aliasing) is fixed by the avals alone."""
-    bt = boxing.box_type
-    for a in args:
-        if type(a) is not bt or getattr(a, "_base", None) is not None:
-            return None
-    if len(args) > 1 and len(set(map(id, args))) < len(args):
-        return None
-    return tuple([a._v.aval for a in args])
-
-
 class _Variants(list):
     """The entries traced for one signature (one unless guarded), how many traces that took, and whether one
     of them converted a traced value to the host (then a call no variant accepts runs eagerly, untraced)."""
@@ -499,7 +474,8 @@ def jit(fun=None, *, static_argnums=(), static_argnames=(), donate_argnums=(), i
         value-dependent Python (bool()/if/while, int()/index, float()/complex(), .item(), .tolist() of a traced
         value) specialises to the call's values and is guarded (default; ARRAY_NAMESPACE_JIT_GUARDS=0 turns it
         off) or raises ConcretizationTypeError as in JAX (False). A guarded function pays a read-back of its
-        guard values on every call (it stays off the C++ fast path) and a trace and compile per new branch;
+        guard values on every call (its variant's program runs from the C++ dispatcher, which returns the
+        guard vector beside the result for Python to check) and a trace and compile per new branch;
         a guarded float() value takes a new variant per new value (a float() only returned is no
         guard: each call returns its own value as a Python float). A trace that converts a traced value to the
         host (np.asarray, DLPack, memoryview, a NumPy ufunc: host code whose result would re-enter the program

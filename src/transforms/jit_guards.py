@@ -5,8 +5,10 @@ beside its input variables (a `Shadow`). Where the traced code asks a value for 
 bool() (if/while/and/or/not/assert), int()/operator.index, float()/complex(), .item(), .tolist() --
 the shadow evaluates the equations staged so far eagerly (each at most once per trace), hands back the
 value this call has, and records the assumption as a guard. The compiled program computes every
-guarded value beside its outputs, packed into one int64 vector (floats by their bits); each call reads
-it back and compares it with what the trace assumed. On a mismatch the call runs the variant whose
+guarded value beside its outputs, packed into one int64 vector (floats by their bits) that ends with the
+variant's own tag; each call reads it back and looks it up among the vectors the variants accept (one
+set per jitted function: with the tag, a vector names the variant whose program computed it, so one
+lookup checks every guard). On a mismatch the call runs the variant whose
 assumptions agree, or traces the function again with this call's values (it raises what eager raises)
 and caches the new variant beside the others; past `max_variants` per signature, a warning and the eager
 result. A conversion of a traced value to the host (np.asarray / __array__, DLPack, memoryview, a NumPy ufunc)
@@ -25,13 +27,14 @@ branched on), it is also a guard.
 """
 from __future__ import annotations
 
+import itertools
 import os
 
 import numpy as np
 
 from .backend import backend
-from .core import EVAL, ConcretizationTypeError, bind, current_trace, not_foldable, set_trace
-from .jaxpr import ClosedJaxpr, Jaxpr, Literal, Var
+from .core import EVAL, ConcretizationTypeError, ShapedArray, bind, current_trace, not_foldable, set_trace
+from .jaxpr import ClosedJaxpr, Jaxpr, Literal, Var, new_literal
 from .jit_returned import returned_directly
 from .returned import flat_code, record
 from .primitives.bits import bitcast_convert_type
@@ -42,6 +45,8 @@ from .staging import StagingTrace, _tracer, dce_jaxpr
 
 _OFF = ("0", "off", "false", "no", "strict")
 _EFFECT = object()
+_variant_tags = itertools.count(1)   # each guarded variant's tag, never reused (the last element of its vector)
+_TAG_AVAL = ShapedArray((), np.dtype(np.int64))
 
 
 def guards_default():
@@ -140,9 +145,10 @@ class Shadow:
             out = float(self.guard(tracer, why, used=not returned_directly(frame, flat_code())))
         return record(out, tracer)
 
-    def packed(self):
-        """The staged int64 vector of every guarded value (call with the trace current), or None. The value of a
-        number only returned (no conversion of it used otherwise) is left out: the program outputs it."""
+    def packed(self, tag):
+        """The staged int64 vector of every guarded value and last the variant's `tag` (call with the trace
+        current), or None. The value of a number only returned (no conversion of it used otherwise) is left
+        out: the program outputs it."""
         out = {getattr(v, "atom", None) for _, _, v in self.numbers} - self.used
         if out:
             keep = [k for k, a in enumerate(self.atoms) if a not in out]
@@ -150,7 +156,7 @@ class Shadow:
         if not self.atoms:
             return None
         pieces = [p for a in self.atoms for p in _int64_pieces(_tracer(self.trace, a))]
-        return pieces[0] if len(pieces) == 1 else concatenate(pieces, 0)
+        return concatenate(pieces + [reshape(_tracer(self.trace, new_literal(tag, _TAG_AVAL)), (1,))], 0)
 
 
 def _mesh_sharding(v):
@@ -181,27 +187,32 @@ def host_pieces(v):
 
 
 class Guard:
-    """What a variant assumed: one int64 piece per guarded value; `expected` is their concatenation."""
-    __slots__ = ("pieces", "expected", "bounds", "alts", "accepted")
+    """What a variant assumed: one int64 piece per guarded value; `expected` is their concatenation. The program
+    outputs them followed by the variant's `tag`; `accepted` holds the vectors (as bytes) that pass, shared
+    by all variants of one jitted function (a vector's tag tells whose it is, so one set serves them all)."""
+    __slots__ = ("pieces", "expected", "bounds", "alts", "accepted", "tag")
 
-    def __init__(self, values):
+    def __init__(self, values, tag, accepted=None):
         self.pieces = [np.concatenate(host_pieces(v)) for v in values]
         self.expected = np.concatenate(self.pieces) if self.pieces else np.zeros(0, np.int64)
         self.bounds = np.cumsum([0] + [p.size for p in self.pieces])
         self.alts = []   # the program's own values for the same assumptions (a float rounded otherwise)
-        self.accepted = {self.expected.tobytes()}   # (the per-call check: one bytes lookup)
+        self.tag = tag
+        self.accepted = set() if accepted is None else accepted   # (the per-call check: one bytes lookup)
+        self.accepted.add(np.append(self.expected, np.int64(tag)).tobytes())
 
     def accept(self, got):
-        self.alts.append(got)
+        self.alts.append(got[:-1])
         self.accepted.add(got.tobytes())
 
     def holds(self, got):
+        """Whether `got`, the vector this variant's program computed, passes (its tag is this variant's)."""
         return got.tobytes() in self.accepted
 
     def agreed(self, got):
         """How much of `got` (the program's values, in its order) to match in another variant: through the
         first guard `got` breaks in the longest prefix it shares with an accepted vector (None: it breaks none)."""
-        k = 0
+        k, got = 0, got[:-1]
         for vec in [self.expected] + self.alts:
             bad = np.flatnonzero(vec != got) if vec.shape == got.shape else [0]
             if len(bad) == 0:
@@ -226,11 +237,12 @@ def next_variant(variants, ent, got, tried):
     return None
 
 
-def stage_guarded(fun, in_avals, names, invals):
+def stage_guarded(fun, in_avals, names, invals, accepted=None):
     """Stage a flat raw function as `stage` does, with a shadow of the concrete inputs `invals`: (closed jaxpr
     whose last output is the packed guard vector when there are guards, Guard or None, (output leaf index,
     Python type) of the numbers returned as Python numbers), or (None, None, None) where the trace converted a
-    traced value to the host (this call runs eagerly)."""
+    traced value to the host (this call runs eagerly). `accepted`: the jitted function's set of passing vectors."""
+    tag = next(_variant_tags)
     trace = StagingTrace(current_trace(), stage_all=True)
     args = [trace.new_arg(a, n) for a, n in zip(in_avals, names or [None] * len(in_avals))]
     shadow = trace.shadow = Shadow(trace, invals)
@@ -238,7 +250,7 @@ def stage_guarded(fun, in_avals, names, invals):
         try:
             with set_trace(trace):
                 outs = list(fun(*args))
-                packed = shadow.packed()
+                packed = shadow.packed(tag)
         except Exception:
             if not shadow.converted:
                 raise
@@ -249,7 +261,7 @@ def stage_guarded(fun, in_avals, names, invals):
         closed = trace.to_jaxpr(outs)
     finally:
         trace.shadow = None   # (drops the concrete values)
-    guard = Guard(shadow.values) if packed is not None else None
+    guard = Guard(shadow.values, tag, accepted) if packed is not None else None
     return ClosedJaxpr(dce_jaxpr(closed.jaxpr), closed.consts), guard, tuple((n, t) for n, t, _ in shadow.numbers)
 
 

@@ -3,7 +3,10 @@
 The engine's `Jitted` (transforms/jit.py) traces, caches and runs in Python. This module hands it to
 jaxlib's C++ `pjit` dispatcher: the dispatcher flattens the arguments in C++, and on a signature it has
 seen runs the executable with no Python frame; on a miss it calls back into `Jitted`, and we describe
-the finished call (`FastpathData`) so the next one stays in C++. Registered as the backend's
+the finished call (`FastpathData`) so the next one stays in C++. A guarded function (transforms/jit_guards.py)
+cannot return from C++ unchecked: every call misses, and the miss runs a second dispatcher whose cached
+program is the variant's, returning (result, guard vector); one set lookup checks the vector, and a vector
+no variant accepts sends the call to `Jitted` (which goes on from that variant). Registered as the backend's
 `jit_fast_call` / `jit_public` hooks. The dispatchers share one jaxlib LRU of signatures (process-wide;
 cap: transforms.caches 'jit_dispatch', default 4096); `Jitted` keeps its own LRU per function ('jit').
 """
@@ -11,10 +14,13 @@ from __future__ import annotations
 
 import itertools
 
+import numpy as np
+
 from transforms.caches import on_resize
+from transforms.api_util import box
 from transforms.core import EVAL, boxing, get_aval, trace_state
-from transforms.pytree import add_registration_hook, registered_nodes
-from transforms.traceback_util import api_boundary
+from transforms.pytree import add_registration_hook, registered_nodes, tree_unflatten
+from transforms.traceback_util import api_boundary, filter_exception, filtering_enabled
 
 from . import _jaxlib, runtime
 from .host import HostValue
@@ -33,6 +39,7 @@ on_resize("jit_dispatch", _jaxlib.set_dispatch_cache_size)
 def _register_cpp_nodes():
     """Mirror our pytree nodes into the C++ registry the dispatcher flattens with (once)."""
     _jaxlib.cpp_registry.register_node(boxing.box_type, *array_node())
+    _jaxlib.cpp_registry.register_node(_Number, lambda n: ((n.buf,), n.conv), _number)
     for cls, (flat, unflat) in registered_nodes():
         _jaxlib.cpp_registry.register_node(cls, flat, unflat)
     add_registration_hook(lambda cls, flat, unflat: _jaxlib.cpp_registry.register_node(cls, flat, unflat))
@@ -68,8 +75,9 @@ def _arg_buffer(a, default_device=runtime.default_device):
     return (v,), None
 
 
-def _dispatcher(jitted):
-    """The C++ dispatcher for `jitted`, or None where it cannot apply (then Python dispatches)."""
+def _dispatcher(jitted, miss=None):
+    """The C++ dispatcher for `jitted` (calling `miss`, default _cache_miss, on a signature it has no executable
+    for), or None where it cannot apply (then Python dispatches)."""
     global _cpp_ready
     if any(i < 0 for i in jitted.static_argnums):
         return None
@@ -79,28 +87,89 @@ def _dispatcher(jitted):
     # A token owned by this wrapper, never reused: id() of a freed wrapper comes back, and the C++ cache
     # would then run the dead wrapper's executable (or donate where this wrapper does not).
     key = ("array_namespace.jit", next(_wrapper_tokens))
-    return _jaxlib.cpp_dispatcher(jitted.__name__, _signature_carrier(jitted), _cache_miss(jitted),
+    return _jaxlib.cpp_dispatcher(jitted.__name__, _signature_carrier(jitted), miss or _cache_miss(jitted),
                                   sorted(jitted.static_argnums), list(jitted.static_argnames), key)
 
 
+class _Number:
+    """A Python number the function returns (`return float(...)`, returned.py), in the result a repeat call's
+    C++ dispatcher rebuilds: the program's 0-d output, converted on every call (as Jitted._finish does)."""
+    __slots__ = ("buf", "conv")
+
+    def __init__(self, buf, conv):
+        self.buf, self.conv = buf, conv
+
+
+def _number(conv, kids):
+    return conv(_jaxlib.to_numpy(kids[0]))
+
+
+def _template(ent, outs):
+    """The result of ent's run whose flattening the dispatcher repeats: Arrays, and _Number for its numbers."""
+    vals = [box(o) for o in outs]
+    for n, conv in ent.numbers:
+        vals[n] = _Number(outs[n], conv)
+    return tree_unflatten(ent.out_tree, vals)
+
+
 def _cache_miss(jitted):
-    @api_boundary   # a user error while tracing shows the user's frames (not the C++ call's per-call path)
+    guarded = []   # from jitted's first guarded call: the C++ dispatcher of its guarded variants (_guarded_miss)
+    accepted = jitted.accepted
+
     def miss(*args, **kwargs):
-        """Called by the C++ dispatcher on a signature it has no executable for."""
-        if trace_state.trace is not EVAL:
-            return jitted.call_python(args, kwargs), None, True
-        if jitted._lane and not kwargs:   # a guarded function (checked in Python on every call)
-            out = jitted.call_lane(args)
-            if out is not None:
-                return out, None, True
-        dyn, dyn_kw = jitted.dynamic_args(args, kwargs)
-        leaves = _jaxlib.cpp_flatten((tuple(dyn), dyn_kw))[0]   # before running: donation deletes inputs
-        result, ent, raw, outs = jitted.call_eager(args, kwargs)
-        # writes into arguments and donations stay on the Python path (write-back; naming the donating call)
-        # (ent None: a guarded call -- its guards are checked in Python on every call)
-        fp = None if ent is None or ent.mutated or any(ent.donate) else _fastpath(ent, raw, outs, result, leaves)
-        return result, fp, fp is None
+        """Called by the C++ dispatcher on a signature it has no executable for: the first call of each
+        signature, and every call of a guarded one (whose guard vector this checks). api_boundary's work is
+        done inline (no wrapper frame on a guarded function's every call): a user error while tracing shows
+        the user's frames, not the C++ call's per-call path."""
+        try:
+            if guarded and trace_state.trace is EVAL:
+                result, ran = guarded[0](*args, **kwargs)
+                if type(ran) is not tuple:   # a guarded variant's program, run in C++; `ran`: its guard vector
+                    got = np.asarray(ran._v)
+                    if got.tobytes() in accepted:   # (the vector ends with the variant's tag: see jit_guards)
+                        return result, None, True
+                    return jitted.call_eager(args, kwargs, got)[0], None, True
+                return _described(*ran, result)   # the call ran in Python (_guarded_miss)
+            if trace_state.trace is not EVAL:
+                return jitted.call_python(args, kwargs), None, True
+            leaves = _leaves(jitted, args, kwargs)   # before running: donation deletes inputs
+            result, ent, raw, outs = jitted.call_eager(args, kwargs)
+            if ent is not None and ent.guard is not None:
+                guarded.append(_dispatcher(jitted, _guarded_miss(jitted)))
+            return _described(leaves, ent, raw, outs, result)
+        except Exception as e:
+            if filtering_enabled():
+                filter_exception(e)
+            raise
     return miss
+
+
+def _described(leaves, ent, raw, outs, result):
+    """What a miss returns for a call run in Python: (result, the call's FastpathData or None, whether to
+    call back next time). Writes into arguments, donations and guards stay on the Python path (write-back;
+    naming the donating call; guard checks); ent None: the call ran eagerly."""
+    fp = None if ent is None or ent.guard is not None or ent.mutated or any(ent.donate) else \
+        _fastpath(ent, raw, outs, _template(ent, outs) if ent.numbers else result, leaves)
+    return result, fp, fp is None
+
+
+def _guarded_miss(jitted):
+    def miss(*args, **kwargs):
+        """The guarded variants' dispatcher's miss: the call run in Python, (result, what ran) for _cache_miss.
+        Where a guarded variant's program ran, the dispatcher repeats that program for this signature, returning
+        (result, guard vector): the variant's guards are checked by _cache_miss on every call."""
+        leaves = _leaves(jitted, args, kwargs)
+        result, ent, raw, outs = jitted.call_eager(args, kwargs)
+        fp = None
+        if ent is not None and ent.guard is not None and ent.check is None and not ent.mutated:
+            fp = _fastpath(ent, raw, outs, (_template(ent, outs[:-1]), box(outs[-1])), leaves)
+        return (result, (leaves, ent, raw, outs)), fp, fp is None
+    return miss
+
+
+def _leaves(jitted, args, kwargs):
+    dyn, dyn_kw = jitted.dynamic_args(args, kwargs)
+    return _jaxlib.cpp_flatten((tuple(dyn), dyn_kw))[0]
 
 
 def _signature_carrier(jitted):

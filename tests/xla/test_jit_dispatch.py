@@ -5,8 +5,9 @@ against NumPy: repeat calls stay in C++ (over shapes, dtypes, Python scalars, ca
 pytree outputs and keyword arguments), static arguments key the cache (a non-hashable one is the
 engine's TypeError naming the argument), a jit nested in a jit or called under grad/vmap takes the
 Python path, writes into arguments and donation never leave Python (every call a miss, so every
-write-back and donation is recorded), and a pytree node registered after the dispatcher came up is
-flattened by C++ too. tests/transforms/test_jit.py has jit's engine-side behaviour and cache bounds."""
+write-back and donation is recorded), a guarded function's repeat call runs its variant's program in C++
+and checks its guards on every call (a call no cached variant accepts goes to the engine), and a pytree
+node registered after the dispatcher came up is flattened by C++ too. tests/transforms/test_jit.py has jit's engine-side behaviour and cache bounds."""
 import numpy as np
 import pytest
 
@@ -22,9 +23,9 @@ def misses(monkeypatch):
     counts = {}
     real = Jitted.call_eager
 
-    def counting(self, args, kwargs):
+    def counting(self, args, kwargs, failed=None):
         counts[self.__name__] = counts.get(self.__name__, 0) + 1
-        return real(self, args, kwargs)
+        return real(self, args, kwargs, failed)
     monkeypatch.setattr(Jitted, "call_eager", counting)
     return counts
 
@@ -136,6 +137,50 @@ def test_donating_calls_stay_on_the_python_path(misses):
         np.testing.assert_allclose(np.asarray(f(a)), (X + k) * 2, rtol=1e-15)
         assert a._v.is_deleted()
         assert misses == {"twice": k}
+
+
+def test_guarded_repeat_calls_run_in_cpp_and_every_call_checks_its_guards(misses):
+    def sign(x):   # a bool guard (the branch) and a size guard (the mask read)
+        if xp.sum(x) > 0:
+            return x * 2.0 + xp.sum(x[x > 1.0])
+        return -x
+
+    def ref(x):
+        return x * 2.0 + np.sum(x[x > 1.0]) if np.sum(x) > 0 else -x
+    f = jit(sign)
+    pos, pos2, neg = X + 1.5, X + 3.0, X - 5.0   # pos2: the branch of pos, another mask size
+    for x in (pos, pos):   # first call traces; the second runs in Python and hands the variant to C++
+        np.testing.assert_array_equal(np.asarray(f(xp.asarray(x))), ref(x))
+    assert misses == {"sign": 2}
+    for _ in range(3):
+        np.testing.assert_array_equal(np.asarray(f(xp.asarray(pos))), ref(pos))
+    assert misses == {"sign": 2}   # repeat calls: the program and its guard check, no engine call
+    for k, x in enumerate((neg, pos2, neg, pos2), 1):   # C++ runs pos's variant; its guards fail: the engine
+        np.testing.assert_array_equal(np.asarray(f(xp.asarray(x))), ref(x))   # runs the variant that holds
+        assert misses == {"sign": 2 + k}
+    np.testing.assert_array_equal(np.asarray(f(xp.asarray(pos))), ref(pos))
+    assert misses == {"sign": 6} and f._jitted.trace_count == 3
+
+
+def test_returned_python_numbers_repeat_in_cpp_as_each_calls_value(misses):
+    def score(y, p):   # a float() returned untouched: no guard, the program's output converted per call
+        return float(xp.sum((y - p) ** 2)), y * 2.0
+
+    def gated(y):      # and behind a guard
+        if xp.max(y) > 0:
+            return float(xp.sum(y))
+        return float(xp.min(y))
+    f, g = jit(score), jit(gated)
+    for k in range(5):
+        y, p = X + k, X * 1.5 - k
+        s, d = f(xp.asarray(y), xp.asarray(p))
+        assert type(s) is float and np.isclose(s, np.sum((y - p) ** 2), rtol=1e-13, atol=0)
+        np.testing.assert_array_equal(np.asarray(d), y * 2.0)
+        t = g(xp.asarray(y))
+        assert type(t) is float and np.isclose(t, np.sum(y), rtol=1e-13, atol=0)
+    t = g(xp.asarray(X - 10.0))
+    assert type(t) is float and t == -12.0
+    assert misses == {"score": 1, "gated": 3}   # gated: its trace, the call handing it to C++, then -10
 
 
 class Pair:
