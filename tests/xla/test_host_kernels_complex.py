@@ -118,15 +118,18 @@ def _values(dt, n, seed):
 @pytest.mark.parametrize("name", NAMES)
 def test_namespace_compiles_nothing_on_new_shapes_and_equals_jit(name, fresh_staged):
     f = getattr(xp, name)
+    sizes = (29, 31, 37)
     for dt in CDTYPES:
-        for n in (29, 31, 37):   # new shapes each
-            z = xp.asarray(_values(dt, n, n))
+        zs, gots = [_values(dt, n, n) for n in sizes], []
+        for n, zn in zip(sizes, zs):   # new shapes each
             before = runtime.compile_calls[0]
-            got = np.asarray(f(z))
+            gots.append(np.asarray(f(xp.asarray(zn))))
             assert runtime.compile_calls[0] == before, (name, dt, n)
-            want = np.asarray(jit(f)(z))
+        # the jit oracle on the three operands at once (elementwise: one compile per dtype, not one per shape)
+        wants = np.split(np.asarray(jit(f)(xp.asarray(np.concatenate(zs)))), np.cumsum(sizes[:-1]))
+        for zn, got, want in zip(zs, gots, wants):
             assert got.dtype == want.dtype == dt
-            compare(got, want, [np.asarray(z)], f"xp.{name}[{dt.name}]")
+            compare(got, want, [zn], f"xp.{name}[{dt.name}]")
 
 
 # ------------------------------------------------------------------ pow (xla/lower_elementwise_complex.complex_pow)
@@ -191,16 +194,22 @@ def test_complex_pow_declines_nonfinite_parts_and_eager_equals_xla():
 def test_namespace_pow_compiles_nothing_on_new_shapes_and_equals_jit(fresh_staged):
     f = lambda a, b: xp.pow(a, b)
     for dt in CDTYPES:
+        zws, gots = [], []
         for n in (29, 31, 37):
             z, w = _values(dt, n, n), _values(dt, n, n + 1)[::-1].copy()
             z, w = z[np.isfinite(z)], w[np.isfinite(z)]
             w = np.where(np.isfinite(w), w, 1.5 - 0.5j).astype(dt)
             a, b = xp.asarray(z), xp.asarray(w)
             before = runtime.compile_calls[0]
-            got = [np.asarray(f(a, b)), np.asarray(a ** 2.5), np.asarray(xp.pow(a, 0.5 + 1j))]
+            gots.append([np.asarray(f(a, b)), np.asarray(a ** 2.5), np.asarray(xp.pow(a, 0.5 + 1j))])
             assert runtime.compile_calls[0] == before, (dt, n)
-            want = [np.asarray(jit(f)(a, b)), np.asarray(jit(lambda v: v ** 2.5)(a)),
-                    np.asarray(jit(lambda v: xp.pow(v, 0.5 + 1j))(a))]
+            zws.append((z, w))
+        # the jit oracles on the three operands at once (elementwise: one compile each, not one per shape)
+        a, b = (xp.asarray(np.concatenate(v)) for v in zip(*zws))
+        cuts = np.cumsum([len(z) for z, _ in zws])[:-1]
+        wants = zip(*(np.split(np.asarray(o), cuts) for o in (
+            jit(f)(a, b), jit(lambda v: v ** 2.5)(a), jit(lambda v: xp.pow(v, 0.5 + 1j))(a))))
+        for (z, w), got, want in zip(zws, gots, wants):
             for g, wnt, e in zip(got, want, (w, 2.5, 0.5 + 1j)):
                 assert g.dtype == wnt.dtype == dt
                 pow_close(g, wnt, z, np.asarray(e, dt), f"xp.pow[{dt.name}]")
