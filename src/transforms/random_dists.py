@@ -313,7 +313,7 @@ _ROUNDS = 32    # the queue takes n / _ROUNDS entries (at least 1024) a round
 
 
 def _ptrs(k, lam, large, shape):
-    """PTRS for the entries `large` of broadcast_to(lam, shape) (lam >= 10 there), flattened, as a queue: each
+    """PTRS for the entries `large` of broadcast_to(lam, shape) (lam >= 10 there), flattened, as a queue of them: each
     round draws one candidate for each of the next m queued entries and queues the rejected ones again at the
     back, until the queue is empty. Each candidate is a fresh independent draw, so the sample is PTRS's exactly,
     at ~1.2 candidates per entry plus a tail of ~6 rounds of m, where rounds over the whole array until its last
@@ -330,10 +330,8 @@ def _ptrs(k, lam, large, shape):
     def body(i, head, count, queue, out):
         valid = _b(E.lt_p, slot, count)
         idx = take(queue, _b(E.rem_p, E.add(slot, head), c(slot, n_all)), 0)
-        big = _at(large, shape, idx)
         ok, n = _ptrs_draw(_fold_body(k, i), [_at(q, shape, idx) for q in prm])
-        ok = _b(E.or_p, ok, _b(E.not_p, big))                   # entries not `large` take 0 in one round
-        out = _put(out, _where(_b(E.and_p, valid, ok), idx, c(idx, n_all)), _where(big, n, c(n, 0.0)))
+        out = _put(out, _where(_b(E.and_p, valid, ok), idx, c(idx, n_all)), n)
         again = _b(E.and_p, valid, _b(E.not_p, ok))
         rank = E.convert_element_type(SO.cumsum(E.convert_element_type(again, np.float64), 0), I64)  # 1-based
         back = _b(E.rem_p, E.add(E.add(head, count), E.sub(rank, c(rank, 1))), c(rank, n_all))
@@ -341,9 +339,23 @@ def _ptrs(k, lam, large, shape):
         taken = _b(E.min_p, count, c(count, m))
         return (E.add(i, c(i, 1)), _b(E.rem_p, E.add(head, taken), c(head, n_all)),
                 E.add(E.sub(count, taken), S.reshape(S.slice_(rank, (m - 1,), (m,)), ())), queue, out)
-    init = [const(0, U64), const(0, I64), const(n_all, I64), S.iota(I64, (n_all + 1,), 0),
+    queue, count = _large_first(large, shape)
+    init = [const(0, U64), const(0, I64), count, queue,
             S.full((n_all + 1,), 0.0, S.dtype_of(lam))]          # the last entries: where unused slots write
     return S.slice_(while_raw(cond, body, init)[4], (0,), (n_all,))
+
+
+def _large_first(large, shape):
+    """(queue, count): the flat indices of broadcast_to(large, shape) with the `large` ones first (n + 1 slots,
+    the last a sink), and how many are large. A one-element `large` needs no scan."""
+    n_all = size(shape)
+    iota = S.iota(I64, (n_all + 1,), 0)
+    if size(S.shape_of(large)) == 1:
+        return iota, _where(S.reshape(large, ()), const(n_all, I64), const(0, I64))
+    flat = S.reshape(S.broadcast_to_shape(large, shape), (n_all,))
+    pos = E.convert_element_type(SO.cumsum(E.convert_element_type(flat, np.float64), 0), I64)    # 1-based
+    queue = _put(iota, _where(flat, E.sub(pos, c(pos, 1)), c(pos, n_all)), S.slice_(iota, (0,), (n_all,)))
+    return queue, S.reshape(S.slice_(pos, (n_all - 1,), (n_all,)), ())
 
 
 def _poisson_body(k, lam, *, shape, dtype):
