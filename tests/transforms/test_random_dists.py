@@ -121,6 +121,17 @@ def test_poisson_chi_square(lam):
     assert stats.chisquare(o, e).pvalue > 0.01
 
 
+def test_poisson_broadcast_rates():
+    """Rates of shape (3, 1) broadcast along N: PTRS reads each queued entry's rate at its flat index (and
+    Knuth takes the rows below 10), so a wrong index mapping would move a row's moments to another row's."""
+    lam = np.array([[12.0], [3.0], [1000.0]])
+    x = npa(random.poisson(K, xp.asarray(lam), (3, N)))
+    np.testing.assert_array_equal(npa(jit(lambda k, m: random.poisson(k, m, (3, N)))(K, xp.asarray(lam))), x)
+    m, v, lam = x.mean(1), x.var(1), lam[:, 0]
+    assert (np.abs(m - lam) < 5 * np.sqrt(lam / N)).all(), m
+    assert (np.abs(v - lam) < 5 * lam * np.sqrt(2 / N)).all(), v
+
+
 def test_poisson_dtype_and_zero_rate():
     x = random.poisson(K, xp.asarray([0.0, 2.0]), (4, 2), xp.int32)    # ((3, 2) compiles several times longer)
     assert x.dtype == xp.int32 and x.shape == (4, 2) and (npa(x)[:, 0] == 0).all()
