@@ -165,9 +165,12 @@ def pytest_configure(config):
         if S.backend != "ours" or S.suite == "sklearn":
             raise pytest.UsageError("--xp-jit: our backend, scipy or xpx suite")
         S.jit = True
-        S.jit_testing = importlib.import_module(
-            "scipy._lib.array_api_extra.testing" if S.suite == "scipy" else "array_api_extra.testing")
-        holders = [m for n, m in list(sys.modules.items()) if n.endswith("conftest")]
+        pkg = "scipy._lib.array_api_extra.testing" if S.suite == "scipy" else "array_api_extra.testing"
+        public = importlib.import_module(pkg)
+        # array-api-extra 0.11: testing is a package; the tags and the patch live in testing._testing
+        S.jit_testing = (importlib.import_module(pkg + "._testing")
+                         if hasattr(public, "__path__") else public)
+        holders = [public] + [m for n, m in list(sys.modules.items()) if n.endswith("conftest")]
         lazy_jit.install(S.jit_testing, holders, _is_ours)
 
 

@@ -407,7 +407,7 @@ def main(argv=None):
     r.add_argument("--commit", default=None,
                    help="run the namespace as of this commit (git archive of src/ to a temp dir)"
                         " instead of the working tree")
-    r.add_argument("pytest_args", nargs="*", help="after --: passed to pytest")
+    r.add_argument("pytest_args", nargs="*", default=[], help="after --: passed to pytest")
     c = sub.add_parser("compare", help="compare two JSON reports")
     c.add_argument("a")
     c.add_argument("b")
@@ -427,7 +427,14 @@ def main(argv=None):
     j.add_argument("--list", action="store_true", help="one line per function")
     t = sub.add_parser("table", help="markdown table of all reports in a folder")
     t.add_argument("dir", nargs="?", default=RESULTS)
+    argv = list(sys.argv[1:] if argv is None else argv)
+    extra = []
+    if "--" in argv:   # argparse drops a subcommand's "--" (Python 3.11): split it off here
+        i = argv.index("--")
+        argv, extra = argv[:i], argv[i + 1:]
     a = p.parse_args(argv)
+    if extra:
+        a.pytest_args = [*getattr(a, "pytest_args", []), *extra]
     return {"run": cmd_run, "compare": cmd_compare, "show": cmd_show, "table": cmd_table,
             "hardcoded": cmd_hardcoded, "jitsum": cmd_jitsum}[a.cmd](a)
 
