@@ -47,10 +47,15 @@ def _fake_module():
             runs.append(("double",))
             return 2 * x
 
+        @staticmethod
+        def make(x):     # scipy's from_* pattern: the tag lands on __func__; upstream leaves it alone
+            return Thing()
+
     xpx_testing.lazy_xp_function(scale, jax_jit=False)
     xpx_testing.lazy_xp_function(checked)
     xpx_testing.lazy_xp_function(pieces)
     xpx_testing.lazy_xp_function(Thing.double)
+    xpx_testing.lazy_xp_function(Thing.make)
     mod.scale, mod.checked, mod.pieces, mod.untagged, mod.Thing = scale, checked, pieces, untagged, Thing
     mod.lazy_xp_modules = [Thing]
     return mod, runs
@@ -68,11 +73,13 @@ def _patch():
 def test_tagged_functions_run_under_our_jit_with_static_non_arrays_and_the_patch_is_undone():
     mod, runs = _fake_module()
     originals = dict(vars(mod)), mod.Thing.__dict__["double"]
+    make = mod.Thing.__dict__["make"]
     a = np.asarray([1.0, 2.0, 3.0])
     with _patch()(_request(mod, "t::jit"), xp=xp):
         for name in ("scale", "checked", "pieces"):
             assert getattr(mod, name)._our_jit is originals[0][name], name   # jax_jit=False too
         assert mod.Thing.__dict__["double"]._our_jit is originals[1]
+        assert mod.Thing.__dict__["make"] is make
         assert mod.untagged is originals[0]["untagged"]
         x = xp.asarray(a)
         for _ in range(3):                                    # one trace: Python ran once

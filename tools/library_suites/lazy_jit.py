@@ -91,9 +91,12 @@ def autojit(func, flatten, unflatten, on_call=None):
 
 def iter_tagged(module, ufunc_tags):
     """(owner, name, attr, function, tags) for every tagged function the test module reaches, as the
-    library's patch_lazy_xp_functions finds them (owners listed twice are visited once). Newer
-    array-api-extra also tags methods (``lazy_xp_function((cls, name))``, tags["owner"] is cls):
-    classes found in those modules are searched too, and attr keeps a static/classmethod wrapper."""
+    library's own patch_lazy_xp_functions finds them (owners listed twice are visited once).
+    array-api-extra 0.11 also tags methods (``lazy_xp_function((cls, name))`` sets tags["owner"]):
+    classes found in the listed modules are searched, a static/classmethod is looked through, and a
+    class holding another class's method is skipped. Tags without an owner (scipy's vendored copy) are
+    found as that copy finds them: on plain functions of listed modules and classes only (a scipy
+    ``from_*`` staticmethod carries its tag on ``__func__``, so upstream never wraps it)."""
     listed = [module, *getattr(module, "lazy_xp_modules", [])]
     found = [v for o in listed for v in list(vars(o).values()) if isinstance(v, type)]
     seen = set()
@@ -101,7 +104,7 @@ def iter_tagged(module, ufunc_tags):
         if id(owner) in seen:
             continue
         seen.add(id(owner))
-        implicit = all(owner is not o for o in listed)
+        is_listed = any(owner is o for o in listed)
         for name, attr in list(vars(owner).items()):
             func = attr.__func__ if isinstance(attr, (staticmethod, classmethod)) else attr
             if getattr(func, "_our_jit", None) is not None:
@@ -110,8 +113,13 @@ def iter_tagged(module, ufunc_tags):
             if tags is None:
                 with contextlib.suppress(KeyError, TypeError):
                     tags = ufunc_tags[func]
-            if tags is None or (implicit and tags.get("owner") is not owner):
-                continue   # a class holding a module function under another name: not its method
+            if tags is None:
+                continue
+            if "owner" in tags:
+                if isinstance(owner, type) and tags["owner"] is not owner:
+                    continue
+            elif not is_listed or attr is not func:
+                continue
             yield owner, name, attr, func, tags
 
 
