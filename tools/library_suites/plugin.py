@@ -44,6 +44,8 @@ def pytest_addoption(parser):
                 help="keep test items that are not parametrised with the backend")
     g.addoption("--xp-report", default=None, help="write a JSON summary here")
     g.addoption("--xp-label", default="", help="free text stored in the report")
+    g.addoption("--xp-per-group", type=int, default=0,
+                help="keep only the first N cases of each test class or module-level test function (a sample)")
     g.addoption("--xp-jit", action="store_true", default=False,
                 help="our backend: functions tagged with lazy_xp_function run under our jit")
 
@@ -240,6 +242,15 @@ def pytest_collection_modifyitems(session, config, items):
         cs = getattr(item, "callspec", None)
         ok = cs is not None and any(_mentions_backend(v) for v in cs.params.values())
         (keep if ok else drop).append(item)
+    per_group = config.getoption("--xp-per-group")
+    if per_group:   # a sample: the first N cases of each test class / module-level test, in order
+        seen = {}
+        sample = []
+        for item in keep:
+            group = "::".join(item.nodeid.split("[", 1)[0].split("::")[:2])
+            seen[group] = seen.get(group, 0) + 1
+            (sample if seen[group] <= per_group else drop).append(item)
+        keep = sample
     if drop:
         config.hook.pytest_deselected(items=drop)
     S.deselected = len(drop)
