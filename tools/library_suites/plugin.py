@@ -14,6 +14,7 @@ writes a JSON summary (outcome counts, wall time, failures with their error
 line).  ``--xp-jit`` (our backend, scipy and xpx) puts every function the tests tag with
 ``lazy_xp_function`` under our jit while a test runs, where upstream puts jax.jit for JAX
 (``lazy_jit.py``); the report then says per tagged function whether its tests pass.
+``--xp-per-group N`` keeps the first N cases of each test class / module-level test (a sample).
 ``tools/library_suites/run.py`` drives all of this.
 """
 from __future__ import annotations
