@@ -47,10 +47,15 @@ def _fake_module():
             runs.append(("double",))
             return 2 * x
 
+        @staticmethod
+        def make(x):     # scipy's from_* pattern: the tag lands on __func__; upstream leaves it alone
+            return Thing()
+
     xpx_testing.lazy_xp_function(scale, jax_jit=False)
     xpx_testing.lazy_xp_function(checked)
     xpx_testing.lazy_xp_function(pieces)
     xpx_testing.lazy_xp_function(Thing.double)
+    xpx_testing.lazy_xp_function(Thing.make)
     mod.scale, mod.checked, mod.pieces, mod.untagged, mod.Thing = scale, checked, pieces, untagged, Thing
     mod.lazy_xp_modules = [Thing]
     return mod, runs
@@ -68,11 +73,13 @@ def _patch():
 def test_tagged_functions_run_under_our_jit_with_static_non_arrays_and_the_patch_is_undone():
     mod, runs = _fake_module()
     originals = dict(vars(mod)), mod.Thing.__dict__["double"]
+    make = mod.Thing.__dict__["make"]
     a = np.asarray([1.0, 2.0, 3.0])
     with _patch()(_request(mod, "t::jit"), xp=xp):
         for name in ("scale", "checked", "pieces"):
             assert getattr(mod, name)._our_jit is originals[0][name], name   # jax_jit=False too
         assert mod.Thing.__dict__["double"]._our_jit is originals[1]
+        assert mod.Thing.__dict__["make"] is make
         assert mod.untagged is originals[0]["untagged"]
         x = xp.asarray(a)
         for _ in range(3):                                    # one trace: Python ran once
@@ -129,3 +136,51 @@ def test_function_table_status_per_function():
     assert {k: r["status"] for k, r in table.items()} == {"m.f": "fail", "m.g": "pass", "m.h": "other",
                                                             "m.k": "untested"}
     assert table["m.f"]["tests"] == {"passed": 1, "failed": 1} and table["m.g"]["jax_jit"] is False
+
+
+def test_array_api_extra_0_11_methods_tagged_with_their_class_keep_static_and_class_methods():
+    """array-api-extra 0.11 (installed; its own suite): testing is a package, the tags live in
+    testing._testing, and `lazy_xp_function((cls, name))` tags a method with tags["owner"] = cls; the
+    class is found in the test module without being listed, and a class holding the function under
+    another name is not its owner."""
+    xtesting = pytest.importorskip("array_api_extra.testing._testing")
+    mod = types.ModuleType("fake_xpx_tests")
+    runs = []
+
+    class B:
+        def g(self, x):
+            runs.append("g")
+            return x + 1
+
+        @staticmethod
+        def h(x):
+            runs.append("h")
+            return x * 3
+
+        @classmethod
+        def k(cls, x):
+            runs.append(("k", cls.__name__))
+            return x - 1
+
+    for name in ("g", "h", "k"):
+        xtesting.lazy_xp_function((B, name))
+
+    class Naked:           # upstream's pattern to bypass the patch: B's tagged method, not Naked's
+        h = B.h
+    mod.B, mod.Naked = B, Naked
+    before = {n: B.__dict__[n] for n in ("g", "h", "k")}
+    patch = lazy_jit.make_patch(xtesting.patch_lazy_xp_functions, xtesting,
+                                lambda ns: getattr(ns, "__name__", None) == "array_namespace")
+    a = np.asarray([1.0, 2.0])
+    x = xp.asarray(a)
+    with patch(_request(mod, "t::xpx"), xp=xp):
+        assert isinstance(B.__dict__["h"], staticmethod) and isinstance(B.__dict__["k"], classmethod)
+        assert all(B.__dict__[n] is not before[n] for n in before)
+        assert Naked.h is before["h"].__func__ and Naked.h._lazy_xp_function["owner"] is B
+        for _ in range(2):                                   # traced once each
+            np.testing.assert_array_equal(np.asarray(B().g(x)), a + 1)
+            np.testing.assert_array_equal(np.asarray(B.h(x)), a * 3)
+            np.testing.assert_array_equal(np.asarray(B.k(x)), a - 1)
+        assert runs == ["g", "h", ("k", "B")]
+    assert {n: B.__dict__[n] for n in before} == before
+    assert {k.rsplit(".", 1)[-1]: v for k, v in lazy_jit.CALLS["t::xpx"].items()} == {"g": 2, "h": 2, "k": 2}

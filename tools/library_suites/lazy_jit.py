@@ -28,8 +28,11 @@ _depth = [0]                                    # > 0 inside a wrapped call (nes
 _trees = {}                                     # flatten helpers' module -> registered pytree node
 
 
-def function_key(func, owner=None):
-    """'module.qualname' of a tagged function (a ufunc has no __module__: the module it was found in)."""
+def function_key(func, owner=None, name=None):
+    """'module.qualname' of a tagged function (a ufunc has no __module__: the module it was found in);
+    a method tagged on a class is named after that class (B.g, not the A.g it inherits)."""
+    if isinstance(owner, type) and name:
+        return f"{owner.__module__}.{owner.__qualname__}.{name}"
     mod = getattr(func, "__module__", None) or getattr(owner, "__name__", "?")
     return f"{mod}.{getattr(func, '__qualname__', None) or getattr(func, '__name__', repr(func))}"
 
@@ -87,26 +90,48 @@ def autojit(func, flatten, unflatten, on_call=None):
 
 
 def iter_tagged(module, ufunc_tags):
-    """(owner, name, function, tags) for every tagged function the test module reaches, as the
-    library's patch_lazy_xp_functions finds them (owners listed twice are visited once)."""
+    """(owner, name, attr, function, tags) for every tagged function the test module reaches, as the
+    library's own patch_lazy_xp_functions finds them (owners listed twice are visited once).
+    array-api-extra 0.11 also tags methods (``lazy_xp_function((cls, name))`` sets tags["owner"]):
+    classes found in the listed modules are searched, a static/classmethod is looked through, and a
+    class holding another class's method is skipped. Tags without an owner (scipy's vendored copy) are
+    found as that copy finds them: on plain functions of listed modules and classes only (a scipy
+    ``from_*`` staticmethod carries its tag on ``__func__``, so upstream never wraps it)."""
+    listed = [module, *getattr(module, "lazy_xp_modules", [])]
+    found = [v for o in listed for v in list(vars(o).values()) if isinstance(v, type)]
     seen = set()
-    for owner in [module, *getattr(module, "lazy_xp_modules", [])]:
+    for owner in listed + found:
         if id(owner) in seen:
             continue
         seen.add(id(owner))
-        for name, func in list(vars(owner).items()):
+        is_listed = any(owner is o for o in listed)
+        for name, attr in list(vars(owner).items()):
+            func = attr.__func__ if isinstance(attr, (staticmethod, classmethod)) else attr
             if getattr(func, "_our_jit", None) is not None:
                 continue
             tags = getattr(func, "_lazy_xp_function", None)
             if tags is None:
                 with contextlib.suppress(KeyError, TypeError):
                     tags = ufunc_tags[func]
-            if tags is not None:
-                yield owner, name, func, tags
+            if tags is None:
+                continue
+            if "owner" in tags:
+                if isinstance(owner, type) and tags["owner"] is not owner:
+                    continue
+            elif not is_listed or attr is not func:
+                continue
+            yield owner, name, attr, func, tags
 
 
 def _count(calls, key):
     calls[key] += 1
+
+
+def helpers(testing):
+    """pickle_flatten/pickle_unflatten: in the testing module (scipy's vendored copy) or in its
+    _helpers (array-api-extra 0.11, where testing is a package and the code is testing._testing)."""
+    src = testing if hasattr(testing, "pickle_flatten") else testing._helpers
+    return src.pickle_flatten, src.pickle_unflatten
 
 
 def make_patch(original, testing, is_ours):
@@ -118,14 +143,16 @@ def make_patch(original, testing, is_ours):
             return original(request, monkeypatch, xp=xp)
         calls = CALLS[request.node.nodeid]
         undo = []
-        for owner, name, func, _tags in iter_tagged(request.module, testing._ufuncs_tags):
-            key = function_key(func, owner)
-            wrapped = autojit(func, testing.pickle_flatten, testing.pickle_unflatten,
-                              functools.partial(_count, calls, key))
+        flatten, unflatten = helpers(testing)
+        for owner, name, attr, func, _tags in iter_tagged(request.module, testing._ufuncs_tags):
+            key = function_key(func, owner, name)
+            wrapped = autojit(func, flatten, unflatten, functools.partial(_count, calls, key))
+            if isinstance(attr, (staticmethod, classmethod)):
+                wrapped = type(attr)(wrapped)
             if monkeypatch is not None:   # the deprecated form: monkeypatch undoes it
                 monkeypatch.setattr(owner, name, wrapped)
             else:
-                undo.append((owner, name, func))
+                undo.append((owner, name, attr))
                 setattr(owner, name, wrapped)
 
         @contextlib.contextmanager
@@ -157,8 +184,8 @@ def inventory(modules, ufunc_tags):
     """Every tagged function the given test modules reach: key -> jax_jit tag."""
     out = {}
     for mod in modules:
-        for owner, _name, func, tags in iter_tagged(mod, ufunc_tags):
-            out[function_key(func, owner)] = bool(tags.get("jax_jit", True))
+        for owner, name, _attr, func, tags in iter_tagged(mod, ufunc_tags):
+            out[function_key(func, owner, name)] = bool(tags.get("jax_jit", True))
     return out
 
 

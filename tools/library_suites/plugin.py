@@ -14,6 +14,7 @@ writes a JSON summary (outcome counts, wall time, failures with their error
 line).  ``--xp-jit`` (our backend, scipy and xpx) puts every function the tests tag with
 ``lazy_xp_function`` under our jit while a test runs, where upstream puts jax.jit for JAX
 (``lazy_jit.py``); the report then says per tagged function whether its tests pass.
+``--xp-per-group N`` keeps the first N cases of each test class / module-level test (a sample).
 ``tools/library_suites/run.py`` drives all of this.
 """
 from __future__ import annotations
@@ -44,6 +45,8 @@ def pytest_addoption(parser):
                 help="keep test items that are not parametrised with the backend")
     g.addoption("--xp-report", default=None, help="write a JSON summary here")
     g.addoption("--xp-label", default="", help="free text stored in the report")
+    g.addoption("--xp-per-group", type=int, default=0,
+                help="keep only the first N cases of each test class or module-level test function (a sample)")
     g.addoption("--xp-jit", action="store_true", default=False,
                 help="our backend: functions tagged with lazy_xp_function run under our jit")
 
@@ -165,9 +168,12 @@ def pytest_configure(config):
         if S.backend != "ours" or S.suite == "sklearn":
             raise pytest.UsageError("--xp-jit: our backend, scipy or xpx suite")
         S.jit = True
-        S.jit_testing = importlib.import_module(
-            "scipy._lib.array_api_extra.testing" if S.suite == "scipy" else "array_api_extra.testing")
-        holders = [m for n, m in list(sys.modules.items()) if n.endswith("conftest")]
+        pkg = "scipy._lib.array_api_extra.testing" if S.suite == "scipy" else "array_api_extra.testing"
+        public = importlib.import_module(pkg)
+        # array-api-extra 0.11: testing is a package; the tags and the patch live in testing._testing
+        S.jit_testing = (importlib.import_module(pkg + "._testing")
+                         if hasattr(public, "__path__") else public)
+        holders = [public] + [m for n, m in list(sys.modules.items()) if n.endswith("conftest")]
         lazy_jit.install(S.jit_testing, holders, _is_ours)
 
 
@@ -237,6 +243,15 @@ def pytest_collection_modifyitems(session, config, items):
         cs = getattr(item, "callspec", None)
         ok = cs is not None and any(_mentions_backend(v) for v in cs.params.values())
         (keep if ok else drop).append(item)
+    per_group = config.getoption("--xp-per-group")
+    if per_group:   # a sample: the first N cases of each test class / module-level test, in order
+        seen = {}
+        sample = []
+        for item in keep:
+            group = "::".join(item.nodeid.split("[", 1)[0].split("::")[:2])
+            seen[group] = seen.get(group, 0) + 1
+            (sample if seen[group] <= per_group else drop).append(item)
+        keep = sample
     if drop:
         config.hook.pytest_deselected(items=drop)
     S.deselected = len(drop)

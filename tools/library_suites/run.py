@@ -15,7 +15,7 @@ Selections (``--select``): xpx ``all``; sklearn ``subset`` (sklearn.utils,
 preprocessing, metrics, decomposition) or ``full`` (the whole package) or a comma
 list of sklearn subpackages;
 scipy one or more of ``special,cluster,integrate,stats,signal,fft`` or paths under
-scipy/ such as ``signal/tests/test_windows.py`` (comma list, ``-m array_api_backends``),
+scipy/ such as ``signal/tests/test_windows.py`` or ``stats/tests/test_stats.py::TestKruskal`` (comma list, ``-m array_api_backends``),
 or ``signal-lite`` (signal without its 12k-case test_signaltools.py).  Only items parametrised with the chosen backend run.
 """
 from __future__ import annotations
@@ -68,8 +68,8 @@ def selection_args(suite, select):
             select = ",".join(f"signal/tests/{f}" for f in sorted(os.listdir(tdir))
                               if f.startswith("test_") and f.endswith(".py")
                               and f != "test_signaltools.py")
-        names = select.split(",")   # subpackages, or paths under scipy/ (dirs or files)
-        bad = [n for n in names if not os.path.exists(os.path.join(root, n))]
+        names = select.split(",")   # subpackages, or paths under scipy/ (dirs, files, file::Class)
+        bad = [n for n in names if not os.path.exists(os.path.join(root, n.split("::")[0]))]
         if bad:
             raise SystemExit(f"run.py: unknown scipy subpackage(s) {bad}")
         return [os.path.join(root, n) for n in names], ["-m", "array_api_backends"]
@@ -88,7 +88,8 @@ def cmd_run(a):
     a.out = os.path.abspath(a.out)   # pytest runs in a temporary directory
     os.makedirs(a.out, exist_ok=True)
     tag = select if len(select) < 60 else select[:40] + f"..{zlib.crc32(select.encode()):08x}"
-    stem = f"{a.suite}-{re.sub(r'[^A-Za-z0-9_.]+', '+', tag)}-{a.backend}" + ("-jit" if a.jit else "")
+    stem = (f"{a.suite}-{re.sub(r'[^A-Za-z0-9_.]+', '+', tag)}-{a.backend}"
+            + (f"-first{a.per_group}" if a.per_group else "") + ("-jit" if a.jit else ""))
     report = os.path.join(a.out, stem + ".json")
     env = dict(os.environ)
     env["SCIPY_ARRAY_API"] = "1"
@@ -111,6 +112,7 @@ def cmd_run(a):
            "--rootdir", SITE, "-p", "library_suites.plugin",
            "--xp-suite", a.suite, "--xp-backend", a.backend, "--xp-report", report,
            "--xp-label", select, "-q", "-rN", "--tb=line", *(["--xp-jit"] if a.jit else []),
+           *([f"--xp-per-group={a.per_group}"] if a.per_group else []),
            *opts, *paths, *a.pytest_args]
     print("+", " ".join(cmd), flush=True)
     log = open(os.path.join(a.out, stem + ".log"), "w")
@@ -402,12 +404,14 @@ def main(argv=None):
     r.add_argument("-k", default=None, help="extra pytest -k expression")
     r.add_argument("--jit", action="store_true",
                    help="functions the tests tag with lazy_xp_function run under our jit (ours; scipy, xpx)")
+    r.add_argument("--per-group", type=int, default=0,
+                   help="run only the first N cases of each test class or module-level test function (a sample)")
     r.add_argument("--timeout", type=int, default=900, help="seconds before interrupting")
     r.add_argument("--out", default=RESULTS)
     r.add_argument("--commit", default=None,
                    help="run the namespace as of this commit (git archive of src/ to a temp dir)"
                         " instead of the working tree")
-    r.add_argument("pytest_args", nargs="*", help="after --: passed to pytest")
+    r.add_argument("pytest_args", nargs="*", default=[], help="after --: passed to pytest")
     c = sub.add_parser("compare", help="compare two JSON reports")
     c.add_argument("a")
     c.add_argument("b")
@@ -427,7 +431,14 @@ def main(argv=None):
     j.add_argument("--list", action="store_true", help="one line per function")
     t = sub.add_parser("table", help="markdown table of all reports in a folder")
     t.add_argument("dir", nargs="?", default=RESULTS)
+    argv = list(sys.argv[1:] if argv is None else argv)
+    extra = []
+    if "--" in argv:   # argparse drops a subcommand's "--" (Python 3.11): split it off here
+        i = argv.index("--")
+        argv, extra = argv[:i], argv[i + 1:]
     a = p.parse_args(argv)
+    if extra:
+        a.pytest_args = [*getattr(a, "pytest_args", []), *extra]
     return {"run": cmd_run, "compare": cmd_compare, "show": cmd_show, "table": cmd_table,
             "hardcoded": cmd_hardcoded, "jitsum": cmd_jitsum}[a.cmd](a)
 
