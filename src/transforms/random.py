@@ -62,8 +62,8 @@ import numpy as np
 from .api_util import box
 from .primitives import elementwise as E
 from .primitives import structural as S
-from .random_args import (_aval, _bound, _call, _describe, _float_dtype, _int_dtype, _int_raw, _is_array, _is_int,
-                          _axis, _key_raw, _shape, _sized, is_key)
+from .random_args import (_aval, _bound, _broadcasts_to, _call, _describe, _float_dtype, _int_dtype, _int_raw,
+                          _is_array, _is_int, _axis, _key_raw, _shape, _sized, is_key)
 from .core import unbox
 from .random_bits import U32, U64, _bits_body, _fold_body, _key_body, _split_body, _tf_body, const, size
 from .random_dists import (beta, cauchy, chisquare, dirichlet, exponential, gamma, laplace, logistic, poisson,
@@ -367,10 +367,6 @@ def categorical(key, logits, axis=-1, shape=None):
         shape = batch
     else:
         shape = _shape(shape, "categorical")
-        try:
-            ok = E.broadcast_shapes(shape, batch) == shape
-        except ValueError:
-            ok = False
-        if not ok:
+        if not _broadcasts_to(batch, shape):
             raise ValueError(f"categorical: shape {shape} is not compatible with the batch shape {batch} of logits")
     return _call(_categorical_body, k, unbox(logits), axis=axis, shape=shape)

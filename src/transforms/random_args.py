@@ -133,13 +133,17 @@ def _bound(v, dtype, shape, fname, what):
     if a.dtype.kind not in "iuf":
         raise TypeError(f"{fname}: {what} must be a real number or array, got {a.dtype.name}")
     vshape = tuple(a.shape)
-    try:
-        ok = E.broadcast_shapes(vshape, shape) == tuple(shape)
-    except ValueError:
-        ok = False
-    if not ok:
+    if not _broadcasts_to(vshape, shape):
         raise ValueError(f"{fname}: {what} of shape {vshape} does not broadcast to shape {shape}")
     return E.convert_element_type(unbox(v), dtype) if a.dtype != dtype or a.weak_type else unbox(v)
+
+
+def _broadcasts_to(batch, shape):
+    """Whether shape `batch` broadcasts to exactly `shape`."""
+    try:
+        return E.broadcast_shapes(tuple(batch), tuple(shape)) == tuple(shape)
+    except ValueError:
+        return False
 
 
 def _sized(x, axis, fname, what):

@@ -18,7 +18,7 @@ from .primitives import linalg as L
 from .primitives import reductions as R
 from .primitives import structural as S
 from .core import unbox
-from .random_args import _aval, _call, _describe, _float_dtype, _is_array, _key_raw, _shape
+from .random_args import _aval, _broadcasts_to, _call, _describe, _float_dtype, _is_array, _key_raw, _shape
 from .random_bits import c
 from .random_samplers import _normal_body
 
@@ -114,11 +114,7 @@ def multivariate_normal(key, mean, cov, shape=None, dtype=np.float64, method="ch
                          "do not broadcast together") from None
     if shape is not None:
         shape = _shape(shape, "multivariate_normal")
-        try:
-            ok = E.broadcast_shapes(shape, full) == shape
-        except ValueError:
-            ok = False
-        if not ok:
+        if not _broadcasts_to(full, shape):
             raise ValueError(f"multivariate_normal: the batch shapes {batches[0]} of mean and {batches[1]} of "
                              f"cov do not broadcast to shape {shape}")
     raw = [unbox(x) if a.dtype == dt and not a.weak_type else E.convert_element_type(unbox(x), dt)
