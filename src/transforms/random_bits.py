@@ -64,8 +64,20 @@ def threefry(k0, k1, c0, c1):
 
 
 def words(k):
-    """The two words of a raw (2,) key as 0-d raw values."""
-    return (S.reshape(S.slice_(k, (0,), (1,)), ()), S.reshape(S.slice_(k, (1,), (2,)), ()))
+    """The two words of a raw (2,) key as 0-d raw values (made opaque to LLVM: see `_opaque`)."""
+    return (_opaque(S.reshape(S.slice_(k, (0,), (1,)), ())), _opaque(S.reshape(S.slice_(k, (1,), (2,)), ())))
+
+
+def _opaque(w):
+    """Raw uint32 w, unchanged: uint32 -> float64 (* 2 * 0.5) -> uint32 is exact, and the multiplies keep XLA
+    and LLVM from folding the round trip away. Why: a key made in the same kernel (split, fold_in: Threefry's
+    add chains) is transparent to LLVM's scalar evolution; with the per-element counter (the kernel's loop
+    index) that made every add of a sampler's Threefry an induction-variable use of dozens of terms, and LLVM's
+    loop strength reduction took seconds on kernels of a few elements (first gamma (3, 2): 4.8 s -> 1.2 s to
+    compile, poisson (5,) 12 s -> 1.7 s). A float-to-int conversion is opaque to it; a few operations per key,
+    against Threefry's hundreds per word, so run time is unchanged."""
+    f = E.convert_element_type(w, np.float64)
+    return E.convert_element_type(E.mul(E.mul(f, c(f, 2.0)), c(f, 0.5)), U32)
 
 
 def pack(x0, x1):

@@ -107,6 +107,25 @@ def test_raw_helpers_under_jit_match_eager():
     np.testing.assert_array_equal(np.asarray(f(k)), npv(RB.bits64(k._v, 9)))
 
 
+@pytest.mark.parametrize("k", KEYS + [(1, 2 ** 31), (2 ** 32 - 2, 2 ** 31 - 1)])
+def test_key_words_come_back_exact_eagerly_and_under_jit(k):
+    # words() sends each word through float64 (to hide it from LLVM's loop strength reduction)
+    kr = xp.asarray(np.array(k, np.uint32))
+    assert [int(npv(w)) for w in RB.words(kr._v)] == list(k)
+    got = jit(lambda a: [box(w) for w in RB.words(a._v)])(kr)
+    assert [int(np.asarray(w)) for w in got] == list(k)
+
+
+@pytest.mark.parametrize("n", [6, 15])
+def test_bits_of_a_key_folded_in_the_same_program_match_oracle(n):
+    # the composition the opaque words are for: a key made and used in one compiled kernel
+    k0, k1 = KEYS[3]
+    f = jit(lambda a: box(RB.bits32(RB._fold_body(a._v, RB.to_u64(RB.const(7, np.uint32))), n)))
+    kf = py_threefry(*py_threefry(k0, k1, 2, 7), 3, 0)
+    blocks = [py_threefry(*kf, 0, i) for i in range((n + 1) // 2)]
+    assert np.asarray(f(xp.asarray(np.array([k0, k1], np.uint32)))).tolist() == [w for b in blocks for w in b][:n]
+
+
 def test_too_many_blocks_is_a_value_error():
     with pytest.raises(ValueError, match="2\\*\\*32 counters"):
         random.bits(random.key(0), (2 ** 33 + 2,))
