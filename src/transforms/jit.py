@@ -474,8 +474,8 @@ def jit(fun=None, *, static_argnums=(), static_argnames=(), donate_argnums=(), i
         value-dependent Python (bool()/if/while, int()/index, float()/complex(), .item(), .tolist() of a traced
         value) specialises to the call's values and is guarded (default; ARRAY_NAMESPACE_JIT_GUARDS=0 turns it
         off) or raises ConcretizationTypeError as in JAX (False). A guarded function pays a read-back of its
-        guard values on every call (its variant's program runs from the C++ dispatcher, which returns the
-        guard vector beside the result for Python to check) and a trace and compile per new branch;
+        guard values on every call (its variant's program runs from the C++ dispatcher and
+        returns the guard vector beside the result, checked in C: a few microseconds) and a trace and compile per new branch;
         a guarded float() value takes a new variant per new value (a float() only returned is no
         guard: each call returns its own value as a Python float). A trace that converts a traced value to the
         host (np.asarray, DLPack, memoryview, a NumPy ufunc: host code whose result would re-enter the program

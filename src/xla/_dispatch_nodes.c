@@ -100,10 +100,186 @@ static PyObject *unflatten(PyObject *self, PyObject *const *args, Py_ssize_t nar
     return a;
 }
 
+
+/* ---------------------------------------------------------------- guarded calls
+ * A guarded variant's program outputs its guard vector beside the result (transforms/jit_guards.py); the C++
+ * dispatcher's repeat call rebuilds its result through the output tree, whose root is a node made by `check`:
+ * it reads the vector (one read, the buffer protocol) and returns the result when the vector is one of the
+ * accepted ones (a set of bytes), else raises GuardMiss(vector bytes). The dispatcher propagates that to the
+ * Dispatcher wrapping it (what jit(f) returns), which hands the call to its Python fallback. */
+
+static PyObject *guard_miss = NULL, *to_bytes = NULL;
+
+static PyObject *configure_guards(PyObject *self, PyObject *args) {
+    PyObject *miss, *tb;
+    if (!PyArg_ParseTuple(args, "OO:configure_guards", &miss, &tb)) return NULL;
+    if (!PyExceptionClass_Check(miss)) {
+        PyErr_SetString(PyExc_TypeError, "configure_guards: the first argument must be an exception class");
+        return NULL;
+    }
+    Py_INCREF(miss); Py_INCREF(tb);
+    Py_XSETREF(guard_miss, miss); Py_XSETREF(to_bytes, tb);
+    Py_RETURN_NONE;
+}
+
+static PyObject *vector_bytes(PyObject *vec) {   /* the vector's bytes: read in place, else by to_bytes(vec) */
+    Py_buffer view;
+    if (PyObject_GetBuffer(vec, &view, PyBUF_C_CONTIGUOUS) == 0) {
+        PyObject *out = PyBytes_FromStringAndSize(view.buf, view.len);
+        PyBuffer_Release(&view);
+        return out;
+    }
+    PyErr_Clear();   /* (no buffer protocol here: a device not on the host) */
+    return PyObject_CallOneArg(to_bytes, vec);
+}
+
+static PyObject *check(PyObject *self, PyObject *const *args, Py_ssize_t nargs) {
+    if (nargs != 2) {
+        PyErr_SetString(PyExc_TypeError, "check(accepted, (result, vector)) takes 2 arguments");
+        return NULL;
+    }
+    if (guard_miss == NULL) {
+        PyErr_SetString(PyExc_RuntimeError, "guard checks are not configured");
+        return NULL;
+    }
+    PyObject *accepted = args[0], *kids = PySequence_Tuple(args[1]);
+    if (kids == NULL) return NULL;
+    if (PyTuple_GET_SIZE(kids) != 2 || !PyAnySet_Check(accepted)) {
+        Py_DECREF(kids);
+        PyErr_SetString(PyExc_ValueError, "check: needs a set and two children (result, guard vector)");
+        return NULL;
+    }
+    PyObject *got = vector_bytes(PyTuple_GET_ITEM(kids, 1));
+    if (got == NULL) { Py_DECREF(kids); return NULL; }
+    int ok = PySet_Contains(accepted, got);
+    if (ok == 1) {
+        PyObject *out = PyTuple_GET_ITEM(kids, 0);
+        Py_INCREF(out);
+        Py_DECREF(kids); Py_DECREF(got);
+        return out;
+    }
+    Py_DECREF(kids);
+    if (ok == 0) PyErr_SetObject(guard_miss, got);
+    Py_DECREF(got);
+    return NULL;
+}
+
+typedef struct {
+    PyObject_HEAD
+    PyObject *inner, *fallback, *dict, *weaklist;
+    vectorcallfunc vectorcall;
+} Dispatcher;
+
+/* inner(*args, **kw); on GuardMiss: fallback(args, kwargs, the GuardMiss) */
+static PyObject *dispatcher_vectorcall(PyObject *self, PyObject *const *args, size_t nargsf, PyObject *kwnames) {
+    Dispatcher *d = (Dispatcher *)self;
+    PyObject *out = PyObject_Vectorcall(d->inner, args, nargsf, kwnames);
+    if (out != NULL || guard_miss == NULL || !PyErr_ExceptionMatches(guard_miss)) return out;
+    PyObject *type, *value, *tb;
+    PyErr_Fetch(&type, &value, &tb);
+    PyErr_NormalizeException(&type, &value, &tb);
+    Py_XDECREF(type); Py_XDECREF(tb);
+    Py_ssize_t n = PyVectorcall_NARGS(nargsf), nkw = kwnames == NULL ? 0 : PyTuple_GET_SIZE(kwnames);
+    PyObject *pos = PyTuple_New(n), *kw = PyDict_New();
+    if (pos == NULL || kw == NULL) goto done;
+    for (Py_ssize_t i = 0; i < n; i++) {
+        Py_INCREF(args[i]);
+        PyTuple_SET_ITEM(pos, i, args[i]);
+    }
+    for (Py_ssize_t i = 0; i < nkw; i++)
+        if (PyDict_SetItem(kw, PyTuple_GET_ITEM(kwnames, i), args[n + i]) < 0) goto done;
+    out = PyObject_CallFunctionObjArgs(d->fallback, pos, kw, value, NULL);
+done:
+    Py_XDECREF(pos); Py_XDECREF(kw); Py_XDECREF(value);
+    return out;
+}
+
+static PyObject *dispatcher_new(PyTypeObject *type, PyObject *args, PyObject *kwargs) {
+    PyObject *inner, *fallback;
+    if (!PyArg_ParseTuple(args, "OO:Dispatcher", &inner, &fallback)) return NULL;
+    if (!PyCallable_Check(inner) || !PyCallable_Check(fallback)) {
+        PyErr_SetString(PyExc_TypeError, "Dispatcher(inner, fallback) takes two callables");
+        return NULL;
+    }
+    Dispatcher *d = (Dispatcher *)type->tp_alloc(type, 0);
+    if (d == NULL) return NULL;
+    Py_INCREF(inner); Py_INCREF(fallback);
+    d->inner = inner; d->fallback = fallback;
+    d->vectorcall = dispatcher_vectorcall;
+    return (PyObject *)d;
+}
+
+static int dispatcher_traverse(Dispatcher *d, visitproc visit, void *arg) {
+    Py_VISIT(d->inner); Py_VISIT(d->fallback); Py_VISIT(d->dict);
+    return 0;
+}
+
+static int dispatcher_clear(Dispatcher *d) {
+    Py_CLEAR(d->inner); Py_CLEAR(d->fallback); Py_CLEAR(d->dict);
+    return 0;
+}
+
+static void dispatcher_dealloc(Dispatcher *d) {
+    PyObject_GC_UnTrack(d);
+    if (d->weaklist != NULL) PyObject_ClearWeakRefs((PyObject *)d);
+    dispatcher_clear(d);
+    Py_TYPE(d)->tp_free((PyObject *)d);
+}
+
+static PyObject *dispatcher_getattro(PyObject *self, PyObject *name) {   /* its own, else the inner one's */
+    PyObject *out = PyObject_GenericGetAttr(self, name);
+    if (out != NULL || !PyErr_ExceptionMatches(PyExc_AttributeError) || ((Dispatcher *)self)->inner == NULL)
+        return out;
+    PyErr_Clear();
+    return PyObject_GetAttr(((Dispatcher *)self)->inner, name);
+}
+
+static PyObject *dispatcher_get(PyObject *self, PyObject *obj, PyObject *type) {   /* a method, as functions */
+    if (obj == NULL || obj == Py_None) {
+        Py_INCREF(self);
+        return self;
+    }
+    return PyMethod_New(self, obj);
+}
+
+static PyObject *dispatcher_repr(Dispatcher *d) {
+    return d->inner == NULL ? PyUnicode_FromString("<Dispatcher>") : PyObject_Repr(d->inner);
+}
+
+static PyMemberDef dispatcher_members[] = {
+    {"_inner", T_OBJECT, offsetof(Dispatcher, inner), READONLY, "the jaxlib dispatcher"},
+    {NULL},
+};
+
+static PyTypeObject DispatcherType = {
+    PyVarObject_HEAD_INIT(NULL, 0)
+    .tp_name = "xla._dispatch_nodes.Dispatcher",
+    .tp_basicsize = sizeof(Dispatcher),
+    .tp_flags = Py_TPFLAGS_DEFAULT | Py_TPFLAGS_HAVE_GC | Py_TPFLAGS_HAVE_VECTORCALL,
+    .tp_doc = "Dispatcher(inner, fallback): calls inner (jaxlib's C++ dispatcher); a call whose guard check "
+              "raised GuardMiss goes to fallback(args, kwargs, the GuardMiss).",
+    .tp_new = dispatcher_new,
+    .tp_dealloc = (destructor)dispatcher_dealloc,
+    .tp_traverse = (traverseproc)dispatcher_traverse,
+    .tp_clear = (inquiry)dispatcher_clear,
+    .tp_call = PyVectorcall_Call,
+    .tp_vectorcall_offset = offsetof(Dispatcher, vectorcall),
+    .tp_getattro = dispatcher_getattro,
+    .tp_setattro = PyObject_GenericSetAttr,
+    .tp_descr_get = dispatcher_get,
+    .tp_repr = (reprfunc)dispatcher_repr,
+    .tp_dictoffset = offsetof(Dispatcher, dict),
+    .tp_weaklistoffset = offsetof(Dispatcher, weaklist),
+    .tp_members = dispatcher_members,
+};
+
 static PyMethodDef methods[] = {
     {"configure", configure, METH_VARARGS, "configure(array_type, host_value_type, eval_trace, fallback)"},
     {"flatten", flatten, METH_O, "An Array argument as jit's executable takes it: ((buffer,), None)."},
     {"unflatten", (PyCFunction)(void (*)(void))unflatten, METH_FASTCALL, "unflatten(aux, (buffer,)): an eager Array."},
+    {"configure_guards", configure_guards, METH_VARARGS, "configure_guards(GuardMiss, to_bytes)"},
+    {"check", (PyCFunction)(void (*)(void))check, METH_FASTCALL,
+     "check(accepted, (result, vector)): result where the vector's bytes are accepted, else GuardMiss(bytes)."},
     {NULL, NULL, 0, NULL},
 };
 
@@ -112,5 +288,14 @@ static struct PyModuleDef module = {PyModuleDef_HEAD_INIT, "_dispatch_nodes", NU
 PyMODINIT_FUNC PyInit__dispatch_nodes(void) {
     is_deleted_name = PyUnicode_InternFromString("is_deleted");
     if (is_deleted_name == NULL) return NULL;
-    return PyModule_Create(&module);
+    if (PyType_Ready(&DispatcherType) < 0) return NULL;
+    PyObject *m = PyModule_Create(&module);
+    if (m == NULL) return NULL;
+    Py_INCREF(&DispatcherType);
+    if (PyModule_AddObject(m, "Dispatcher", (PyObject *)&DispatcherType) < 0) {
+        Py_DECREF(&DispatcherType);
+        Py_DECREF(m);
+        return NULL;
+    }
+    return m;
 }

@@ -4,11 +4,14 @@ The engine's `Jitted` (transforms/jit.py) traces, caches and runs in Python. Thi
 jaxlib's C++ `pjit` dispatcher: the dispatcher flattens the arguments in C++, and on a signature it has
 seen runs the executable with no Python frame; on a miss it calls back into `Jitted`, and we describe
 the finished call (`FastpathData`) so the next one stays in C++. A guarded function (transforms/jit_guards.py)
-cannot return from C++ unchecked: every call misses, and the miss runs a second dispatcher whose cached
-program is the variant's, returning (result, guard vector); one set lookup checks the vector, and a vector
-no variant accepts sends the call to `Jitted` (which goes on from that variant). Registered as the backend's
-`jit_fast_call` / `jit_public` hooks. The dispatchers share one jaxlib LRU of signatures (process-wide;
-cap: transforms.caches 'jit_dispatch', default 4096); `Jitted` keeps its own LRU per function ('jit').
+cannot return unchecked: its variant's program outputs the guard vector beside the result, and the output
+tree's root is a `_Checked` node whose rebuild (xla/_dispatch_nodes.c `check`) reads the vector and looks it
+up among the accepted ones, in C, before the result is handed back. A vector no variant accepts raises
+`GuardMiss` there; `jit(f)` is a thin C wrapper around the dispatcher (`Dispatcher`) that sends such a call
+to `Jitted` (which goes on from that variant). Without the optional C extension a guarded signature has no
+fast path (every call runs in Python). Registered as the backend's `jit_fast_call` / `jit_public` hooks. The
+dispatchers share one jaxlib LRU of signatures (process-wide; cap: transforms.caches 'jit_dispatch', default
+4096); `Jitted` keeps its own LRU per function ('jit').
 """
 from __future__ import annotations
 
@@ -40,6 +43,9 @@ def _register_cpp_nodes():
     """Mirror our pytree nodes into the C++ registry the dispatcher flattens with (once)."""
     _jaxlib.cpp_registry.register_node(boxing.box_type, *array_node())
     _jaxlib.cpp_registry.register_node(_Number, lambda n: ((n.buf,), n.conv), _number)
+    if _native is not None:
+        _native.configure_guards(GuardMiss, _vector_bytes)
+        _jaxlib.cpp_registry.register_node(_Checked, lambda c: ((c.result, c.vector), c.accepted), _native.check)
     for cls, (flat, unflat) in registered_nodes():
         _jaxlib.cpp_registry.register_node(cls, flat, unflat)
     add_registration_hook(lambda cls, flat, unflat: _jaxlib.cpp_registry.register_node(cls, flat, unflat))
@@ -104,6 +110,24 @@ def _number(conv, kids):
     return conv(_jaxlib.to_numpy(kids[0]))
 
 
+class GuardMiss(Exception):
+    """Raised by a guarded variant's check (in C) when no variant accepts its guard vector (args[0], bytes);
+    the Dispatcher (or fast_call) that made the call hands it to the engine."""
+
+
+class _Checked:
+    """The result of a guarded variant's run, as the dispatcher repeats it: the result, the guard vector (a raw
+    output, last) and the set of accepted vectors; rebuilding it checks the vector (_dispatch_nodes.check)."""
+    __slots__ = ("result", "vector", "accepted")
+
+    def __init__(self, result, vector, accepted):
+        self.result, self.vector, self.accepted = result, vector, accepted
+
+
+def _vector_bytes(vec):
+    return np.asarray(_jaxlib.to_numpy(vec)).tobytes()
+
+
 def _template(ent, outs):
     """The result of ent's run whose flattening the dispatcher repeats: Arrays, and _Number for its numbers."""
     vals = [box(o) for o in outs]
@@ -113,30 +137,15 @@ def _template(ent, outs):
 
 
 def _cache_miss(jitted):
-    guarded = []   # from jitted's first guarded call: the C++ dispatcher of its guarded variants (_guarded_miss)
-    accepted = jitted.accepted
-
     def miss(*args, **kwargs):
-        """Called by the C++ dispatcher on a signature it has no executable for: the first call of each
-        signature, and every call of a guarded one (whose guard vector this checks). api_boundary's work is
-        done inline (no wrapper frame on a guarded function's every call): a user error while tracing shows
-        the user's frames, not the C++ call's per-call path."""
+        """Called by the C++ dispatcher on a signature it has no executable for (or whose calls stay in
+        Python). api_boundary's work is done inline: a user error while tracing shows the user's frames."""
         try:
-            if guarded and trace_state.trace is EVAL:
-                result, ran = guarded[0](*args, **kwargs)
-                if type(ran) is not tuple:   # a guarded variant's program, run in C++; `ran`: its guard vector
-                    got = np.asarray(ran._v)
-                    if got.tobytes() in accepted:   # (the vector ends with the variant's tag: see jit_guards)
-                        return result, None, True
-                    return jitted.call_eager(args, kwargs, got)[0], None, True
-                return _described(*ran, result)   # the call ran in Python (_guarded_miss)
             if trace_state.trace is not EVAL:
                 return jitted.call_python(args, kwargs), None, True
             leaves = _leaves(jitted, args, kwargs)   # before running: donation deletes inputs
             result, ent, raw, outs = jitted.call_eager(args, kwargs)
-            if ent is not None and ent.guard is not None:
-                guarded.append(_dispatcher(jitted, _guarded_miss(jitted)))
-            return _described(leaves, ent, raw, outs, result)
+            return _described(jitted, leaves, ent, raw, outs, result)
         except Exception as e:
             if filtering_enabled():
                 filter_exception(e)
@@ -144,27 +153,32 @@ def _cache_miss(jitted):
     return miss
 
 
-def _described(leaves, ent, raw, outs, result):
+def _described(jitted, leaves, ent, raw, outs, result):
     """What a miss returns for a call run in Python: (result, the call's FastpathData or None, whether to
-    call back next time). Writes into arguments, donations and guards stay on the Python path (write-back;
-    naming the donating call; guard checks); ent None: the call ran eagerly."""
-    fp = None if ent is None or ent.guard is not None or ent.mutated or any(ent.donate) else \
-        _fastpath(ent, raw, outs, _template(ent, outs) if ent.numbers else result, leaves)
+    call back next time). Writes into arguments and donations stay on the Python path (write-back; naming
+    the donating call), as do guarded variants with effects (their guards are checked before they run) and,
+    without the C extension, every guarded one; ent None: the call ran eagerly."""
+    if ent is None or ent.mutated or any(ent.donate):
+        return result, None, True
+    if ent.guard is None:
+        fp = _fastpath(ent, raw, outs, _template(ent, outs) if ent.numbers else result, leaves)
+    elif ent.check is None and _native is not None:
+        fp = _fastpath(ent, raw, outs, _Checked(_template(ent, outs[:-1]), outs[-1], jitted.accepted), leaves)
+    else:
+        fp = None
     return result, fp, fp is None
 
 
-def _guarded_miss(jitted):
-    def miss(*args, **kwargs):
-        """The guarded variants' dispatcher's miss: the call run in Python, (result, what ran) for _cache_miss.
-        Where a guarded variant's program ran, the dispatcher repeats that program for this signature, returning
-        (result, guard vector): the variant's guards are checked by _cache_miss on every call."""
-        leaves = _leaves(jitted, args, kwargs)
-        result, ent, raw, outs = jitted.call_eager(args, kwargs)
-        fp = None
-        if ent is not None and ent.guard is not None and ent.check is None and not ent.mutated:
-            fp = _fastpath(ent, raw, outs, (_template(ent, outs[:-1]), box(outs[-1])), leaves)
-        return (result, (leaves, ent, raw, outs)), fp, fp is None
-    return miss
+def _guard_missed(jitted):
+    """A call whose guard vector (in the GuardMiss) no variant accepts: the engine runs it, from that variant."""
+    def fallback(args, kwargs, miss):
+        try:
+            return jitted.call_eager(args, kwargs, np.frombuffer(miss.args[0], np.int64))[0]
+        except Exception as e:
+            if filtering_enabled():
+                filter_exception(e)
+            raise
+    return fallback
 
 
 def _leaves(jitted, args, kwargs):
@@ -228,6 +242,8 @@ def fast_call(jitted):
     def call(*args, **kwargs):
         try:
             return cpp(*args, **kwargs)
+        except GuardMiss as miss:
+            return _guard_missed(jitted)(args, kwargs, miss)
         except ValueError as e:
             if "Non-hashable static" not in str(e):
                 raise
@@ -236,13 +252,19 @@ def fast_call(jitted):
 
 
 def public(jitted):
-    """What `jit(f)` returns without static arguments: the C++ dispatcher itself (no Python frame per
-    call), carrying jit's attributes (lower, trace, trace_count)."""
+    """What `jit(f)` returns without static arguments: the C++ dispatcher (no Python frame per call), in the
+    C extension's thin Dispatcher that catches a failed guard check, carrying jit's attributes (lower, trace,
+    trace_count)."""
     cpp = _dispatcher(jitted)
     if cpp is None:
         return None
     cpp.__name__ = jitted.__name__
-    cpp.__wrapped__ = jitted.fun
+    cpp.__wrapped__ = jitted.fun   # (the wrapper's attributes not its own are the dispatcher's)
+    if _native is not None:
+        cpp = _native.Dispatcher(cpp, _guard_missed(jitted))
+        cpp.__qualname__ = getattr(jitted.fun, "__qualname__", jitted.__name__)
+        cpp.__module__ = getattr(jitted.fun, "__module__", None)
+        cpp.__doc__ = getattr(jitted.fun, "__doc__", None)
     cpp.lower, cpp.trace, cpp.trace_count, cpp._jitted = jitted.lower, jitted.trace, 0, jitted
     cpp.compiled = jitted.compiled
     return cpp

@@ -173,9 +173,80 @@ for _ in range(3):
     b, _ = f(a, x)
 assert np.array_equal(np.asarray(a), np.arange(4.0) ** 2 + 1.0) and float(s) == 6.0
 assert np.array_equal(np.asarray(b), (np.arange(4.0) ** 2 + 1.0) * np.arange(4.0) + 1.0)
+g = jit(lambda u: u * 2.0 if float(xp.sum(u)) > 0 else -u)   # guarded: every call runs in Python
+for v in (x, -x, x, -x):
+    assert np.array_equal(np.asarray(g(v)), np.asarray(v) * 2.0 if np.sum(np.asarray(v)) > 0 else -np.asarray(v))
 import types
 assert all(isinstance(f, types.FunctionType) for f in jit_dispatch.array_node())   # (Python's, not C builtins)
 print("ok")
 """
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120)
     assert out.returncode == 0 and out.stdout.strip() == "ok", out.stderr[-2000:]
+
+
+@pytest.mark.skipif(jit_dispatch._native is None, reason="the optional C extension was not built")
+def test_check_returns_the_result_only_for_an_accepted_vector():
+    c = jit_dispatch._native
+    jit(lambda v: v + 1.0)(xp.asarray([1.0]))   # (configures the guard check)
+    vec = jit(lambda v: v * 1)(xp.asarray(np.array([3, 7], np.int64)))._v   # (a device buffer)
+    result = object()
+    accepted = {np.array([3, 7], np.int64).tobytes()}
+    before = sys.getrefcount(result), sys.getrefcount(vec)
+    assert c.check(accepted, (result, vec)) is result and c.check(accepted, [result, vec]) is result
+    with pytest.raises(jit_dispatch.GuardMiss) as e:
+        c.check({np.array([3, 8], np.int64).tobytes()}, (result, vec))
+    assert e.value.args[0] == np.array([3, 7], np.int64).tobytes()   # the vector this call computed
+    del e
+    assert (sys.getrefcount(result), sys.getrefcount(vec)) == before
+    host = np.array([3, 7], np.int64)   # a value without a buffer the protocol reads: the Python fallback
+    assert c.check(accepted, (result, host)) is result
+    with pytest.raises(ValueError, match="two children"):
+        c.check(accepted, (result,))
+    with pytest.raises(TypeError, match="2 arguments"):
+        c.check(accepted)
+
+
+@pytest.mark.skipif(jit_dispatch._native is None, reason="the optional C extension was not built")
+def test_dispatcher_forwards_calls_and_attributes_and_hands_a_guard_miss_to_its_fallback():
+    c, seen = jit_dispatch._native, []
+
+    def inner(*args, **kwargs):
+        if kwargs.get("miss"):
+            raise jit_dispatch.GuardMiss(b"vector")
+        if kwargs.get("other"):
+            raise KeyError("not a guard miss")
+        return ("ran", args, kwargs)
+
+    def fallback(args, kwargs, miss):
+        seen.append((args, kwargs, miss.args))
+        return "fallback"
+    inner.note = "the inner's"
+    d = c.Dispatcher(inner, fallback)
+    assert d(1, b=2) == ("ran", (1,), {"b": 2}) and seen == []
+    assert d(1, 2, miss=True) == "fallback" and seen == [((1, 2), {"miss": True}, (b"vector",))]
+    with pytest.raises(KeyError, match="not a guard miss"):
+        d(other=True)
+    assert d.note == "the inner's" and d._inner is inner
+    d.note = "its own"
+    assert d.note == "its own" and inner.note == "the inner's"
+
+    class Holder:
+        m = d
+    h = Holder()
+    assert h.m(5) == ("ran", (h, 5), {}) and Holder.m is d
+    with pytest.raises(TypeError, match="two callables"):
+        c.Dispatcher(inner, None)
+
+
+def test_a_guarded_jit_checks_every_repeat_call_against_numpy():
+    def step(x):   # a branch (bool guard) and a size (int guard), the variant of the first call cached in C++
+        if float(xp.sum(x)) > 0:
+            return x[x > 0.5] * 2.0
+        return -x
+    f = jit(step)
+    rng = np.random.default_rng(0)
+    for _ in range(30):
+        x = rng.standard_normal(6) + rng.choice([-1.0, 1.0])
+        want = x[x > 0.5] * 2.0 if np.sum(x) > 0 else -x
+        np.testing.assert_array_equal(np.asarray(f(xp.asarray(x))), want)
+        np.testing.assert_array_equal(np.asarray(f(xp.asarray(x))), np.asarray(step(xp.asarray(x))))
