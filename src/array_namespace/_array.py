@@ -270,6 +270,10 @@ class Array:
         """
         if self.size != 1:
             raise ValueError(f"x.item(): needs an array with exactly one element, got shape {self.shape}")
+        if isinstance(self._v, Tracer) and getattr(self._v._trace, "shadow", None) is not None:
+            # a guarded jit's trace: this call's value (a guard unless only returned; jit_guards.Shadow.number)
+            v = self._v if not self.ndim else _module("_manipulation").reshape(self, ())._v
+            return v._trace.shadow.number(v, "x.item()", sys._getframe(1), "item")
         return self._host("x.item()", True).item()
 
     def __bool__(self):
@@ -280,6 +284,9 @@ class Array:
     def __int__(self):
         if self.ndim:
             raise TypeError(f"int() needs a 0-d array, got shape {self.shape}")
+        v = self._v
+        if isinstance(v, Tracer) and self.dtype not in D.FLOATING and getattr(v._trace, "shadow", None) is not None:
+            return v._trace.shadow.number(v, "int()", sys._getframe(1), int)   # (an integer or bool: as float())
         v = self._concrete("int()")
         if self.dtype in D.FLOATING and not np.isfinite(v):
             raise (OverflowError if np.isinf(v) else ValueError)(f"cannot convert {v} to int")

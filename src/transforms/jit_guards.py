@@ -19,11 +19,12 @@ ConcretizationTypeError (TracerArrayConversionError) as before. vmap
 inside such a jit asks the shadow for the whole batched value (guarding all of it) and answers with the value
 its elements share (batching.py).
 
-A float() result the function returns is the program's output (returned.py maps the float back to its
-variable), converted back to a Python float on each call (as eagerly). Returned untouched (`return
-float(score)`, as scikit-learn's metrics end; jit_returned.py reads the bytecode to know), it assumes nothing,
-so a new value needs no new variant; used otherwise too (stored, compared, another conversion of the value
-branched on), it is also a guard.
+A float() result the function returns (likewise int() of an integer value and .item()) is the program's output
+(returned.py maps the number back to its variable), converted back to a Python number on each call (as
+eagerly). Returned untouched (`return float(score)`, as scikit-learn's metrics end; jit_returned.py reads the
+bytecode to know), it assumes nothing, so a new value needs no new variant; used otherwise too (stored,
+compared, another conversion of the value branched on), or one object standing for two values (a small int),
+it is also a guard.
 """
 from __future__ import annotations
 
@@ -134,15 +135,16 @@ class Shadow:
         error, which stops the trace; code that catches it still leaves this call eager, as eager converts)."""
         self.converted = True
 
-    def number(self, tracer, why, frame):
-        """float(x) of a 0-d traced x, called from `frame`: this call's value. Returned as an output, the number
-        is the program's output on each call (returned.py maps it back to `tracer`); it is a guard unless returned
-        untouched (jit_returned.py). (complex() makes a new object of what __complex__ returns, so a complex is
-        not followed: it is a guard.)"""
+    def number(self, tracer, why, frame, callee=float):
+        """float(x) of a 0-d traced x (`callee` int: int(x) of an integer one; "item": x.item()), called from
+        `frame`: this call's value. Returned as an output, the number is the program's output on each call
+        (returned.py maps it back to `tracer`); it is a guard unless returned untouched (jit_returned.py).
+        (complex() makes a new object of what __complex__ returns, so a complex is not followed: it is a guard.)"""
+        conv = (lambda v: v.item()) if callee == "item" else callee
         if type(tracer.atom) is Literal:
-            out = float(np.asarray(tracer.atom.val))
+            out = conv(np.asarray(tracer.atom.val))
         else:
-            out = float(self.guard(tracer, why, used=not returned_directly(frame, flat_code())))
+            out = conv(self.guard(tracer, why, used=not returned_directly(frame, flat_code(), callee)))
         return record(out, tracer)
 
     def packed(self, tag):

@@ -112,7 +112,8 @@ def _callee(code, k):
         if i.opname not in _NAMED or not (
                 (method and got[1] - 2 == base and _pushes(i) == 1) or (not method and got[1] - 2 == base and (
                     _pushes(i) == 2 or (j > 0 and not i.is_jump_target and ins[j - 1].opname == "PUSH_NULL")))):
-            return None
+            # a method of what an expression made (`xp.sum(x).item()`): its name, nothing resolvable
+            return ("METHOD", None, nargs, attr) if method and got[1] - 2 == base else None
     elif i.opname == "LOAD_GLOBAL" and i.arg & 1 and got[1] - 2 == base:
         pass   # (NULL + global)
     elif i.opname in _NAMED and _pushes(i) == 1:
@@ -190,10 +191,11 @@ def _resolve(frame, op, name, attr=None):
     return None
 
 
-def returned_directly(frame, stop_codes):
-    """Whether `frame` is calling the builtin float on one argument (whose __float__ made the result: float()
-    returns that very object) and the result is returned untouched through every frame up to the first one
-    running one of `stop_codes` (a tuple: a transform's flat function)."""
+def returned_directly(frame, stop_codes, callee=builtins.float):
+    """Whether `frame` is calling `callee` and the result is returned untouched through every frame up to the
+    first one running one of `stop_codes` (a tuple: a transform's flat function). `callee`: the builtin float or
+    int on one argument (whose __float__/__int__ made the result: they return that very object), or a method
+    name (a str, `.item()`: the method called with no argument, whose frame asks)."""
     if not ON:
         return False
     child = None
@@ -205,9 +207,9 @@ def returned_directly(frame, stop_codes):
         if got is None:
             return False
         op, name, nargs, attr = got
-        obj = _resolve(frame, op, name, attr)
+        obj = None if op == "METHOD" else _resolve(frame, op, name, attr)
         if child is None:
-            if obj is not builtins.float or nargs != 1:
+            if (attr != callee or nargs != 0) if type(callee) is str else (obj is not callee or nargs != 1):
                 return False
         elif type(obj) not in (FunctionType, MethodType) or obj.__code__ is not child:
             return False

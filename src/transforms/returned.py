@@ -37,13 +37,18 @@ class Returned:
         return number
 
     def numbers(self, leaves):
-        """((leaf index, Python type, traced value), ...) of the output leaves that are float() results."""
+        """((leaf index, Python type, traced value), ...) of the output leaves that are recorded numbers. An
+        object that is more than one leaf (a small int is one object wherever it is) is none: which leaf is the
+        number is unknown (a guarded jit then guards its value). (Two numbers one object: the last recorded,
+        whose value a guard pins unless it is returned too, then as a second leaf.)"""
         by_id, out = self.by_id, []
+        if not by_id:
+            return ()
         for n, x in enumerate(leaves):
-            got = by_id.get(id(x)) if by_id else None
+            got = by_id.get(id(x))
             if got is not None and got[0] is x:
                 out.append((n, type(x), got[1]))
-        return tuple(out)
+        return tuple(o for o in out if sum(y is leaves[o[0]] for y in leaves) == 1)
 
 
 def _stack():

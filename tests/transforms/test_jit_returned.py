@@ -239,3 +239,84 @@ def test_vmap_inside_a_jit_returning_a_float():
 def test_eager_is_unchanged():
     assert type(float(xp.sum(xp.asarray(POS)))) is float
     assert float(xp.sum(xp.asarray(POS))) == np.sum(POS)
+
+
+class _IntProbe:
+    """int(_IntProbe()) and _IntProbe().item() record whether the caller's result is returned untouched."""
+    seen = []
+
+    def __int__(self):
+        _IntProbe.seen.append(returned_directly(sys._getframe(1), (_stop.__code__,), int))
+        return 1234
+
+    def item(self):
+        _IntProbe.seen.append(returned_directly(sys._getframe(1), (_stop.__code__,), "item"))
+        return 1234
+
+
+def _same(x): return x
+def _int(x): return int(x)
+def _int_added(x): return int(x) + 1
+def _item(x): return x.item()
+def _item_of_call(x): return _same(x).item()
+def _item_stored(x):
+    v = x.item()
+    return v
+
+
+def _item_added(x): return x.item() + 0
+
+
+@pytest.mark.parametrize("fn, want", [
+    (_int, True), (_int_added, False), (_item, True), (_item_of_call, True), (_item_stored, False),
+    (_item_added, False),
+])
+def test_int_and_item_returned_untouched_or_not(fn, want):
+    _IntProbe.seen = []
+    _stop(fn, _IntProbe())
+    assert _IntProbe.seen == [want and ON]
+
+
+def test_a_builtin_other_than_the_one_asked_is_not_followed():
+    seen = []   # (float(x) is not the call an int() asks about)
+
+    class P:
+        def __float__(self):
+            seen.append(returned_directly(sys._getframe(1), (_stop.__code__,), int))
+            return 1.0
+    _stop(_plain, P())
+    assert seen == [False]
+
+
+def test_returned_int_and_item_are_one_trace_and_each_calls_own():
+    f, calls = _counted(lambda x: (int(xp.sum(x > 0.0)), xp.sum(x).item(), xp.any(x > 5.0).item()))
+    for x in DATA:
+        n, s, b = f(xp.asarray(x))
+        assert type(n) is int and n == np.sum(x > 0.0)
+        assert type(s) is float and s == pytest.approx(np.sum(x), rel=1e-15)
+        assert type(b) is bool and b == bool(np.any(x > 5.0))
+    assert len(calls) == _one_trace(len(DATA))
+
+
+def test_item_of_a_one_element_array_and_of_an_integer():
+    f = jit(lambda x: (xp.reshape(xp.max(x), (1, 1)).item(), xp.argmax(x).item()))
+    for x in DATA:
+        m, i = f(xp.asarray(x))
+        assert type(m) is float and m == np.max(x)
+        assert type(i) is int and i == np.argmax(x)
+
+
+def test_one_small_int_object_for_two_values_is_guarded():
+    # int() of 2 is CPython's one cached 2: the returned count and the count used below are one object (the
+    # output leaf maps to the used one, whose guard pins it; the returned one, not an output, stays guarded)
+    def fn(x):
+        return int(xp.sum(x > 1.0)), x * int(xp.sum(x > 0.0))
+    f = jit(fn)
+    for x in (np.array([2.0, 3.0, -1.0]), np.array([0.5, 3.0, -1.0]), np.array([2.0, 3.0, -1.0])):
+        got, y = f(xp.asarray(x))
+        assert got == np.sum(x > 1.0)
+        np.testing.assert_array_equal(np.asarray(y), x * np.sum(x > 0.0))
+    g = jit(lambda x: (int(xp.sum(x > 0.0)), 3))   # the count and a literal: one object when the count is 3
+    for x in (np.array([1.0, 2.0, 3.0]), np.array([1.0, -2.0, 3.0]), np.array([1.0, 2.0, 3.0])):
+        got, three = g(xp.asarray(x))
+        assert got == np.sum(x > 0.0) and three == 3
