@@ -108,18 +108,88 @@ static PyObject *unflatten(PyObject *self, PyObject *const *args, Py_ssize_t nar
  * accepted ones (a set of bytes), else raises GuardMiss(vector bytes). The dispatcher propagates that to the
  * Dispatcher wrapping it (what jit(f) returns), which hands the call to its Python fallback. */
 
-static PyObject *guard_miss = NULL, *to_bytes = NULL;
+static PyObject *guard_miss = NULL, *to_bytes = NULL, *number_fallback = NULL;
 
 static PyObject *configure_guards(PyObject *self, PyObject *args) {
-    PyObject *miss, *tb;
-    if (!PyArg_ParseTuple(args, "OO:configure_guards", &miss, &tb)) return NULL;
+    PyObject *miss, *tb, *nf;
+    if (!PyArg_ParseTuple(args, "OOO:configure_guards", &miss, &tb, &nf)) return NULL;
     if (!PyExceptionClass_Check(miss)) {
         PyErr_SetString(PyExc_TypeError, "configure_guards: the first argument must be an exception class");
         return NULL;
     }
-    Py_INCREF(miss); Py_INCREF(tb);
-    Py_XSETREF(guard_miss, miss); Py_XSETREF(to_bytes, tb);
+    Py_INCREF(miss); Py_INCREF(tb); Py_INCREF(nf);
+    Py_XSETREF(guard_miss, miss); Py_XSETREF(to_bytes, tb); Py_XSETREF(number_fallback, nf);
     Py_RETURN_NONE;
+}
+
+/* The Python number `conv` (float, int, bool, complex) makes of one element in native byte order, format `f`
+ * (the buffer protocol's), or NULL without an error where this does not know the pair (then Python converts). */
+static PyObject *scalar(PyObject *conv, const char *f, const char *p) {
+    if (*f == '=' || *f == '@' || *f == '<') f++;
+    double d;
+    long long i;
+    unsigned long long u;
+    if (f[0] == 'Z' && (f[1] == 'd' || f[1] == 'f') && f[2] == 0) {
+        if (conv != (PyObject *)&PyComplex_Type) return NULL;
+        return f[1] == 'd' ? PyComplex_FromDoubles(((double *)p)[0], ((double *)p)[1])
+                           : PyComplex_FromDoubles(((float *)p)[0], ((float *)p)[1]);
+    }
+    if (f[0] == 0 || f[1] != 0) return NULL;
+    switch (f[0]) {
+    case 'd': d = *(double *)p; goto real;
+    case 'f': d = *(float *)p; goto real;
+    case 'q': i = *(long long *)p; goto integer;
+    case 'l': i = *(long *)p; goto integer;
+    case 'i': i = *(int *)p; goto integer;
+    case 'h': i = *(short *)p; goto integer;
+    case 'b': i = *(signed char *)p; goto integer;
+    case 'Q': u = *(unsigned long long *)p; goto uinteger;
+    case 'L': u = *(unsigned long *)p; goto uinteger;
+    case 'I': u = *(unsigned int *)p; goto uinteger;
+    case 'H': u = *(unsigned short *)p; goto uinteger;
+    case 'B': u = *(unsigned char *)p; goto uinteger;
+    case '?': i = *(unsigned char *)p != 0;
+        if (conv == (PyObject *)&PyBool_Type) return PyBool_FromLong((long)i);
+        goto integer;
+    default: return NULL;
+    }
+real:
+    if (conv == (PyObject *)&PyFloat_Type) return PyFloat_FromDouble(d);
+    return NULL;
+integer:
+    if (conv == (PyObject *)&PyLong_Type) return PyLong_FromLongLong(i);
+    if (conv == (PyObject *)&PyFloat_Type) return PyFloat_FromDouble((double)i);
+    return NULL;
+uinteger:
+    if (conv == (PyObject *)&PyLong_Type) return PyLong_FromUnsignedLongLong(u);
+    return NULL;
+}
+
+/* A Python number the function returns (jit_dispatch._Number): conv of the program's 0-d output, read in
+ * place; any other case (no buffer protocol, a dtype or conversion not above) is the Python fallback's. */
+static PyObject *number(PyObject *self, PyObject *const *args, Py_ssize_t nargs) {
+    if (nargs != 2) {
+        PyErr_SetString(PyExc_TypeError, "number(conv, (buffer,)) takes 2 arguments");
+        return NULL;
+    }
+    if (number_fallback == NULL) {
+        PyErr_SetString(PyExc_RuntimeError, "number outputs are not configured");
+        return NULL;
+    }
+    PyObject *kids = args[1];
+    if (PyTuple_CheckExact(kids) && PyTuple_GET_SIZE(kids) == 1) {
+        Py_buffer view;
+        if (PyObject_GetBuffer(PyTuple_GET_ITEM(kids, 0), &view, PyBUF_FORMAT | PyBUF_C_CONTIGUOUS) == 0) {
+            PyObject *out = NULL;
+            if (view.format != NULL && view.len == view.itemsize && view.len > 0)
+                out = scalar(args[0], view.format, (const char *)view.buf);
+            PyBuffer_Release(&view);
+            if (out != NULL || PyErr_Occurred()) return out;
+        } else {
+            PyErr_Clear();
+        }
+    }
+    return PyObject_Vectorcall(number_fallback, args, 2, NULL);
 }
 
 static PyObject *vector_bytes(PyObject *vec) {   /* the vector's bytes: read in place, else by to_bytes(vec) */
@@ -277,7 +347,9 @@ static PyMethodDef methods[] = {
     {"configure", configure, METH_VARARGS, "configure(array_type, host_value_type, eval_trace, fallback)"},
     {"flatten", flatten, METH_O, "An Array argument as jit's executable takes it: ((buffer,), None)."},
     {"unflatten", (PyCFunction)(void (*)(void))unflatten, METH_FASTCALL, "unflatten(aux, (buffer,)): an eager Array."},
-    {"configure_guards", configure_guards, METH_VARARGS, "configure_guards(GuardMiss, to_bytes)"},
+    {"configure_guards", configure_guards, METH_VARARGS, "configure_guards(GuardMiss, to_bytes, number_fallback)"},
+    {"number", (PyCFunction)(void (*)(void))number, METH_FASTCALL,
+     "number(conv, (buffer,)): conv (float/int/bool/complex) of a 0-d output, as Python's conv(np.asarray(buffer))."},
     {"check", (PyCFunction)(void (*)(void))check, METH_FASTCALL,
      "check(accepted, (result, vector)): result where the vector's bytes are accepted, else GuardMiss(bytes)."},
     {NULL, NULL, 0, NULL},

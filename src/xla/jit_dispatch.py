@@ -42,10 +42,12 @@ on_resize("jit_dispatch", _jaxlib.set_dispatch_cache_size)
 def _register_cpp_nodes():
     """Mirror our pytree nodes into the C++ registry the dispatcher flattens with (once)."""
     _jaxlib.cpp_registry.register_node(boxing.box_type, *array_node())
-    _jaxlib.cpp_registry.register_node(_Number, lambda n: ((n.buf,), n.conv), _number)
-    if _native is not None:
-        _native.configure_guards(GuardMiss, _vector_bytes)
+    number = _number
+    if _native is not None:   # the guard check and a number output read in place, in C (Python where it cannot)
+        _native.configure_guards(GuardMiss, _vector_bytes, _number)
+        number = _native.number
         _jaxlib.cpp_registry.register_node(_Checked, lambda c: ((c.result, c.vector), c.accepted), _native.check)
+    _jaxlib.cpp_registry.register_node(_Number, lambda n: ((n.buf,), n.conv), number)
     for cls, (flat, unflat) in registered_nodes():
         _jaxlib.cpp_registry.register_node(cls, flat, unflat)
     add_registration_hook(lambda cls, flat, unflat: _jaxlib.cpp_registry.register_node(cls, flat, unflat))

@@ -250,3 +250,24 @@ def test_a_guarded_jit_checks_every_repeat_call_against_numpy():
         want = x[x > 0.5] * 2.0 if np.sum(x) > 0 else -x
         np.testing.assert_array_equal(np.asarray(f(xp.asarray(x))), want)
         np.testing.assert_array_equal(np.asarray(f(xp.asarray(x))), np.asarray(step(xp.asarray(x))))
+
+
+@pytest.mark.skipif(jit_dispatch._native is None, reason="the optional C extension was not built")
+def test_c_number_gives_what_python_gives_for_every_dtype_and_conversion():
+    c = jit_dispatch._native
+    jit(lambda v: v + 1.0)(xp.asarray([1.0]))   # (configures the number callback)
+    values = [np.float64(-2.75), np.float64(np.nan), np.float32(0.1), np.int64(-(2 ** 62) - 3),
+              np.int32(-7), np.int8(-128), np.uint8(255), np.uint64(2 ** 64 - 1), np.bool_(True), np.bool_(False),
+              np.complex128(1.5 - 2j), np.complex64(0.1 + 0.2j), np.float64(np.inf)]
+    for v in values:
+        (buf,), _ = jit_dispatch._arg_buffer(xp.asarray(np.array(v)))
+        assert memoryview(buf).ndim == 0   # (a 0-d device buffer, read in place)
+        for conv in (float, int, bool, complex):
+            try:
+                want = conv(np.asarray(buf))
+            except (TypeError, ValueError, OverflowError) as e:
+                with pytest.raises(type(e)):
+                    c.number(conv, (buf,))
+                continue
+            got = c.number(conv, (buf,))
+            assert type(got) is type(want) and (got == want or (got != got and want != want)), (v, conv, got)
