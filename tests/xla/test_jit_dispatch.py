@@ -161,6 +161,17 @@ def test_guarded_repeat_calls_run_in_cpp_and_every_call_checks_its_guards(misses
     assert misses == {"sign": 5} and f._jitted.trace_count == 3
 
 
+def test_guarded_calls_with_static_arguments_check_their_guards_too(misses):
+    def scaled(x, k):   # a jit with a static argument: the Python wrapper catches a failed check itself
+        if xp.sum(x) > 0:
+            return x * k
+        return -x - k
+    g = jit(scaled, static_argnums=1)
+    for x in (X + 1.5, X + 1.5, X - 5.0, X + 1.5, X - 5.0, X + 2.0):
+        np.testing.assert_array_equal(np.asarray(g(xp.asarray(x), 3.0)), x * 3.0 if np.sum(x) > 0 else -x - 3.0)
+    assert misses == {"scaled": 3} and g.trace_count == 2   # the first call; the two calls of the other branch
+
+
 def test_returned_python_numbers_repeat_in_cpp_as_each_calls_value(misses):
     def score(y, p):   # a float() returned untouched: no guard, the program's output converted per call
         return float(xp.sum((y - p) ** 2)), y * 2.0
