@@ -179,7 +179,7 @@ static PyObject *number(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
     PyObject *kids = args[1];
     if (PyTuple_CheckExact(kids) && PyTuple_GET_SIZE(kids) == 1) {
         Py_buffer view;
-        if (PyObject_GetBuffer(PyTuple_GET_ITEM(kids, 0), &view, PyBUF_FORMAT | PyBUF_C_CONTIGUOUS) == 0) {
+        if (PyObject_GetBuffer(PyTuple_GET_ITEM(kids, 0), &view, PyBUF_FORMAT) == 0) {
             PyObject *out = NULL;
             if (view.format != NULL && view.len == view.itemsize && view.len > 0)
                 out = scalar(args[0], view.format, (const char *)view.buf);
@@ -194,7 +194,7 @@ static PyObject *number(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 
 static PyObject *vector_bytes(PyObject *vec) {   /* the vector's bytes: read in place, else by to_bytes(vec) */
     Py_buffer view;
-    if (PyObject_GetBuffer(vec, &view, PyBUF_C_CONTIGUOUS) == 0) {
+    if (PyObject_GetBuffer(vec, &view, PyBUF_SIMPLE) == 0) {   /* (a contiguous vector: no strides asked) */
         PyObject *out = PyBytes_FromStringAndSize(view.buf, view.len);
         PyBuffer_Release(&view);
         return out;
