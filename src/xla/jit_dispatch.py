@@ -83,9 +83,9 @@ def _arg_buffer(a, default_device=runtime.default_device):
     return (v,), None
 
 
-def _dispatcher(jitted, miss=None):
-    """The C++ dispatcher for `jitted` (calling `miss`, default _cache_miss, on a signature it has no executable
-    for), or None where it cannot apply (then Python dispatches)."""
+def _dispatcher(jitted):
+    """The C++ dispatcher for `jitted` (calling _cache_miss on a signature it has no executable for), or None
+    where it cannot apply (then Python dispatches)."""
     global _cpp_ready
     if any(i < 0 for i in jitted.static_argnums):
         return None
@@ -95,7 +95,7 @@ def _dispatcher(jitted, miss=None):
     # A token owned by this wrapper, never reused: id() of a freed wrapper comes back, and the C++ cache
     # would then run the dead wrapper's executable (or donate where this wrapper does not).
     key = ("array_namespace.jit", next(_wrapper_tokens))
-    return _jaxlib.cpp_dispatcher(jitted.__name__, _signature_carrier(jitted), miss or _cache_miss(jitted),
+    return _jaxlib.cpp_dispatcher(jitted.__name__, _signature_carrier(jitted), _cache_miss(jitted),
                                   sorted(jitted.static_argnums), list(jitted.static_argnames), key)
 
 
