@@ -316,6 +316,17 @@ static PyObject *dispatcher_repr(Dispatcher *d) {
     return d->inner == NULL ? PyUnicode_FromString("<Dispatcher>") : PyObject_Repr(d->inner);
 }
 
+static PyObject *dispatcher_self(PyObject *self, PyObject *const *args, Py_ssize_t nargs) {
+    Py_INCREF(self);   /* copy.copy / copy.deepcopy: itself, as of a function */
+    return self;
+}
+
+static PyMethodDef dispatcher_methods[] = {
+    {"__copy__", (PyCFunction)(void (*)(void))dispatcher_self, METH_FASTCALL, "itself (as a function's copy)"},
+    {"__deepcopy__", (PyCFunction)(void (*)(void))dispatcher_self, METH_FASTCALL, "itself (as a function's copy)"},
+    {NULL, NULL, 0, NULL},
+};
+
 static PyMemberDef dispatcher_members[] = {
     {"_inner", T_OBJECT, offsetof(Dispatcher, inner), READONLY, "the jaxlib dispatcher"},
     {NULL},
@@ -341,6 +352,7 @@ static PyTypeObject DispatcherType = {
     .tp_dictoffset = offsetof(Dispatcher, dict),
     .tp_weaklistoffset = offsetof(Dispatcher, weaklist),
     .tp_members = dispatcher_members,
+    .tp_methods = dispatcher_methods,
 };
 
 static PyMethodDef methods[] = {

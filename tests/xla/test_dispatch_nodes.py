@@ -3,6 +3,7 @@ call (xla/jit_dispatch.array_node): the C versions (xla/_dispatch_nodes.c, an op
 the Python ones give, for every kind of value an Array holds, raise the same errors, take the Python
 fallback only where it must (a host value without a live buffer), leak no references, and carry a jit
 call's values through unchanged. tests/xla/test_jit_dispatch.py has the dispatcher's caching behaviour."""
+import copy
 import subprocess
 import sys
 
@@ -234,6 +235,7 @@ def test_dispatcher_forwards_calls_and_attributes_and_hands_a_guard_miss_to_its_
         m = d
     h = Holder()
     assert h.m(5) == ("ran", (h, 5), {}) and Holder.m is d
+    assert copy.copy(d) is d and copy.deepcopy({"f": d})["f"] is d   # (as a function's copies)
     with pytest.raises(TypeError, match="two callables"):
         c.Dispatcher(inner, None)
 
