@@ -194,10 +194,10 @@ def test_check_returns_the_result_only_for_an_accepted_vector():
     accepted = {np.array([3, 7], np.int64).tobytes()}
     before = sys.getrefcount(result), sys.getrefcount(vec)
     assert c.check(accepted, (result, vec)) is result and c.check(accepted, [result, vec]) is result
-    with pytest.raises(jit_dispatch.GuardMiss) as e:
-        c.check({np.array([3, 8], np.int64).tobytes()}, (result, vec))
-    assert e.value.args[0] == np.array([3, 7], np.int64).tobytes()   # the vector this call computed
-    del e
+    miss = c.check({np.array([3, 8], np.int64).tobytes()}, (result, vec))
+    assert type(miss) is jit_dispatch.GuardMiss   # in the result's place (an exception through jaxlib: ~20 us)
+    assert miss.vector == np.array([3, 7], np.int64).tobytes()   # the vector this call computed
+    del miss
     assert (sys.getrefcount(result), sys.getrefcount(vec)) == before
     host = np.array([3, 7], np.int64)   # a value without a buffer the protocol reads: the Python fallback
     assert c.check(accepted, (result, host)) is result
@@ -213,18 +213,18 @@ def test_dispatcher_forwards_calls_and_attributes_and_hands_a_guard_miss_to_its_
 
     def inner(*args, **kwargs):
         if kwargs.get("miss"):
-            raise jit_dispatch.GuardMiss(b"vector")
+            return jit_dispatch.GuardMiss(b"vector")
         if kwargs.get("other"):
             raise KeyError("not a guard miss")
         return ("ran", args, kwargs)
 
     def fallback(args, kwargs, miss):
-        seen.append((args, kwargs, miss.args))
+        seen.append((args, kwargs, miss.vector))
         return "fallback"
     inner.note = "the inner's"
     d = c.Dispatcher(inner, fallback)
     assert d(1, b=2) == ("ran", (1,), {"b": 2}) and seen == []
-    assert d(1, 2, miss=True) == "fallback" and seen == [((1, 2), {"miss": True}, (b"vector",))]
+    assert d(1, 2, miss=True) == "fallback" and seen == [((1, 2), {"miss": True}, b"vector")]
     with pytest.raises(KeyError, match="not a guard miss"):
         d(other=True)
     assert d.note == "the inner's" and d._inner is inner
