@@ -295,6 +295,18 @@ class Jitted:
         computed for this call, in the dispatcher, that no variant accepts (that variant is not run again)."""
         return self._call_concrete(args, kwargs, failed)
 
+    def call_variant(self, ent, args, kwargs):
+        """Run guarded variant `ent` (one that ran: compiled, no effects, no writes) on a call of its signature,
+        for a native dispatcher that repeats it: (whether its guards hold, the result where they do, device
+        buffers in, its outputs -- the guard vector last)."""
+        _, _, dyn, _, kw_dyn = self._split(args, kwargs)
+        leaves = tree_flatten((tuple(dyn), kw_dyn))[0]
+        raw = _buffers([to_raw(x, f"jit({self.__name__}) argument") for x in leaves])
+        outs = ent.exe(list(ent.consts) + raw)
+        if not ent.guard.holds(np.asarray(backend.to_numpy(outs[-1]))):
+            return False, None, raw, outs
+        return True, self._finish(ent, leaves, outs[:-1]), raw, outs
+
     def _call_concrete(self, args, kwargs, failed=None):
         ents, raw, arg_leaves, parts = self._entry(args, kwargs, concrete=True)
         ent = ents[0]

@@ -8,7 +8,8 @@ cannot return unchecked: its variant's program outputs the guard vector beside t
 tree's root is a `_Checked` node whose rebuild (xla/_dispatch_nodes.c `check`) reads the vector and looks it
 up among the accepted ones, in C, before the result is handed back. A vector no variant accepts gives a
 `GuardMiss` in the result's place; `jit(f)` is a thin C wrapper around the dispatcher (`Dispatcher`) that
-sends such a call to `Jitted` (which goes on from that variant). Without the optional C extension a guarded signature has no
+sends such a call to `Jitted` (which goes on from that variant); the variant that then holds gets a
+dispatcher of its own, which a later call failing with the same vector runs next. Without the optional C extension a guarded signature has no
 fast path (every call runs in Python). Registered as the backend's `jit_fast_call` / `jit_public` hooks. The
 dispatchers share one jaxlib LRU of signatures (process-wide; cap: transforms.caches 'jit_dispatch', default
 4096); `Jitted` keeps its own LRU per function ('jit').
@@ -83,9 +84,9 @@ def _arg_buffer(a, default_device=runtime.default_device):
     return (v,), None
 
 
-def _dispatcher(jitted):
-    """The C++ dispatcher for `jitted` (calling _cache_miss on a signature it has no executable for), or None
-    where it cannot apply (then Python dispatches)."""
+def _dispatcher(jitted, miss=None):
+    """The C++ dispatcher for `jitted` (calling `miss`, default _cache_miss, on a signature it has no executable
+    for), or None where it cannot apply (then Python dispatches)."""
     global _cpp_ready
     if any(i < 0 for i in jitted.static_argnums):
         return None
@@ -95,7 +96,7 @@ def _dispatcher(jitted):
     # A token owned by this wrapper, never reused: id() of a freed wrapper comes back, and the C++ cache
     # would then run the dead wrapper's executable (or donate where this wrapper does not).
     key = ("array_namespace.jit", next(_wrapper_tokens))
-    return _jaxlib.cpp_dispatcher(jitted.__name__, _signature_carrier(jitted), _cache_miss(jitted),
+    return _jaxlib.cpp_dispatcher(jitted.__name__, _signature_carrier(jitted), miss or _cache_miss(jitted),
                                   sorted(jitted.static_argnums), list(jitted.static_argnames), key)
 
 
@@ -176,16 +177,49 @@ def _described(jitted, leaves, ent, raw, outs, result):
     return result, fp, fp is None
 
 
+_MAX_ROUTES = 64   # per jitted function: failed vectors remembered with the variant that held for them
+
+
 def _guard_missed(jitted):
-    """A call whose guard vector (in the GuardMiss) no variant accepts: the engine runs it, from that variant."""
+    """A call whose guard vector (in the GuardMiss) no variant accepts: the engine runs it, from that variant.
+    The variant that held then gets a C++ dispatcher of its own (_variant_dispatcher), where a later call
+    failing with the same vector goes first (a function alternating between branches: each call two programs
+    in C++, no engine); where that variant's guards fail too, the engine goes on from it."""
+    routes, dispatchers = {}, {}
+
     def fallback(args, kwargs, miss):
         try:
-            return jitted.call_eager(args, kwargs, np.frombuffer(miss.vector, np.int64))[0]
+            route = routes.get(miss.vector)
+            if route is not None:
+                out = route(*args, **kwargs)
+                if type(out) is not GuardMiss:
+                    return out
+                miss = out
+            result, ent = jitted.call_eager(args, kwargs, np.frombuffer(miss.vector, np.int64))[:2]
+            if route is None and ent is not None and ent.guard is not None and ent.check is None \
+                    and not ent.mutated and len(routes) < _MAX_ROUTES:
+                if ent.guard.tag not in dispatchers:
+                    dispatchers[ent.guard.tag] = _dispatcher(jitted, _variant_miss(jitted, ent))
+                routes[miss.vector] = dispatchers[ent.guard.tag]
+            return result
         except Exception as e:
             if filtering_enabled():
                 filter_exception(e)
             raise
     return fallback
+
+
+def _variant_miss(jitted, ent):
+    def miss(*args, **kwargs):
+        """A variant's own dispatcher's miss: run that variant (Jitted.call_variant) and describe the call, or
+        where its guards fail, a GuardMiss in the result's place (the fallback then asks the engine)."""
+        leaves = _leaves(jitted, args, kwargs)
+        held, result, raw, outs = jitted.call_variant(ent, args, kwargs)
+        if not held:
+            return GuardMiss(_vector_bytes(outs[-1])), None, True
+        fp = _fastpath(ent, raw, outs, _Checked(_template(ent, outs[:-1]), outs[-1], jitted.accepted), leaves)
+        return result, fp, fp is None
+    return miss
 
 
 def _leaves(jitted, args, kwargs):
@@ -246,6 +280,8 @@ def fast_call(jitted):
     if cpp is None:
         return None
 
+    missed = _guard_missed(jitted)
+
     def call(*args, **kwargs):
         try:
             out = cpp(*args, **kwargs)
@@ -253,7 +289,7 @@ def fast_call(jitted):
             if "Non-hashable static" not in str(e):
                 raise
             return jitted.call_python(args, kwargs)
-        return _guard_missed(jitted)(args, kwargs, out) if type(out) is GuardMiss else out
+        return missed(args, kwargs, out) if type(out) is GuardMiss else out
     return call
 
 

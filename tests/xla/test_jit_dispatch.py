@@ -154,11 +154,33 @@ def test_guarded_repeat_calls_run_in_cpp_and_every_call_checks_its_guards(misses
     for _ in range(3):
         np.testing.assert_array_equal(np.asarray(f(xp.asarray(pos))), ref(pos))
     assert misses == {"sign": 1}   # repeat calls: the program and its guard check, no engine call
-    for k, x in enumerate((neg, pos2, neg, pos2), 1):   # C++ runs pos's variant; its guards fail: the engine
-        np.testing.assert_array_equal(np.asarray(f(xp.asarray(x))), ref(x))   # runs the variant that holds
+    for k, x in enumerate((neg, pos2), 1):   # C++ runs pos's variant; its guards fail: the engine runs (here
+        np.testing.assert_array_equal(np.asarray(f(xp.asarray(x))), ref(x))   # traces) the variant that holds
         assert misses == {"sign": 1 + k}
-    np.testing.assert_array_equal(np.asarray(f(xp.asarray(pos))), ref(pos))
-    assert misses == {"sign": 5} and f._jitted.trace_count == 3
+    for x in (neg, pos2, pos, neg, neg, pos2, pos):   # a failed vector seen before: the variant that held for it
+        np.testing.assert_array_equal(np.asarray(f(xp.asarray(x))), ref(x))   # runs next, from its own
+    assert misses == {"sign": 3} and f._jitted.trace_count == 3               # dispatcher: no engine call
+    for x in (pos2 + 1.0, neg - 1.0, X * 0.0 + 2.0):   # the same failed vectors, other values: still right
+        np.testing.assert_array_equal(np.asarray(f(xp.asarray(x))), ref(x))
+        np.testing.assert_array_equal(np.asarray(f(xp.asarray(x))), np.asarray(sign(xp.asarray(x))))
+
+
+def test_a_routed_variant_whose_own_guards_fail_hands_the_call_on(misses):
+    def steps(x):
+        if xp.sum(x) > 0:
+            return x * 2.0
+        if xp.max(x) > -1.0:   # the second guard, only on the negative branch
+            return x - 1.0
+        return x + 1.0
+
+    def ref(x):
+        return x * 2.0 if np.sum(x) > 0 else x - 1.0 if np.max(x) > -1.0 else x + 1.0
+    f = jit(steps)
+    pos, neg_hi, neg_lo = X + 2.0, X - 2.9, X - 4.0   # (X spans -2..3: max of neg_hi is 0.1, of neg_lo -1)
+    for x in (pos, neg_hi, neg_lo, neg_hi, neg_lo, pos, neg_lo, neg_hi):
+        # neg_*: pos's program fails with one vector, routed to neg_hi's variant; for neg_lo that fails too
+        np.testing.assert_array_equal(np.asarray(f(xp.asarray(x))), ref(x))
+    assert f._jitted.trace_count == 3 and misses["steps"] == 5   # 3 traces, then neg_lo twice via the engine
 
 
 def test_guarded_calls_with_static_arguments_check_their_guards_too(misses):
@@ -167,9 +189,9 @@ def test_guarded_calls_with_static_arguments_check_their_guards_too(misses):
             return x * k
         return -x - k
     g = jit(scaled, static_argnums=1)
-    for x in (X + 1.5, X + 1.5, X - 5.0, X + 1.5, X - 5.0, X + 2.0):
+    for x in (X + 1.5, X + 1.5, X - 5.0, X + 1.5, X - 5.0, X + 2.0, X - 6.0):
         np.testing.assert_array_equal(np.asarray(g(xp.asarray(x), 3.0)), x * 3.0 if np.sum(x) > 0 else -x - 3.0)
-    assert misses == {"scaled": 3} and g.trace_count == 2   # the first call; the two calls of the other branch
+    assert misses == {"scaled": 2} and g.trace_count == 2   # the first call, the first of the other branch
 
 
 def test_returned_python_numbers_repeat_in_cpp_as_each_calls_value(misses):
