@@ -127,6 +127,20 @@ def collectives():
     outs = [f(local + float(k)) for k in range(100)]
     check("100 in flight", np.stack([np.asarray(o) for o in outs]),
           np.stack([np.broadcast_to(x.sum(0) + G * k, (L, 3, 4)) for k in range(100)]))
+    # repeat calls of a program whose replicas communicate: Python's pmap path once per way the arguments lie
+    # (pmap_runtime.repeat after that, waiting for the last program as pmap_call does), new values each call
+    from transforms.backend import backend
+    runs, real = [0], backend.pmap_call
+    backend.pmap_call = lambda args, params: runs.__setitem__(0, runs[0] + 1) or real(args, params)
+    try:
+        h = pmap(lambda a, b: ppermute(a, "i", perm) + b, "i")
+        cur, want = local, x
+        for _ in range(5):   # first on one device (put per call), then h's own result (on the devices)
+            cur, want = h(cur, local), np.roll(want, 1, 0) + x
+        check("repeats", cur, want[MINE])
+        assert runs[0] == 2, runs
+    finally:
+        backend.pmap_call = real
     # explicit devices= over every process (reversed): member k on devices[k]
     rev = transforms.devices()[::-1]
     got = pmap(lambda a: a + xp.astype(axis_index("i"), a.dtype), "i", devices=rev)(xp.asarray(x[MINE][::-1]))
