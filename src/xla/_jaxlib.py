@@ -242,10 +242,10 @@ def result_handler(aval, device):
 
 
 def to_numpy(arr) -> np.ndarray:
+    if isinstance(arr._sharding, ManyDevices):   # (not np.asarray first: with `jax` imported that runs JAX's own
+        return gather(arr)                        # ArrayImpl.__array__, its errors and its slower readback)
     out = np.asarray(arr)
-    if out.dtype == object:   # bf16 etc. are not exported through the buffer protocol; nor are multi-device arrays
-        if isinstance(arr._sharding, ManyDevices):
-            return gather(arr)
+    if out.dtype == object:   # bf16 etc. are not exported through the buffer protocol
         out = arr._single_device_array_to_np_array_did_copy()[0]
     return out
 

@@ -142,16 +142,21 @@ def pmap_call(args, params):
             bufs.append(x)   # already split over these devices this way
         else:
             bufs.append(_jaxlib.put_on_devices(_host(x, aval), aval, sh, prog.devices))
-    distributed.one_in_flight()   # (a run of several processes: one multi-device program at a time)
-    try:
-        outs = distributed.launched(_execute(prog, bufs))
-    except _jaxlib.XlaRuntimeError as e:
-        if len(params["devices"]) == n:
-            raise
-        raise RuntimeError(f"pmap({params['name']}) across processes failed in process "
-                           f"{_jaxlib.client().process_index()} (another process of the run may have died or "
-                           f"be running something else): {e}") from e
+    outs = _launch(prog, bufs, params["name"], len(params["devices"]) != n)
     return [runtime.device_put(_jaxlib.gather(o)) if rep else o for o, rep in zip(outs, prog.replicated_out)]
+
+
+def _launch(prog, bufs, name, across):
+    """Run the program on its laid-out operands (pmap_call, repeat); `across`: over several processes' devices,
+    where one multi-device program runs at a time (distributed.one_in_flight) and a failure says so."""
+    distributed.one_in_flight()
+    try:
+        return distributed.launched(_execute(prog, bufs))
+    except _jaxlib.XlaRuntimeError as e:
+        if not across:
+            raise
+        raise RuntimeError(f"pmap({name}) across processes failed in process {_jaxlib.client().process_index()} "
+                           f"(another process of the run may have died or be running something else): {e}") from e
 
 
 _one_at_a_time = threading.Lock()
@@ -214,10 +219,10 @@ def repeat(token, args, kwargs):
     hit = _repeats.get(key) if key is not None else None
     if hit is None:
         return None
-    prog, out_def, consts = hit
+    prog, out_def, consts, name, across = hit
     shs = prog.in_shardings[len(consts):]
     bufs = [x if type(x) is _jaxlib.ArrayImpl and x._sharding is sh else place(x, sh) for x, sh in zip(leaves, shs)]
-    return (out_def.unflatten(_execute(prog, [*consts, *bufs])),)
+    return (out_def.unflatten(_launch(prog, [*consts, *bufs], name, across)),)
 
 
 def place(x, sharding):
@@ -255,13 +260,17 @@ def fastpath(token, params, operands, outs, n_consts, call, result):
     remembered for `repeat` (then None); None where a repeat needs the whole Python path: an argument neither
     laid out on the devices as the program takes it nor one `place` lays out (a NumPy array or a value on one
     device, of the operand's aval), a result re-laid out (out_axes other than 0), donation, host callbacks
-    (pmap_call raises their own exceptions), several processes. The first `n_consts` operands are the body's
-    constants: put on the devices once, here, and kept with the description. `call`: the call's (args, kwargs);
-    `result`: what it returned."""
-    if params.get("donated") and any(params["donated"]) or len(params["devices"]) != params["axis_size"]:
+    (pmap_call raises their own exceptions). Over several processes' devices only a program whose replicas
+    communicate is remembered (its repeats wait for the last program as pmap_call's calls do: `_launch`); the
+    others keep the whole path. The first `n_consts` operands are the body's constants: put on the devices once,
+    here, and kept with the description. `call`: the call's (args, kwargs); `result`: what it returned."""
+    if params.get("donated") and any(params["donated"]):
         return None
     prog = _program(params["jaxpr"], params["name"], params["axis_name"], params["axis_size"],
                     params["in_axes"], params["out_axes"], params["devices"])
+    across = len(params["devices"]) != params["axis_size"]
+    if across and not prog.communicates:
+        return None   # (the C++ dispatcher would launch it with another program in flight)
     args = operands[n_consts:]
     leaves, in_tree = _jaxlib.cpp_flatten(call)   # the arguments as the dispatcher flattens them
     if len(leaves) != len(args) or has_callbacks(params["jaxpr"]):
@@ -283,7 +292,7 @@ def fastpath(token, params, operands, outs, n_consts, call, result):
     if prog.communicates:
         if len(_repeats) >= _REPEATS_MAX:
             _repeats.clear()
-        _repeats[_laid_out(token, leaves, in_tree)] = (prog, out_def, consts)
+        _repeats[_laid_out(token, leaves, in_tree)] = (prog, out_def, consts, params["name"], across)
         return None
     if placed and _jaxlib.jax_owns_states():
         return None   # (jax's dtype rules would then make the dispatcher's signature of a NumPy argument)

@@ -5,6 +5,7 @@ Each process has ARRAY_NAMESPACE_CPU_DEVICES local CPU devices (2 in the tests).
 same global input deterministically, feeds its own slice of the mapped axis to pmap, and checks what it
 gets back (its members' results) against NumPy on the global input. Prints 'WORKER OK' at the end.
 """
+import importlib.util
 import os
 import sys
 import time
@@ -126,6 +127,20 @@ def collectives():
     outs = [f(local + float(k)) for k in range(100)]
     check("100 in flight", np.stack([np.asarray(o) for o in outs]),
           np.stack([np.broadcast_to(x.sum(0) + G * k, (L, 3, 4)) for k in range(100)]))
+    # repeat calls of a program whose replicas communicate: Python's pmap path once per way the arguments lie
+    # (pmap_runtime.repeat after that, waiting for the last program as pmap_call does), new values each call
+    from transforms.backend import backend
+    runs, real = [0], backend.pmap_call
+    backend.pmap_call = lambda args, params: runs.__setitem__(0, runs[0] + 1) or real(args, params)
+    try:
+        h = pmap(lambda a, b: ppermute(a, "i", perm) + b, "i")
+        cur, want = local, x
+        for _ in range(5):   # first on one device (put per call), then h's own result (on the devices)
+            cur, want = h(cur, local), np.roll(want, 1, 0) + x
+        check("repeats", cur, want[MINE])
+        assert runs[0] == 2, runs
+    finally:
+        backend.pmap_call = real
     # explicit devices= over every process (reversed): member k on devices[k]
     rev = transforms.devices()[::-1]
     got = pmap(lambda a: a + xp.astype(axis_index("i"), a.dtype), "i", devices=rev)(xp.asarray(x[MINE][::-1]))
@@ -170,14 +185,7 @@ def bad_input():
     block = np.zeros((1, 2), np.float32)
     parts = [_jaxlib.device_put(block + k, get_aval(block), d) for k, d in enumerate(transforms.local_devices())]
     glob = _jaxlib.ArrayImpl(get_aval(np.zeros((G, 2), np.float32)), sh, parts, committed=True, _skip_checks=True)
-    for read in (_jaxlib.gather, _jaxlib.to_numpy, lambda a: np.asarray(xp.asarray(a))):
-        try:
-            read(glob)
-        except RuntimeError as e:
-            assert "shards held by other processes" in str(e) and f"belongs to process {other[0].process_index}" \
-                in str(e), e
-        else:
-            raise AssertionError("no error reading shards of another process")
+    refused_clearly(glob, other)
     # a replicated value over every process's devices reads back from a local copy
     one = np.array([1.5, -2.0], np.float32)
     reps = [_jaxlib.device_put(one, get_aval(one), d) for d in transforms.local_devices()]
@@ -208,7 +216,25 @@ def bad_input():
         assert "already joined" in str(e), e
     else:
         raise AssertionError("initialize twice did not raise")
+    if SCENARIO == "collectives" and importlib.util.find_spec("jax") is not None:
+        import jax  # noqa: F401  (it gives jaxlib's ArrayImpl its own __array__: ours must not go through it)
+        refused_clearly(glob, other)
+        local = pmap(lambda a: a * 2.0)(xp.asarray(np.arange(L * 3.0).reshape(L, 3)))
+        np.testing.assert_array_equal(np.asarray(local), 2.0 * np.arange(L * 3.0).reshape(L, 3))
     print(f"process {PID}: bad input ok", flush=True)
+
+
+def refused_clearly(glob, other):
+    """Every way of reading a value with shards of another process raises our clear error."""
+    from xla import _jaxlib
+    for read in (_jaxlib.gather, _jaxlib.to_numpy, lambda a: np.asarray(xp.asarray(a))):
+        try:
+            read(glob)
+        except RuntimeError as e:
+            assert "shards held by other processes" in str(e) and f"belongs to process {other[0].process_index}" \
+                in str(e), e
+        else:
+            raise AssertionError("no error reading shards of another process")
 
 
 def big_psum_scatter():

@@ -69,8 +69,9 @@ def _ok(results, checks):
 
 def test_collectives_across_two_processes_match_numpy():
     _ok(run_workers("collectives"), ["psum", "pmax", "all_to_all", "all_gather", "ppermute", "psum_scatter",
-                                     "axis_index", "replicated", "jit(pmap)", "ppermute twice", "grad", "100 in flight", "shard_map psum",
-                                     "shard_map all_gather", "shard_map split readback refused", "bad input"])
+                                     "axis_index", "replicated", "jit(pmap)", "ppermute twice", "grad", "100 in flight",
+                                     "repeats", "shard_map psum", "shard_map all_gather",
+                                     "shard_map split readback refused", "bad input"])
 
 
 def test_arguments_from_the_environment():
