@@ -117,13 +117,18 @@ def bits32(k, n, start=0):
     if n == 0:
         return S.full((0,), 0, U32)
     m0, m1 = start // 2, (start + n + 1) // 2
-    _check_blocks(m1)
-    k0, k1 = words(k)
-    ctr = S.iota(U32, (m1 - m0,), 0)
-    x0, x1 = threefry(k0, k1, const(TAG_BITS, U32), E.add(ctr, c(ctr, m0)) if m0 else ctr)
+    x0, x1 = blocks(k, m1 - m0, m0)
     out = S.reshape(pack(x0, x1), (2 * (m1 - m0),))
     lo = start - 2 * m0
     return out if (lo, n) == (0, 2 * (m1 - m0)) else S.slice_(out, (lo,), (lo + n,))
+
+
+def blocks(k, n, start=0):
+    """The words (x0, x1) of the stream's blocks start, ..., start + n - 1 (uint32, flat; n > 0)."""
+    _check_blocks(start + n)
+    k0, k1 = words(k)
+    ctr = S.iota(U32, (n,), 0)
+    return threefry(k0, k1, const(TAG_BITS, U32), E.add(ctr, c(ctr, start)) if start else ctr)
 
 
 def bits64(k, n, start=0):
@@ -131,11 +136,7 @@ def bits64(k, n, start=0):
     lo word x1."""
     if n == 0:
         return S.full((0,), 0, U64)
-    _check_blocks(start + n)
-    k0, k1 = words(k)
-    ctr = S.iota(U32, (n,), 0)
-    x0, x1 = threefry(k0, k1, const(TAG_BITS, U32), E.add(ctr, c(ctr, start)) if start else ctr)
-    hi, lo = E.convert_element_type(x0, U64), E.convert_element_type(x1, U64)
+    hi, lo = (E.convert_element_type(x, U64) for x in blocks(k, n, start))
     return E.bind(E.or_p, E.bind(E.shift_left_p, hi, c(hi, 32)), lo)
 
 

@@ -34,7 +34,7 @@ from .primitives import sorting as SO
 from .primitives import special_erf as SE
 from .primitives import structural as S
 from .random_args import _aval, _bound, _call, _float_dtype, _int_dtype, _is_array, _key_raw, _shape
-from .random_bits import I64, U64, _fold_body, _split_body, bits32, c, const, size, threefry, uniform01, unit, words
+from .random_bits import I64, U64, _fold_body, _split_body, bits32, blocks, c, const, size, uniform01, unit
 from .random_samplers import _normal_body, normal_quantile, take
 
 __all__ = ["exponential", "laplace", "logistic", "cauchy", "rademacher", "truncated_normal", "gamma", "beta",
@@ -68,13 +68,10 @@ def _mid01(k, shape, dtype, start=0):
 
 
 def _two_mid01(k, shape, dtype):
-    """Two independent arrays of _mid01: float64, the two halves of one stream of 2 * size(shape) words; float32,
-    the two words of the blocks 0, 1, ... of the stream's counters."""
-    half = 2.0 ** -(np.finfo(dtype).nmant + 1)
+    """Two independent arrays of _mid01: float64, the two halves of a stream of 2 * size(shape) words; float32, the
+    two words of its blocks (an interleaved stream's halves keep a loop they are fused into from vectorising)."""
     if dtype == np.float32:
-        k0, k1 = words(k)
-        return [S.reshape(E.add(unit(x), c(unit(x), half)), shape)
-                for x in threefry(k0, k1, const(0, np.uint32), S.iota(np.uint32, (size(shape),), 0))]
+        return [S.reshape(E.add(unit(x), c(unit(x), 2.0 ** -24)), shape) for x in blocks(k, size(shape))]
     return [_mid01(k, shape, dtype, i * size(shape)) for i in range(2)]
 
 
@@ -85,9 +82,8 @@ def _mid01_32(k, shape, dtype, start=0):
 
 
 def _two_mid01_32(k, shape, dtype):
-    """Two arrays of uniforms on the 2**-32 grid's midpoints, one 32-bit word each: half the threefry work of
-    _two_mid01 at float64, for PTRS, whose n = floor(b * u + ...) steps by < 1 per grid step below lam ~ 1e16,
-    where float64 stops holding consecutive integers anyway."""
+    """Two arrays of _mid01_32 (half the threefry work of _two_mid01 at float64) for PTRS, whose n = floor(b * u
+    + ...) steps by < 1 per grid step below lam ~ 1e16, where float64 stops holding consecutive integers anyway."""
     return [_mid01_32(k, shape, dtype, i * size(shape)) for i in range(2)]
 
 
@@ -159,20 +155,15 @@ def _truncated_normal_body(k, lo, hi, *, shape, dtype):
 # ------------------------------------------------------------------------------- gammas
 
 def _first_accepted(k, done, draw, dtype):
-    """Each entry's first accepted candidate of rounds r = 0, 1, ...: draw(fold_in(k, r)) is a fresh candidate
-    per entry (of `dtype`, done's shape), NaN where rejected; entries `done` from the start come back NaN. Pipelined: a round's draw is
-    carried into the next round (and past the loop), where it is merged, so XLA computes the draw in one fusion
-    with one output. Merged in the round that drew it, its accept test and its value were fusions of their own,
-    each computing the Threefry words and the normal quantile again (gamma: 4 Threefry blocks, 2 quantiles and
-    one unvectorised kernel per entry and round, for 2, 1 and none)."""
+    """Each entry's first accepted candidate of rounds r = 0, 1, ...: draw(fold_in(k, r)) gives fresh candidates
+    (of `dtype`, done's shape), NaN where rejected; entries `done` at the start come back NaN. A round's draw is
+    merged in the next round (or past the loop), so XLA computes it in one fusion with one output: merged where
+    drawn, its accept test and its value were fusions of their own, each computing its Threefry words again."""
     def merge(done, out, cand):
         return _b(E.or_p, done, _b(E.eq_p, cand, cand)), _where(done, out, cand)
 
-    def cond(i, done, out, cand):
-        return _any(_b(E.and_p, _b(E.not_p, done), _b(E.ne_p, cand, cand)))
-
-    def body(i, done, out, cand):
-        return (E.add(i, c(i, 1)),) + merge(done, out, cand) + (draw(_fold_body(k, i)),)
+    cond = lambda i, done, out, cand: _any(_b(E.and_p, _b(E.not_p, done), _b(E.ne_p, cand, cand)))  # noqa: E731
+    body = lambda i, *dc: (E.add(i, c(i, 1)),) + merge(*dc) + (draw(_fold_body(k, i)),)  # noqa: E731
     nan = S.full(S.shape_of(done), np.nan, dtype)
     return merge(*while_raw(cond, body, [const(0, U64), done, nan, nan])[1:])[1]
 
@@ -192,11 +183,10 @@ def _log_gamma(k, a, shape):
     def draw(kr):
         x, u = _two_mid01(kr, shape, dtype)               # one stream for both (a smaller loop body to compile)
         x = normal_quantile(x)
-        one_ = c(x, 1.0)
-        v = E.add(one_, E.mul(full(cc), x))
+        v = E.add(c(x, 1.0), E.mul(full(cc), x))
         pos = _b(E.gt_p, v, c(v, 0.0))
-        v = _where(pos, E.mul(E.mul(v, v), v), one_)
-        bound = E.add(E.mul(E.mul(x, x), c(x, 0.5)), E.mul(full(d), E.add(E.sub(one_, v), _log(v))))
+        v = _where(pos, E.mul(E.mul(v, v), v), c(x, 1.0))
+        bound = E.add(E.mul(E.mul(x, x), c(x, 0.5)), E.mul(full(d), E.add(E.sub(c(x, 1.0), v), _log(v))))
         ok = _b(E.and_p, pos, _b(E.lt_p, _log(u), bound))
         return _where(ok, v, c(v, np.nan))
 
