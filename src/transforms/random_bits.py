@@ -110,41 +110,51 @@ def _check_blocks(m):
                          "split the key and draw in pieces")
 
 
-def bits32(k, n):
-    """n uint32 words (flat) from raw key k: the words of blocks (0, 0), (0, 1), ... interleaved."""
+def bits32(k, n, start=0):
+    """Words start, ..., start + n - 1 (flat uint32) of raw key k's stream: the words of blocks (0, 0), (0, 1), ...
+    interleaved. (A later start draws a later part of the same stream as a computation of its own: XLA's CPU
+    code reads one computation at two offsets through an outlined call, which does not vectorise.)"""
     if n == 0:
         return S.full((0,), 0, U32)
-    m = (n + 1) // 2
-    _check_blocks(m)
+    m0, m1 = start // 2, (start + n + 1) // 2
+    x0, x1 = blocks(k, m1 - m0, m0)
+    out = S.reshape(pack(x0, x1), (2 * (m1 - m0),))
+    lo = start - 2 * m0
+    return out if (lo, n) == (0, 2 * (m1 - m0)) else S.slice_(out, (lo,), (lo + n,))
+
+
+def blocks(k, n, start=0):
+    """The words (x0, x1) of the stream's blocks start, ..., start + n - 1 (uint32, flat; n > 0)."""
+    _check_blocks(start + n)
     k0, k1 = words(k)
-    x0, x1 = threefry(k0, k1, const(TAG_BITS, U32), S.iota(U32, (m,), 0))
-    out = S.reshape(pack(x0, x1), (2 * m,))
-    return out if 2 * m == n else S.slice_(out, (0,), (n,))
+    ctr = S.iota(U32, (n,), 0)
+    return threefry(k0, k1, const(TAG_BITS, U32), E.add(ctr, c(ctr, start)) if start else ctr)
 
 
-def bits64(k, n):
-    """n uint64 words (flat): block i gives hi word x0 and lo word x1."""
+def bits64(k, n, start=0):
+    """Words start, ..., start + n - 1 (flat uint64) of raw key k's 64-bit stream: block i gives hi word x0 and
+    lo word x1."""
     if n == 0:
         return S.full((0,), 0, U64)
-    _check_blocks(n)
-    k0, k1 = words(k)
-    x0, x1 = threefry(k0, k1, const(TAG_BITS, U32), S.iota(U32, (n,), 0))
-    hi, lo = E.convert_element_type(x0, U64), E.convert_element_type(x1, U64)
+    hi, lo = (E.convert_element_type(x, U64) for x in blocks(k, n, start))
     return E.bind(E.or_p, E.bind(E.shift_left_p, hi, c(hi, 32)), lo)
 
 
-def uniform01(k, shape, dtype):
-    """Raw uniform [0, 1) of `dtype` (float32: 23 random bits, float64: 52)."""
+def uniform01(k, shape, dtype, start=0):
+    """Raw uniform [0, 1) of `dtype` (float32: 23 random bits, float64: 52), from the stream's word `start` on."""
     n = size(shape)
-    if dtype == np.float32:
-        b = bits32(k, n)
+    return S.reshape(unit(bits32(k, n, start) if dtype == np.float32 else bits64(k, n, start)), shape)
+
+
+def unit(b):
+    """Raw uint32 (uint64) words -> float32 (float64) uniforms in [0, 1), from their high 23 (52) bits."""
+    if S.dtype_of(b) == U32:
         b = E.bind(E.or_p, E.bind(E.shift_right_logical_p, b, c(b, 9)), c(b, 0x3F800000))
         f = B.bitcast_convert_type(b, np.float32)
     else:
-        b = bits64(k, n)
         b = E.bind(E.or_p, E.bind(E.shift_right_logical_p, b, c(b, 12)), c(b, 0x3FF0000000000000))
         f = B.bitcast_convert_type(b, np.float64)
-    return S.reshape(E.sub(f, c(f, 1.0)), shape)
+    return E.sub(f, c(f, 1.0))
 
 
 # ------------------------------------------------------------- staged bodies: keys and words

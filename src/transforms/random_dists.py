@@ -34,7 +34,7 @@ from .primitives import sorting as SO
 from .primitives import special_erf as SE
 from .primitives import structural as S
 from .random_args import _aval, _bound, _call, _float_dtype, _int_dtype, _is_array, _key_raw, _shape
-from .random_bits import I64, U64, _fold_body, _split_body, bits32, c, const, size, uniform01
+from .random_bits import I64, U64, _fold_body, _split_body, bits32, blocks, c, const, size, uniform01, unit
 from .random_samplers import _normal_body, normal_quantile, take
 
 __all__ = ["exponential", "laplace", "logistic", "cauchy", "rademacher", "truncated_normal", "gamma", "beta",
@@ -61,32 +61,30 @@ def _keys(k, n):
     return [S.reshape(S.slice_(ks, (i, 0), (i + 1, 2)), (2,)) for i in range(n)]
 
 
-def _mid01(k, shape, dtype):
-    """Uniform grid midpoints in (0, 1): never 0 or 1, symmetric about 1/2."""
-    u = uniform01(k, shape, dtype)
+def _mid01(k, shape, dtype, start=0):
+    """Uniform grid midpoints in (0, 1): never 0 or 1, symmetric about 1/2 (from the stream's word `start`)."""
+    u = uniform01(k, shape, dtype, start)
     return E.add(u, c(u, 2.0 ** -(np.finfo(dtype).nmant + 1)))
 
 
 def _two_mid01(k, shape, dtype):
-    """Two independent arrays of _mid01 from one stream of 2 * size(shape) words."""
-    u = _mid01(k, (2,) + tuple(shape), dtype)
-    n = len(shape)
-    return [S.reshape(S.slice_(u, (i,) + (0,) * n, (i + 1,) + tuple(shape)), shape) for i in range(2)]
+    """Two independent arrays of _mid01: float64, the two halves of a stream of 2 * size(shape) words; float32, the
+    two words of its blocks (an interleaved stream's halves keep a loop they are fused into from vectorising)."""
+    if dtype == np.float32:
+        return [S.reshape(E.add(unit(x), c(unit(x), 2.0 ** -24)), shape) for x in blocks(k, size(shape))]
+    return [_mid01(k, shape, dtype, i * size(shape)) for i in range(2)]
 
 
-def _mid01_32(k, shape, dtype):
-    """Uniforms on the 2**-32 grid's midpoints (in (0, 1)), one 32-bit word each."""
-    w = E.convert_element_type(bits32(k, size(shape)), dtype)
+def _mid01_32(k, shape, dtype, start=0):
+    """Uniforms on the 2**-32 grid's midpoints (in (0, 1)), one 32-bit word each (from the stream's word `start`)."""
+    w = E.convert_element_type(bits32(k, size(shape), start), dtype)
     return S.reshape(E.add(E.mul(w, c(w, 2.0 ** -32)), c(w, 2.0 ** -33)), shape)
 
 
 def _two_mid01_32(k, shape, dtype):
-    """Two arrays of uniforms on the 2**-32 grid's midpoints, one 32-bit word each: half the threefry work of
-    _two_mid01 at float64, for PTRS, whose n = floor(b * u + ...) steps by < 1 per grid step below lam ~ 1e16,
-    where float64 stops holding consecutive integers anyway."""
-    u = _mid01_32(k, (2,) + tuple(shape), dtype)
-    n = len(shape)
-    return [S.reshape(S.slice_(u, (i,) + (0,) * n, (i + 1,) + tuple(shape)), shape) for i in range(2)]
+    """Two arrays of _mid01_32 (half the threefry work of _two_mid01 at float64) for PTRS, whose n = floor(b * u
+    + ...) steps by < 1 per grid step below lam ~ 1e16, where float64 stops holding consecutive integers anyway."""
+    return [_mid01_32(k, shape, dtype, i * size(shape)) for i in range(2)]
 
 
 def _any(x):
@@ -156,37 +154,53 @@ def _truncated_normal_body(k, lo, hi, *, shape, dtype):
 
 # ------------------------------------------------------------------------------- gammas
 
+def _first_accepted(k, done, draw, dtype):
+    """Each entry's first accepted candidate of rounds r = 0, 1, ...: draw(fold_in(k, r)) gives fresh candidates
+    (of `dtype`, done's shape), NaN where rejected; entries `done` at the start come back NaN. A round's draw is
+    merged in the next round (or past the loop), so XLA computes it in one fusion with one output: merged where
+    drawn, its accept test and its value were fusions of their own, each computing its Threefry words again."""
+    def merge(done, out, cand):
+        return _b(E.or_p, done, _b(E.eq_p, cand, cand)), _where(done, out, cand)
+
+    cond = lambda i, done, out, cand: _any(_b(E.and_p, _b(E.not_p, done), _b(E.ne_p, cand, cand)))  # noqa: E731
+    body = lambda i, *dc: (E.add(i, c(i, 1)),) + merge(*dc) + (draw(_fold_body(k, i)),)  # noqa: E731
+    nan = S.full(S.shape_of(done), np.nan, dtype)
+    return merge(*while_raw(cond, body, [const(0, U64), done, nan, nan])[1:])[1]
+
+
 def _log_gamma(k, a, shape):
-    """log of Gamma(a, 1) samples (raw a already broadcast to shape); NaN where a is not in (0, inf]."""
+    """log of Gamma(a, 1) samples (raw a of its own shape, broadcasting to shape); NaN where a is not in
+    (0, inf]. Marsaglia-Tsang's constants stay on a's own shape (a scalar a: scalars in the draw's fusion)."""
     one = c(a, 1.0)
     boost = _b(E.lt_p, a, one)
     ap = _where(boost, E.add(a, one), a)
     d = E.sub(ap, c(a, 1.0 / 3.0))
     cc = _b(E.rsqrt_p, E.mul(d, c(d, 9.0)))
-    logd = _log(d)
     valid = _b(E.and_p, _b(E.gt_p, a, c(a, 0.0)), _b(E.lt_p, a, c(a, np.inf)))
     dtype = S.dtype_of(a)
+    full = lambda v: S.broadcast_to_shape(v, shape)  # noqa: E731
 
-    def step(kr, vals):
+    def draw(kr):
         x, u = _two_mid01(kr, shape, dtype)               # one stream for both (a smaller loop body to compile)
         x = normal_quantile(x)
-        v = E.add(one, E.mul(cc, x))
+        v = E.add(c(x, 1.0), E.mul(full(cc), x))
         pos = _b(E.gt_p, v, c(v, 0.0))
-        v = _where(pos, E.mul(E.mul(v, v), v), one)
-        logv = _log(v)
-        bound = E.add(E.mul(E.mul(x, x), c(x, 0.5)), E.mul(d, E.add(E.sub(one, v), logv)))
+        v = _where(pos, E.mul(E.mul(v, v), v), c(x, 1.0))
+        bound = E.add(E.mul(E.mul(x, x), c(x, 0.5)), E.mul(full(d), E.add(E.sub(c(x, 1.0), v), _log(v))))
         ok = _b(E.and_p, pos, _b(E.lt_p, _log(u), bound))
-        return ok, (E.add(logd, logv),)
+        return _where(ok, v, c(v, np.nan))
 
     kloop, kboost = _keys(k, 2)
-    (lg,) = _rejection(kloop, shape, (_b(E.not_p, valid), (S.full(shape, 0.0, dtype),)), step)
-    lg = E.add(lg, _where(boost, E.div(_log(_mid01(kboost, shape, dtype)), a), c(a, 0.0)))
+    v = _first_accepted(kloop, full(_b(E.not_p, valid)), draw, dtype)
+    a, boost, valid = full(a), full(boost), full(valid)
+    lg = E.add(E.add(full(_log(d)), _log(v)),
+               _where(boost, E.div(_log(_mid01(kboost, shape, dtype)), a), c(a, 0.0)))
     lg = _where(valid, lg, c(lg, np.nan))
     return _where(_b(E.eq_p, a, c(a, np.inf)), c(lg, np.inf), lg)
 
 
 def _gamma_body(k, a, *, shape):
-    return _b(E.exp_p, _log_gamma(k, S.broadcast_to_shape(a, shape), shape))
+    return _b(E.exp_p, _log_gamma(k, a, shape))
 
 
 def _chisquare_body(k, df, *, shape):
@@ -214,8 +228,7 @@ def _normalise_logs(lx, axis):
 
 def _beta_body(k, a, b, *, shape):
     ka, kb = _keys(k, 2)
-    la = _log_gamma(ka, S.broadcast_to_shape(a, shape), shape)
-    lb = _log_gamma(kb, S.broadcast_to_shape(b, shape), shape)
+    la, lb = _log_gamma(ka, a, shape), _log_gamma(kb, b, shape)
     m = _b(E.max_p, la, lb)
     x, y = _b(E.exp_p, E.sub(la, m)), _b(E.exp_p, E.sub(lb, m))
     return E.div(x, E.add(x, y))
@@ -223,7 +236,7 @@ def _beta_body(k, a, b, *, shape):
 
 def _dirichlet_body(k, alpha, *, shape):
     full = tuple(shape) + (S.shape_of(alpha)[-1],)
-    return _normalise_logs(_log_gamma(k, S.broadcast_to_shape(alpha, full), full), len(full) - 1)
+    return _normalise_logs(_log_gamma(k, alpha, full), len(full) - 1)
 
 
 # ------------------------------------------------------------------------------ poisson
