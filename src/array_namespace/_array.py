@@ -167,7 +167,7 @@ class Array:
         if self.ndim != 2:
             raise ValueError(f"x.T requires a 2-D array, got {self.ndim} dimensions; use xp.matrix_transpose "
                              "or xp.permute_dims")
-        return _module("_manipulation").permute_dims(self, (1, 0))
+        return _module("_manipulation")._transposed(self, ((1, 0), (1, 0)))   # (permute_dims' plan for (1, 0))
 
     @property
     def mT(self):
@@ -509,8 +509,13 @@ for _n, _f in {"lt": "less", "le": "less_equal", "gt": "greater", "ge": "greater
 
 
 def _unop(fname):
+    f = None
+
     def op(self):
-        return getattr(_module("_elementwise"), fname)(self)
+        nonlocal f
+        if f is None:
+            f = getattr(_module("_elementwise"), fname)
+        return f(self)
     return op
 
 

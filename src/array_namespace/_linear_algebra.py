@@ -68,6 +68,13 @@ def matmul(x1, x2, /):
                 and not w1 and not w2):
             _LAST_2D = (ta, tb, False)
             return wrap(bind(L.dot_general_p, a, b, dimension_numbers=_MATMUL_2D))
+        if (len(s1) + len(s2) == 3 and s1 and s2 and s1[-1] == s2[0] and d1 == d2 and d1 in _NUMERIC_NP and not w1
+                and not w2):   # 2-D @ 1-D, 1-D @ 2-D: the general path's three binds, without its checks (~40% of the call)
+            if len(s2) == 1:
+                b, shape = bind(S.reshape_p, b, new_sizes=s2 + (1,)), s1[:1]
+            else:
+                a, shape = bind(S.reshape_p, a, new_sizes=(1,) + s1), s2[1:]
+            return wrap(bind(S.reshape_p, bind(L.dot_general_p, a, b, dimension_numbers=_MATMUL_2D), new_sizes=shape))
     x1, x2, a, b = _operands("matmul", x1, x2)
     s1, s2 = x1.shape, x2.shape
     if len(s1) == 2 and len(s2) == 2 and s1[1] == s2[0]:   # the common case: one dot_general

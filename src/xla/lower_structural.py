@@ -208,7 +208,8 @@ def _h_iota(*, dtype, shape, dimension):
 
 
 host_kernels[S.broadcast_in_dim_p] = _h_broadcast_in_dim
-host_kernels[S.reshape_p] = lambda x, *, new_sizes: x.reshape(new_sizes)
+host_kernels[S.reshape_p] = Kernel(rest=lambda x, *, new_sizes: x.reshape(new_sizes),   # (its form: no kwargs per call)
+                                   special=lambda avals, p: (lambda x, s=p["new_sizes"]: x.reshape(s)))
 
 
 # A transpose is laid out row-major (as XLA's) up to this many elements: library code moves the reduced axis
@@ -233,7 +234,8 @@ def _h_transpose(x, *, permutation):
     return np.ascontiguousarray(out)
 
 
-host_kernels[S.transpose_p] = _h_transpose
+host_kernels[S.transpose_p] = Kernel(rest=_h_transpose, special=lambda avals, p: (   # (its form: no kwargs per call)
+    lambda x, q=p["permutation"]: _h_transpose(x, permutation=q)))
 host_kernels[S.concatenate_p] = lambda *xs, dimension: np.concatenate(xs, axis=dimension)
 host_kernels[S.slice_p] = lambda x, *, start_indices, limit_indices, strides: x[tuple(
     slice(s, l, st) for s, l, st in zip(start_indices, limit_indices, strides))]

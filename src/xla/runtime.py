@@ -318,9 +318,8 @@ def _make_host_impl(prim, kernel, xla_impl):
     memo_get = memo.get
 
     def impl(*args, **params):
-        if not _platform_cpu:
-            if not _kernels_on():
-                return xla_impl(*args, **params)
+        if not _platform_cpu and not _kernels_on():
+            return xla_impl(*args, **params)
         n = len(args)
         try:
             m = memo_get(id(args[0].aval) if n == 1 else (id(args[0].aval), id(args[1].aval)) if n == 2 else

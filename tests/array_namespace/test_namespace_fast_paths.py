@@ -133,6 +133,29 @@ def test_matmul_2d_equals_numpy(d1, d2):
                                                                                            np.complex64) else 1e-12)
 
 
+@pytest.mark.parametrize("dt", ["float64", "float32", "int32", "complex128"])
+def test_matmul_matrix_vector_equals_numpy_and_binds_what_the_general_path_binds(dt):
+    from transforms import make_jaxpr
+    for m, k, n in ((3, 4, 2), (1, 1, 1), (0, 3, 2), (2, 0, 3)):
+        a, v, b = ((R.standard_normal(s) * 5).astype(dt) for s in ((m, k), (k,), (k, n)))
+        x, w, y = xp.asarray(a), xp.asarray(v), xp.asarray(b)
+        tol = 1e-5 if dt == "float32" else 1e-12
+        for _ in range(2):
+            for got, want in ((x @ w, a @ v), (xp.matmul(w, y), v @ b)):
+                assert _np(got).dtype == want.dtype and got.shape == want.shape
+                np.testing.assert_allclose(_np(got), want, rtol=tol)
+        np.testing.assert_allclose(_np(jit(xp.matmul)(x, w)), a @ v, rtol=tol)
+        # the 1-D operand a one-column (one-row) matrix, one dot_general, the result reshaped: nothing else
+        for p, q in ((x, w), (w, y)):
+            eqns = make_jaxpr(xp.matmul)(p, q).jaxpr.eqns
+            assert [e.prim.name for e in eqns] == ["reshape", "dot_general", "reshape"]
+    with pytest.raises(ValueError):
+        xp.asarray(np.ones((2, 3))) @ xp.asarray(np.ones(2))   # 3 != 2
+    with pytest.raises(ValueError):
+        xp.asarray(np.ones(2)) @ xp.asarray(np.ones((3, 2)))
+    assert (xp.asarray(np.ones((2, 3), np.float32)) @ xp.asarray(np.ones(3))).dtype == xp.float64   # (promoted)
+
+
 def test_matmul_2d_refusals():
     x = xp.asarray(np.ones((2, 3)))
     with pytest.raises(ValueError):

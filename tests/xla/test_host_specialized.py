@@ -127,7 +127,8 @@ _FORMS = [p for p, k in host_kernels.items() if type(k) is Kernel and (k.ufunc i
 
 def test_every_specialised_primitive_is_covered_here():
     covered = set(_UNARY_PRIMS) | set(_BINARY_PRIMS) | {E.select_n_p, E.div_p, E.rem_p, L.dot_general_p,
-                                                        E.not_p, E.convert_element_type_p} | set(_REDUCERS)
+                                                        E.not_p, E.convert_element_type_p, S.reshape_p,
+                                                        S.transpose_p} | set(_REDUCERS)
     assert set(_FORMS) <= covered, set(_FORMS) - covered
 
 
@@ -213,6 +214,18 @@ def test_select_n_specialised_equals_the_kernel():
         _check(E.select_n_p, (p.reshape(3, 4), a.reshape(3, 4), b.reshape(3, 4)), {})
         _check(E.select_n_p, (np.zeros((0,), bool), a[:0], b[:0]), {})
         _check(E.select_n_p, (p.astype(np.int32) * 2, a, b, a), {})   # 3-way: the general kernel
+
+
+def test_reshape_and_transpose_specialised_equal_the_kernel():
+    rng = np.random.default_rng(8)
+    for dt in DTYPES:
+        a = _values(dt, 24, rng).reshape(2, 3, 4)
+        for new in ((24,), (4, 6), (2, 3, 4), (1, 24, 1)):
+            assert _check(S.reshape_p, (a,), {"new_sizes": new}, _relative)
+        assert _check(S.reshape_p, (np.zeros((0, 3), dt),), {"new_sizes": (3, 0)}, _relative)
+        for perm in ((1, 0, 2), (2, 1, 0), (0, 1, 2)):
+            assert _check(S.transpose_p, (a,), {"permutation": perm}, _relative)
+        assert _check(S.transpose_p, (a[:, :, 0].T,), {"permutation": (1, 0)}, _relative)   # (a strided operand)
 
 
 def test_dot_general_specialised_equals_the_kernel():
