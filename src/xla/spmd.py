@@ -32,6 +32,8 @@ from .lowering import lower_jaxpr
 compile_count = [0]
 _programs: dict = {}
 _PROGRAMS_MAX = 256
+_executables: dict = {}   # (module text, device ids) -> (executable, order): two jaxprs lowering to one module
+                          # (a guarded variant retraced to the same program) compile once
 
 
 def _devices_of(ids):
@@ -162,9 +164,14 @@ def compile_sharded(closed, donate=(), name="main", in_shardings=(), out_shardin
             module.operation.attributes["mhlo.num_replicas"] = ir.IntegerAttr.get(i32, 1)
         _annotate(module, in_attrs, out_attrs)
         declare_meshes(module)
-    compile_count[0] += 1
-    exe, order = _jaxlib.compile_spmd(module, _devices_of(ids))
-    if len(order) > 1 and "lapack_" in _jaxlib.module_text(module):
+    text_key = (_jaxlib.module_text(module), tuple(ids))
+    if text_key not in _executables:
+        compile_count[0] += 1
+        if len(_executables) >= _PROGRAMS_MAX:
+            _executables.clear()
+        _executables[text_key] = _jaxlib.compile_spmd(module, _devices_of(ids))
+    exe, order = _executables[text_key]
+    if len(order) > 1 and "lapack_" in text_key[0]:
         serial_lapack()   # (its partitions' threads call LAPACK at once: one OpenBLAS thread each)
     in_shardings_j = [mesh_sharding(s, len(a.shape), ids) for s, a in zip(in_sh, in_avals)]
     chosen = _jaxlib.output_hlo_shardings(exe, len(out_avals)) if any(s is None for s in out_shardings) else None

@@ -24,6 +24,19 @@ def test_program_cache_and_inputs_passed_as_they_lie():
     assert y._v._sharding is sh and spmd.place(y._v, y._v.aval, sh) is y._v
 
 
+def test_two_functions_lowering_to_one_module_compile_once():
+    mesh = make_mesh((1,), ("i",))
+    s = NamedSharding(mesh, P("i"))
+    f = jit(lambda v: v * 5.0 - 2.0, in_shardings=s, out_shardings=s)
+    g = jit(lambda w: w * 5.0 - 2.0, in_shardings=s, out_shardings=s)   # another jaxpr, the same module
+    h = jit(lambda w: w * 5.0 + 2.0, in_shardings=s, out_shardings=s)
+    x = np.arange(4.0)
+    before = spmd.compile_count[0]
+    for fn, want in [(f, x * 5 - 2), (g, x * 5 - 2), (h, x * 5 + 2)]:
+        np.testing.assert_array_equal(np.asarray(fn(xp.asarray(x))), want)
+    assert spmd.compile_count[0] == before + 2
+
+
 def test_output_layout_chosen_by_the_partitioner_is_named():
     mesh = make_mesh((1,), ("i",))
     f = jit(lambda v: v + 1.0, in_shardings=NamedSharding(mesh, P("i")))
