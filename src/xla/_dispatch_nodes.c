@@ -52,19 +52,26 @@ static PyObject *pair(PyObject *leaf) {   /* ((leaf,), None) */
     return out;
 }
 
+static int not_configured(void) {
+    PyErr_SetString(PyExc_RuntimeError, "dispatch nodes are not configured");
+    return -1;
+}
+
 static PyObject *flatten(PyObject *self, PyObject *a) {
-    if (box_type == NULL || Py_TYPE(a) != box_type) return PyObject_CallOneArg(fallback, a);
+    if (fallback == NULL && not_configured()) return NULL;
+    if (Py_TYPE(a) != box_type) return PyObject_CallOneArg(fallback, a);
     PyObject *v = SLOT(a, off_v);
     if (v == NULL) return PyObject_CallOneArg(fallback, a);
     if (Py_TYPE(v) != host_type) return pair(v);
-    PyObject *b = SLOT(v, off_buf);
+    PyObject *b = SLOT(v, off_buf), *out;
     if (b == NULL || b == Py_None) return PyObject_CallOneArg(fallback, a);
+    Py_INCREF(b);   /* (held: is_deleted may let another thread replace the slot's buffer) */
     PyObject *dead = PyObject_CallMethodNoArgs(b, is_deleted_name);
-    if (dead == NULL) return NULL;
-    int is_dead = PyObject_IsTrue(dead);
-    Py_DECREF(dead);
-    if (is_dead < 0) return NULL;
-    return is_dead ? PyObject_CallOneArg(fallback, a) : pair(b);
+    int is_dead = dead == NULL ? -1 : PyObject_IsTrue(dead);
+    Py_XDECREF(dead);
+    out = is_dead < 0 ? NULL : is_dead ? PyObject_CallOneArg(fallback, a) : pair(b);
+    Py_DECREF(b);
+    return out;
 }
 
 static PyObject *unflatten(PyObject *self, PyObject *const *args, Py_ssize_t nargs) {
@@ -72,10 +79,7 @@ static PyObject *unflatten(PyObject *self, PyObject *const *args, Py_ssize_t nar
         PyErr_SetString(PyExc_TypeError, "unflatten(aux, children) takes 2 arguments");
         return NULL;
     }
-    if (box_type == NULL) {
-        PyErr_SetString(PyExc_RuntimeError, "dispatch nodes are not configured");
-        return NULL;
-    }
+    if (box_type == NULL && not_configured()) return NULL;
     PyObject *kids = args[1], *leaf;
     if (PyTuple_CheckExact(kids) && PyTuple_GET_SIZE(kids) == 1) {
         leaf = PyTuple_GET_ITEM(kids, 0);

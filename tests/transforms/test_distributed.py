@@ -13,6 +13,8 @@ import pytest
 import array_namespace  # noqa: F401  (the backend: its hooks answer below)
 from transforms import distributed
 
+from multi_device import failure_tail
+
 HERE = os.path.dirname(__file__)
 ROOT = os.path.dirname(os.path.dirname(HERE))
 WORKER = os.path.join(HERE, "distributed_worker.py")
@@ -62,7 +64,7 @@ def run_workers(scenario, n=2, timeout=TIMEOUT, **extra):
 
 def _ok(results, checks):
     for pid, (rc, out, _) in enumerate(results):
-        assert rc == 0 and "WORKER OK" in out, f"process {pid} (rc {rc}):\n{out[-6000:]}"
+        assert rc == 0 and "WORKER OK" in out, f"process {pid} (rc {rc}):\n{failure_tail(out, 6000)}"
         for name in checks:
             assert f"process {pid}: {name} ok" in out, f"process {pid} did not check {name}:\n{out[-3000:]}"
 

@@ -6,6 +6,7 @@ call's values through unchanged. tests/xla/test_jit_dispatch.py has the dispatch
 import copy
 import subprocess
 import sys
+import textwrap
 
 import numpy as np
 import pytest
@@ -273,3 +274,39 @@ def test_c_number_gives_what_python_gives_for_every_dtype_and_conversion():
                 continue
             got = c.number(conv, (buf,))
             assert type(got) is type(want) and (got == want or (got != got and want != want)), (v, conv, got)
+
+
+@pytest.mark.skipif(jit_dispatch._native is None, reason="the optional C extension was not built")
+def test_c_callbacks_never_crash_unconfigured_or_when_a_buffer_is_replaced():
+    # in a fresh process: before configure (jit's first call), flatten called its unset Python fallback (a
+    # segfault); then a host value whose buffer's is_deleted replaces that buffer (another thread can, where
+    # is_deleted lets it run) -- flatten returned the buffer it no longer held (freed: a crash or garbage)
+    code = textwrap.dedent('''
+        import numpy as np
+        from xla import _dispatch_nodes as c
+        for call in (lambda: c.flatten(1.0), lambda: c.unflatten(None, (1.0,)), lambda: c.number(float, (1.0,)),
+                     lambda: c.check(set(), (1.0, b""))):
+            try:
+                call()
+                raise AssertionError("no error")
+            except RuntimeError as e:
+                assert "not configured" in str(e), e
+        from xla import jit_dispatch
+        from array_namespace._helpers import wrap
+        from xla.host import HostValue, shared_aval
+        flatten, _ = jit_dispatch.array_node()
+        a0 = np.arange(3.0)
+        for _ in range(50):
+            hv = HostValue(a0, shared_aval(a0.shape, a0.dtype))
+            class Buffer:
+                def is_deleted(self):
+                    hv._buf = None   # (drops the value's only reference to this buffer)
+                    return False
+            hv._buf = Buffer()
+            (b,), aux = flatten(wrap(hv))
+            junk = [object() for _ in range(64)]   # (reuses freed memory)
+            assert type(b) is Buffer and aux is None, type(b)
+        print("ok")
+    ''')
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120)
+    assert out.returncode == 0 and out.stdout.strip() == "ok", out.stdout + out.stderr[-3000:]
