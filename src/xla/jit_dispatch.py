@@ -24,7 +24,7 @@ from transforms.caches import on_resize
 from transforms.api_util import box
 from transforms.core import EVAL, boxing, get_aval, trace_state
 from transforms.pytree import add_registration_hook, registered_nodes, tree_unflatten
-from transforms.traceback_util import api_boundary, filter_exception, filtering_enabled
+from transforms.traceback_util import api_boundary
 
 from . import _jaxlib, runtime
 from .host import HostValue
@@ -145,19 +145,15 @@ def _template(ent, outs):
 
 
 def _cache_miss(jitted):
+    @api_boundary   # a user error while tracing shows the user's frames (not the C++ call's per-call path)
     def miss(*args, **kwargs):
         """Called by the C++ dispatcher on a signature it has no executable for (or whose calls stay in
-        Python). api_boundary's work is done inline: a user error while tracing shows the user's frames."""
-        try:
-            if trace_state.trace is not EVAL:
-                return jitted.call_python(args, kwargs), None, True
-            leaves = _leaves(jitted, args, kwargs)   # before running: donation deletes inputs
-            result, ent, raw, outs = jitted.call_eager(args, kwargs)
-            return _described(jitted, leaves, ent, raw, outs, result)
-        except Exception as e:
-            if filtering_enabled():
-                filter_exception(e)
-            raise
+        Python)."""
+        if trace_state.trace is not EVAL:
+            return jitted.call_python(args, kwargs), None, True
+        leaves = _leaves(jitted, args, kwargs)   # before running: donation deletes inputs
+        result, ent, raw, outs = jitted.call_eager(args, kwargs)
+        return _described(jitted, leaves, ent, raw, outs, result)
     return miss
 
 
@@ -187,25 +183,21 @@ def _guard_missed(jitted):
     in C++, no engine); where that variant's guards fail too, the engine goes on from it."""
     routes, dispatchers = {}, {}
 
+    @api_boundary
     def fallback(args, kwargs, miss):
-        try:
-            route = routes.get(miss.vector)
-            if route is not None:
-                out = route(*args, **kwargs)
-                if type(out) is not GuardMiss:
-                    return out
-                miss = out
-            result, ent = jitted.call_eager(args, kwargs, np.frombuffer(miss.vector, np.int64))[:2]
-            if route is None and ent is not None and ent.guard is not None and ent.check is None \
-                    and not ent.mutated and len(routes) < _MAX_ROUTES:
-                if ent.guard.tag not in dispatchers:
-                    dispatchers[ent.guard.tag] = _dispatcher(jitted, _variant_miss(jitted, ent))
-                routes[miss.vector] = dispatchers[ent.guard.tag]
-            return result
-        except Exception as e:
-            if filtering_enabled():
-                filter_exception(e)
-            raise
+        route = routes.get(miss.vector)
+        if route is not None:
+            out = route(*args, **kwargs)
+            if type(out) is not GuardMiss:
+                return out
+            miss = out
+        result, ent = jitted.call_eager(args, kwargs, np.frombuffer(miss.vector, np.int64))[:2]
+        if route is None and ent is not None and ent.guard is not None and ent.check is None \
+                and not ent.mutated and len(routes) < _MAX_ROUTES:
+            if ent.guard.tag not in dispatchers:
+                dispatchers[ent.guard.tag] = _dispatcher(jitted, _variant_miss(jitted, ent))
+            routes[miss.vector] = dispatchers[ent.guard.tag]
+        return result
     return fallback
 
 
