@@ -287,12 +287,12 @@ def update(x, key, value, mode, fname, in_place=False):
     kinds = {e.kind for e in ents}
     if "arr" in kinds:
         out = _update_scatter(x, ents, v, mode)
-    elif "dyn" in kinds and all(abs(e.step) == 1 or e.count <= 1 for e in ents if e.kind == "slice"):
+    elif all(abs(e.step) == 1 or e.count <= 1 for e in ents if e.kind == "slice"):
+        # one dynamic_update_slice of the window (eagerly: starts as operands, no recompiles); under a trace
+        # O(window) where a pad + select is O(x) per write (a loop of such writes: issue 25's GaussianMixture)
         out = _update_dynamic(x, ents, v, mode)
     elif "dyn" in kinds:
         out = _update_scatter(x, ents, v, mode)
-    elif trace_state.trace is EVAL and _unit_steps(ents):
-        out = _update_dynamic(x, ents, v, mode)   # eager: index values as operands, no recompiles
     else:
         out = _update_basic(x, ents, v, mode)
     return wrap(S.reshape(out, x0.shape))

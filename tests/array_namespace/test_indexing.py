@@ -9,7 +9,7 @@ from hypothesis import strategies as st
 
 import array_namespace as xp
 from array_namespace._datadep import DataDependentShapeError
-from transforms import ConcretizationTypeError, grad, jit, vmap
+from transforms import ConcretizationTypeError, grad, jit, make_jaxpr, vmap
 from finite_diff import fd_grad
 
 A = np.arange(60.0).reshape(3, 4, 5)
@@ -160,6 +160,30 @@ def test_setitem_inside_jit():
     b[1] = 0
     b[[0, 1], 0] = -1
     np.testing.assert_array_equal(np.asarray(jit(f)(X, xp.asarray(1))), b)
+
+
+def test_static_unit_step_writes_under_a_trace_touch_only_their_window():
+    """x[1, 2] = v under jit is one dynamic_update_slice of its window, not a select over the whole array
+    (a loop of such writes made XLA's compile time explode: scikit-learn's GaussianMixture, issue 25)."""
+    def f(x, v):
+        y = x * 1.0
+        y[1, 2] = v[0]
+        y[0, 1:3, ::-1] = v[1:]
+        y[2, ::2, 0] = v[0]   # (a strided window: its own lowering)
+        return y
+    v = np.arange(6.0)
+    jaxpr = make_jaxpr(f)(X, xp.asarray(v))
+    prims = [e.prim.name for e in jaxpr.jaxpr.eqns]
+    assert prims.count("dynamic_update_slice") == 2 and prims.count("select_n") == 1
+    b = A * 1.0
+    b[1, 2] = v[0]
+    b[0, 1:3, ::-1] = v[1:]
+    b[2, ::2, 0] = v[0]
+    np.testing.assert_array_equal(np.asarray(jit(f)(X, xp.asarray(v))), b)
+    kept = np.ones(A.shape)
+    kept[1, 2] = kept[0, 1:3, ::-1] = kept[2, ::2, 0] = 0.0
+    g = grad(lambda x: xp.sum(f(x, xp.asarray(v)) ** 2))(X)   # (dynamic_update_slice's transpose)
+    np.testing.assert_array_equal(np.asarray(g), 2 * A * kept)
 
 
 def test_boolean_mask_is_eager_only():
