@@ -12,6 +12,7 @@ import numpy as np
 
 from transforms.jaxpr import Literal
 
+from . import lower_writes
 from ._jaxlib import func, hlo, ir, new_context
 
 lowering_rules: dict = {}
@@ -86,7 +87,13 @@ def jaxpr_subcomp(jaxpr, consts, args):
         env[v] = constant(np.asarray(c), v.aval.dtype, v.aval.shape)
     for v, x in zip(jaxpr.invars, args):
         env[v] = x
-    for eqn in jaxpr.eqns:
+    plan = lower_writes.plan(jaxpr)   # runs of constant-position writes: one scatter each
+    for i, eqn in enumerate(jaxpr.eqns):
+        if i in plan:
+            if plan[i] is not None:
+                env[eqn.outvars[0]] = lower_writes.emit(plan[i], read, jaxpr_subcomp, eqn.outvars[0].aval,
+                                                           eqn.invars[1].aval)
+            continue
         rule = lowering_rules.get(eqn.prim)
         if rule is None:
             raise NotImplementedError(f"no XLA lowering for primitive '{eqn.prim}'")
