@@ -19,6 +19,7 @@ from jaxlib.mlir import ir  # noqa: E402
 from jaxlib.mlir._mlir_libs import _jax_mlir_ext  # noqa: E402
 from jaxlib.mlir.dialects import chlo, func, stablehlo as hlo  # noqa: E402,F401  (func: used by lowering)
 from jaxlib.mlir.dialects import sdy  # noqa: E402  (Shardy: meshes, shardings, manual computations; xla/spmd.py)
+from . import compile_flags  # noqa: E402  (the debug options every compile sets)
 
 JAXLIB_VERSION = "0.10.2"
 if _version.__version__ != JAXLIB_VERSION or xc._version != 467:
@@ -169,6 +170,7 @@ native_work = contextlib.nullcontext()   # compiles, loads, client creation: xla
 
 def compile_and_load(module, devices, opts, callbacks=None):
     global compiled_here
+    opts.env_option_overrides = compile_flags.overrides()
     if compile_elsewhere is not None:
         return compile_elsewhere(module, devices, opts, callbacks)
     compiled_here = True
@@ -194,9 +196,9 @@ def module_text(module) -> str:
 def executable_key_parts(device) -> list:
     """Everything besides the module that a compiled executable depends on."""
     c = client()
-    return [JAXLIB_VERSION, str(xc._version), c.platform, c.platform_version, c.runtime_type,
-            device.platform, device.device_kind, str(device.id), str(len(c.devices())),
-            compile_options(device).SerializeAsString().hex(), os.environ.get("XLA_FLAGS", "")]
+    return [JAXLIB_VERSION, str(xc._version), c.platform, c.platform_version, c.runtime_type, device.platform,
+            device.device_kind, str(device.id), compile_options(device).SerializeAsString().hex(),
+            str(len(c.devices())), os.environ.get("XLA_FLAGS", ""), repr(compile_flags.overrides())]
 
 
 def serialize_executable(exe) -> bytes:
