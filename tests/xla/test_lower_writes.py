@@ -137,8 +137,8 @@ def test_literal_starts_clamp_as_xla_does():
     closed = ClosedJaxpr(Jaxpr([], [x, u, w], eqns, [y2]), [])
     plan = lower_writes.plan(closed.jaxpr)
     assert plan[0] is None and [s for _, s in plan[1].writes] == [(2,), (0,)]
-    got = runtime.compile_jaxpr(closed)([runtime.device_buffer(np.zeros(4)), runtime.device_buffer(np.array([1.0, 2.0])),
-                                         runtime.device_buffer(np.array([3.0, 4.0]))])
+    bufs = [runtime.device_buffer(np.asarray(v, np.float64)) for v in (np.zeros(4), [1.0, 2.0], [3.0, 4.0])]
+    got = runtime.compile_jaxpr(closed)(bufs)
     np.testing.assert_array_equal(runtime.to_numpy(got[0]), [3.0, 4.0, 1.0, 2.0])
 
 
