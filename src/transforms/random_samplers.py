@@ -21,6 +21,7 @@ import numpy as np
 from .control_flow_while import while_raw
 from .primitives import elementwise as E
 from .primitives import indexing as I
+from .primitives.raw_ops import log_pos
 from .primitives import reductions as R
 from .primitives import sorting as T
 from .primitives import structural as S
@@ -144,7 +145,7 @@ def normal_quantile(u):
     all elementwise, so it vectorises (XLA's CPU sin and cos, which Box-Muller needs, do not)."""
     one = c(u, 1.0)
     x = E.sub(E.add(u, u), one)
-    w = E.neg(E.bind(E.log_p, E.mul(E.mul(u, E.sub(one, u)), c(u, 4.0))))
+    w = E.neg(log_pos(E.mul(E.mul(u, E.sub(one, u)), c(u, 4.0))))
     s = E.bind(E.sqrt_p, w)
     q = None
     for var, upper, centre, coefs in reversed(_NORMAL_Q[S.dtype_of(u)]):     # the last piece first
@@ -167,7 +168,7 @@ def _gumbel_body(k, *, shape, dtype):
     tiny = float(np.finfo(dtype).tiny)
     u = uniform01(k, shape, dtype)
     u = E.bind(E.max_p, u, c(u, tiny))                  # u in (0, 1): -log(u) > 0
-    return E.neg(E.bind(E.log_p, E.neg(E.bind(E.log_p, u))))
+    return E.neg(log_pos(E.neg(log_pos(u))))
 
 
 def _bernoulli_body(k, p, *, shape):

@@ -110,6 +110,27 @@ def test_normal_quantile_matches_scipy_ndtri(dtype):
     np.testing.assert_array_equal(mirror, -z)
 
 
+def test_log_pos_within_one_ulp_of_log():
+    """The samplers' float64 log (raw_ops.log_pos, a vectorisable polynomial) against an 80-bit log over the
+    positive normal range, densely near 1 and the sqrt(2) seams of its reduction; eager == jit; float32 is log."""
+    from transforms.primitives.raw_ops import log_pos
+    rng = np.random.default_rng(7)
+    fi = np.finfo(np.float64)
+    r2 = np.array([np.sqrt(2.0), np.sqrt(0.5)])
+    seams = np.concatenate([r2, np.nextafter(r2, 0), np.nextafter(r2, 2)])
+    x = np.concatenate([np.exp(rng.uniform(np.log(fi.tiny), np.log(fi.max), 20000)), rng.uniform(0.5, 2.0, 20000),
+                        1 + np.arange(-300, 300) * fi.eps, seams, seams * 2.0 ** 700, seams * 2.0 ** -1000,
+                        [fi.tiny, 1.0, 2.0, 0.5, fi.max, 1e-300, 3.0]])
+    ref = np.log(x.astype(np.longdouble))
+    got = npv(jit(lambda v: box(log_pos(v._v)))(xp.asarray(x))._v)
+    assert (got[x == 1.0] == 0.0).all()
+    ulp = np.abs(got - ref) / np.spacing(np.abs(ref).astype(np.float64))
+    assert ulp[x != 1.0].max() < 1.0
+    np.testing.assert_array_equal(npv(log_pos(raw(x[:500]))), got[:500])
+    x32 = np.asarray([1e-30, 0.3, 1.0, 7.0], np.float32)
+    np.testing.assert_allclose(npv(log_pos(raw(x32))), np.log(x32), rtol=2e-7)
+
+
 @pytest.mark.parametrize("dtype", [xp.float64, xp.float32])
 def test_gumbel_is_gumbel(dtype):
     g = np.asarray(jit(lambda k: random.gumbel(k, (N,), dtype))(random.key(23))).astype(np.float64)
