@@ -60,7 +60,9 @@ def test_take_matches_numpy(shape, axis):
 
 @pytest.mark.parametrize("a,v", [([0.1, 0.3, 0.3, 0.6, 1.0], [0.0, 0.1, 0.3, 0.5, 1.0, 1.5, 0.3]),
                                  ([1.0], [0.5, 1.0, 2.0]), ([0.0, 0.0, 0.0], [0.0, -1.0, 1.0]),
-                                 ([-np.inf, -0.0, 2.0, np.inf, np.nan, np.nan], [np.nan, 0.0, -np.inf, np.inf, 3.0])])
+                                 ([-np.inf, -0.0, 2.0, np.inf, np.nan, np.nan], [np.nan, 0.0, -np.inf, np.inf, 3.0]),
+                                 ([-3.5, -1.0, -0.0, 0.0, 1e-300, 5.0], [-2.0, -1.0, -0.0, 0.0, -1e300, -4.0, 1e-301]),
+                                 (np.float32([-3.5, -1.0, 0.0, -0.0, 2.0]), np.float32([-1.0, -0.0, -5.0, 2.0, np.nan]))])
 def test_searchsorted_right_matches_numpy(a, v):
     a, v = np.asarray(a), np.asarray(v)
     np.testing.assert_array_equal(npv(RS.searchsorted_right(raw(a), raw(v))), np.searchsorted(a, v, side="right"))
