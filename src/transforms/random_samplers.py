@@ -19,8 +19,10 @@ from __future__ import annotations
 import numpy as np
 
 from .control_flow_while import while_raw
+from .primitives import bits as B
 from .primitives import elementwise as E
 from .primitives import indexing as I
+from .primitives.raw_ops import log_pos
 from .primitives import reductions as R
 from .primitives import sorting as T
 from .primitives import structural as S
@@ -58,28 +60,39 @@ def take(x, idx, axis):
     return I.gather(x, S.reshape(idx, (m, 1)), dn, sizes)
 
 
+def _order_key(x):
+    """Raw float x as the signed integers of its width whose order is NumPy's sort order (-0.0 = 0.0, NaNs equal
+    and after +inf): -0.0 and every NaN made one value, then the bits of negatives flipped below the positives."""
+    it = np.dtype(f"int{8 * S.dtype_of(x).itemsize}")
+    x = E.select_n(E.bind(E.eq_p, x, c(x, 0.0)), x, c(x, 0.0))
+    x = E.select_n(E.bind(E.ne_p, x, x), x, c(x, np.nan))
+    b = B.bitcast_convert_type(x, it)
+    return E.select_n(E.bind(E.lt_p, b, c(b, 0)), b, E.bind(E.xor_p, b, c(b, np.iinfo(it).max)))
+
+
 def searchsorted_right(a, v):
     """For sorted 1-D `a` (n > 0) and 1-D `v` (m > 0): the number of entries of `a` <= each v[j]
     (NumPy's side='right'; floats in NumPy's order, NaNs last), by a binary search per entry of v:
     n.bit_length() rounds of one gather of m entries of `a`, O(m log n) work where a sort of a ++ v
     would be O((n + m) log(n + m)). The rounds are a `while` loop, not unrolled: unrolled, XLA fused v's
-    producer (choice's threefry uniforms) into every round's gather and computed it n.bit_length() times."""
+    producer (choice's threefry uniforms) into every round's gather and computed it n.bit_length() times.
+    Floats compare as _order_key integers, v's made once before the loop: v then has that one consumer (a NaN
+    mask of v beside v itself was a second fusion computing v's producer again)."""
     n, m = S.shape_of(a)[0], S.shape_of(v)[0]
-    v_nan = E.bind(E.ne_p, v, v) if S.dtype_of(v).kind == "f" else None
+    key = _order_key if S.dtype_of(v).kind == "f" else (lambda x: x)
 
-    def cond(i, lo, hi):
+    def cond(i, lo, hi, kv):
         return E.bind(E.lt_p, i, c(i, n.bit_length()))
 
-    def body(i, lo, hi):
+    def body(i, lo, hi, kv):
         mid = E.bind(E.shift_right_logical_p, E.add(lo, hi), c(lo, 1))
-        am = take(a, E.bind(E.min_p, mid, c(mid, n - 1)), 0)
-        le = E.bind(E.le_p, am, v) if v_nan is None else E.bind(E.or_p, E.bind(E.le_p, am, v), v_nan)
+        le = E.bind(E.le_p, key(take(a, E.bind(E.min_p, mid, c(mid, n - 1)), 0)), kv)
         open_ = E.bind(E.lt_p, lo, hi)
         go = E.bind(E.and_p, open_, le)
         return (E.add(i, c(i, 1)), E.select_n(go, lo, E.add(mid, c(mid, 1))),
-                E.select_n(E.bind(E.and_p, open_, E.bind(E.not_p, le)), hi, mid))
+                E.select_n(E.bind(E.and_p, open_, E.bind(E.not_p, le)), hi, mid), kv)
     # the answer lies in [lo, hi]
-    return while_raw(cond, body, [const(0, INDEX), S.full((m,), 0, INDEX), S.full((m,), n, INDEX)])[1]
+    return while_raw(cond, body, [const(0, INDEX), S.full((m,), 0, INDEX), S.full((m,), n, INDEX), key(v)])[1]
 
 
 def last(x):
@@ -144,7 +157,7 @@ def normal_quantile(u):
     all elementwise, so it vectorises (XLA's CPU sin and cos, which Box-Muller needs, do not)."""
     one = c(u, 1.0)
     x = E.sub(E.add(u, u), one)
-    w = E.neg(E.bind(E.log_p, E.mul(E.mul(u, E.sub(one, u)), c(u, 4.0))))
+    w = E.neg(log_pos(E.mul(E.mul(u, E.sub(one, u)), c(u, 4.0))))
     s = E.bind(E.sqrt_p, w)
     q = None
     for var, upper, centre, coefs in reversed(_NORMAL_Q[S.dtype_of(u)]):     # the last piece first
@@ -167,7 +180,7 @@ def _gumbel_body(k, *, shape, dtype):
     tiny = float(np.finfo(dtype).tiny)
     u = uniform01(k, shape, dtype)
     u = E.bind(E.max_p, u, c(u, tiny))                  # u in (0, 1): -log(u) > 0
-    return E.neg(E.bind(E.log_p, E.neg(E.bind(E.log_p, u))))
+    return E.neg(log_pos(E.neg(log_pos(u))))
 
 
 def _bernoulli_body(k, p, *, shape):

@@ -60,7 +60,9 @@ def test_take_matches_numpy(shape, axis):
 
 @pytest.mark.parametrize("a,v", [([0.1, 0.3, 0.3, 0.6, 1.0], [0.0, 0.1, 0.3, 0.5, 1.0, 1.5, 0.3]),
                                  ([1.0], [0.5, 1.0, 2.0]), ([0.0, 0.0, 0.0], [0.0, -1.0, 1.0]),
-                                 ([-np.inf, -0.0, 2.0, np.inf, np.nan, np.nan], [np.nan, 0.0, -np.inf, np.inf, 3.0])])
+                                 ([-np.inf, -0.0, 2.0, np.inf, np.nan, np.nan], [np.nan, 0.0, -np.inf, np.inf, 3.0]),
+                                 ([-3.5, -1.0, -0.0, 0.0, 1e-300, 5.0], [-2.0, -1.0, -0.0, 0.0, -1e300, -4.0, 1e-301]),
+                                 (np.float32([-3.5, -1.0, 0.0, -0.0, 2.0]), np.float32([-1.0, -0.0, -5.0, 2.0, np.nan]))])
 def test_searchsorted_right_matches_numpy(a, v):
     a, v = np.asarray(a), np.asarray(v)
     np.testing.assert_array_equal(npv(RS.searchsorted_right(raw(a), raw(v))), np.searchsorted(a, v, side="right"))
@@ -108,6 +110,27 @@ def test_normal_quantile_matches_scipy_ndtri(dtype):
     np.testing.assert_allclose(z, special.ndtri(u.astype(np.float64)), rtol=6 * np.finfo(dtype).eps, atol=0)
     mirror = npv(jit(lambda v: box(RS.normal_quantile(v._v)))(xp.asarray((1 - u.astype(np.float64)).astype(dtype)))._v)
     np.testing.assert_array_equal(mirror, -z)
+
+
+def test_log_pos_within_one_ulp_of_log():
+    """The samplers' float64 log (raw_ops.log_pos, a vectorisable polynomial) against an 80-bit log over the
+    positive normal range, densely near 1 and the sqrt(2) seams of its reduction; eager == jit; float32 is log."""
+    from transforms.primitives.raw_ops import log_pos
+    rng = np.random.default_rng(7)
+    fi = np.finfo(np.float64)
+    r2 = np.array([np.sqrt(2.0), np.sqrt(0.5)])
+    seams = np.concatenate([r2, np.nextafter(r2, 0), np.nextafter(r2, 2)])
+    x = np.concatenate([np.exp(rng.uniform(np.log(fi.tiny), np.log(fi.max), 20000)), rng.uniform(0.5, 2.0, 20000),
+                        1 + np.arange(-300, 300) * fi.eps, seams, seams * 2.0 ** 700, seams * 2.0 ** -1000,
+                        [fi.tiny, 1.0, 2.0, 0.5, fi.max, 1e-300, 3.0]])
+    ref = np.log(x.astype(np.longdouble))
+    got = npv(jit(lambda v: box(log_pos(v._v)))(xp.asarray(x))._v)
+    assert (got[x == 1.0] == 0.0).all()
+    ulp = np.abs(got - ref) / np.spacing(np.abs(ref).astype(np.float64))
+    assert ulp[x != 1.0].max() < 1.0
+    np.testing.assert_array_equal(npv(log_pos(raw(x[:500]))), got[:500])
+    x32 = np.asarray([1e-30, 0.3, 1.0, 7.0], np.float32)
+    np.testing.assert_allclose(npv(log_pos(raw(x32))), np.log(x32), rtol=2e-7)
 
 
 @pytest.mark.parametrize("dtype", [xp.float64, xp.float32])
