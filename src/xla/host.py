@@ -246,7 +246,8 @@ def copy_aligned(x, dtype):
 # in one C call costs ~0.2 us.
 try:
     from . import _fpmode
-except ImportError:   # (the optional extension was not built)
+    _fpmode.HostImpl   # (a build from before HostImpl counts as none: pip install -e . rebuilds it)
+except (ImportError, AttributeError):   # (the optional extension was not built)
     _fpmode = None
 try:
     from numpy._core._ufunc_config import _extobj_contextvar as _errvar, _make_extobj

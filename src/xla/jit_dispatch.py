@@ -76,7 +76,7 @@ def box_fn(box_type, wrap):
     """The namespace's box of a raw value (the backend's `box_fn` hook): its `wrap` in C (_dispatch_nodes.wrap,
     the same Array as an eager wrap makes, ~1,400 CPU instructions less a call), or `wrap` itself where the
     extension was not built. Inside a trace the C version calls `wrap`."""
-    if _native is None:
+    if not hasattr(_native, "wrap"):   # (not built, or built before wrap was)
         return wrap
     _native.configure(box_type, HostValue, EVAL, _arg_buffer)
     _native.configure_wrap(tracing, wrap)
