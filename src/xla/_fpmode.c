@@ -59,21 +59,12 @@ static PyObject *get(PyObject *self, PyObject *unused) {
     return PyLong_FromUnsignedLong(fpmode_get());
 }
 
-static int parse_bits(PyObject *arg, unsigned *bits) {
-    unsigned long b = PyLong_AsUnsignedLong(arg);
-    if (b == (unsigned long)-1 && PyErr_Occurred()) return -1;
-    if (b != 0 && b != FPMODE_FLUSH) {
-        PyErr_Format(PyExc_ValueError, "set: bits must be 0 or FLUSH (%u), got %lu", FPMODE_FLUSH, b);
-        return -1;
-    }
-    *bits = (unsigned)b;
-    return 0;
-}
-
 static PyObject *set(PyObject *self, PyObject *arg) {
-    unsigned bits, old = fpmode_get();
-    if (parse_bits(arg, &bits) < 0) return NULL;
-    fpmode_set(bits);
+    unsigned long b = PyLong_AsUnsignedLong(arg), old = fpmode_get();
+    if (b == (unsigned long)-1 && PyErr_Occurred()) return NULL;
+    if (b != 0 && b != FPMODE_FLUSH)
+        return PyErr_Format(PyExc_ValueError, "set: bits must be 0 or FLUSH (%u), got %lu", FPMODE_FLUSH, b);
+    fpmode_set((unsigned)b);
     return PyLong_FromUnsignedLong(old);
 }
 

@@ -264,12 +264,12 @@ if _fpmode is None:
                   "(jit, and eager XLA executables) flushes them to zero, so eager and jitted results can differ "
                   "on subnormal inputs; reinstall with a C compiler (pip install -e .) to build it",
                   RuntimeWarning, stacklevel=2)
-    HostImpl = None
 else:
     _fpmode.configure(_errvar, QUIET, HostValue, np.ndarray)
     quiet = _fpmode.quiet
-    HostImpl = _fpmode.HostImpl if _errvar is not None else None   # (runtime._make_host_impl: the common call)
-if _fpmode is None or _errvar is None:
+# runtime._make_host_impl's C call (where NumPy's error state is a context variable: NumPy 2)
+HostImpl = None if _fpmode is None or _errvar is None else _fpmode.HostImpl
+if HostImpl is None:   # (quiet in Python: np.errstate around the C one, or around the call)
     _flushed = _fpmode.quiet if _fpmode is not None else (lambda fn, *args, **params: fn(*args, **params))
 
     def quiet(fn, *args, **params):

@@ -28,6 +28,7 @@ from transforms.jaxpr_transforms import jit_p
 
 from . import host, host_eager, runtime
 from .host import HostValue, host_kernels
+from .host_parallel import _natural_dtype
 
 _nd = np.ndarray
 _asarray = np.asarray
@@ -50,8 +51,8 @@ def _fit(o, aval):
 
 def _step_kernel(eqn, k, ins, outs):
     """The kernel's form for the equation's signature (xla/host.py `form`: a bare ufunc, a reduction with its
-    axes bound, a dot), its result checked: NotImplemented binds the equation, another dtype (a NumPy scalar
-    included) is cast."""
+    axes bound, a dot), its result checked (but where it is a ufunc giving the output's dtype): NotImplemented
+    binds the equation, another dtype (a NumPy scalar included) is cast."""
     p, params = eqn.prim, eqn.params
     in_avals = [v.aval for v in eqn.invars]
     out_avals = [v.aval for v in eqn.outvars]
@@ -67,6 +68,9 @@ def _step_kernel(eqn, k, ins, outs):
         return step
     (o,), (aval,) = outs, out_avals
     dt = aval.dtype
+    # a ufunc whose own result dtype is the output's, at a non-0-d output, gives an ndarray of that dtype: unchecked
+    exact = type(kern) is np.ufunc and kern.nout == 1 and kern.nin == len(ins) and aval.shape != () and \
+        _natural_dtype(kern, tuple(a.dtype for a in in_avals)) == dt
 
     def slow(res, vals):
         if res is NotImplemented:
@@ -74,6 +78,10 @@ def _step_kernel(eqn, k, ins, outs):
         return _fit(res, aval)
     if len(ins) == 1:
         (a,) = ins
+        if exact:
+            def step(r):
+                r[o] = kern(r[a])
+            return step
 
         def step(r):
             res = kern(r[a])
@@ -82,6 +90,10 @@ def _step_kernel(eqn, k, ins, outs):
             r[o] = res
     elif len(ins) == 2:
         a, b = ins
+        if exact:
+            def step(r):
+                r[o] = kern(r[a], r[b])
+            return step
 
         def step(r):
             res = kern(r[a], r[b])
