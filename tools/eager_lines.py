@@ -68,7 +68,7 @@ NAMES = {
         "_MOMENT_SEEN"],
     "src/array_namespace/_helpers.py": ["UNSTAGED_CALLS"],
     "src/xla/runtime.py": [
-        "_kernels_on", "_SPLIT_MIN", "_np_of", "_box_host", "eager_in_place", "_make_host_impl", "eager_fn"],
+        "_kernels_on", "_SPLIT_MIN", "_np_of", "_box_host", "eager_in_place", "_make_host_impl"],
 }
 
 _TABLES = {"host_kernels"}
