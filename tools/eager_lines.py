@@ -37,7 +37,7 @@ FILES = [
     "src/xla/host_program.py",          # a staged jaxpr as a flat list of bound kernels
     "src/xla/host_special.py",          # special functions' host kernels
     "src/xla/host_special_tables.py",   # their coefficient tables
-    "src/xla/lower_elementwise_complex.py",   # the complex transcendentals' host kernels (and complex_p's lowering)
+    "src/xla/lower_elementwise_complex.py",   # the complex transcendentals' host kernels
     "src/xla/_fpmode.c",                # host kernels in XLA's floating-point mode (FTZ/DAZ)
 ]
 
@@ -68,7 +68,7 @@ NAMES = {
         "_MOMENT_SEEN"],
     "src/array_namespace/_helpers.py": ["UNSTAGED_CALLS"],
     "src/xla/runtime.py": [
-        "_kernels_on", "_SPLIT_MIN", "_np_of", "_box_host", "eager_in_place", "_make_host_impl", "eager_fn"],
+        "_kernels_on", "_SPLIT_MIN", "_np_of", "_box_host", "eager_in_place", "_make_host_impl"],
 }
 
 _TABLES = {"host_kernels"}

@@ -1,8 +1,7 @@
 """Linear algebra functions of the main namespace: matmul, tensordot, matrix_transpose, vecdot."""
 from __future__ import annotations
 
-from transforms.backend import backend
-from transforms.core import EVAL, bind, trace_state, tracing
+from transforms.core import bind
 from transforms.primitives import elementwise as P
 from transforms.primitives import linalg as L
 from transforms.primitives import reductions as R
@@ -31,9 +30,6 @@ def _operands(fname, x1, x2):
 
 
 _MATMUL_2D = (((1,), (0,)), ((), ()))
-# the operand avals of the last 2-D @ 2-D that passed the checks below, and the backend's eager run for them
-# (backend.eager_fn: the bind's kernel without its signature lookup, ~1 us of ~2; None: bind; False: not made)
-_LAST_2D = (None, None, None)
 
 
 def matmul(x1, x2, /):
@@ -47,26 +43,11 @@ def matmul(x1, x2, /):
     >>> xp.matmul(xp.asarray([[1, 2], [3, 4]]), xp.asarray([1, 1]))
     Array([3, 7])
     """
-    global _LAST_2D
     if type(x1) is Array and type(x2) is Array:   # the commonest case first: 2-D @ 2-D, one numeric dtype
         a, b = x1._v, x2._v
-        ta, tb = a.aval, b.aval
-        last = _LAST_2D
-        if ta is last[0] and tb is last[1]:   # (the operand types checked last time: avals are shared)
-            if not tracing[0] or trace_state.trace is EVAL:
-                run = last[2]
-                if run is False:   # (made at a signature's second call: a first call pays one miss, not two)
-                    run = backend.eager_fn(L.dot_general_p, (ta, tb), {"dimension_numbers": _MATMUL_2D})
-                    _LAST_2D = (ta, tb, run)
-                if run is not None:
-                    out = run(a, b)
-                    if out is not None:
-                        return wrap(out)
-            return wrap(bind(L.dot_general_p, a, b, dimension_numbers=_MATMUL_2D))
-        (s1, d1, w1), (s2, d2, w2) = ta, tb   # (shape, dtype, weak_type)
+        (s1, d1, w1), (s2, d2, w2) = a.aval, b.aval   # (shape, dtype, weak_type)
         if (len(s1) == 2 and len(s2) == 2 and s1[1] == s2[0] and d1 == d2 and d1 in _NUMERIC_NP
                 and not w1 and not w2):
-            _LAST_2D = (ta, tb, False)
             return wrap(bind(L.dot_general_p, a, b, dimension_numbers=_MATMUL_2D))
         if (len(s1) + len(s2) == 3 and s1 and s2 and s1[-1] == s2[0] and d1 == d2 and d1 in _NUMERIC_NP and not w1
                 and not w2):   # 2-D @ 1-D, 1-D @ 2-D: the general path's three binds, without its checks (~40% of the call)

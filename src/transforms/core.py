@@ -298,6 +298,14 @@ trace_state = _state   # public: `trace_state.trace is EVAL` is the hot-path tes
 tracing = [0]
 _tracing_lock = threading.Lock()
 
+try:   # bind's eager case in C (transforms/_bind.c, optional): the same calls without a Python frame
+    from . import _bind as _c_bind
+except ImportError:
+    pass
+else:
+    _c_bind.configure(tracing, impl_rules, bind)
+    bind = _c_bind.bind
+
 
 def _switch(new):
     """Make `new` this thread's current trace, keeping `tracing` counting the threads that trace."""

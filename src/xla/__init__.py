@@ -41,9 +41,9 @@ def _register_backend():
                      adopt=lambda r: r if _jaxlib.is_ours(r) else runtime.device_put(_jaxlib.to_numpy(r)))
     backend.register("xla", eager_way=host_eager.eager_way,   # staged calls op by op on host kernels
                      run_by_op=host_program.run_eager, eager_in_place=runtime.eager_in_place,
-                     eager_fn=runtime.eager_fn,   # a primitive specialised to one signature (namespace plans)
                      eager_getitem=host_basic_index.eager_getitem,   # x[basic key] of a host-held value
-                     eager_setitem=host_basic_index.eager_setitem)   # x[basic key] = v into its own memory
+                     eager_setitem=host_basic_index.eager_setitem,   # x[basic key] = v into its own memory
+                     box_fn=jit_dispatch.box_fn)   # the namespace's wrap in C
     c = _jaxlib.client
     backend.register("xla", local_devices=lambda: c().local_devices(), process_index=lambda: c().process_index(),
                      process_count=lambda: len({d.process_index for d in c().devices()}),

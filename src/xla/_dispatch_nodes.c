@@ -74,6 +74,17 @@ static PyObject *flatten(PyObject *self, PyObject *a) {
     return out;
 }
 
+/* an eager Array of `leaf` (owned by EVAL), as object.__new__ and two slot writes make it */
+static PyObject *new_box(PyObject *leaf) {
+    PyObject *a = box_type->tp_alloc(box_type, 0);
+    if (a == NULL) return NULL;
+    Py_INCREF(leaf);
+    SLOT(a, off_v) = leaf;
+    Py_INCREF(eval_trace);
+    SLOT(a, off_trace) = eval_trace;
+    return a;
+}
+
 static PyObject *unflatten(PyObject *self, PyObject *const *args, Py_ssize_t nargs) {
     if (nargs != 2) {
         PyErr_SetString(PyExc_TypeError, "unflatten(aux, children) takes 2 arguments");
@@ -96,12 +107,31 @@ static PyObject *unflatten(PyObject *self, PyObject *const *args, Py_ssize_t nar
         Py_INCREF(leaf);
         Py_DECREF(seq);
     }
-    PyObject *a = box_type->tp_alloc(box_type, 0);
-    if (a == NULL) { Py_DECREF(leaf); return NULL; }
-    SLOT(a, off_v) = leaf;
-    Py_INCREF(eval_trace);
-    SLOT(a, off_trace) = eval_trace;
+    PyObject *a = new_box(leaf);
+    Py_DECREF(leaf);
     return a;
+}
+
+
+/* ---------------------------------------------------------------- wrap
+ * The namespace's box of a raw value (array_namespace/_helpers.py `wrap`, every namespace function's result), in C
+ * where it is built: outside a trace (transforms.core.tracing[0] == 0) an Array of v owned by EVAL, as unflatten
+ * makes; inside one, the Python wrap it is configured with (which reads this thread's trace). */
+static PyObject *tracing = NULL, *wrap_fallback = NULL;
+
+static PyObject *configure_wrap(PyObject *self, PyObject *args) {
+    PyObject *t, *fb;
+    if (!PyArg_ParseTuple(args, "O!O:configure_wrap", &PyList_Type, &t, &fb)) return NULL;
+    Py_INCREF(t); Py_INCREF(fb);
+    Py_XSETREF(tracing, t); Py_XSETREF(wrap_fallback, fb);
+    Py_RETURN_NONE;
+}
+
+static PyObject *wrap(PyObject *self, PyObject *v) {
+    if ((box_type == NULL || tracing == NULL) && not_configured()) return NULL;
+    int on = PyList_GET_SIZE(tracing) == 0 ? 1 : PyObject_IsTrue(PyList_GET_ITEM(tracing, 0));
+    if (on != 0) return on < 0 ? NULL : PyObject_CallOneArg(wrap_fallback, v);
+    return new_box(v);
 }
 
 
@@ -360,6 +390,8 @@ static PyMethodDef methods[] = {
     {"configure", configure, METH_VARARGS, "configure(array_type, host_value_type, eval_trace, fallback)"},
     {"flatten", flatten, METH_O, "An Array argument as jit's executable takes it: ((buffer,), None)."},
     {"unflatten", (PyCFunction)(void (*)(void))unflatten, METH_FASTCALL, "unflatten(aux, (buffer,)): an eager Array."},
+    {"configure_wrap", configure_wrap, METH_VARARGS, "configure_wrap(tracing, fallback): transforms.core.tracing"},
+    {"wrap", wrap, METH_O, "wrap(v): the namespace's Array of raw value v (the fallback's, inside a trace)"},
     {"configure_guards", configure_guards, METH_VARARGS, "configure_guards(GuardMiss, to_bytes, number_fallback)"},
     {"number", (PyCFunction)(void (*)(void))number, METH_FASTCALL,
      "number(conv, (buffer,)): conv (float/int/bool/complex) of a 0-d output, as Python's conv(np.asarray(buffer))."},

@@ -7,15 +7,17 @@
  *   FLUSH                     the control bits that flush (0 where unsupported)
  *   get() -> bits             the flush bits set in this thread now (0 or FLUSH)
  *   set(bits) -> old bits     set them (0 or FLUSH), the rest of the register kept
- *   configure(var)            NumPy's floating-point error-state context variable (or None)
- *   err_set(state) -> token   var set to `state` and the flush bits set, in one call (a kernel's entry)
- *   err_reset(token)          both put back as they were (the kernel's exit)
- *
- * err_set/err_reset are host.err_set/err_reset: every eager kernel run is bracketed by them, so they are a few
- * tens of ns (a register read, a write only when the bits change). Optional (pyproject.toml): where it is not
+ *   configure(var, quiet, HostValue, ndarray)   NumPy's error-state ContextVar (or None), the state kernels run
+ *                             in, the classes HostImpl makes and reads
+ *   quiet(fn, *args, **kw)    fn(*args, **kw) as a kernel runs: var set to `quiet`, the flush bits set, and
+ *                             both put back after (host.quiet: kernels run through it or HostImpl, which does
+ *                             the same: a register read, a write only when the bits change)
+ *   HostImpl                  a primitive's eager impl on host-held values (below)
+ * Optional (pyproject.toml): where it is not
  * built, host.py warns once and kernels keep subnormals. */
 #define PY_SSIZE_T_CLEAN
 #include <Python.h>
+#include <structmember.h>
 /* the calling thread's flush bits: x86-64 MXCSR's FTZ (0x8000: a subnormal result is written as zero) and DAZ
  * (0x40: a subnormal operand is read as zero); aarch64 FPCR's FZ (bit 24: both); elsewhere none (FPMODE_FLUSH 0) */
 #if defined(__x86_64__) || defined(_M_X64)
@@ -51,93 +53,236 @@ static inline void fpmode_set(unsigned bits) {
 }
 
 
-static PyObject *errvar = NULL;   /* NumPy's error-state ContextVar, or NULL: err_set sets the mode alone */
-static PyObject *small_bits[2] = {NULL, NULL};   /* the old bits as Python ints: 0, FLUSH */
+static PyObject *errvar = NULL;   /* NumPy's error-state ContextVar, or NULL: quiet sets the mode alone */
 
 static PyObject *get(PyObject *self, PyObject *unused) {
     return PyLong_FromUnsignedLong(fpmode_get());
 }
 
-static int parse_bits(PyObject *arg, unsigned *bits) {
-    unsigned long b = PyLong_AsUnsignedLong(arg);
-    if (b == (unsigned long)-1 && PyErr_Occurred()) return -1;
-    if (b != 0 && b != FPMODE_FLUSH) {
-        PyErr_Format(PyExc_ValueError, "set: bits must be 0 or FLUSH (%u), got %lu", FPMODE_FLUSH, b);
-        return -1;
-    }
-    *bits = (unsigned)b;
-    return 0;
-}
-
 static PyObject *set(PyObject *self, PyObject *arg) {
-    unsigned bits, old = fpmode_get();
-    if (parse_bits(arg, &bits) < 0) return NULL;
-    fpmode_set(bits);
+    unsigned long b = PyLong_AsUnsignedLong(arg), old = fpmode_get();
+    if (b == (unsigned long)-1 && PyErr_Occurred()) return NULL;
+    if (b != 0 && b != FPMODE_FLUSH)
+        return PyErr_Format(PyExc_ValueError, "set: bits must be 0 or FLUSH (%u), got %lu", FPMODE_FLUSH, b);
+    fpmode_set((unsigned)b);
     return PyLong_FromUnsignedLong(old);
 }
 
-static PyObject *configure(PyObject *self, PyObject *var) {
-    if (var != Py_None && !PyContextVar_CheckExact(var)) {
-        PyErr_SetString(PyExc_TypeError, "configure: expected a ContextVar or None");
-        return NULL;
+static PyObject *quiet = NULL, *ndarray = NULL, *str_dtype = NULL, *str_shape = NULL;
+static PyTypeObject *host_type = NULL;   /* xla.host.HostValue */
+static Py_ssize_t off_np = -1, off_aval = -1, off_buf = -1, off_donor = -1;
+#define SLOT(o, off) (*(PyObject **)((char *)(o) + (off)))
+
+static Py_ssize_t slot_offset(PyTypeObject *t, const char *name) {
+    PyObject *d = PyDict_GetItemString(t->tp_dict, name);   /* borrowed */
+    if (d == NULL || !Py_IS_TYPE(d, &PyMemberDescr_Type)
+            || ((PyMemberDescrObject *)d)->d_member->type != T_OBJECT_EX) {
+        PyErr_Format(PyExc_TypeError, "%s.%s is not an object slot", t->tp_name, name);
+        return -1;
     }
-    Py_XDECREF(errvar);
-    errvar = NULL;
-    if (var != Py_None) {
-        Py_INCREF(var);
-        errvar = var;
-    }
+    return ((PyMemberDescrObject *)d)->d_member->offset;
+}
+
+/* configure(var, quiet, HostValue, ndarray): NumPy's error-state ContextVar (or None; PyContextVar_Set checks
+ * it) and the state kernels run in, the class of host-held values and NumPy's array class (HostImpl's fast path) */
+static PyObject *configure(PyObject *self, PyObject *args) {
+    PyObject *var, *q, *ht, *nd;
+    if (!PyArg_ParseTuple(args, "OOO!O!:configure", &var, &q, &PyType_Type, &ht, &PyType_Type, &nd)) return NULL;
+    Py_ssize_t o[4];
+    const char *names[4] = {"np", "aval", "_buf", "donor"};
+    for (int i = 0; i < 4; i++)
+        if ((o[i] = slot_offset((PyTypeObject *)ht, names[i])) < 0) return NULL;
+    off_np = o[0]; off_aval = o[1]; off_buf = o[2]; off_donor = o[3];
+    Py_XSETREF(errvar, var == Py_None ? NULL : Py_NewRef(var));
+    Py_XSETREF(quiet, Py_NewRef(q));
+    Py_XSETREF(host_type, (PyTypeObject *)Py_NewRef(ht));
+    Py_XSETREF(ndarray, Py_NewRef(nd));
     Py_RETURN_NONE;
 }
 
-/* token: (the context variable's token or None, the old bits) */
-static PyObject *err_set(PyObject *self, PyObject *state) {
-    PyObject *tok;
-    if (errvar != NULL) {
-        tok = PyContextVar_Set(errvar, state);
-        if (tok == NULL) return NULL;
-    } else {
-        Py_INCREF(Py_None);
-        tok = Py_None;
-    }
-    PyObject *out = PyTuple_New(2);
-    if (out == NULL) {
-        if (errvar != NULL) PyContextVar_Reset(errvar, tok);
+/* fn(*args, **kw) as a kernel runs: NumPy's error state `quiet` (warnings silenced), subnormals flushed; both
+ * put back after, as they were (a nested run keeps the outer one's) */
+static PyObject *quiet_vcall(PyObject *fn, PyObject *const *args, size_t nargsf, PyObject *kw) {
+    PyObject *tok = NULL, *et, *ev, *etb;
+    if (errvar != NULL && (tok = PyContextVar_Set(errvar, quiet)) == NULL) return NULL;
+    unsigned old = fpmode_get();
+    fpmode_set(FPMODE_FLUSH);
+    PyObject *out = PyObject_Vectorcall(fn, args, nargsf, kw);
+    fpmode_set(old);
+    if (tok != NULL) {
+        PyErr_Fetch(&et, &ev, &etb);   /* (the reset runs with no exception pending) */
+        if (PyContextVar_Reset(errvar, tok) < 0 && et == NULL) Py_CLEAR(out);
+        if (et != NULL) PyErr_Restore(et, ev, etb);
         Py_DECREF(tok);
-        return NULL;
     }
-    unsigned w = fpmode_word(), old = w & FPMODE_FLUSH;
-    if (old != FPMODE_FLUSH) fpmode_write(w | FPMODE_FLUSH);
-    PyObject *ob = small_bits[old != 0];
-    Py_INCREF(ob);
-    PyTuple_SET_ITEM(out, 0, tok);
-    PyTuple_SET_ITEM(out, 1, ob);
     return out;
 }
 
-static PyObject *err_reset(PyObject *self, PyObject *token) {
-    if (!PyTuple_CheckExact(token) || PyTuple_GET_SIZE(token) != 2) {
-        PyErr_SetString(PyExc_TypeError, "err_reset: expected a token of err_set");
+static PyObject *quiet_call(PyObject *self, PyObject *const *args, Py_ssize_t nargs, PyObject *kw) {
+    if (nargs < 1) {
+        PyErr_SetString(PyExc_TypeError, "quiet(fn, *args, **kwargs): fn missing");
         return NULL;
     }
-    PyObject *tok = PyTuple_GET_ITEM(token, 0);
-    fpmode_set(PyTuple_GET_ITEM(token, 1) == small_bits[0] ? 0 : FPMODE_FLUSH);
-    if (tok != Py_None) {
-        if (errvar == NULL) {
-            PyErr_SetString(PyExc_RuntimeError, "err_reset: a context token, and no context variable configured");
-            return NULL;
-        }
-        if (PyContextVar_Reset(errvar, tok) < 0) return NULL;
-    }
-    Py_RETURN_NONE;
+    return quiet_vcall(args[0], args + 1, nargs - 1, kw);
 }
+
+/* ---------------------------------------------------------------- HostImpl
+ * A primitive's eager impl on host-held values (runtime._make_host_impl), so that the common eager call -- every
+ * operand a HostValue without a device buffer, a signature seen before, one ndarray result of the expected dtype
+ * and shape -- is one C call: the signature recognised by its operands' aval objects (shared per signature) and
+ * params equality in a small table, the kernel run in the quiet error state with subnormals flushed, and its
+ * result boxed as a HostValue. Every other case runs the Python parts it is made with:
+ *   HostImpl(impl, lookup, xla, box)   impl(*args, **params): the whole general path
+ *     lookup(*args, **params) -> (out aval, fn) for host-held operands, stored here; a 3-tuple (not stored) or None
+ *         (kernels off: impl runs);  xla(*args, **params): the XLA executable (fn gave NotImplemented);
+ *     box(out, aval) -> HostValue: any other result (a NumPy scalar, another dtype object). */
+#define NENT 256   /* table entries (a power of 2): an entry's slot is a hash of its operands' aval objects */
+#define MAXN 3
+
+typedef struct {
+    Py_ssize_t n;                              /* 0: empty */
+    PyObject *avals[MAXN], *names, *values;    /* the key: aval objects, params' names and values (tuples) */
+    PyObject *aval, *fn;                       /* the result's aval and the kernel's form */
+} Entry;
+
+typedef struct {
+    PyObject_HEAD
+    vectorcallfunc vectorcall;
+    PyObject *impl, *lookup, *xla, *box;
+    Entry table[NENT];
+} HostImpl;
+
+static void entry_clear(Entry *e) {
+    for (Py_ssize_t i = 0; i < e->n; i++) Py_CLEAR(e->avals[i]);
+    e->n = 0;
+    Py_CLEAR(e->names); Py_CLEAR(e->values); Py_CLEAR(e->aval); Py_CLEAR(e->fn);
+}
+
+static size_t slot_of(PyObject *const *avals, Py_ssize_t n) {
+    size_t h = 0;
+    for (Py_ssize_t i = 0; i < n; i++) h = h * 1000003u ^ ((size_t)avals[i] >> 4);
+    return (h ^ (h >> 11)) & (NENT - 1);
+}
+
+/* whether params (names, values at args[n:]) equal the entry's */
+static int same_params(Entry *e, PyObject *const *vals, PyObject *kw) {
+    Py_ssize_t k = kw == NULL ? 0 : PyTuple_GET_SIZE(kw);
+    if (k != (e->names == NULL ? 0 : PyTuple_GET_SIZE(e->names))) return 0;
+    for (Py_ssize_t i = 0; i < k; i++) {
+        PyObject *a = PyTuple_GET_ITEM(kw, i), *b = PyTuple_GET_ITEM(e->names, i);
+        if (a != b && PyUnicode_Compare(a, b) != 0) return 0;
+        int eq = PyObject_RichCompareBool(vals[i], PyTuple_GET_ITEM(e->values, i), Py_EQ);
+        if (eq <= 0) {   /* (a value that does not compare, an array: not this entry) */
+            if (eq < 0) PyErr_Clear();
+            return 0;
+        }
+    }
+    return 1;
+}
+
+/* the entry for operands of `avals`: the table's, else lookup's (stored); NULL with no error: run impl */
+static Entry *find(HostImpl *self, PyObject *const *args, Py_ssize_t n, PyObject *kw, PyObject **avals) {
+    Entry *e = &self->table[slot_of(avals, n)];
+    if (e->n == n) {
+        Py_ssize_t i = 0;
+        while (i < n && e->avals[i] == avals[i]) i++;
+        if (i == n && same_params(e, args + n, kw)) return e;
+    }
+    PyObject *ent = PyObject_Vectorcall(self->lookup, args, n, kw);
+    if (ent == NULL) return NULL;
+    if (!PyTuple_CheckExact(ent) || PyTuple_GET_SIZE(ent) != 2) { Py_DECREF(ent); return NULL; }
+    Entry old = *e;   /* (released after the new entry is in place: a destructor may run Python code) */
+    for (Py_ssize_t i = 0; i < n; i++) e->avals[i] = Py_NewRef(avals[i]);
+    e->n = n;
+    e->names = kw == NULL ? NULL : Py_NewRef(kw);
+    e->values = kw == NULL ? NULL : PyTuple_New(PyTuple_GET_SIZE(kw));
+    for (Py_ssize_t i = 0; e->values != NULL && i < PyTuple_GET_SIZE(kw); i++)
+        PyTuple_SET_ITEM(e->values, i, Py_NewRef(args[n + i]));
+    e->aval = Py_NewRef(PyTuple_GET_ITEM(ent, 0));
+    e->fn = Py_NewRef(PyTuple_GET_ITEM(ent, 1));
+    Py_DECREF(ent);
+    entry_clear(&old);
+    if (kw != NULL && e->values == NULL) { entry_clear(e); return NULL; }
+    return e;
+}
+
+static PyObject *host_value(PyObject *arr, PyObject *aval) {
+    PyObject *v = host_type->tp_alloc(host_type, 0);
+    if (v == NULL) return NULL;
+    SLOT(v, off_np) = Py_NewRef(arr);
+    SLOT(v, off_aval) = Py_NewRef(aval);
+    SLOT(v, off_buf) = Py_NewRef(Py_None);
+    SLOT(v, off_donor) = Py_NewRef(Py_None);
+    return v;
+}
+
+static PyObject *hostimpl_call(PyObject *op, PyObject *const *args, size_t nargsf, PyObject *kw) {
+    HostImpl *self = (HostImpl *)op;
+    Py_ssize_t n = PyVectorcall_NARGS(nargsf);
+    PyObject *avals[MAXN], *arrs[MAXN];
+    int fast = host_type != NULL && n >= 1 && n <= MAXN;
+    for (Py_ssize_t i = 0; fast && i < n; i++) {
+        fast = Py_TYPE(args[i]) == host_type && SLOT(args[i], off_buf) == Py_None;
+        if (fast) avals[i] = SLOT(args[i], off_aval);
+    }
+    if (!fast) return PyObject_Vectorcall(self->impl, args, nargsf, kw);
+    Entry *e = find(self, args, n, kw, avals);
+    if (e == NULL) return PyErr_Occurred() ? NULL : PyObject_Vectorcall(self->impl, args, nargsf, kw);
+    PyObject *fn = Py_NewRef(e->fn), *aval = Py_NewRef(e->aval), *out;
+    for (Py_ssize_t i = 0; i < n; i++) arrs[i] = Py_NewRef(SLOT(args[i], off_np));
+    out = quiet_vcall(fn, arrs, n, NULL);
+    for (Py_ssize_t i = 0; i < n; i++) Py_DECREF(arrs[i]);
+    Py_DECREF(fn);
+    PyObject *res = NULL;
+    if (out == Py_NotImplemented) res = PyObject_Vectorcall(self->xla, args, nargsf, kw);
+    else if (out != NULL && (PyObject *)Py_TYPE(out) == ndarray) {
+        PyObject *dt = PyObject_GetAttr(out, str_dtype), *sh = dt == NULL ? NULL : PyObject_GetAttr(out, str_shape);
+        int same = sh == NULL ? -1 : dt != PyTuple_GET_ITEM(aval, 1) ? 0
+                 : PyObject_RichCompareBool(sh, PyTuple_GET_ITEM(aval, 0), Py_EQ);
+        Py_XDECREF(dt); Py_XDECREF(sh);
+        res = same < 0 ? NULL : same ? host_value(out, aval) : PyObject_CallFunctionObjArgs(self->box, out, aval, NULL);
+    } else if (out != NULL) res = PyObject_CallFunctionObjArgs(self->box, out, aval, NULL);
+    Py_XDECREF(out);
+    Py_DECREF(aval);
+    return res;
+}
+
+static PyObject *hostimpl_new(PyTypeObject *t, PyObject *args, PyObject *kwds) {
+    PyObject *impl, *lookup, *xla, *box;
+    if (!PyArg_ParseTuple(args, "OOOO:HostImpl", &impl, &lookup, &xla, &box)) return NULL;
+    HostImpl *self = (HostImpl *)t->tp_alloc(t, 0);   /* (zeroed: an empty table) */
+    if (self == NULL) return NULL;
+    self->vectorcall = hostimpl_call;
+    self->impl = Py_NewRef(impl); self->lookup = Py_NewRef(lookup);
+    self->xla = Py_NewRef(xla); self->box = Py_NewRef(box);
+    return (PyObject *)self;
+}
+
+static void hostimpl_dealloc(PyObject *op) {
+    HostImpl *self = (HostImpl *)op;
+    for (int i = 0; i < NENT; i++) entry_clear(&self->table[i]);
+    Py_XDECREF(self->impl); Py_XDECREF(self->lookup); Py_XDECREF(self->xla); Py_XDECREF(self->box);
+    Py_TYPE(op)->tp_free(op);
+}
+
+static PyTypeObject HostImplType = {
+    PyVarObject_HEAD_INIT(NULL, 0)
+    .tp_name = "xla._fpmode.HostImpl",
+    .tp_basicsize = sizeof(HostImpl),
+    .tp_flags = Py_TPFLAGS_DEFAULT | Py_TPFLAGS_HAVE_VECTORCALL,
+    .tp_vectorcall_offset = offsetof(HostImpl, vectorcall),
+    .tp_call = PyVectorcall_Call,
+    .tp_new = hostimpl_new,
+    .tp_dealloc = hostimpl_dealloc,
+    .tp_doc = "HostImpl(impl, lookup, xla, box): a primitive's eager impl on host-held values",
+};
 
 static PyMethodDef methods[] = {
     {"get", get, METH_NOARGS, "get() -> the flush bits set in this thread now (0 or FLUSH)"},
     {"set", set, METH_O, "set(bits) -> the old bits: this thread's flush bits set to 0 or FLUSH"},
-    {"configure", configure, METH_O, "configure(var): NumPy's floating-point error-state ContextVar (or None)"},
-    {"err_set", err_set, METH_O, "err_set(state) -> token: the error state set to `state`, subnormals flushed"},
-    {"err_reset", err_reset, METH_O, "err_reset(token): the error state and the flush bits put back"},
+    {"configure", configure, METH_VARARGS, "configure(var, quiet, HostValue, ndarray): see the source"},
+    {"quiet", (PyCFunction)(void (*)(void))quiet_call, METH_FASTCALL | METH_KEYWORDS,
+     "quiet(fn, *args, **kwargs): fn's result, run as a kernel runs (warnings silenced, subnormals flushed)"},
     {NULL, NULL, 0, NULL},
 };
 
@@ -146,9 +291,10 @@ static struct PyModuleDef module = {PyModuleDef_HEAD_INIT, "_fpmode", NULL, -1, 
 PyMODINIT_FUNC PyInit__fpmode(void) {
     PyObject *m = PyModule_Create(&module);
     if (m == NULL) return NULL;
-    small_bits[0] = PyLong_FromUnsignedLong(0);
-    small_bits[1] = PyLong_FromUnsignedLong(FPMODE_FLUSH);
-    if (small_bits[0] == NULL || small_bits[1] == NULL
+    str_dtype = PyUnicode_InternFromString("dtype");
+    str_shape = PyUnicode_InternFromString("shape");
+    if (str_dtype == NULL || str_shape == NULL
+            || PyType_Ready(&HostImplType) < 0 || PyModule_AddObjectRef(m, "HostImpl", (PyObject *)&HostImplType) < 0
             || PyModule_AddObject(m, "supported", PyBool_FromLong(FPMODE_FLUSH != 0)) < 0
             || PyModule_AddIntConstant(m, "FLUSH", (long)FPMODE_FLUSH) < 0) {
         Py_DECREF(m);

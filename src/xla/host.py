@@ -23,8 +23,8 @@ FTZ+DAZ, aarch64 FPCR FZ; tsl::port::ScopedFlushDenormal, no option turns it off
 intended. Host kernels run in the same mode, so eager and jitted work agree: on the CPU a floating-point
 operation reads a subnormal operand as a zero of the same sign and writes a subnormal result as a zero of the
 same sign (DAZ+FTZ), eagerly and under jit; operations that only move or reinterpret bits (copies, indexing,
-reshape, bitcast, asarray, conversion to NumPy or DLPack) keep subnormals. `err_set`/`err_reset`, which bracket
-every kernel run, set this thread's mode and put it back (NumPy code outside a kernel keeps IEEE arithmetic); the
+reshape, bitcast, asarray, conversion to NumPy or DLPack) keep subnormals. `quiet`, which runs
+every kernel, sets this thread's mode and puts it back (NumPy code outside a kernel keeps IEEE arithmetic); the
 C workers of host_parallel copy the calling thread's mode. The switch is the C extension `_fpmode`; where it was
 not built, importing warns once (RuntimeWarning) and kernels keep subnormals.
 """
@@ -236,22 +236,23 @@ def copy_aligned(x, dtype):
     if x.dtype == dt:
         np.copyto(out, x)   # (no cast: nothing to warn about)
     else:
-        run_quiet(np.copyto, (out, x), {"casting": "unsafe"})
+        quiet(np.copyto, out, x, casting="unsafe")
     return out
 
 
 # ------------------------------------------------------------------ floating-point mode and warnings
-# err_set/err_reset bracket every kernel run (a token = err_set(QUIET) ... err_reset(token)): NumPy's warnings
-# silenced, subnormals flushed (_fpmode), both put back after. np.errstate costs ~4 us per entry; setting NumPy's
-# error-state context variable and the control bits in one C call costs ~0.2 us.
+# quiet(fn, *args, **params) runs every kernel: NumPy's warnings silenced, subnormals flushed (_fpmode), both put
+# back after. np.errstate costs ~4 us per entry; setting NumPy's error-state context variable and the control bits
+# in one C call costs ~0.2 us.
 try:
     from . import _fpmode
-except ImportError:   # (the optional extension was not built)
+    _fpmode.HostImpl   # (a build from before HostImpl counts as none: pip install -e . rebuilds it)
+except (ImportError, AttributeError):   # (the optional extension was not built)
     _fpmode = None
 try:
     from numpy._core._ufunc_config import _extobj_contextvar as _errvar, _make_extobj
     QUIET = _make_extobj(all="ignore")
-except ImportError:   # pragma: no cover - other NumPy layouts
+except ImportError:   # pragma: no cover - NumPy 1.x: its error state is no context variable
     _errvar = QUIET = None
 # whether host kernels flush subnormals (False: the extension is missing, or this machine's mode cannot be set,
 # where XLA's CPU runtime does not flush either)
@@ -263,23 +264,17 @@ if _fpmode is None:
                   "(jit, and eager XLA executables) flushes them to zero, so eager and jitted results can differ "
                   "on subnormal inputs; reinstall with a C compiler (pip install -e .) to build it",
                   RuntimeWarning, stacklevel=2)
-if FLUSHES:
-    _fpmode.configure(_errvar)
-if FLUSHES and _errvar is not None:
-    err_set, err_reset = _fpmode.err_set, _fpmode.err_reset
-elif _errvar is not None:
-    err_set, err_reset = _errvar.set, _errvar.reset
-else:   # pragma: no cover - other NumPy layouts
-    def err_set(_):
-        state = np.errstate(all="ignore")
-        state.__enter__()
-        return state, (_fpmode.err_set(None) if FLUSHES else None)
+else:
+    _fpmode.configure(_errvar, QUIET, HostValue, np.ndarray)
+    quiet = _fpmode.quiet
+# runtime._make_host_impl's C call (where NumPy's error state is a context variable: NumPy 2)
+HostImpl = None if _fpmode is None or _errvar is None else _fpmode.HostImpl
+if HostImpl is None:   # (quiet in Python: np.errstate around the C one, or around the call)
+    _flushed = _fpmode.quiet if _fpmode is not None else (lambda fn, *args, **params: fn(*args, **params))
 
-    def err_reset(token):
-        state, mode = token
-        if mode is not None:
-            _fpmode.err_reset(mode)
-        state.__exit__(None, None, None)
+    def quiet(fn, *args, **params):
+        with np.errstate(all="ignore"):
+            return _flushed(fn, *args, **params)
 
 
 def thread_start():
@@ -287,13 +282,3 @@ def thread_start():
     thread inherits its creator's control register, here the kernel's (it takes the kernels' mode per run)."""
     if FLUSHES:
         _fpmode.set(0)
-
-
-def run_quiet(fn, args, params):
-    """fn(*args, **params) with NumPy's floating-point warnings silenced."""
-    tok = err_set(QUIET)
-    try:
-        return fn(*args, **params)
-    finally:
-        err_reset(tok)
-

@@ -55,7 +55,7 @@ def _kernel_covers(eqn):
     if hit is None:
         try:
             k = host_kernels[p]
-            hit = any(host.run_quiet(k, [fill((), d) for d in dts], eqn.params) is not NotImplemented
+            hit = any(host.quiet(k, *[fill((), d) for d in dts], **eqn.params) is not NotImplemented
                       for fill in (np.zeros, np.ones))
         except Exception:    # (a kernel that cannot take the probe: it does not cover the dtypes)
             hit = False

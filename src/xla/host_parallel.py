@@ -9,7 +9,7 @@ taking the first block and the pool's threads the others. A hand-off to a sleepi
 transcendental ufuncs); composites on operands past xla/host_eager.py's threshold run compiled instead,
 on XLA's own pool. The pool's threads sleep between tasks (nothing spins, so nothing has to be sent to
 sleep before other thread pools -- XLA's, OpenBLAS's -- run) and run kernels as every host kernel does:
-NumPy's warnings silenced and subnormals flushed (host.err_set around each block). The pool is made on
+NumPy's warnings silenced and subnormals flushed (host.quiet runs each block). The pool is made on
 first use and anew in a forked child (a child inherits no threads). ARRAY_NAMESPACE_HOST_THREADS=N sets the
 thread count (1: off); the default is the number of cores this process may run on, at most MAX_THREADS.
 """
@@ -79,21 +79,17 @@ if hasattr(os, "register_at_fork"):
     os.register_at_fork(after_in_child=_after_fork)
 
 
-def _quiet_call(fn, ins, out):
-    tok = host.err_set(host.QUIET)
-    try:
-        fn(*ins, out=out)
-    finally:
-        host.err_reset(tok)
-
-
 @functools.lru_cache(maxsize=1024)
 def _natural_dtype(fn, dtypes):
     """fn's result dtype for operands of `dtypes`, or None where it takes none."""
     try:
-        return host.run_quiet(fn, [np.zeros((), d) for d in dtypes], {}).dtype
+        return host.quiet(fn, *[np.zeros((), d) for d in dtypes]).dtype
     except (TypeError, ValueError):
         return None
+
+
+def _quiet_call(fn, ins, out):
+    host.quiet(fn, *ins, out=out)
 
 
 def split(fn, in_avals):

@@ -49,38 +49,14 @@ def _fit(o, aval):
     return o if o.dtype == aval.dtype else o.astype(aval.dtype)
 
 
-def _step_direct(fn, ins, o, scalar):
-    """A step calling ufunc `fn` (one or two operands) unchecked; scalar: a 0-d result (a NumPy scalar: made 0-d)."""
-    if len(ins) == 1:
-        (a,) = ins
-        if scalar:
-            def step(r):
-                r[o] = _asarray(fn(r[a]))
-        else:
-            def step(r):
-                r[o] = fn(r[a])
-    else:
-        a, b = ins
-        if scalar:
-            def step(r):
-                r[o] = _asarray(fn(r[a], r[b]))
-        else:
-            def step(r):
-                r[o] = fn(r[a], r[b])
-    return step
-
-
 def _step_kernel(eqn, k, ins, outs):
     """The kernel's form for the equation's signature (xla/host.py `form`: a bare ufunc, a reduction with its
-    axes bound, a dot), called directly where it is a ufunc giving the output's dtype; else its result checked:
-    NotImplemented binds the equation, another dtype is cast."""
+    axes bound, a dot), its result checked (but where it is a ufunc giving the output's dtype): NotImplemented
+    binds the equation, another dtype (a NumPy scalar included) is cast."""
     p, params = eqn.prim, eqn.params
     in_avals = [v.aval for v in eqn.invars]
     out_avals = [v.aval for v in eqn.outvars]
     kern = host.form(k, in_avals, params, threaded=True)
-    if type(kern) is np.ufunc and not p.multiple_results and kern.nout == 1 and kern.nin == len(ins) <= 2 and \
-            _natural_dtype(kern, tuple(a.dtype for a in in_avals)) == out_avals[0].dtype:
-        return _step_direct(kern, ins, outs[0], not out_avals[0].shape)
     if p.multiple_results:
         def step(r):
             vals = [r[i] for i in ins]
@@ -92,6 +68,9 @@ def _step_kernel(eqn, k, ins, outs):
         return step
     (o,), (aval,) = outs, out_avals
     dt = aval.dtype
+    # a ufunc whose own result dtype is the output's, at a non-0-d output, gives an ndarray of that dtype: unchecked
+    exact = type(kern) is np.ufunc and kern.nout == 1 and kern.nin == len(ins) and aval.shape != () and \
+        _natural_dtype(kern, tuple(a.dtype for a in in_avals)) == dt
 
     def slow(res, vals):
         if res is NotImplemented:
@@ -99,6 +78,10 @@ def _step_kernel(eqn, k, ins, outs):
         return _fit(res, aval)
     if len(ins) == 1:
         (a,) = ins
+        if exact:
+            def step(r):
+                r[o] = kern(r[a])
+            return step
 
         def step(r):
             res = kern(r[a])
@@ -107,19 +90,15 @@ def _step_kernel(eqn, k, ins, outs):
             r[o] = res
     elif len(ins) == 2:
         a, b = ins
+        if exact:
+            def step(r):
+                r[o] = kern(r[a], r[b])
+            return step
 
         def step(r):
             res = kern(r[a], r[b])
             if res.__class__ is not _nd or res.dtype is not dt:
                 res = slow(res, [r[a], r[b]])
-            r[o] = res
-    elif len(ins) == 3:   # (a 2-way select)
-        a, b, c = ins
-
-        def step(r):
-            res = kern(r[a], r[b], r[c])
-            if res.__class__ is not _nd or res.dtype is not dt:
-                res = slow(res, [r[a], r[b], r[c]])
             r[o] = res
     else:
         def step(r):
@@ -319,7 +298,7 @@ def program(closed):
 
 def run(closed, args):
     """The outputs of `closed` on NumPy arrays `args`, with warnings silenced."""
-    return host.run_quiet(program(closed).run, (args,), {})
+    return host.quiet(program(closed).run, args)
 
 
 def run_eager(closed, consts, raw, out_avals=None):
@@ -332,28 +311,17 @@ def run_eager(closed, consts, raw, out_avals=None):
         pr = program(closed)
     r = pr.template.copy()
     hv = HostValue
-    ins = pr.ins
-    if not consts and len(raw) == 1:
-        v = raw[0]
-        r[ins[0]] = v.np if v.__class__ is hv and v._buf is None else runtime._np_of(v)
-    else:
-        np_of = runtime._np_of
-        for i, v in zip(ins, list(consts) + list(raw)):
-            r[i] = v.np if v.__class__ is hv and v._buf is None else np_of(v)
-    tok = _err_set(_QUIET)
-    try:
-        for s in pr.steps:
-            s(r)
-    finally:
-        _err_reset(tok)
-    outs = pr.outs
+    np_of = runtime._np_of
+    for i, v in zip(pr.ins, [*consts, *raw]):
+        r[i] = v.np if v.__class__ is hv and v._buf is None else np_of(v)
+    _quiet(_run_steps, pr.steps, r)
     avals = pr.out_avals if out_avals is None else out_avals
-    if len(outs) == 1:
-        o, a = r[outs[0]], avals[0]
-        if o.__class__ is _nd and o.dtype is a.dtype and o.shape == a.shape:
-            return [hv(o, a)]
-        return [runtime._box_host(o, a, jit_p)]
-    return [runtime._box_host(r[k], a, jit_p) for k, a in zip(outs, avals)]
+    return [runtime._box_host(r[k], a, jit_p) for k, a in zip(pr.outs, avals)]
 
 
-_err_set, _err_reset, _QUIET = host.err_set, host.err_reset, host.QUIET
+def _run_steps(steps, r):
+    for s in steps:
+        s(r)
+
+
+_quiet = host.quiet

@@ -104,6 +104,15 @@ def _conj(c, x):
 lowering_rules[E.exp2_p] = _exp2
 lowering_rules[E.conj_p] = _conj
 
+
+def _complex(c, re, im):   # complex(re, im): its host kernel (exact too) is in lower_elementwise_complex.py
+    out = c.avals_out[0]
+    re, im = (broadcast_to(v, a, a.update(shape=out.shape)) for v, a in zip((re, im), c.avals_in))
+    return hlo.ComplexOp(re, im).result
+
+
+lowering_rules[E.complex_p] = _complex
+
 _DIRECTIONS = {E.eq_p: "EQ", E.ne_p: "NE", E.lt_p: "LT", E.le_p: "LE", E.gt_p: "GT", E.ge_p: "GE"}
 
 

@@ -33,9 +33,7 @@ import numpy as np
 
 from transforms.primitives import elementwise as E
 
-from ._jaxlib import hlo
 from .host import host_kernels
-from .lowering import broadcast_to, lowering_rules
 
 
 def _plus_zero(x, re, im):
@@ -107,12 +105,6 @@ COMPLEX_KERNELS = {
 
 
 # ------------------------------------------------------------------ complex(re, im): exact on both paths
-def _lower_complex(c, re, im):
-    out = c.avals_out[0]
-    re, im = (broadcast_to(v, a, a.update(shape=out.shape)) for v, a in zip((re, im), c.avals_in))
-    return hlo.ComplexOp(re, im).result
-
-
 def _h_complex(re, im):
     if re.dtype.kind != "f" or re.dtype.itemsize < 4:
         return NotImplemented          # (the abstract eval takes float32 and float64 only)
@@ -121,7 +113,6 @@ def _h_complex(re, im):
     return out
 
 
-lowering_rules[E.complex_p] = _lower_complex
 host_kernels[E.complex_p] = _h_complex
 
 

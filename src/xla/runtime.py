@@ -258,33 +258,32 @@ def eager_in_place(prim, args, params):
     aval = _out_avals(prim, args, params)
     if aval != x.aval:
         return None
-    out = host.run_quiet(kernel, [_np_of(a) for a in args], params)
+    out = host.quiet(kernel, *[_np_of(a) for a in args], **params)
     if out is NotImplemented:
         return None
     return HostValue(out, aval)
 
 
 def _make_host_impl(prim, kernel, xla_impl):
-    """The eager impl of a primitive with a host kernel. The hot path (host-held inputs, a signature seen
-    before) is inlined: it runs for every eager op, so each step saved here is saved everywhere. Per
-    signature (input avals, params) it caches the output aval(s) and the kernel's form for it (host.form: e.g.
-    a float sum is the bare ufunc reduction, an add the bare ufunc), so a call is one dict lookup, the kernel,
-    and the result's box. A form depends on the operands' dtypes and ranks and the params only: a new shape of
-    a known rank takes the one made before (split over the cores where that shape pays: host_parallel)."""
+    """The eager impl of a primitive with a host kernel. Per signature (input avals, params) it caches the output
+    aval(s) and the kernel's form for it (host.form: e.g. a float sum is the bare ufunc reduction, an add the bare
+    ufunc), so a call is a lookup, the kernel, and the result's box. A form depends on the operands' dtypes and
+    ranks and the params only: a new shape of a known rank takes the one made before (split over the cores where
+    that shape pays: host_parallel). The common call (host-held operands, a signature seen before, one result) is
+    one C call, xla._fpmode.HostImpl, which runs `impl` below for every other case."""
     multi = prim.multiple_results
     cache = {}            # (*input avals, *params items) -> (output aval(s), the form for that signature)
-    cache_get = cache.get
     forms = {}            # (*(dtype, rank) of each input, *params items) -> the form, at every shape
-    hv = HostValue
-    err_set, err_reset, quiet = host.err_set, host.err_reset, host.QUIET
-    ndarray, asarray = np.ndarray, np.asarray
 
-    def lookup(args, params, n):
+    def lookup(*args, **params):
+        if not _kernels_on():
+            return None
+        n = len(args)
         try:
             key = (*map(_get_aval, args), *params.items())
-            ent = cache_get(key)
+            ent = cache.get(key)
         except (AttributeError, TypeError):   # a Python scalar operand, an unhashable parameter: not cached
-            return _out_avals(prim, args, params), functools.partial(kernel, **params)
+            return _out_avals(prim, args, params), functools.partial(kernel, **params), None
         if ent is None:
             # a new signature: its output aval(s) from the shape rule (uncached: this cache is the memo) and its
             # form, stored under `key`
@@ -303,90 +302,22 @@ def _make_host_impl(prim, kernel, xla_impl):
             if len(cache) >= _AVAL_CACHE_MAX:
                 cache.clear()   # (dict ops are atomic under the GIL: safe from several threads)
             cache[key] = ent
-            return ent
-        if 0 < n <= 3:   # (hashable params, avals on every operand: the lookup above succeeded)
-            if len(memo) >= _MEMO_MAX:
-                memo.clear()
-            memo[id(key[0]) if n == 1 else tuple(map(id, key[:n]))] = (params, ent, key)
         return ent
 
-    # the ids of the input avals (one: the id; two or three: their tuple) -> (params, entry, the signature's key):
-    # the signature seen last with those avals, recognised by identity (avals are shared: the outputs of one
-    # signature share its out aval) and params equality -- no hashing of avals, dtypes and params on the hot
-    # path. (The entry holds the avals, so their ids are not reused while it lives.)
-    memo = {}
-    memo_get = memo.get
-
     def impl(*args, **params):
-        if not _platform_cpu and not _kernels_on():
+        ent = lookup(*args, **params)
+        if ent is None:
             return xla_impl(*args, **params)
-        n = len(args)
-        try:
-            m = memo_get(id(args[0].aval) if n == 1 else (id(args[0].aval), id(args[1].aval)) if n == 2 else
-                         (id(args[0].aval), id(args[1].aval), id(args[2].aval)) if n == 3 else None)
-        except (AttributeError, IndexError):
-            m = None
-        avals, fn = m[1] if m is not None and m[0] == params else lookup(args, params, n)
-        tok = err_set(quiet)
-        try:
-            if n == 1:
-                a = args[0]
-                out = fn(a.np if type(a) is hv and a._buf is None else _np_of(a))
-            elif n == 2:
-                a, b = args
-                out = fn(a.np if type(a) is hv and a._buf is None else _np_of(a),
-                         b.np if type(b) is hv and b._buf is None else _np_of(b))
-            elif n == 3:
-                a, b, c = args
-                out = fn(a.np if type(a) is hv and a._buf is None else _np_of(a),
-                         b.np if type(b) is hv and b._buf is None else _np_of(b),
-                         c.np if type(c) is hv and c._buf is None else _np_of(c))
-            else:
-                out = fn(*[a.np if type(a) is hv and a._buf is None else _np_of(a) for a in args])
-        finally:
-            err_reset(tok)
+        avals, fn = ent[:2]
+        out = host.quiet(fn, *[_np_of(a) for a in args])
         if out is NotImplemented:
             return xla_impl(*args, **params)
         if multi:
             return [_box_host(o, a, prim) for o, a in zip(out, avals)]
-        if type(out) is not ndarray:
-            out = asarray(out)   # (NumPy gives a scalar for a 0-d result)
-        if (out.dtype is avals[1] or out.dtype == avals[1]) and out.shape == avals[0]:   # (builtin dtypes: one object)
-            return hv(out, avals)
         return _box_host(out, avals, prim)
-    return impl
-
-
-def eager_fn(prim, in_avals, params):
-    """`prim` with `params` specialised to two host-held operands of exactly `in_avals` (the backend's `eager_fn`
-    hook, for a namespace function keeping a validated plan per signature): fn(a, b) -> the eager result, or
-    None where fn declines (an operand not host-held, or donated; the caller binds, which raises or runs
-    elsewhere); None where there is no such path (not two operands, no specialised host kernel, values not
-    host-held, several results).
-    The same kernel call as the bind's eager impl, without its per-call signature lookup (~1 us of 2)."""
-    kernel = host_kernels.get(prim)
-    if type(kernel) is not host.Kernel or prim.multiple_results or not _kernels_on() or len(in_avals) != 2:
-        return None
-    out_aval = eval_rule(prim, in_avals, params)
-    fn = kernel.form(in_avals, params, threaded=True)
-    if fn is None:
-        return None   # (the general kernel may decline: NotImplemented sends the bind to XLA)
-    hv, nd = HostValue, np.ndarray
-    err_set, err_reset, quiet = host.err_set, host.err_reset, host.QUIET
-    dt, shape = out_aval.dtype, out_aval.shape
-
-    def run(a, b):
-        if a.__class__ is not hv or b.__class__ is not hv or a.is_deleted() or b.is_deleted():
-            return None
-        tok = err_set(quiet)
-        try:
-            out = fn(a.np, b.np)
-        finally:
-            err_reset(tok)
-        if out.__class__ is nd and out.dtype is dt and out.shape == shape:
-            return hv(out, out_aval)
-        return _box_host(out, out_aval, prim)
-    return run
+    if multi or host.HostImpl is None:
+        return impl
+    return host.HostImpl(impl, lookup, xla_impl, lambda out, aval: _box_host(out, aval, prim))
 
 
 _scalar_cache: dict = {}   # (type, value, dtype, weak_type) -> the converted scalar (an immutable eager value)
@@ -429,7 +360,7 @@ def _host_convert(x, dtype):
         info = np.iinfo(dtype)
         if np.any(arr < info.min) or np.any(arr > info.max):
             raise OverflowError(f"Python integer {x} is out of bounds for {dtype.name}")
-    return host.run_quiet(arr.astype, (dtype,), {})   # (np.errstate costs ~4 us per entry)
+    return host.quiet(arr.astype, dtype)   # (np.errstate costs ~4 us per entry)
 
 
 def _impl_for(prim):

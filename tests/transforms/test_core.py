@@ -203,3 +203,37 @@ def test_is_tracer():
     seen = []
     jit(lambda x: seen.append(core.is_tracer(x._v)) or x)(xp.ones(1))
     assert seen == [True] and not core.is_tracer(xp.ones(1)._v)
+
+
+# ------------------------------------------------------------------ bind's eager case in C (transforms/_bind.c)
+def test_bind_is_the_c_one_and_gives_what_the_python_bind_gives():
+    from transforms.primitives import reductions as R
+    try:
+        from transforms import _bind
+    except ImportError:
+        pytest.skip("the optional C extension transforms._bind was not built")
+    assert core.bind is _bind.bind
+    calls = []
+
+    def spy(*args, **params):
+        calls.append((args, params))
+        return "out"
+    prim = core.Primitive("c_bind_probe")
+    core.impl_rules[prim] = spy
+    try:
+        assert core.bind(prim, 1, 2.5, axes=(0,), k="v") == "out"   # eagerly: the impl, arguments as given
+        assert calls == [((1, 2.5), {"axes": (0,), "k": "v"})]
+        assert core.bind(prim) == "out" and calls[-1] == ((), {})
+    finally:
+        del core.impl_rules[prim]
+    x = np.arange(6.0).reshape(2, 3)
+    v = xp.asarray(x)._v
+    np.testing.assert_array_equal(np.asarray(core.bind(R.reduce_sum_p, v, axes=(1,))), x.sum(axis=1))
+    # under a trace: the Python bind (the trace's rule), the same values as jit's
+    np.testing.assert_allclose(np.asarray(jit(lambda t: xp.exp(t) + 1.0)(xp.asarray(x))), np.exp(x) + 1.0, rtol=1e-15)
+    with pytest.raises(TypeError):
+        core.bind()   # (no primitive: the Python bind's own error)
+    orphan = core.Primitive("c_bind_orphan")   # no impl, no lowering: the Python bind's clear error
+    with pytest.raises(NotImplementedError, match="c_bind_orphan"):
+        core.bind(orphan, v)
+    assert E.exp_p in core.impl_rules

@@ -310,3 +310,28 @@ def test_c_callbacks_never_crash_unconfigured_or_when_a_buffer_is_replaced():
     ''')
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120)
     assert out.returncode == 0 and out.stdout.strip() == "ok", out.stdout + out.stderr[-3000:]
+
+
+@pytest.mark.skipif(jit_dispatch._native is None, reason="the optional C extension was not built")
+def test_the_namespace_wrap_is_the_c_one_and_makes_the_python_ones_arrays():
+    """array_namespace._helpers.wrap is _dispatch_nodes.wrap (backend.box_fn): eagerly an Array of the value owned by
+    EVAL, as the Python wrap makes it; inside a trace the Python wrap's, owned by that trace; no reference leaked."""
+    from array_namespace import _helpers as H
+    from transforms.core import trace_state
+    assert H.wrap is jit_dispatch._native.wrap
+    v = xp.asarray(np.arange(3.0))._v
+    before = sys.getrefcount(v), sys.getrefcount(EVAL)
+    a = H.wrap(v)
+    assert type(a) is boxing.box_type and a._v is v and a._trace is EVAL
+    np.testing.assert_array_equal(np.asarray(a + 1.0), [1.0, 2.0, 3.0])
+    del a
+    assert (sys.getrefcount(v), sys.getrefcount(EVAL)) == before
+    seen = []
+
+    def f(t):
+        b = H.wrap(t._v)
+        seen.append(b._trace is trace_state.trace and b._trace is not EVAL and b._v is t._v)
+        return b * 2.0
+    np.testing.assert_array_equal(np.asarray(jit(f)(xp.asarray([1.0, 2.0]))), [2.0, 4.0])
+    np.testing.assert_array_equal(np.asarray(vmap(f)(xp.asarray([1.0, 2.0]))), [2.0, 4.0])
+    assert seen == [True, True]

@@ -1,5 +1,5 @@
 """xla/_fpmode.c: host kernels run in XLA's CPU floating-point mode (subnormals flushed: x86-64 MXCSR FTZ+DAZ,
-aarch64 FPCR FZ), set around every kernel run by host.err_set/err_reset and put back after, so NumPy code
+aarch64 FPCR FZ), set around every kernel run by host.quiet and put back after, so NumPy code
 outside a kernel keeps IEEE arithmetic; the thread pools that run kernels (host_parallel's Python pool and the
 the pool of host_parallel) run them in the same mode; without the extension, importing warns once and works.
 The values each elementwise function gives in the mode: tests/array_namespace/test_elementwise_subnormals.py."""
@@ -51,17 +51,25 @@ def test_set_and_get_change_the_threads_arithmetic():
         _fpmode.set(1)
 
 
-def test_err_set_silences_and_flushes_and_err_reset_puts_both_back():
+def test_quiet_silences_and_flushes_and_puts_both_back():
+    seen = []
+
+    def kernel(x, nested=True):
+        seen.append(_fpmode.get())
+        assert np.log(x) == -np.inf   # (no FloatingPointError: silenced)
+        if nested:   # (a kernel inside a host program): the outer mode stays
+            host.quiet(kernel, x, nested=False)
+            seen.append(_fpmode.get())
+        return "out"
+
     with np.errstate(divide="raise"):
-        tok = host.err_set(host.QUIET)
-        try:
-            assert _fpmode.get() == _fpmode.FLUSH
-            assert np.log(np.float64(0.0)) == -np.inf   # (no FloatingPointError: silenced)
-            inner = host.err_set(host.QUIET)   # nested (a kernel inside a host program): the outer mode stays
-            host.err_reset(inner)
-            assert _fpmode.get() == _fpmode.FLUSH
-        finally:
-            host.err_reset(tok)
+        assert host.quiet(kernel, np.float64(0.0)) == "out"
+        assert seen == [_fpmode.FLUSH] * 3
+        assert _fpmode.get() == 0
+        with pytest.raises(FloatingPointError):
+            np.log(np.float64(0.0))
+        with pytest.raises(ZeroDivisionError):   # a kernel that raises: both put back, its error kept
+            host.quiet(lambda: 1 / 0)
         assert _fpmode.get() == 0
         with pytest.raises(FloatingPointError):
             np.log(np.float64(0.0))
@@ -70,8 +78,7 @@ def test_err_set_silences_and_flushes_and_err_reset_puts_both_back():
 def test_a_mode_the_caller_set_is_kept():
     """A thread already flushing (a -ffast-math library, or subnormals_flushed) keeps flushing after a kernel."""
     with subnormals_flushed():
-        tok = host.err_set(host.QUIET)
-        host.err_reset(tok)
+        host.quiet(np.log, np.float64(2.0))
         assert _fpmode.get() == _fpmode.FLUSH
     assert _fpmode.get() == 0
 
@@ -89,7 +96,7 @@ def test_a_kernel_that_raises_puts_the_mode_back():
         assert _fpmode.get() == _fpmode.FLUSH
         raise KeyError("boom")
     with pytest.raises(KeyError):
-        host.run_quiet(boom, (), {})
+        host.quiet(boom)
     assert _fpmode.get() == 0 and ieee()
 
 
@@ -124,11 +131,7 @@ def test_the_python_pool_runs_kernels_in_the_mode():
     x = np.full(1 << 17, 3e-310)
     kernel = host_parallel.split(np.log, [_aval(x)])   # (a transcendental ufunc: row blocks on the pool)
     assert kernel is not None
-    tok = host.err_set(host.QUIET)
-    try:
-        r = kernel(x)
-    finally:
-        host.err_reset(tok)
+    r = host.quiet(kernel, x)
     assert np.all(r == -np.inf)
     assert host_parallel._workers().submit(ieee).result()   # (and the pool thread's mode is put back)
 

@@ -60,7 +60,7 @@ def _xla(prim, args, params):
 def _host(prim, args, params):
     vals = [HostValue(a, ShapedArray(a.shape, a.dtype)) for a in args]
     kernel = host_kernels[prim]
-    if host.run_quiet(kernel, [v.np for v in vals], params) is NotImplemented:
+    if host.quiet(kernel, *[v.np for v in vals], **params) is NotImplemented:
         return None
     out = impl_rules[prim](*vals, **params)
     outs = out if prim.multiple_results else [out]

@@ -55,7 +55,7 @@ def bands(dt):
 
 
 def _takes(prim, x):
-    return host.run_quiet(host_kernels[prim], [x], {}) is not NotImplemented
+    return host.quiet(host_kernels[prim], x) is not NotImplemented
 
 
 @pytest.mark.parametrize("prim", COVERED, ids=lambda p: p.name)
@@ -187,7 +187,7 @@ def test_complex_pow_declines_nonfinite_parts_and_eager_equals_xla():
     for dt in CDTYPES:
         x = np.array([complex(np.inf, 1), complex(1, np.nan), 2 + 1j], dt)
         y = np.array([0.5 + 0j, 2 + 0j, complex(-np.inf, 0)], dt)
-        assert host.run_quiet(host_kernels[E.pow_p], [x, y], {}) is NotImplemented
+        assert host.quiet(host_kernels[E.pow_p], x, y) is NotImplemented
         pow_close(np.asarray(E.pow_p.bind(x, y)), _xla(E.pow_p, [x, y], {})[0], x, y, f"pow[{dt.name}] eager")
 
 
@@ -304,13 +304,13 @@ def assert_div_close(got, want, x, y, what):
 @pytest.mark.parametrize("dt", CDTYPES, ids=str)
 def test_complex_div_on_host_equals_xla_normwise(dt):
     x, y = _div_pairs(dt)
-    assert host.run_quiet(host_kernels[E.div_p], [x, y], {}) is not NotImplemented   # every value, inf/NaN too
+    assert host.quiet(host_kernels[E.div_p], x, y) is not NotImplemented   # every value, inf/NaN too
     got, want = _host(E.div_p, [x, y], {})[0], _xla(E.div_p, [x, y], {})[0]
     assert got.dtype == want.dtype == dt
     worst = assert_div_close(got, want, x, y, f"div[{dt.name}]")
     assert 0 < worst <= 4, worst                  # (2.4 / 2.6 ulps seen: NumPy's reciprocal of the denominator)
     # XLA's algorithm step by step, which the kernel takes where NumPy's quotient is not finite: on every pair
-    got = host.run_quiet(smith_div, [x, y], {})
+    got = host.quiet(smith_div, x, y)
     assert_div_close(got, want, x, y, f"smith_div[{dt.name}]")
     # broadcasting: a 0-d divisor, a 0-d numerator, a zero divisor, both 0-d
     for a, b in ((x[:60], np.asarray(y[70])), (np.asarray(x[90]), y[:60]), (x[:60], np.asarray(dt.type(0))),
@@ -328,7 +328,7 @@ def test_complex_div_keeps_xla_values_at_zero_and_infinite_parts(dt):
                   complex(-2, 1), complex(nan, 1), complex(inf, nan), 1 + 1j], dt)
     y = np.array([complex(-0.0, 0), complex(0, -0.0), 1j, 1 - 1j, 2 + 0j, complex(0, -0.0), complex(inf, inf),
                   complex(-inf, nan), 0j, 1 + 0j, complex(nan, inf)], dt)
-    got, want = host.run_quiet(complex_div, [x, y], {}), _xla(E.div_p, [x, y], {})[0]
+    got, want = host.quiet(complex_div, x, y), _xla(E.div_p, [x, y], {})[0]
     assert_div_close(got, want, x, y, f"div[{dt.name}] specials")
     with np.errstate(all="ignore"):
         numpy = x / y
@@ -347,7 +347,7 @@ def test_complex_sign_on_host_equals_xla(dt):
                                          float(fi.max), float(fi.tiny), 3e-20, 1e20]), (r[0] + 1j * r[1]).astype(dt)])
     want = _xla(E.sign_p, [x], {})[0]
     for fn in (host_kernels[E.sign_p], sign_xla):   # the kernel, and its way where NumPy's quotient is not finite
-        got = host.run_quiet(fn, [x], {})
+        got = host.quiet(fn, x)
         assert got.dtype == dt
         assert assert_normwise(got, want, [x], f"sign[{dt.name}]", ulps=4, structural=(x.real == 0, x.imag == 0)) <= 2
 

@@ -40,7 +40,7 @@ def _xla(prim, args, params):
 
 def _host(prim, args, params):
     """The host kernel's outputs through the eager impl (HostValues), or None where it declines."""
-    if host.run_quiet(host_kernels[prim], list(args), params) is NotImplemented:
+    if host.quiet(host_kernels[prim], *list(args), **params) is NotImplemented:
         return None
     vals = [HostValue(a, ShapedArray(a.shape, a.dtype)) for a in args]
     out = impl_rules[prim](*vals, **params)

@@ -55,12 +55,7 @@ def test_split_equals_the_single_call_bit_for_bit(two_threads, fn, shapes, monke
         del blocks[:]
         with warnings.catch_warnings():
             warnings.simplefilter("error")   # (no warning escapes a worker)
-            tok = host.err_set(host.QUIET)
-            try:
-                got = kernel(*xs)
-                want = fn(*xs)
-            finally:
-                host.err_reset(tok)
+            got, want = host.quiet(lambda: (kernel(*xs), fn(*xs)))
         assert got.dtype == want.dtype and got.shape == want.shape
         np.testing.assert_array_equal(got, want)
         assert np.array_equal(np.signbit(got), np.signbit(want)) if got.dtype.kind == "f" else True
@@ -75,11 +70,7 @@ def test_a_split_kernel_takes_operands_of_any_shape(two_threads):
     assert kernel is not None
     for shape in ((1024, 600), (7,), (3, 5), (), (2049, 301), (1, 1 << 17), (0, 4)):
         x = _operands(np.random.default_rng(8), np.float64, [shape])[0]
-        tok = host.err_set(host.QUIET)
-        try:
-            got, want = kernel(x), np.sin(x)
-        finally:
-            host.err_reset(tok)
+        got, want = host.quiet(lambda: (kernel(x), np.sin(x)))
         assert np.asarray(got).shape == want.shape
         np.testing.assert_array_equal(got, want)
 
@@ -101,11 +92,7 @@ def test_split_unary_equals_the_single_call(two_threads, fn):
     assert kernel is not None
     with warnings.catch_warnings():
         warnings.simplefilter("error")
-        tok = host.err_set(host.QUIET)
-        try:
-            got, want = kernel(x), fn(x)
-        finally:
-            host.err_reset(tok)
+        got, want = host.quiet(lambda: (kernel(x), fn(x)))
     np.testing.assert_array_equal(got, want)
 
 

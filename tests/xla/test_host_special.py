@@ -118,7 +118,7 @@ def test_zeta_chlo_kernel_equals_xla(dt):
 def test_zeta_chlo_declines_negative_non_integer_q_at_integer_x():
     """XLA sums those (zeta_impl never passes them: it shifts q itself); the kernel leaves them to XLA."""
     x, q = np.array([2.0, 3.0]), np.array([-0.5, 1.0])
-    assert host.run_quiet(host_kernels[SG.zeta_chlo_p], [x, q], {}) is NotImplemented
+    assert host.quiet(host_kernels[SG.zeta_chlo_p], x, q) is NotImplemented
     got = np.asarray(impl_rules[SG.zeta_chlo_p](xp.asarray(x)._v, xp.asarray(q)._v))
     np.testing.assert_allclose(got, sc.zeta(x, q), rtol=1e-13)
 
@@ -234,11 +234,11 @@ def test_above_the_threshold_a_composite_compiles_with_the_same_values(monkeypat
     x = np.linspace(0.3, 7.0, 13)
     a = np.linspace(0.5, 4.0, 13)
     host_values = _host(SG.igamma_p, a, x)
-    seen = {host.run_quiet(host_kernels[SG.igamma_p], [a, x], {}).tobytes() for _ in range(20)}
+    seen = {host.quiet(host_kernels[SG.igamma_p], a, x).tobytes() for _ in range(20)}
     assert seen == {np.asarray(host_values).tobytes()}          # (its way is kept: the same bits every call)
     monkeypatch.setattr(host_eager, "BY_OP_MAX_ELEMENTS", 8)  # (the policy's one threshold, forced low)
     a11, x11 = a[:11].copy(), x[:11].copy()          # above it, so the kernel declines
-    assert host.run_quiet(host_kernels[SG.igamma_p], [a11, x11], {}) is NotImplemented
+    assert host.quiet(host_kernels[SG.igamma_p], a11, x11) is NotImplemented
     out = impl_rules[SG.igamma_p](xp.asarray(a11)._v, xp.asarray(x11)._v)   # (the bucketed executable)
     np.testing.assert_allclose(np.asarray(out), host_values[:11], rtol=1e-12)
     np.testing.assert_allclose(host_values, sc.gammainc(a, x), rtol=1e-12)

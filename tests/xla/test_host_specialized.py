@@ -74,11 +74,11 @@ def _check(prim, args, params, oracle=compare, want=None):
     has it already (a slice of an elementwise answer on a larger operand), else computed here."""
     k = host_kernels[prim]
     spec = k.form([_aval(a) for a in args], params) if type(k) is Kernel else None
-    general = host.run_quiet(host_kernels[prim], list(args), params)
+    general = host.quiet(host_kernels[prim], *list(args), **params)
     what = f"{prim.name} {[(a.dtype.name, a.shape) for a in args]} {params}"
     if spec is not None:
         assert general is not NotImplemented, f"{what}: specialised where the kernel declines"
-        _same_bits(host.run_quiet(spec, list(args), {}), general, what)
+        _same_bits(host.quiet(spec, *list(args)), general, what)
     if general is NotImplemented:
         return 0
     out = impl_rules[prim](*[HostValue(a, _aval(a)) for a in args], **params)
@@ -185,8 +185,8 @@ def test_pow_by_a_scalar_exponent(dt):
         y = np.asarray(e, dt)
         _check(E.pow_p, (x, y), {})
     with np.errstate(all="ignore"):
-        sq = host.run_quiet(host_kernels[E.pow_p], [x, np.asarray(2.0, dt)], {})
-        cube = host.run_quiet(host_kernels[E.pow_p], [x, np.asarray(3.0, dt)], {})
+        sq = host.quiet(host_kernels[E.pow_p], x, np.asarray(2.0, dt))
+        cube = host.quiet(host_kernels[E.pow_p], x, np.asarray(3.0, dt))
         _same_bits(sq, np.power(x, dt(2)), "x ** 2 is pow's correctly rounded square")
         _same_bits(cube, x * x * x, "x ** 3 is x * x * x")
         fin = np.isfinite(cube) & (np.abs(cube) > np.finfo(dt).tiny)
@@ -365,7 +365,7 @@ def test_a_form_made_at_one_shape_serves_every_shape_of_its_rank(spy):
         for shape in ((3, 4), (5, 2), (0, 3), (2, 0), (7, 7)):
             args = [rng.standard_normal(shape)] * (2 if prim is E.add_p else 1)
             out = impl_rules[prim](*[HostValue(a, _aval(a)) for a in args], **params)
-            _same_bits(out.np, np.asarray(host.run_quiet(host_kernels[prim], args, params), out.aval.dtype),
+            _same_bits(out.np, np.asarray(host.quiet(host_kernels[prim], *args, **params), out.aval.dtype),
                        f"{prim.name} {shape}")
             if shape == (3, 4):
                 del made[:]   # (the first shape may make this rank's form, unless an earlier test did)

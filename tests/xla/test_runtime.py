@@ -224,75 +224,115 @@ def test_host_impl_falls_back_for_scalars_and_declined_dtypes():
     np.testing.assert_allclose(np.asarray(xp.log(z)), np.log(np.array([1 + 2j])))  # declined on host: XLA
 
 
-# ------------------------------------------------------------------ eager_fn: one signature, no lookup
-from transforms.core import ShapedArray  # noqa: E402
+# ------------------------------------------------------------------ HostImpl: the common eager call in C
+from transforms.core import ShapedArray, impl_rules  # noqa: E402
 from xla import host  # noqa: E402
 
-_MM = (((1,), (0,)), ((), ()))
+_needs_c = pytest.mark.skipif(host.MODE != "host" or host.HostImpl is None,
+                              reason="host kernels off, or xla._fpmode not built: the Python impl runs")
 
 
-@pytest.mark.skipif(host.MODE != "host", reason="host-held eager values switched off: no eager_fn")
-@pytest.mark.parametrize("dt", [np.float32, np.float64, np.complex128, np.int64, np.int32, np.uint8])
-@pytest.mark.parametrize("shapes", [((4, 4), (4, 4)), ((3, 5), (5, 2)), ((0, 3), (3, 2)), ((2, 0), (0, 3))])
-def test_eager_fn_equals_the_bind_bit_for_bit(dt, shapes):
+def _python_impl(prim):
+    """The impl's Python path alone (what HostImpl runs for every case it does not cover)."""
+    c, host.HostImpl = host.HostImpl, None
+    try:
+        return runtime._make_host_impl(prim, host.host_kernels[prim], runtime._make_impl(prim))
+    finally:
+        host.HostImpl = c
+
+
+@_needs_c
+@pytest.mark.parametrize("dt", [np.float32, np.float64, np.complex128, np.int64, np.int32, np.uint8, np.bool_])
+def test_host_impl_equals_the_general_path_bit_for_bit(dt):
+    """Each primitive through the C call gives the bits, dtype, shape and aval of the impl's Python path (and of
+    NumPy), on a first and a repeat call, for one operand, two, an operand broadcast, and params."""
     from transforms.core import bind
-    from transforms.primitives import linalg as L
-    rng = np.random.default_rng(7)
-    x_np, y_np = [(rng.standard_normal(s) * 50).astype(dt) for s in shapes]
-    x, y = xp.asarray(x_np), xp.asarray(y_np)
-    a, b = x._v, y._v
-    run = runtime.eager_fn(L.dot_general_p, (a.aval, b.aval), {"dimension_numbers": _MM})
-    assert run is not None
-    before = runtime.compile_calls[0]
-    got = run(a, b)
-    ref = bind(L.dot_general_p, a, b, dimension_numbers=_MM)
-    assert type(got) is host.HostValue and got.aval == ref.aval
-    np.testing.assert_array_equal(np.asarray(got.np), np.asarray(ref))
-    np.testing.assert_array_equal(np.asarray(got.np), x_np @ y_np)   # (integers wrap as NumPy's)
-    assert runtime.compile_calls[0] == before
-
-
-@pytest.mark.skipif(host.MODE != "host", reason="host-held eager values switched off: no eager_fn")
-def test_eager_fn_declines_and_refuses_off_its_path():
     from transforms.primitives import elementwise as E
-    from transforms.primitives import linalg as L
-    f64 = ShapedArray((3, 3), np.float64)
-    assert runtime.eager_fn(E.sin_p, (f64,), {}) is None                    # (one operand: not this path)
-    assert runtime.eager_fn(E.nextafter_p, (f64, f64), {}) is None          # (no specialised kernel: bind)
-    assert runtime.eager_fn(E.add_p, (f64, f64), {}) is not None
-    bool_aval = ShapedArray((3, 3), np.bool_)
-    assert runtime.eager_fn(L.dot_general_p, (bool_aval, bool_aval), {"dimension_numbers": _MM}) is None
-    run = runtime.eager_fn(L.dot_general_p, (f64, f64), {"dimension_numbers": _MM})
-    x = xp.asarray(np.eye(3))
-    assert run(x._v, 1.0) is None                                           # (not host-held: the caller binds)
+    from transforms.primitives import reductions as R
+    rng = np.random.default_rng(3)
+    x_np, y_np = [(rng.standard_normal((3, 4)) * 50).astype(dt) for _ in range(2)]
+    x, y, r = xp.asarray(x_np)._v, xp.asarray(y_np)._v, xp.asarray(y_np[:1])._v
+    cases = [(E.add_p, (x, y), {}), (E.mul_p, (x, r), {}), (E.eq_p, (x, y), {}),
+             (R.reduce_sum_p, (x,), {"axes": (0,)}), (R.reduce_sum_p, (x,), {"axes": (1,)}),
+             (R.reduce_sum_p, (x,), {"axes": (0, 1)}), (E.max_p, (x, y), {})]
+    if np.dtype(dt).kind != "b":
+        cases.append((E.neg_p, (x,), {}))
+    if np.dtype(dt).kind in "fc":
+        cases.append((E.exp_p, (x,), {}))
+    for prim, args, params in cases:
+        try:
+            want = _python_impl(prim)(*args, **params)
+        except TypeError:   # (a dtype the primitive refuses)
+            continue
+        want_np = np.asarray(want)
+        assert want_np.tobytes() == np.asarray(bind(prim, *args, **params)).tobytes()
+        impl = impl_rules[prim]
+        assert type(impl) is host.HostImpl
+        for _ in range(2):
+            got = impl(*args, **params)
+            assert type(got) is type(want) and got.aval == want.aval   # (a declined kernel: both XLA's)
+            got_np = np.asarray(got)
+            assert got_np.dtype == want_np.dtype and got_np.shape == want_np.shape
+            assert got_np.tobytes() == want_np.tobytes()
+    np.testing.assert_array_equal(np.asarray(impl_rules[E.add_p](x, y)), x_np + y_np)
+
+
+@_needs_c
+def test_host_impl_keys_a_signature_by_its_params_and_avals():
+    """One operand with other params, or another operand of equal aval, is recognised as its own signature."""
+    from transforms.primitives import reductions as R
+    s = impl_rules[R.reduce_sum_p]
+    a_np = np.arange(12.0).reshape(3, 4)
+    a = xp.asarray(a_np)._v
+    for _ in range(3):
+        for axes in ((0,), (1,), (0, 1)):
+            np.testing.assert_array_equal(np.asarray(s(a, axes=axes)), a_np.sum(axis=axes))
+    b = xp.asarray(a_np[::-1].copy())._v
+    np.testing.assert_array_equal(np.asarray(s(b, axes=(0,))), a_np[::-1].sum(axis=0))
+    for k in range(300):   # (more signatures than the table holds: each still right)
+        v = xp.asarray(np.full((k + 1,), 2.0))._v
+        assert float(np.asarray(s(v, axes=(0,)))) == 2.0 * (k + 1)
+
+
+@_needs_c
+def test_host_impl_hands_every_other_case_to_the_python_path():
     from transforms import jit
-    jit(lambda t: t * 2.0, donate_argnums=0)(x)
-    assert run(x._v, x._v) is None                                          # (donated: the bind raises)
+    from transforms.core import bind
+    from transforms.primitives import elementwise as E
+    from transforms.primitives import reductions as R
+    x = xp.asarray(np.array([0.5, 2.0]))
+    np.testing.assert_allclose(np.asarray(bind(E.add_p, x._v, 1.5)), [2.0, 3.5])   # a Python scalar operand
+    z = xp.asarray(np.array([1 + 2j]))
+    for _ in range(2):   # (declined on host: XLA, on a repeat call as well)
+        np.testing.assert_allclose(np.asarray(xp.log(z)), np.log(np.array([1 + 2j])))
+    s = xp.asarray(np.array([1.0, 2.0]))._v
+    for _ in range(2):   # a 0-d result (NumPy gives a scalar): boxed as a 0-d value
+        out = impl_rules[R.reduce_sum_p](s, axes=(0,))
+        assert type(out) is host.HostValue and type(out.np) is np.ndarray and out.np.shape == () and out.np == 3.0
+    with np.errstate(all="raise"):   # kernels run quiet: the caller's error state is not theirs, and is kept
+        zero = xp.asarray(np.array([0.0, 1.0]))
+        for _ in range(2):
+            assert np.asarray(xp.log(zero))[0] == -np.inf
+        with pytest.raises(FloatingPointError):
+            np.log(np.float64(0.0))
+    w = xp.asarray(np.eye(3))
+    for _ in range(2):
+        w + w
+    jit(lambda t: t * 2.0, donate_argnums=0)(w)
+    with pytest.raises(RuntimeError, match="donated"):   # (a value with a deleted buffer: the Python path raises)
+        w + w
 
 
-@pytest.mark.skipif(host.MODE != "host", reason="host-held eager values switched off: no eager_fn")
-def test_matmul_keeps_its_run_per_signature_and_equals_numpy(monkeypatch):
-    from array_namespace import _linear_algebra as LA
+@pytest.mark.skipif(host.MODE != "host", reason="host-held eager values switched off")
+def test_matmul_equals_numpy_eagerly_and_under_transforms():
     from transforms import jit, vmap
-    from transforms.backend import backend
-    made = []
-    real = backend.eager_fn
-
-    def spy(prim, avals, params):
-        fn = real(prim, avals, params)
-        made.append(avals)
-        return fn
-    monkeypatch.setattr(backend, "eager_fn", spy)
-    monkeypatch.setattr(LA, "_LAST_2D", (None, None, None))
     rng = np.random.default_rng(8)
     a_np, b_np = rng.standard_normal((6, 4)), rng.standard_normal((4, 3))
     a, b = xp.asarray(a_np), xp.asarray(b_np)
     outs = [np.asarray(a @ b) for _ in range(4)]
-    assert len(made) == 1   # (made at the second call, kept after)
     for o in outs:
         np.testing.assert_array_equal(o, outs[0])
         np.testing.assert_allclose(o, a_np @ b_np, rtol=1e-14)
-    # under transforms the kept run is never used: traced, differentiated, batched as before
     np.testing.assert_allclose(np.asarray(jit(lambda u: u @ b)(a)), a_np @ b_np, rtol=1e-14)
     np.testing.assert_allclose(np.asarray(jit(lambda: a @ b)()), a_np @ b_np, rtol=1e-14)   # (captured values)
     np.testing.assert_allclose(np.asarray(vmap(lambda r: xp.matmul(r[None, :], b))(a))[:, 0], a_np @ b_np,
