@@ -35,3 +35,13 @@ def test_xla_flags_setting_an_option_wins(monkeypatch):
     assert dict(compile_flags.overrides()) == compile_flags.OPTIONS
     monkeypatch.setenv("XLA_FLAGS", "--xla_cpu_experimental_ynn_fusion_type=+reduce")
     assert dict(compile_flags.overrides()) == {"xla_cpu_use_fusion_emitters": False}
+
+
+def test_xla_keeps_flushing_subnormals_with_its_ftz_option_off(monkeypatch):
+    # (README, subnormals: jaxlib 0.10.2 has an `xla_cpu_ftz` debug option, but its CPU runtime flushes whatever
+    # it says; should a later jaxlib honour it, this fails and the package's one rule can be revisited)
+    monkeypatch.setattr(compile_flags, "OPTIONS", dict(compile_flags.OPTIONS, xla_cpu_ftz=False))
+    x = xp.asarray(np.array([3e-310, 1e-320, 1.0]))
+    assert ("xla_cpu_ftz", False) in compile_flags.overrides()
+    np.testing.assert_array_equal(np.asarray(jit(lambda v: xp.log(v) + 0.0)(x)), [-np.inf, -np.inf, 0.0])
+    np.testing.assert_array_equal(np.asarray(jit(lambda v: v * 0.5 + 0.0)(x)), [0.0, 0.0, 0.5])
