@@ -103,12 +103,22 @@ INTEGER = [
 ]
 
 Z = np.array([1 + 2j, -3.5 - 0.5j, 0j, complex(np.inf, 1), complex(np.nan, 2)], np.complex128)
+def _complex(re, im, dt):
+    out = np.empty(re.shape, dt)   # (parts set as they are: re + 1j * im would turn (x, inf) into (nan, inf))
+    out.real, out.imag = re, im
+    return out
+
+
 COMPLEX = [
     Case("real-c128", raw(E.real_p), np.real, [Z]), Case("imag-c128", raw(E.imag_p), np.imag, [Z]),
     Case("conj-c64", raw(E.conj_p), np.conj, [Z.astype(np.complex64)]),
     Case("abs-c128", raw(E.abs_p), np.abs, [Z[:3]]),
     Case("mul-c128", raw(E.mul_p), np.multiply, [Z[:3], Z[:3][::-1].copy()]),
     Case("exp-c128", raw(E.exp_p), np.exp, [Z[:3]]),
+    Case("complex-f64", raw(E.complex_p), lambda re, im: _complex(re, im, np.complex128),
+         [np.array([1.5, -0.0, np.inf, np.nan, 2.0]), np.array([-2.0, 0.0, np.inf, np.inf, -0.0])]),
+    Case("complex-f32", raw(E.complex_p), lambda re, im: _complex(re, im, np.complex64),
+         [np.array([1.5, -3.0], np.float32), np.array([0.25, -0.0], np.float32)]),
 ]
 
 CONVERT = [
