@@ -6,7 +6,7 @@ broadcast to shape, or an invalid Python-number parameter) and runs one raw-valu
 Parameters broadcast against `shape` as in JAX; shape=None means the parameters' broadcast shape.
 
 Constructions. The continuous ones use u_m, uniform's grid midpoints (in (0, 1), symmetric about 1/2, one
-word per sample, as `normal` does): exponential -log1p(-u_m), laplace and logistic their inverse CDFs, cauchy
+word per sample, as `normal` does): exponential -log(1 - u_m), laplace and logistic their inverse CDFs, cauchy
 tan(pi (u_m - 1/2)); truncated_normal is the normal quantile (ndtri) of a uniform on [Phi(lo), Phi(hi)],
 computed on the side of 0 where the interval's Phi values are small (so a bound deep in either tail keeps
 its precision); gamma is Marsaglia-Tsang ("A simple method for generating gamma variables", 2000) with a
@@ -35,6 +35,7 @@ from .primitives import special_erf as SE
 from .primitives import structural as S
 from .random_args import _aval, _bound, _call, _float_dtype, _int_dtype, _is_array, _key_raw, _shape
 from .random_bits import I64, U64, _fold_body, _split_body, bits32, blocks, c, const, size, uniform01, unit
+from .primitives.raw_ops import log_pos
 from .random_samplers import _normal_body, normal_quantile, take
 
 __all__ = ["exponential", "laplace", "logistic", "cauchy", "rademacher", "truncated_normal", "gamma", "beta",
@@ -43,16 +44,15 @@ __all__ = ["exponential", "laplace", "logistic", "cauchy", "rademacher", "trunca
 
 # ---------------------------------------------------------------- raw helpers
 
-def _b(p, x, *y, **kw):
-    return E.bind(p, x, *y, **kw)
+def _b(p, x, *y, **kw): return E.bind(p, x, *y, **kw)
+def _log(x): return _b(E.log_p, x)
+def _where(p, x, y): return E.select_n(p, y, x)
 
 
-def _log(x):
-    return _b(E.log_p, x)
-
-
-def _where(p, x, y):
-    return E.select_n(p, y, x)
+def _log1m(u):
+    """log(1 - u) for u in (0, 1) on _mid01's grid (or |2u - 1|), where 1 - u is exact: as accurate as log1p(-u)
+    (float64 within 1 ulp, float32 1.2 ulp), and XLA vectorises it (raw_ops.log_pos): ~3x faster at float64."""
+    return log_pos(E.sub(c(u, 1.0), u))
 
 
 def _keys(k, n):
@@ -76,15 +76,11 @@ def _two_mid01(k, shape, dtype):
 
 
 def _mid01_32(k, shape, dtype, start=0):
-    """Uniforms on the 2**-32 grid's midpoints (in (0, 1)), one 32-bit word each (from the stream's word `start`)."""
+    """Uniforms on the 2**-32 grid's midpoints (in (0, 1)), one 32-bit word each (from the stream's word `start`):
+    half the threefry work of _mid01 at float64, for Knuth and for PTRS, whose n = floor(b * u + ...) steps by < 1
+    per grid step below lam ~ 1e16, where float64 stops holding consecutive integers anyway."""
     w = E.convert_element_type(bits32(k, size(shape), start), dtype)
     return S.reshape(E.add(E.mul(w, c(w, 2.0 ** -32)), c(w, 2.0 ** -33)), shape)
-
-
-def _two_mid01_32(k, shape, dtype):
-    """Two arrays of _mid01_32 (half the threefry work of _two_mid01 at float64) for PTRS, whose n = floor(b * u
-    + ...) steps by < 1 per grid step below lam ~ 1e16, where float64 stops holding consecutive integers anyway."""
-    return [_mid01_32(k, shape, dtype, i * size(shape)) for i in range(2)]
 
 
 def _any(x):
@@ -108,18 +104,19 @@ def _rejection(k, shape, init, step):
 # ------------------------------------------------------------ one-parameter-free continuous samplers
 
 def _exponential_body(k, *, shape, dtype):
-    return E.neg(_b(E.log1p_p, E.neg(_mid01(k, shape, dtype))))
+    u = _mid01(k, shape, dtype)
+    return E.neg(_log1m(u))
 
 
 def _laplace_body(k, *, shape, dtype):
     u = _mid01(k, shape, dtype)
     x = E.sub(E.add(u, u), c(u, 1.0))                  # in (-1, 1), never 0
-    return E.mul(E.neg(_b(E.sign_p, x)), _b(E.log1p_p, E.neg(_b(E.abs_p, x))))
+    return E.mul(E.neg(_b(E.sign_p, x)), _log1m(_b(E.abs_p, x)))
 
 
 def _logistic_body(k, *, shape, dtype):
     u = _mid01(k, shape, dtype)
-    return E.sub(_log(u), _b(E.log1p_p, E.neg(u)))
+    return E.sub(log_pos(u), _log1m(u))
 
 
 def _cauchy_body(k, *, shape, dtype):
@@ -289,7 +286,7 @@ def _ptrs_draw(kr, prm):
     arrays prm: (accepted, n)."""
     lam, loglam, b, a, inv_alpha, v_r = prm
     f = lambda v: c(lam, v)  # noqa: E731
-    u, v = _two_mid01_32(kr, S.shape_of(lam), S.dtype_of(lam))
+    u, v = (_mid01_32(kr, S.shape_of(lam), S.dtype_of(lam), i * size(S.shape_of(lam))) for i in range(2))
     u = E.sub(u, f(0.5))
     us = E.sub(f(0.5), _b(E.abs_p, u))
     n = _b(E.floor_p, E.add(E.mul(E.add(E.div(E.add(a, a), us), b), u), E.add(lam, f(0.43))))
