@@ -29,9 +29,18 @@ COMPOSITES = list(SG.COMPOSITES) + [p for k, p in vars(SE).items() if k.endswith
 SPECIAL_PRIMS = KERNELS + COMPOSITES      # (test_host_kernels_programs counts these as tested here)
 
 
+XLA_LEN = 8192      # (every operand fits: one executable per primitive and dtype serves every test below)
+
+
 def _xla(prim, *args):
-    out = runtime._make_impl(prim)(*[runtime.device_buffer(np.asarray(a)) for a in args])
-    return np.asarray(out)
+    """prim's own lowering, elementwise, on args: run as one single-op executable of XLA_LEN elements per dtype
+    (the operands broadcast, flattened and padded with 0.5; the padding's results dropped)."""
+    args = np.broadcast_arrays(*[np.asarray(a) for a in args])
+    shape, n = args[0].shape, args[0].size
+    assert n <= XLA_LEN, n
+    flat = [np.concatenate([a.ravel(), np.full(XLA_LEN - n, 0.5, a.dtype)]) for a in args]
+    out = np.asarray(runtime._make_impl(prim)(*[runtime.device_buffer(a) for a in flat]))
+    return out[:n].reshape(shape)
 
 
 def _host(prim, *args):
