@@ -14,6 +14,7 @@ import pytest
 import scipy.special as sc
 
 import array_namespace as xp
+from lower_harness import XLA_LEN
 from transforms.core import ShapedArray, impl_rules
 from transforms.primitives import elementwise as E
 from transforms.primitives import special_erf as SE
@@ -29,12 +30,10 @@ COMPOSITES = list(SG.COMPOSITES) + [p for k, p in vars(SE).items() if k.endswith
 SPECIAL_PRIMS = KERNELS + COMPOSITES      # (test_host_kernels_programs counts these as tested here)
 
 
-XLA_LEN = 8192      # (every operand fits: one executable per primitive and dtype serves every test below)
-
-
 def _xla(prim, *args):
     """prim's own lowering, elementwise, on args: run as one single-op executable of XLA_LEN elements per dtype
-    (the operands broadcast, flattened and padded with 0.5; the padding's results dropped)."""
+    (the operands broadcast, flattened and padded with 0.5; the padding's results dropped). The module is
+    jit(bound primitive)'s at that length, so test_lower_special_* load it from the session's compile cache."""
     args = np.broadcast_arrays(*[np.asarray(a) for a in args])
     shape, n = args[0].shape, args[0].size
     assert n <= XLA_LEN, n
