@@ -88,13 +88,15 @@ def test_yn_infinite_order():
 def test_zeta_far_negative_q(x):
     """zeta(x, q) at negative non-integer q below the summed range (-64), in closed form: against scipy
     (which sums the |q| terms one by one) over q in (-1e4, -64), to rounding of the terms' scale (odd x
-    cancels: terms mirror each other); polygamma(n, q) = (-1)^(n+1) n! zeta(n+1, q) likewise."""
+    cancels: terms mirror each other); polygamma(n, q) = (-1)^(n+1) n! zeta(n+1, q) likewise. (x is an array
+    argument, so the four cases run through one jit, one vmap and one polygamma program.)"""
     from transforms.primitives.special_gamma import ZETA_LOOP
     q = -np.geomspace(ZETA_LOOP, 1e4, 200) - np.linspace(0.013, 0.987, 200)
     want = sc.zeta(x, q)
     scale = sc.zeta(x, np.ceil(q) - q) + sc.zeta(x, q - np.floor(q))
-    for got in _three_ways(lambda v: xp.special.zeta(x, v), xp.asarray(q)):
+    xs = np.full(q.shape, x)
+    for got in _three_ways(xp.special.zeta, xp.asarray(xs), xp.asarray(q)):
         np.testing.assert_allclose(got, want, rtol=1e-13, atol=4e-15 * scale.max())
         assert (np.abs(got - want) <= 4e-15 * scale).all()
-    got = np.asarray(jit(lambda v: xp.special.polygamma(x - 1, v))(xp.asarray(q)))
+    got = np.asarray(jit(xp.special.polygamma)(xp.asarray(xs - 1), xp.asarray(q)))
     np.testing.assert_allclose(got, sc.polygamma(x - 1, q), rtol=1e-13, atol=4e-15 * (scale * sc.gamma(x)).max())
