@@ -35,8 +35,14 @@ def _args(name):
     return (0.3,) * getattr(getattr(sc, name), "nin", 1)
 
 
-def _ours(args):
-    return [a if isinstance(a, int) else xp.asarray(np.asarray(a, np.float64)) for a in args]
+# Native functions run under jit at each point repeated to this length (tests/xla/lower_harness.XLA_LEN), under
+# their own name: a function that is one primitive of that name (i0, ndtri, spence ...) is then the very module
+# tests/xla/test_host_special.py and test_lower_special_* run, compiled once per session (the compile cache).
+N_JIT = 8192
+
+
+def _ours(args, n=None):
+    return [a if isinstance(a, int) else xp.asarray(np.full(n or (), a, np.float64)) for a in args]
 
 
 @pytest.mark.parametrize("name", NAMES)
@@ -45,12 +51,13 @@ def test_scipy_special_function_on_our_arrays(name):
     want = np.asarray(getattr(sc, name)(*[np.asarray(a) if isinstance(a, float) else a for a in args]))
     f = getattr(sc, name)
     if hasattr(xp.special, name):
-        ours = _ours(args)
+        ours = _ours(args, N_JIT)
         arrays = [a for a in ours if not isinstance(a, int)]
 
         def call(*arrs):
             it = iter(arrs)
             return f(*[a if isinstance(a, int) else next(it) for a in ours])
+        call.__name__ = name
         got = jit(call)(*arrays)
         np.testing.assert_allclose(np.asarray(got), want, rtol=1e-9, atol=1e-300, err_msg=name)
     else:
