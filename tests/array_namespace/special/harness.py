@@ -11,6 +11,18 @@ import array_namespace as xp
 from transforms import grad, jit, jvp, vmap
 
 TOL = {np.float32: 2e-5, np.float64: 1e-11}
+# jit runs each function on its points repeated cyclically to this length (tests/xla/lower_harness.XLA_LEN):
+# then one program per function (and argument types) serves every test of it, test_special_coverage's too,
+# and one that is a single primitive of its name is the module tests/xla's special tests run: each compiled
+# once per session (the compile cache's hit), every point still checked
+N_JIT = 8192
+
+
+def tiled(arrays):
+    """1-D arrays of one length repeated cyclically to N_JIT (None where they are not: the caller jits as is)."""
+    if len({np.shape(a) for a in arrays}) != 1 or np.ndim(arrays[0]) != 1:
+        return None
+    return [np.resize(a, N_JIT) for a in arrays]
 
 
 def check_values(name, args, *, dtype=np.float64, rtol=None, atol=0.0, oracle=None):
@@ -32,7 +44,12 @@ def check_transforms(name, args, *, rtol=1e-10, atol=0.0, oracle=None):
     want = np.asarray(ref(*[np.asarray(a, np.float64) for a in args]))
     eager = np.asarray(f(*arrs))
     np.testing.assert_allclose(eager, want, rtol=rtol, atol=atol, equal_nan=True)
-    np.testing.assert_allclose(np.asarray(jit(f)(*arrs)), want, rtol=rtol, atol=atol, equal_nan=True)
+    big = tiled([np.asarray(a, np.float64) for a in args])
+    if big is None:
+        np.testing.assert_allclose(np.asarray(jit(f)(*arrs)), want, rtol=rtol, atol=atol, equal_nan=True)
+    else:
+        np.testing.assert_allclose(np.asarray(jit(f)(*map(xp.asarray, big))), np.resize(want, N_JIT), rtol=rtol,
+                                   atol=atol, equal_nan=True)
     n = arrs[0].shape[0]
     loop = np.stack([np.asarray(f(*[a[i] for a in arrs])) for i in range(n)])
     np.testing.assert_allclose(np.asarray(vmap(f)(*arrs)), loop, rtol=rtol, atol=atol, equal_nan=True)

@@ -20,7 +20,7 @@ import array_namespace as xp  # noqa: E402
 from transforms import grad, jit, vmap  # noqa: E402
 
 sys.path.insert(0, os.path.dirname(__file__))
-from harness import check_grad, check_transforms, check_values  # noqa: E402
+from harness import N_JIT, check_grad, check_transforms, check_values, tiled  # noqa: E402
 
 pytestmark = pytest.mark.filterwarnings("ignore:non-integer arg n is deprecated:DeprecationWarning")
 RNG = np.random.default_rng(20240611)
@@ -110,7 +110,6 @@ def test_betainc_dtypes_and_promotion():
 
 @pytest.mark.parametrize("name", ["betainc", "betaincc"])
 def test_betainc_transforms(name):
-    # (8 points, as BETAINC_BIG: test_betainc_huge_parameters_against_mpmath's jit runs this program)
     a, b, x = np.array([0.5, 2.0, 10.0, 30.0, 1.0, 0.0, 4.0, 1.5]), np.array([3.0, 2.0, 0.3, 40.0, 1.0, 1.0, 6.0, 0.5]), \
         np.array([0.2, 0.7, 0.99, 0.41, 0.5, 0.3, 0.35, 0.9])
     check_transforms(name, [a, b, x], rtol=1e-12)
@@ -299,10 +298,12 @@ BETAINC_BIG = [(988459838.0, 1703621935.0, 0.36717373791474245, 0.53011002510136
 def test_betainc_huge_parameters_against_mpmath():
     a, b, x, want = (np.array(v) for v in zip(*BETAINC_BIG))
     args = [xp.asarray(a), xp.asarray(b), xp.asarray(x)]
-    for f, g in ((xp.special.betainc, xp.special.betaincc), (jit(xp.special.betainc), jit(xp.special.betaincc))):
+    big = [xp.asarray(v) for v in tiled([a, b, x])]      # (jit: check_transforms' programs, see harness.N_JIT)
+    for f, g, at, w in ((xp.special.betainc, xp.special.betaincc, args, want),
+                        (jit(xp.special.betainc), jit(xp.special.betaincc), big, np.resize(want, N_JIT))):
         # ~1e-11: the fraction's steps cancel ~1e3-fold near the mean for m = ab/(a+b) ~ 1e9
-        np.testing.assert_allclose(np.asarray(f(*args)), want, rtol=5e-11)
-        np.testing.assert_allclose(np.asarray(g(*args)), 1 - want, rtol=5e-11)
+        np.testing.assert_allclose(np.asarray(f(*at)), w, rtol=5e-11)
+        np.testing.assert_allclose(np.asarray(g(*at)), 1 - w, rtol=5e-11)
     # scipy (Boost) agrees with the references to ~1e-11 (1.3e-11 at a = b = 2e10)
     np.testing.assert_allclose(sc.betainc(a, b, x), want, rtol=5e-11)
 

@@ -16,7 +16,7 @@ import array_namespace as xp  # noqa: E402
 from transforms import jit  # noqa: E402
 
 sys.path.insert(0, os.path.dirname(__file__))
-from harness import check_grad, check_transforms, check_values  # noqa: E402
+from harness import N_JIT, check_grad, check_transforms, check_values  # noqa: E402
 
 pytestmark = pytest.mark.filterwarnings("ignore:non-integer arg n is deprecated:DeprecationWarning")
 RNG = np.random.default_rng(20240611)
@@ -129,9 +129,9 @@ def test_nbdtri_near_1e9_against_mpmath():
 def test_fdtri_tiny_quantile_against_mpmath():
     # scipy's test_support_alternative_backends[fdtri-float64-shapes3] point: the answer ~4e-14 is in
     # the tail where 1 - s of the complement solution cancels (was 2.7e-14); mpmath at 40 digits
-    # (the point repeated 4 times: the jit program of shape (4,) test_distribution_inverses[fdtri] compiled;
-    # fdtri is elementwise, so each entry is that point's answer)
+    # (the point repeated N_JIT times: the jit program test_distribution_inverses[fdtri]'s check_transforms
+    # compiled; fdtri is elementwise, so each entry is that point's answer)
     dfn, dfd, p = 0.024697149340741038, 1.2151931669903688, 0.6438355111480759
     for f in (xp.special.fdtri, jit(xp.special.fdtri)):
-        got = np.asarray(f(*[xp.asarray(np.full(4, v)) for v in (dfn, dfd, p)]))
-        np.testing.assert_allclose(got, np.full(4, 4.0538300510887386e-14), rtol=1e-13)
+        got = np.asarray(f(*[xp.asarray(np.full(N_JIT, v)) for v in (dfn, dfd, p)]))
+        np.testing.assert_allclose(got, np.full(N_JIT, 4.0538300510887386e-14), rtol=1e-13)

@@ -2,6 +2,9 @@
 native ones are what scipy dispatches to and run under jit with scipy's values; any not yet native still
 works eagerly through scipy's NumPy fallback (under guarded jit, eagerly inside the jitted call) and raises a
 clear TracerArrayConversionError under grad, vmap or strict jit -- never a silent wrong answer."""
+import os
+import sys
+
 import numpy as np
 import pytest
 import scipy.special as sc
@@ -10,6 +13,9 @@ import scipy.special._support_alternative_backends as alt
 import array_namespace as xp
 from transforms import grad, jit
 from transforms.core import TracerArrayConversionError
+
+sys.path.insert(0, os.path.dirname(__file__))
+from harness import N_JIT  # noqa: E402  (jit at this length, under the function's name: see harness)
 
 NAMES = sorted(n.func.__name__ for n in alt._special_funcs)
 
@@ -33,12 +39,6 @@ def _args(name):
     if name in ARGS:
         return ARGS[name]
     return (0.3,) * getattr(getattr(sc, name), "nin", 1)
-
-
-# Native functions run under jit at each point repeated to this length (tests/xla/lower_harness.XLA_LEN), under
-# their own name: a function that is one primitive of that name (i0, ndtri, spence ...) is then the very module
-# tests/xla/test_host_special.py and test_lower_special_* run, compiled once per session (the compile cache).
-N_JIT = 8192
 
 
 def _ours(args, n=None):
