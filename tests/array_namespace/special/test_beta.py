@@ -110,8 +110,9 @@ def test_betainc_dtypes_and_promotion():
 
 @pytest.mark.parametrize("name", ["betainc", "betaincc"])
 def test_betainc_transforms(name):
-    a, b, x = np.array([0.5, 2.0, 10.0, 30.0, 1.0, 0.0, 4.0, 1.5]), np.array([3.0, 2.0, 0.3, 40.0, 1.0, 1.0, 6.0, 0.5]), \
-        np.array([0.2, 0.7, 0.99, 0.41, 0.5, 0.3, 0.35, 0.9])
+    a = np.array([0.5, 2.0, 10.0, 30.0, 1.0, 0.0, 4.0, 1.5])
+    b = np.array([3.0, 2.0, 0.3, 40.0, 1.0, 1.0, 6.0, 0.5])
+    x = np.array([0.2, 0.7, 0.99, 0.41, 0.5, 0.3, 0.35, 0.9])
     check_transforms(name, [a, b, x], rtol=1e-12)
 
 
