@@ -16,7 +16,7 @@ import pytest
 
 import array_namespace as xp
 from transforms.core import ShapedArray, impl_rules
-from transforms.jaxpr import ClosedJaxpr, Eqn, Jaxpr
+from transforms.jaxpr import ClosedJaxpr, Jaxpr
 from transforms.primitives import elementwise as E
 from xla import host, runtime
 from xla.host import HostValue, host_kernels
@@ -61,33 +61,35 @@ def _xla(prim, args, params):
 
 
 def xla_many(cases):
-    """_xla for many (prim, args, params) cases from ONE compiled program: one equation per case, each on its own
-    operands (the same lowering rule the single-op executable runs; compiling is what these tests spend their
-    time on). A case whose lowering refuses gives None, as in _xla."""
-    cases = list(cases)
-    keep, eqns, outvars, ins = [], [], [], {}   # ins: id(operand) -> (its Var, its buffer): one parameter each
+    """_xla for many (prim, args, params) cases from ONE compiled program: one equation per signature (prim,
+    params, operand shapes and dtypes) -- the lowering the single-op executable runs -- on its own operands, the
+    program run once per case of the most common signature (compiling is what these tests spend their time on).
+    A case whose lowering (or StableHLO's verifier) refuses gives None, as in _xla."""
+    cases = [(prim, [np.asarray(a) for a in args], params) for prim, args, params in cases]
+    sigs = {}   # signature -> (its equation, the indices of its cases)
     for i, (prim, args, params) in enumerate(cases):
-        avals = [ShapedArray(np.shape(a), np.asarray(a).dtype) for a in args]
-        try:
-            one = runtime.single_jaxpr(prim, avals, params)
-            if not runtime.lower_jaxpr(one).operation.verify():
-                continue
-        except Exception:   # a dtype the lowering (or StableHLO's verifier) does not take: nothing to compare
-            continue
-        eqn = one.jaxpr.eqns[0]
-        for a, v in zip(args, eqn.invars):
-            ins.setdefault(id(a), (v, runtime.device_buffer(a), a))
-        eqn = Eqn(prim, [ins[id(a)][0] for a in args], eqn.outvars, params)
-        keep.append((i, len(outvars), len(eqn.outvars)))
-        eqns.append(eqn)
-        outvars += eqn.outvars
-    invars, bufs = [v for v, _, _ in ins.values()], [b for _, b, _ in ins.values()]
+        avals = [ShapedArray(a.shape, a.dtype) for a in args]
+        key = (prim, tuple(params.items()), *avals)
+        if key not in sigs:
+            try:
+                one = runtime.single_jaxpr(prim, avals, params)
+                ok = runtime.lower_jaxpr(one).operation.verify()
+            except Exception:   # a dtype the lowering does not take: nothing to compare
+                ok = False
+            sigs[key] = (one.jaxpr.eqns[0] if ok else None, [])
+        sigs[key][1].append(i)
+    sigs = [sig for sig in sigs.values() if sig[0] is not None]
     out = [None] * len(cases)
-    if eqns:
-        exe = runtime.compile_jaxpr(ClosedJaxpr(Jaxpr([], invars, eqns, outvars), []), name="oracles")
-        res = [np.asarray(o) for o in exe(bufs)]
-        for i, at, n in keep:
-            out[i] = res[at:at + n]
+    if not sigs:
+        return out
+    invars = [v for eqn, _ in sigs for v in eqn.invars]
+    exe = runtime.compile_jaxpr(ClosedJaxpr(Jaxpr([], invars, [eqn for eqn, _ in sigs],
+                                                  [v for eqn, _ in sigs for v in eqn.outvars]), []), name="oracles")
+    for r in range(max(len(ids) for _, ids in sigs)):
+        picks = [ids[min(r, len(ids) - 1)] for _, ids in sigs]   # (a signature with fewer cases: its last again)
+        res = iter(np.asarray(o) for o in exe([runtime.device_buffer(a) for i in picks for a in cases[i][1]]))
+        for (eqn, _), i in zip(sigs, picks):
+            out[i] = [next(res) for _ in eqn.outvars]
     return out
 
 
