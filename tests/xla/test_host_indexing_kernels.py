@@ -46,7 +46,8 @@ def test_gather_take_and_point_forms_equal_xla(dt):
         sizes = tuple(1 if e == d else X.shape[e] for e in range(3))
         for vals in ([0, n - 1, 1], [[2, -1], [n + 3, 0]], [-7], []):
             idx = _idx(vals, dt)[..., None]
-            cases.append((I.gather_p, [X, idx], dict(dimension_numbers=_take_dn(d, 3, idx.ndim - 1), slice_sizes=sizes)))
+            dn = _take_dn(d, 3, idx.ndim - 1)
+            cases.append((I.gather_p, [X, idx], dict(dimension_numbers=dn, slice_sizes=sizes)))
     for x in (X[0, 0], X[0], X):   # pointwise: every dim indexed, one element each
         nd = x.ndim
         for vals in ([[0] * nd, [1] * nd], [[[-1] * nd], [[9] * nd]], np.zeros((0, nd), int).tolist()):
@@ -102,7 +103,8 @@ def test_windowed_scatter_still_equals_xla():
     u2 = np.arange(2 * 3 * 5, dtype=np.float64).reshape(3, 2, 5)
     idx2 = np.array([[0, 1], [2, 3], [1, 0]], np.int64)
     _check([(I.scatter_p, [X, idx, u], dict(dimension_numbers=I.ScatterDims((0, 2), (1,), (1,)), mode="add")),
-            (I.scatter_p, [X, idx2, u2[:, 0]], dict(dimension_numbers=I.ScatterDims((1,), (0, 1), (0, 1)), mode="max"))])
+            (I.scatter_p, [X, idx2, u2[:, 0]],
+             dict(dimension_numbers=I.ScatterDims((1,), (0, 1), (0, 1)), mode="max"))])
 
 
 @pytest.mark.parametrize("dt", INDEX_DTYPES, ids=lambda d: np.dtype(d).name)

@@ -153,7 +153,8 @@ def test_qr(dt):
     rng = np.random.default_rng(3)
     cases = [(LP.qr_p, [_rand(rng, shape, dt)], dict(full_matrices=full_matrices))
              for shape in [(2, 7, 4), (3, 4, 7)] for full_matrices in (True, False)]
-    check_all(cases + [(LP.qr_p, [_rand(rng, shape, dt)], dict(full_matrices=True)) for shape in [(5, 5), (4, 0), (0, 3)]])
+    check_all(cases + [(LP.qr_p, [_rand(rng, shape, dt)], dict(full_matrices=True))
+                       for shape in [(5, 5), (4, 0), (0, 3)]])
 
 
 @pytest.mark.parametrize("dt", DTYPES, ids=str)
@@ -167,7 +168,8 @@ def test_eig(dt):
 @pytest.mark.parametrize("dt", DTYPES, ids=str)
 def test_lu(dt):
     rng = np.random.default_rng(5)
-    check_all([(LP.lu_p, [_rand(rng, shape, dt)], {}) for shape in [(2, 7, 4), (3, 4, 7), (1, 70, 70), (70, 40), (3, 0)]])
+    check_all([(LP.lu_p, [_rand(rng, shape, dt)], {})
+               for shape in [(2, 7, 4), (3, 4, 7), (1, 70, 70), (70, 40), (3, 0)]])
 
 
 def test_lu_singular_and_ties():
