@@ -2,6 +2,8 @@
 loop, and gradients (forward, reverse, second order, float32) vs finite differences of the NumPy
 function -- the oracle is never our own code alone (a sign flipped in a jvp rule fails the
 second-order and float32 checks as well as the first-order one)."""
+import functools
+
 import numpy as np
 import pytest
 from hypothesis import given
@@ -39,11 +41,31 @@ def test_eager_matches_numpy(op, data):
     _close(got, want, dtype, op.tol)
 
 
+def _jit_inputs(op):
+    return op.inputs(np.random.default_rng(1), op.shapes[-1], "float64")
+
+
+@functools.cache
+def _jitted():
+    """{op.name: jit(op.fn)(*its inputs)} for every row, from one jitted function returning them all (one compile
+    for the table, not one per row)."""
+    argss = [_arrays(_jit_inputs(op)) for op in ALL_OPS]
+    flat = [a for args in argss for a in args]
+
+    def every(*flat):
+        outs, at = [], 0
+        for op, args in zip(ALL_OPS, argss):
+            outs.append(op.fn(*flat[at:at + len(args)]))
+            at += len(args)
+        return outs
+    return dict(zip(IDS, map(np.asarray, jit(every)(*flat))))
+
+
 @pytest.mark.parametrize("op", ALL_OPS, ids=IDS)
 def test_jit_matches_eager(op):
-    vals = op.inputs(np.random.default_rng(1), op.shapes[-1], "float64")
+    vals = _jit_inputs(op)
     args = _arrays(vals)
-    jitted = np.asarray(jit(op.fn)(*args))
+    jitted = _jitted()[op.name]
     np.testing.assert_allclose(jitted, np.asarray(op.fn(*args)), rtol=1e-12, atol=1e-12)
     np.testing.assert_allclose(jitted, op.np_fn(*vals), rtol=1e-9, atol=1e-9)
 

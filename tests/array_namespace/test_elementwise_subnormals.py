@@ -8,6 +8,8 @@ smallest normals of both signs, and ordinary values; binary functions on every p
 and agree with NumPy run in that mode (tests/fpmode_util.py subnormals_flushed: NumPy's own arithmetic, its operands flushed
 and its result flushed, since a few libm functions -- fmod, hypot -- work on the bits and are not flushed by the
 control register), to the tolerances of the op table's transcendental functions."""
+import functools
+
 import numpy as np
 import pytest
 
@@ -81,11 +83,19 @@ def check(name, got, want, dt, args, what, zero_sign=True):
                     f"(inputs, got, want) {rows}")
 
 
-def run_all(name, args, dt):
+@functools.cache
+def jitted_all(names, dt, make_args):
+    """{name: jit(xp.<name>)(*make_args(dt))} for every name, from ONE jitted function returning each one's
+    result (one program per dtype: compiling is what these tests spend their time on)."""
+    fs = [getattr(xp, n) for n in names]
+    outs = jit(lambda *xs: [f(*xs) for f in fs])(*[xp.asarray(a) for a in make_args(dt)])
+    return dict(zip(names, map(np.asarray, outs)))
+
+
+def run_all(name, args, dt, jitted):
     f = getattr(xp, name)
     xs = [xp.asarray(a) for a in args]
     eager = np.asarray(f(*xs))
-    jitted = np.asarray(jit(f)(*xs))
     mapped = np.asarray(vmap(f)(*xs))
     want = oracle(name, *args)
     # max/min of two zeros: XLA's +0.0 (max) and -0.0 (min), where NumPy picks either
@@ -98,14 +108,22 @@ def run_all(name, args, dt):
 @pytest.mark.parametrize("dt", ["float32", "float64"])
 @pytest.mark.parametrize("name", UNARY)
 def test_unary(name, dt):
-    run_all(name, (values(dt),), dt)
+    run_all(name, (values(dt),), dt, jitted_all(tuple(UNARY), dt, _unary_args)[name])
+
+
+def _unary_args(dt):
+    return (values(dt),)
+
+
+def _binary_args(dt):
+    v = values(dt)
+    return np.repeat(v, v.size), np.tile(v, v.size)
 
 
 @pytest.mark.parametrize("dt", ["float32", "float64"])
 @pytest.mark.parametrize("name", BINARY)
 def test_binary(name, dt):
-    v = values(dt)
-    run_all(name, (np.repeat(v, v.size), np.tile(v, v.size)), dt)
+    run_all(name, _binary_args(dt), dt, jitted_all(tuple(BINARY), dt, _binary_args)[name])
 
 
 @pytest.mark.parametrize("dt", ["float32", "float64"])
@@ -143,15 +161,26 @@ def close_complex(got, want, dt):
 
 COMPLEX_UNARY = ("abs acos acosh asin asinh atan atanh conj cos cosh exp expm1 log log10 log1p log2 negative "
                  "reciprocal sign sin sinh sqrt square tan tanh").split()
+COMPLEX_BINARY = ["add", "subtract", "multiply", "divide", "equal", "not_equal", "pow"]
+
+
+def _complex_unary_args(dt):
+    return (complex_values(dt).astype(np.result_type(dt, np.complex64)),)
+
+
+def _complex_binary_args(dt):
+    z = complex_values(dt, big=3.0).astype(np.result_type(dt, np.complex64))
+    return np.repeat(z, z.size), np.tile(z, z.size)
 
 
 @pytest.mark.parametrize("dt", ["float32", "float64"])
 @pytest.mark.parametrize("name", COMPLEX_UNARY)
 def test_complex_unary_jit_and_vmap_agree_with_eager(name, dt):
-    z = complex_values(dt).astype(np.result_type(dt, np.complex64))
+    z = _complex_unary_args(dt)[0]
     f, x = getattr(xp, name), xp.asarray(z)
     eager = np.asarray(f(x))
-    for what, got in (("jit", jit(f)(x)), ("vmap", vmap(f)(x))):
+    jitted = jitted_all(tuple(COMPLEX_UNARY), dt, _complex_unary_args)[name]
+    for what, got in (("jit", jitted), ("vmap", vmap(f)(x))):
         ok = close_complex(got, eager, dt)
         assert ok.all(), (name, what, z[~ok][:4], np.asarray(got)[~ok][:4], eager[~ok][:4])
 
@@ -182,13 +211,13 @@ def test_complex_inverse_trig_at_branch_points(name, dt):
 
 
 @pytest.mark.parametrize("dt", ["float32", "float64"])
-@pytest.mark.parametrize("name", ["add", "subtract", "multiply", "divide", "equal", "not_equal", "pow"])
+@pytest.mark.parametrize("name", COMPLEX_BINARY)
 def test_complex_binary_jit_agrees_with_eager(name, dt):
     z = complex_values(dt, big=3.0).astype(np.result_type(dt, np.complex64))
-    a, b = xp.asarray(np.repeat(z, z.size)), xp.asarray(np.tile(z, z.size))
+    a, b = map(xp.asarray, _complex_binary_args(dt))
     f = getattr(xp, name)
     eager = np.asarray(f(a, b))
-    ok = close_complex(jit(f)(a, b), eager, dt)
+    ok = close_complex(jitted_all(tuple(COMPLEX_BINARY), dt, _complex_binary_args)[name], eager, dt)
     assert ok.all(), (name, np.repeat(z, z.size)[~ok][:4], np.tile(z, z.size)[~ok][:4])
     if name in ("add", "subtract", "multiply", "equal", "not_equal"):   # (exact: NumPy in the mode is the oracle)
         assert close_complex(eager, oracle(name, np.repeat(z, z.size), np.tile(z, z.size)), dt).all()

@@ -2,6 +2,8 @@
 a signature run the plain body or its direct form (nothing staged, nothing compiled) and the staged body runs
 from the call after. The two must agree bit for bit (the same host kernels on the same values), agree with jit within
 floating tolerance, raise the same errors, and stage as before off the host kernels."""
+import functools
+
 import numpy as np
 import pytest
 
@@ -110,12 +112,25 @@ def _cases():
             yield pytest.param(name, f, make, kw, dt, id=f"{name}-{np.dtype(dt).name}")
 
 
+def _first_input(name, make, dt):
+    return xp.asarray(make(np.random.default_rng(abs(hash(name)) % 1000), (2, 5, 5), dt))
+
+
+@functools.cache
+def _jitted_cases(dt):
+    """{name: jit(name's call)(its input)} for every case of dtype dt, from one jitted function returning them all
+    (one compile per dtype, not one per case: compiling is what these tests spend their time on)."""
+    cases = [(name, f, kw) for name, f, make, kw, d in (c.values for c in _cases()) if d is dt]
+    xs = [_first_input(name, make, dt) for name, f, make, kw, d in (c.values for c in _cases()) if d is dt]
+    outs = jit(lambda *vs: [_call(name, f, v, kw) for (name, f, kw), v in zip(cases, vs)])(*xs)
+    return {name: _leaves(o) for (name, _, _), o in zip(cases, outs)}
+
+
 @needs_host
 @pytest.mark.parametrize("name,f,make,kw,dt", list(_cases()))
 def test_first_call_is_plain_and_equals_the_staged_calls_bit_for_bit_and_jit(name, f, make, kw, dt, fresh):
     from xla import runtime
-    rng = np.random.default_rng(abs(hash(name)) % 1000)
-    x = xp.asarray(make(rng, (2, 5, 5), dt))
+    x = _first_input(name, make, dt)
     c0, s0 = runtime.compile_calls[0], _stagings()
     first = _leaves(_call(name, f, x, kw))
     for _ in range(U - 1):
@@ -132,7 +147,7 @@ def test_first_call_is_plain_and_equals_the_staged_calls_bit_for_bit_and_jit(nam
         assert a.dtype == b.dtype and a.shape == b.shape
         np.testing.assert_array_equal(a, b)
         np.testing.assert_array_equal(b, c)
-    jitted = _leaves(jit(lambda v: _call(name, f, v, kw))(x))
+    jitted = _jitted_cases(dt)[name]   # (jit(lambda v: _call(name, f, v, kw))(x), in one program per dtype)
     tol = 2e-4 if np.dtype(dt) in (np.float32, np.complex64) else 1e-10
     for a, j in zip(first, jitted):
         assert a.dtype == j.dtype and a.shape == j.shape
@@ -141,12 +156,30 @@ def test_first_call_is_plain_and_equals_the_staged_calls_bit_for_bit_and_jit(nam
         np.testing.assert_allclose(a, j, rtol=tol, atol=tol * max(1.0, float(np.abs(j).max(initial=0))))
 
 
-@needs_host
-@pytest.mark.parametrize("dt", [np.float64, np.float32, np.complex128])
-@pytest.mark.parametrize("kind", ["singular", "nan", "inf", "empty"])
-@pytest.mark.parametrize("fname", ["inv", "det", "slogdet", "solve", "eigvalsh", "svdvals", "vector_norm",
-                                   "matrix_norm", "fft"])
-def test_first_and_staged_calls_agree_on_special_inputs(fname, kind, dt, fresh):
+SPECIAL_FNAMES = ["inv", "det", "slogdet", "solve", "eigvalsh", "svdvals", "vector_norm", "matrix_norm", "fft"]
+SPECIAL_KINDS = ["singular", "nan", "inf", "empty"]
+
+
+@functools.cache
+def _jitted_special(dt):
+    """{(fname, kind): jit(f)(*args)} for every special-input case of dtype dt, from one jitted function."""
+    keys = [(fname, kind) for fname in SPECIAL_FNAMES for kind in SPECIAL_KINDS]
+    fs, argss = zip(*(_special_case(fname, kind, dt) for fname, kind in keys))
+    sizes = [len(a) for a in argss]
+    flat = [a for args in argss for a in args]
+
+    def every(*flat):
+        outs, at = [], 0
+        for f, n in zip(fs, sizes):
+            outs.append(f(*flat[at:at + n]))
+            at += n
+        return outs
+    with np.errstate(all="ignore"):
+        outs = jit(every)(*flat)
+    return {key: _leaves(o) for key, o in zip(keys, outs)}
+
+
+def _special_case(fname, kind, dt):
     f = getattr(xp.fft if fname == "fft" else xp.linalg, fname)
     n = 0 if kind == "empty" else 4
     a = np.arange(1.0, 1.0 + 3 * n * n).reshape(3, n, n).astype(dt)
@@ -157,14 +190,22 @@ def test_first_and_staged_calls_agree_on_special_inputs(fname, kind, dt, fresh):
     elif kind in ("nan", "inf") and n:
         a[1, 2, 3] = np.nan if kind == "nan" else np.inf
     x = xp.asarray(a)
-    args = (x, xp.asarray(np.ones((3, n, 2), dt))) if fname == "solve" else (x,)
+    return f, ((x, xp.asarray(np.ones((3, n, 2), dt))) if fname == "solve" else (x,))
+
+
+@needs_host
+@pytest.mark.parametrize("dt", [np.float64, np.float32, np.complex128])
+@pytest.mark.parametrize("kind", SPECIAL_KINDS)
+@pytest.mark.parametrize("fname", SPECIAL_FNAMES)
+def test_first_and_staged_calls_agree_on_special_inputs(fname, kind, dt, fresh):
+    f, args = _special_case(fname, kind, dt)
     with np.errstate(all="ignore"):
         runs = [_leaves(f(*args)) for _ in range(U + 2)]   # (unstaged, then staged)
         first, second, third = runs[0], runs[U], runs[U + 1]
         for run in runs[1:U]:
             for a1, a in zip(first, run):
                 np.testing.assert_array_equal(a1, a)
-        jitted = _leaves(jit(f)(*args))
+    jitted = _jitted_special(dt)[fname, kind]   # (jit(f)(*args), every case of the dtype in one program)
     for a1, a2, a3, j in zip(first, second, third, jitted):
         np.testing.assert_array_equal(a1, a2)
         np.testing.assert_array_equal(a2, a3)

@@ -73,11 +73,26 @@ def _as_tuple(x):
     return tuple(x) if isinstance(x, (tuple, list)) else (x,)
 
 
-def check(case: Case, eager=False) -> set:
-    """jit(fn) (and, with eager=True, fn) against the oracle; returns the primitives staged."""
+def jit_all(cases) -> dict:
+    """{case.name: jit(case.fn)'s outputs} for every case, from ONE jitted function returning them all (each case
+    on its own operands): one compile for many cases, where a jit per case compiles as many programs."""
+    flat = [xp.asarray(a) for c in cases for a in c.args]
+
+    def every(*flat):
+        outs, at = [], 0
+        for c in cases:
+            outs.append(_as_tuple(c.fn(*flat[at:at + len(c.args)])))
+            at += len(c.args)
+        return outs
+    return dict(zip([c.name for c in cases], jit(every)(*flat)))
+
+
+def check(case: Case, eager=False, jitted=None) -> set:
+    """jit(fn) (and, with eager=True, fn) against the oracle; returns the primitives staged. `jitted`: jit(fn)'s
+    outputs where the caller has them already (jit_all), else computed here."""
     args = [xp.asarray(a) for a in case.args]
     want = [np.asarray(w) for w in _as_tuple(case.oracle(*case.args))]
-    runs = [("jit", jit(case.fn)(*args))] + ([("eager", case.fn(*args))] if eager else [])
+    runs = [("jit", jit(case.fn)(*args) if jitted is None else jitted)] + ([("eager", case.fn(*args))] if eager else [])
     for mode, got in runs:
         got = [np.asarray(g) for g in _as_tuple(got)]
         assert len(got) == len(want), f"{case.name} ({mode}): {len(got)} outputs, oracle has {len(want)}"

@@ -2,13 +2,13 @@
 
 The kernels have fast forms for what eager indexing makes most -- gather as `take` along one dim or as
 a pointwise read, scatter pointwise, dynamic_(update_)slice windows -- and a general form for the rest.
-Oracle: the primitive's lowering run by XLA (test_host_kernels._xla), on every index dtype, with
+Oracle: the primitive's lowering run by XLA (test_host_kernels.xla_many), on every index dtype, with
 negative, out-of-range (clamped), huge unsigned and empty indices, duplicates for the accumulating
 scatter modes, and special values in the operand."""
 import numpy as np
 import pytest
 
-from test_host_kernels import _host, _xla, assert_same
+from test_host_kernels import _host, assert_same, xla_many
 from transforms.primitives import indexing as I
 from xla import host
 
@@ -18,11 +18,13 @@ X = np.array([np.nan, -0.0, np.inf, -np.inf, 1.5, -2.25, 0.0, 3e300, -1e-300, 7.
 INDEX_DTYPES = [np.int8, np.int32, np.int64, np.uint8, np.uint64]
 
 
-def _check(prim, args, params):
-    want, got = _xla(prim, args, params), _host(prim, args, params)
-    assert want is not None and got is not None
-    for g, w in zip(got, want):
-        assert_same(np.asarray(g), w, f"{prim.name} {params}")
+def _check(cases):
+    """Each (prim, args, params) case: host == XLA, XLA's answers from one program (compiling is what costs)."""
+    for (prim, args, params), want in zip(cases, xla_many(cases)):
+        got = _host(prim, args, params)
+        assert want is not None and got is not None
+        for g, w in zip(got, want):
+            assert_same(np.asarray(g), w, f"{prim.name} {params}")
 
 
 def _idx(vals, dt):
@@ -38,18 +40,21 @@ def _take_dn(d, nd, nb):
 
 @pytest.mark.parametrize("dt", INDEX_DTYPES, ids=lambda d: np.dtype(d).name)
 def test_gather_take_and_point_forms_equal_xla(dt):
+    cases = []
     for d in range(3):
         n = X.shape[d]
         sizes = tuple(1 if e == d else X.shape[e] for e in range(3))
         for vals in ([0, n - 1, 1], [[2, -1], [n + 3, 0]], [-7], []):
             idx = _idx(vals, dt)[..., None]
-            _check(I.gather_p, [X, idx], dict(dimension_numbers=_take_dn(d, 3, idx.ndim - 1), slice_sizes=sizes))
+            dn = _take_dn(d, 3, idx.ndim - 1)
+            cases.append((I.gather_p, [X, idx], dict(dimension_numbers=dn, slice_sizes=sizes)))
     for x in (X[0, 0], X[0], X):   # pointwise: every dim indexed, one element each
         nd = x.ndim
         for vals in ([[0] * nd, [1] * nd], [[[-1] * nd], [[9] * nd]], np.zeros((0, nd), int).tolist()):
             idx = _idx(vals, dt).reshape(-1, nd) if len(vals) == 0 else _idx(vals, dt)
             dn = I.GatherDims((), tuple(range(nd)), tuple(range(nd)))
-            _check(I.gather_p, [x, idx], dict(dimension_numbers=dn, slice_sizes=(1,) * nd))
+            cases.append((I.gather_p, [x, idx], dict(dimension_numbers=dn, slice_sizes=(1,) * nd)))
+    _check(cases)
 
 
 def test_gather_general_forms_still_equal_xla():
@@ -60,11 +65,11 @@ def test_gather_general_forms_still_equal_xla():
         (I.GatherDims((1,), (0, 1), (1, 0)), (1, 1, 5)),
         (I.GatherDims((1, 2, 3), (), (0, 2)), (2, 4, 2)),
     ]
-    for dn, sizes in cases:
-        _check(I.gather_p, [X, idx], dict(dimension_numbers=dn, slice_sizes=sizes))
+    cases = [(I.gather_p, [X, idx], dict(dimension_numbers=dn, slice_sizes=sizes)) for dn, sizes in cases]
     # take form with whole windows but the batch dims elsewhere: the general path
     i1 = np.array([[1], [0]], np.int64)
-    _check(I.gather_p, [X, i1], dict(dimension_numbers=I.GatherDims((0, 1), (1,), (1,)), slice_sizes=(3, 1, 5)))
+    cases.append((I.gather_p, [X, i1], dict(dimension_numbers=I.GatherDims((0, 1), (1,), (1,)), slice_sizes=(3, 1, 5))))
+    _check(cases)
 
 
 @pytest.mark.parametrize("mode", ["set", "add", "mul", "min", "max"])
@@ -72,6 +77,7 @@ def test_gather_general_forms_still_equal_xla():
 def test_pointwise_scatter_equals_xla(mode, dtype):
     with np.errstate(all="ignore"):   # (NaN / inf / 3e300 into int32 and float32: whatever they become)
         x = X.astype(dtype) if dtype != np.bool_ else X > 0
+    cases = []
     for idt in INDEX_DTYPES:
         if mode == "set":   # (duplicates: which update wins is not specified)
             vals = [[0, 1, 2], [2, -3, 4], [1, 9, 0]]
@@ -80,38 +86,42 @@ def test_pointwise_scatter_equals_xla(mode, dtype):
         idx = _idx(vals, idt)
         u = (np.arange(len(vals)) * 1.5 - 2).astype(dtype) if dtype != np.bool_ else np.arange(len(vals)) % 2 == 0
         dn = I.ScatterDims((), (0, 1, 2), (0, 1, 2))
-        _check(I.scatter_p, [x, idx, u], dict(dimension_numbers=dn, mode=mode))
-        _check(I.scatter_p, [x, idx[:0], u[:0]], dict(dimension_numbers=dn, mode=mode))
+        cases.append((I.scatter_p, [x, idx, u], dict(dimension_numbers=dn, mode=mode)))
+        cases.append((I.scatter_p, [x, idx[:0], u[:0]], dict(dimension_numbers=dn, mode=mode)))
     # one-dimensional operand, a grid of indices
     x1 = x.reshape(-1)[:10]
     idx = _idx([[[1], [3]], [[-2], [12]]], np.int64)
     u = (np.ones((2, 2)) * 3).astype(dtype) if dtype != np.bool_ else np.ones((2, 2), bool)
     if mode != "set":
-        _check(I.scatter_p, [x1, idx, u], dict(dimension_numbers=I.ScatterDims((), (0,), (0,)), mode=mode))
+        cases.append((I.scatter_p, [x1, idx, u], dict(dimension_numbers=I.ScatterDims((), (0,), (0,)), mode=mode)))
+    _check(cases)
 
 
 def test_windowed_scatter_still_equals_xla():
     idx = np.array([[1], [-4], [7]], np.int32)
     u = np.arange(3 * 3 * 5, dtype=np.float64).reshape(3, 3, 5)
-    _check(I.scatter_p, [X, idx, u], dict(dimension_numbers=I.ScatterDims((0, 2), (1,), (1,)), mode="add"))
     u2 = np.arange(2 * 3 * 5, dtype=np.float64).reshape(3, 2, 5)
     idx2 = np.array([[0, 1], [2, 3], [1, 0]], np.int64)
-    _check(I.scatter_p, [X, idx2, u2[:, 0]], dict(dimension_numbers=I.ScatterDims((1,), (0, 1), (0, 1)), mode="max"))
+    _check([(I.scatter_p, [X, idx, u], dict(dimension_numbers=I.ScatterDims((0, 2), (1,), (1,)), mode="add")),
+            (I.scatter_p, [X, idx2, u2[:, 0]],
+             dict(dimension_numbers=I.ScatterDims((1,), (0, 1), (0, 1)), mode="max"))])
 
 
 @pytest.mark.parametrize("dt", INDEX_DTYPES, ids=lambda d: np.dtype(d).name)
 def test_dynamic_windows_clamp_as_xla(dt):
+    cases = []
     for starts in ([0, 0, 0], [2, 3, 4], [-1, 5, 1], [9, -9, 2], [200, 1, 300]):
         s = [_idx(v, dt) for v in starts]
         for sizes in ((1, 1, 1), (2, 4, 3), (3, 4, 5), (0, 2, 1)):
-            _check(I.dynamic_slice_p, [X, *s], dict(slice_sizes=sizes))
-            u = np.full(sizes, -4.5)
-            _check(I.dynamic_update_slice_p, [X, u, *s], {})
+            cases += [(I.dynamic_slice_p, [X, *s], dict(slice_sizes=sizes)),
+                      (I.dynamic_update_slice_p, [X, np.full(sizes, -4.5), *s], {})]
+    _check(cases)
 
 
 @pytest.mark.parametrize("dt", [np.int8, np.int64, np.uint64], ids=lambda d: np.dtype(d).name)
 def test_one_window_gather_and_scatter_equal_xla(dt):
     """Eager x[i, 2:5] reads and writes: one window, a start per dim (clamped), the int dims dropped."""
+    cases = []
     for ints in [(), (0,), (1,), (0, 2), (0, 1, 2)]:
         win = tuple(range(3 - len(ints)))
         gdn, sdn = I.GatherDims(win, ints, (0, 1, 2)), I.ScatterDims(win, ints, (0, 1, 2))
@@ -119,15 +129,16 @@ def test_one_window_gather_and_scatter_equal_xla(dt):
             idx = _idx(starts, dt)
             for sizes in ((1, 2, 3), (1, 4, 5), (1, 0, 2)):
                 sizes = tuple(1 if d in ints else (sizes[d] if d else 2) for d in range(3))
-                _check(I.gather_p, [X, idx], dict(dimension_numbers=gdn, slice_sizes=sizes))
+                cases.append((I.gather_p, [X, idx], dict(dimension_numbers=gdn, slice_sizes=sizes)))
                 ushape = tuple(n for d, n in enumerate(sizes) if d not in ints)
                 u = np.arange(float(np.prod(ushape))).reshape(ushape) - 2.5
                 for mode in ("set", "add", "mul", "min", "max") if ints == (1,) else ("set", "add"):
-                    _check(I.scatter_p, [X, idx, u], dict(dimension_numbers=sdn, mode=mode))
+                    cases.append((I.scatter_p, [X, idx, u], dict(dimension_numbers=sdn, mode=mode)))
     b = X > 0   # booleans: add/mul/min/max are or/and
     for mode in ("set", "add", "mul", "min", "max"):
-        _check(I.scatter_p, [b, _idx([1, 2, 0], dt), np.array([True, False])],
-               dict(dimension_numbers=I.ScatterDims((0,), (0, 1), (0, 1, 2)), mode=mode))
+        cases.append((I.scatter_p, [b, _idx([1, 2, 0], dt), np.array([True, False])],
+                      dict(dimension_numbers=I.ScatterDims((0,), (0, 1), (0, 1, 2)), mode=mode)))
+    _check(cases)
 
 
 def test_in_place_scatter_writes_its_operand_and_equals_the_copying_kernel():
@@ -144,10 +155,11 @@ def test_in_place_scatter_writes_its_operand_and_equals_the_copying_kernel():
         (np.array([[1], [-4], [7]], np.int32), np.arange(45.0).reshape(3, 3, 5),          # general
          dict(dimension_numbers=I.ScatterDims((0, 2), (1,), (1,)), mode="max")),
     ]
-    for idx, u, params in cases:
+    xla = xla_many((I.scatter_p, [X, idx, u], params) for idx, u, params in cases)
+    for (idx, u, params), (xla_want,) in zip(cases, xla):
         want = host.host_kernels[I.scatter_p](X, idx, u, **params)
         x = X.copy()
         got = ip(x, idx, u, **params)
         assert got is x
         assert_same(got, want, f"in place {params}")
-        assert_same(np.asarray(_xla(I.scatter_p, [X, idx, u], params)[0]), want, f"xla {params}")
+        assert_same(np.asarray(xla_want), want, f"xla {params}")

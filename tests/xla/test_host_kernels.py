@@ -9,11 +9,14 @@ One documented difference: XLA's CPU runtime computes with subnormals flushed to
 comparison skips elements with a subnormal input and flushes the host's subnormal results;
 test_subnormals_are_the_one_difference pins the difference down.
 """
+import functools
+
 import numpy as np
 import pytest
 
 import array_namespace as xp
 from transforms.core import ShapedArray, impl_rules
+from transforms.jaxpr import ClosedJaxpr, Jaxpr
 from transforms.primitives import elementwise as E
 from xla import host, runtime
 from xla.host import HostValue, host_kernels
@@ -55,6 +58,59 @@ def _xla(prim, args, params):
     except Exception:   # a dtype the lowering does not take: nothing to compare
         return None
     return [np.asarray(o) for o in out] if prim.multiple_results else [np.asarray(out)]
+
+
+def xla_many(cases):
+    """_xla for many (prim, args, params) cases from ONE compiled program: one equation per signature (prim,
+    params, operand shapes and dtypes) -- the lowering the single-op executable runs -- on its own operands, the
+    program run once per case of the most common signature (compiling is what these tests spend their time on).
+    A case whose lowering (or StableHLO's verifier) refuses gives None, as in _xla."""
+    cases = [(prim, [np.asarray(a) for a in args], params) for prim, args, params in cases]
+    sigs = {}   # signature -> (its equation, the indices of its cases)
+    for i, (prim, args, params) in enumerate(cases):
+        avals = [ShapedArray(a.shape, a.dtype) for a in args]
+        key = (prim, tuple(params.items()), *avals)
+        if key not in sigs:
+            try:
+                one = runtime.single_jaxpr(prim, avals, params)
+                ok = runtime.lower_jaxpr(one).operation.verify()
+            except Exception:   # a dtype the lowering does not take: nothing to compare
+                ok = False
+            sigs[key] = (one.jaxpr.eqns[0] if ok else None, [])
+        sigs[key][1].append(i)
+    sigs = [sig for sig in sigs.values() if sig[0] is not None]
+    out = [None] * len(cases)
+    if not sigs:
+        return out
+    invars = [v for eqn, _ in sigs for v in eqn.invars]
+    exe = runtime.compile_jaxpr(ClosedJaxpr(Jaxpr([], invars, [eqn for eqn, _ in sigs],
+                                                  [v for eqn, _ in sigs for v in eqn.outvars]), []), name="oracles")
+    for r in range(max(len(ids) for _, ids in sigs)):
+        picks = [ids[min(r, len(ids) - 1)] for _, ids in sigs]   # (a signature with fewer cases: its last again)
+        res = iter(np.asarray(o) for o in exe([runtime.device_buffer(a) for i in picks for a in cases[i][1]]))
+        for (eqn, _), i in zip(sigs, picks):
+            out[i] = [next(res) for _ in eqn.outvars]
+    return out
+
+
+def pairs(s):
+    """Every pair of the values s, as two operands."""
+    return np.repeat(s, len(s)), np.tile(s, len(s))
+
+
+@functools.cache
+def unary_wants(prim):
+    """{dtype: XLA's answer for prim on specials(dtype), None if the lowering refuses} for each dtype the host
+    kernel takes; one program (shared with test_host_specialized)."""
+    xs = {dt: specials(dt) for dt in DTYPES if _host(prim, [specials(dt)], {}) is not None}
+    return dict(zip(xs, xla_many((prim, [x], {}) for x in xs.values())))
+
+
+@functools.cache
+def binary_wants(prim):
+    """unary_wants for a binary primitive on every pair of special values."""
+    xys = {dt: pairs(specials(dt)) for dt in DTYPES if _host(prim, list(pairs(specials(dt))), {}) is not None}
+    return dict(zip(xys, xla_many((prim, list(xy), {}) for xy in xys.values())))
 
 
 def _host(prim, args, params):
@@ -143,11 +199,10 @@ def test_every_elementwise_host_kernel_is_covered_here():
 @pytest.mark.parametrize("prim", UNARY, ids=lambda p: p.name)
 def test_unary_host_equals_xla(prim):
     compared = 0
-    for dt in DTYPES:
+    for dt, want in unary_wants(prim).items():
         x = specials(dt)
         got = _host(prim, [x], {})
-        want = got and _xla(prim, [x], {})
-        if want is None or got is None:
+        if want is None:
             continue
         compare(got[0], want[0], [x], f"{prim.name}[{dt.name}]")
         compared += 1
@@ -157,12 +212,11 @@ def test_unary_host_equals_xla(prim):
 @pytest.mark.parametrize("prim", BINARY, ids=lambda p: p.name)
 def test_binary_host_equals_xla(prim):
     compared = 0
-    for dt in DTYPES:
+    for dt, want in binary_wants(prim).items():
         s = specials(dt)
-        x, y = np.repeat(s, len(s)), np.tile(s, len(s))   # every pair of special values
+        x, y = pairs(s)
         got = _host(prim, [x, y], {})
-        want = got and _xla(prim, [x, y], {})
-        if want is None or got is None:
+        if want is None:
             continue
         compare(got[0], want[0], [x, y], f"{prim.name}[{dt.name}]")
         # broadcasting against a 0-d operand (how scalars reach primitives); XLA's answer for (x[i], y[3]) =
@@ -181,26 +235,28 @@ def test_convert_element_type_host_equals_xla(src):
     if src.kind == "f":   # saturation bounds of every integer type, and values just inside/outside them
         extra = [v for d in DTYPES if d.kind in "iu" for v in (np.iinfo(d).max, np.iinfo(d).min)]
         x = np.concatenate([x, np.array(extra, np.float64).astype(src), np.array([-0.9, 0.9, 255.5, -128.7], src)])
-    for dst in DTYPES:
-        params = dict(new_dtype=dst, weak_type=False)
-        got = _host(E.convert_element_type_p, [x], params)
-        want = got and _xla(E.convert_element_type_p, [x], params)
-        if want is None or got is None:
-            continue
-        compare(got[0], want[0], [x], f"convert {src.name} -> {dst.name}")
+    params = {dst: dict(new_dtype=dst, weak_type=False) for dst in DTYPES}
+    gots = {dst: _host(E.convert_element_type_p, [x], params[dst]) for dst in DTYPES}
+    gots = {dst: g for dst, g in gots.items() if g is not None}
+    wants = xla_many((E.convert_element_type_p, [x], params[dst]) for dst in gots)
+    for (dst, got), want in zip(gots.items(), wants):
+        if want is not None:
+            compare(got[0], want[0], [x], f"convert {src.name} -> {dst.name}")
 
 
 def test_select_n_host_equals_xla():
+    argss, whats = [], []
     for dt in DTYPES:
         s = specials(dt)
         pred = (np.arange(len(s)) % 3 == 0)
-        for args in ([pred, s, s[::-1].copy()], [pred[:1].reshape(()), s, s[::-1].copy()], [pred, s]):
-            compare(_host(E.select_n_p, args, {})[0], _xla(E.select_n_p, args, {})[0], args[1:],
-                    f"select_n[{dt.name}]")
+        argss += [[pred, s, s[::-1].copy()], [pred[:1].reshape(()), s, s[::-1].copy()], [pred, s]]
+        whats += [f"select_n[{dt.name}]"] * 3
     ipred = np.array([0, 1, 2, 3, -1, 7], np.int32)
-    cases = [np.full(6, float(i)) for i in range(3)]
-    compare(_host(E.select_n_p, [ipred] + cases, {})[0], _xla(E.select_n_p, [ipred] + cases, {})[0], cases,
-            "select_n with an integer predicate (out of range: the last case)")
+    argss.append([ipred] + [np.full(6, float(i)) for i in range(3)])
+    whats.append("select_n with an integer predicate (out of range: the last case)")
+    wants = xla_many((E.select_n_p, args, {}) for args in argss)
+    for args, want, what in zip(argss, wants, whats):
+        compare(_host(E.select_n_p, args, {})[0], want[0], args[1:], what)
 
 
 def test_subnormals_are_flushed_by_both():
@@ -232,8 +288,7 @@ def test_max_min_zero_signs_equal_xla_in_every_operand_form(prim, dt):
     cases = [(a, b) for a in arrays for b in (np.flip(a), a)]
     cases += [(a, s) for a in arrays for s in scalars] + [(s, a) for a in arrays for s in scalars]
     cases += [(s, t) for s in scalars for t in scalars]
-    for x, y in cases:
-        want = _xla(prim, [x, y], {})[0]
+    for (x, y), (want,) in zip(cases, xla_many((prim, [x, y], {}) for x, y in cases)):
         got = _host(prim, [x, y], {})[0]
         assert got.dtype == want.dtype and got.shape == want.shape
         assert np.array_equal(got, want, equal_nan=True), (prim.name, x, y, got, want)

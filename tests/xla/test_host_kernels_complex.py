@@ -9,6 +9,8 @@ exp. The kernels take every finite value (atan/atanh: all but a pole's neighbour
 the eager call runs XLA. Through the namespace (xp.exp, ...) the staged body with the standard's special
 values runs op by op on these kernels: no compile on new shapes, values equal jit.
 """
+import functools
+
 import numpy as np
 import pytest
 
@@ -19,7 +21,7 @@ from xla import host, runtime
 from xla.host import host_kernels
 from xla.lower_elementwise_complex import COMPLEX_KERNELS, complex_div, sign_xla, smith_div
 
-from test_host_kernels import _host, _xla, compare, flushed, subnormal
+from test_host_kernels import _host, _xla, compare, flushed, subnormal, xla_many
 
 pytestmark = pytest.mark.skipif(host.MODE == "xla", reason="host kernels switched off (ARRAY_NAMESPACE_EAGER=xla)")
 
@@ -58,19 +60,31 @@ def _takes(prim, x):
     return host.quiet(host_kernels[prim], x) is not NotImplemented
 
 
+@functools.cache
+def _finite(prim, dt):
+    """(the finite grid prim's kernel takes, the kernel's takes on the whole grid)"""
+    x = np.concatenate([grid(dt), bands(dt)])
+    takes = np.array([_takes(prim, x[i:i + 1]) for i in range(len(x))])
+    return (x[takes] if prim in POLES else x), takes
+
+
+@functools.cache
+def _finite_xla(dt):
+    """{prim: XLA's answer on _finite(prim, dt)} for every covered prim, from one program (test_host_kernels)."""
+    return dict(zip(COVERED, xla_many((prim, [_finite(prim, dt)[0]], {}) for prim in COVERED)))
+
+
 @pytest.mark.parametrize("prim", COVERED, ids=lambda p: p.name)
 @pytest.mark.parametrize("dt", CDTYPES, ids=str)
 def test_host_equals_xla_on_finite_values(prim, dt):
-    x = np.concatenate([grid(dt), bands(dt)])
-    takes = np.array([_takes(prim, x[i:i + 1]) for i in range(len(x))])
+    x, takes = _finite(prim, dt)
     if prim in POLES:
         assert takes.mean() > 0.99
-        x = x[takes]
     else:
         assert takes.all(), x[~takes][:8]      # every finite value, zero parts and overflow included
     got = _host(prim, [x], {})
     assert got is not None and got[0].dtype == dt
-    compare(got[0], _xla(prim, [x], {})[0], [x], f"{prim.name}[{dt.name}]")
+    compare(got[0], _finite_xla(dt)[prim][0], [x], f"{prim.name}[{dt.name}]")
 
 
 @pytest.mark.parametrize("prim", COVERED, ids=lambda p: p.name)
@@ -115,18 +129,30 @@ def _values(dt, n, seed):
     return z
 
 
+SIZES = (29, 31, 37)
+
+
+@functools.cache
+def _jit_oracles(dt):
+    """{name: jit(xp.<name>) on the SIZES operands concatenated} for every name in NAMES, from one jitted function
+    returning them all (elementwise: one compile per dtype, not one per shape and function)."""
+    fs = [getattr(xp, name) for name in NAMES]
+    z = xp.asarray(np.concatenate([_values(dt, n, n) for n in SIZES]))
+    outs = jit(lambda v: [f(v) for f in fs])(z)
+    return {name: np.split(np.asarray(o), np.cumsum(SIZES[:-1])) for name, o in zip(NAMES, outs)}
+
+
 @pytest.mark.parametrize("name", NAMES)
 def test_namespace_compiles_nothing_on_new_shapes_and_equals_jit(name, fresh_staged):
     f = getattr(xp, name)
-    sizes = (29, 31, 37)
+    sizes = SIZES
     for dt in CDTYPES:
         zs, gots = [_values(dt, n, n) for n in sizes], []
         for n, zn in zip(sizes, zs):   # new shapes each
             before = runtime.compile_calls[0]
             gots.append(np.asarray(f(xp.asarray(zn))))
             assert runtime.compile_calls[0] == before, (name, dt, n)
-        # the jit oracle on the three operands at once (elementwise: one compile per dtype, not one per shape)
-        wants = np.split(np.asarray(jit(f)(xp.asarray(np.concatenate(zs)))), np.cumsum(sizes[:-1]))
+        wants = _jit_oracles(dt)[name]   # (jit on the three operands at once, every name in one program)
         for zn, got, want in zip(zs, gots, wants):
             assert got.dtype == want.dtype == dt
             compare(got, want, [zn], f"xp.{name}[{dt.name}]")
@@ -376,19 +402,37 @@ def test_complex_multiply_on_host_equals_xla_normwise(dt):
     assert odd.any() and not np.isfinite(got[odd]).any() and not np.isfinite(want[odd]).any()
 
 
-@pytest.mark.parametrize("name", ["divide", "sign", "truediv", "reciprocal", "multiply"])
+DIVS = {"divide": lambda a, b: xp.divide(a, b), "sign": lambda a, b: xp.sign(a), "truediv": lambda a, b: a / b,
+        "reciprocal": lambda a, b: 1 / b, "multiply": lambda a, b: xp.multiply(a, b)}
+
+
+def _div_operands(dt, n):
+    z, w = _values(dt, n, n), _values(dt, n, n + 1)[::-1].copy()
+    w[3] = 0   # a zero divisor
+    return z, w
+
+
+@functools.cache
+def _div_jit_oracles(dt):
+    """{name: [jit(DIVS[name]) per size of SIZES]}: one jitted function returning every DIVS entry on the SIZES
+    operands concatenated (elementwise: one compile per dtype, not one per shape and function)."""
+    zws = [_div_operands(dt, n) for n in SIZES]
+    a, b = (xp.asarray(np.concatenate([zw[i] for zw in zws])) for i in (0, 1))
+    outs = jit(lambda a, b: [f(a, b) for f in DIVS.values()])(a, b)
+    return {name: np.split(np.asarray(o), np.cumsum(SIZES[:-1])) for name, o in zip(DIVS, outs)}
+
+
+@pytest.mark.parametrize("name", list(DIVS))
 def test_namespace_division_and_sign_compile_nothing_on_new_shapes_and_equal_jit(name, fresh_staged):
-    f = {"divide": lambda a, b: xp.divide(a, b), "sign": lambda a, b: xp.sign(a), "truediv": lambda a, b: a / b,
-         "reciprocal": lambda a, b: 1 / b, "multiply": lambda a, b: xp.multiply(a, b)}[name]
+    f = DIVS[name]
     for dt in CDTYPES:
-        for n in (29, 31, 37):   # new shapes each
-            z, w = _values(dt, n, n), _values(dt, n, n + 1)[::-1].copy()
-            w[3] = 0   # a zero divisor
+        for k, n in enumerate(SIZES):   # new shapes each
+            z, w = _div_operands(dt, n)
             a, b = xp.asarray(z), xp.asarray(w)
             before = runtime.compile_calls[0]
             got = np.asarray(f(a, b))
             assert runtime.compile_calls[0] == before, (name, dt, n)
-            want = np.asarray(jit(f)(a, b))
+            want = _div_jit_oracles(dt)[name][k]
             assert got.dtype == want.dtype == dt
             x, y = (z, w) if name in ("divide", "truediv", "multiply") else (np.ones_like(w), w) if name == "reciprocal" \
                 else (z, np.ones_like(z))

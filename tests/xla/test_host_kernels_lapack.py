@@ -1,6 +1,7 @@
 """Host kernels of the LAPACK family (xla/lower_lapack.py): eager on the host == the lowering run by XLA.
 
-Oracle: the primitive's own single-op XLA executable (jaxlib's LAPACK custom calls), per primitive,
+Oracle: the primitive's own lowering run by XLA (jaxlib's LAPACK custom calls; a test's cases in one
+program, test_host_kernels.xla_many), per primitive,
 per dtype (float32/64, complex64/128), on batched, square, tall and wide, singular, indefinite and
 empty inputs. Eigen- and singular vectors are compared as LAPACK returns them (both sides run the
 same drivers), but their sign/phase is the build's own: float32 eigenvectors from NumPy's LAPACK and
@@ -15,6 +16,8 @@ from transforms.core import ShapedArray, impl_rules
 from transforms.primitives import lapack as LP
 from xla import host, runtime
 from xla.host import HostValue, host_kernels
+
+from test_host_kernels import xla_many
 
 pytestmark = pytest.mark.skipif(host.MODE == "xla", reason="host kernels switched off (ARRAY_NAMESPACE_EAGER=xla)")
 
@@ -74,8 +77,15 @@ def _align(g, w, axis):
 VECTORS = {LP.eigh_p: {1: -2}, LP.eig_p: {1: -2}, LP.svd_p: {1: -2, 2: -1}}
 
 
-def check(prim, args, params, declines=False):
-    got, want = _host(prim, args, params), _xla(prim, args, params)
+def check_all(cases):
+    """check(*case) for each (prim, args, params), XLA's answers from one program (compiling is what costs)."""
+    for case, want in zip(cases, xla_many(cases)):
+        assert want is not None, case
+        check(*case, want=want)
+
+
+def check(prim, args, params, declines=False, want=None):
+    got, want = _host(prim, args, params), want or _xla(prim, args, params)
     if declines:
         assert got is None, (prim.name, params, "was expected to decline")
         return
@@ -117,20 +127,20 @@ def test_cholesky(dt):
 def test_eigh(dt, lower):
     rng = np.random.default_rng(1)
     a = _rand(rng, (2, 6, 6), dt)
-    check(LP.eigh_p, [(a + np.conj(np.swapaxes(a, -1, -2))).astype(dt)], dict(lower=lower))
-    check(LP.eigh_p, [a], dict(lower=lower))            # not Hermitian: only the named triangle is read
-    check(LP.eigh_p, [np.zeros((0, 3, 3), dt)], dict(lower=lower))
+    check_all([(LP.eigh_p, [(a + np.conj(np.swapaxes(a, -1, -2))).astype(dt)], dict(lower=lower)),
+               (LP.eigh_p, [a], dict(lower=lower)),            # not Hermitian: only the named triangle is read
+               (LP.eigh_p, [np.zeros((0, 3, 3), dt)], dict(lower=lower))])
 
 
 @pytest.mark.parametrize("dt", DTYPES, ids=str)
 def test_svd(dt):
     rng = np.random.default_rng(2)
-    for shape in [(2, 7, 4), (3, 4, 7)]:
-        for full_matrices, compute_uv in [(True, True), (False, True), (False, False), (True, False)]:
-            check(LP.svd_p, [_rand(rng, shape, dt)], dict(full_matrices=full_matrices, compute_uv=compute_uv))
-    for shape in [(5, 5), (3, 0), (0, 4, 4)]:
-        check(LP.svd_p, [_rand(rng, shape, dt)], dict(full_matrices=True, compute_uv=True))
-    check(LP.svd_p, [_rand(rng, (0, 3), dt)], dict(full_matrices=False, compute_uv=True))
+    cases = [(LP.svd_p, [_rand(rng, shape, dt)], dict(full_matrices=full_matrices, compute_uv=compute_uv))
+             for shape in [(2, 7, 4), (3, 4, 7)]
+             for full_matrices, compute_uv in [(True, True), (False, True), (False, False), (True, False)]]
+    cases += [(LP.svd_p, [_rand(rng, shape, dt)], dict(full_matrices=True, compute_uv=True))
+              for shape in [(5, 5), (3, 0), (0, 4, 4)]]
+    check_all(cases + [(LP.svd_p, [_rand(rng, (0, 3), dt)], dict(full_matrices=False, compute_uv=True))])
 
 
 def test_svd_rank_deficient():
@@ -141,41 +151,38 @@ def test_svd_rank_deficient():
 @pytest.mark.parametrize("dt", DTYPES, ids=str)
 def test_qr(dt):
     rng = np.random.default_rng(3)
-    for shape in [(2, 7, 4), (3, 4, 7)]:
-        for full_matrices in (True, False):
-            check(LP.qr_p, [_rand(rng, shape, dt)], dict(full_matrices=full_matrices))
-    for shape in [(5, 5), (4, 0), (0, 3)]:
-        check(LP.qr_p, [_rand(rng, shape, dt)], dict(full_matrices=True))
+    cases = [(LP.qr_p, [_rand(rng, shape, dt)], dict(full_matrices=full_matrices))
+             for shape in [(2, 7, 4), (3, 4, 7)] for full_matrices in (True, False)]
+    check_all(cases + [(LP.qr_p, [_rand(rng, shape, dt)], dict(full_matrices=True))
+                       for shape in [(5, 5), (4, 0), (0, 3)]])
 
 
 @pytest.mark.parametrize("dt", DTYPES, ids=str)
 def test_eig(dt):
     rng = np.random.default_rng(4)
-    check(LP.eig_p, [_rand(rng, (3, 5, 5), dt)], {})
-    check(LP.eig_p, [np.array([[0.0, -1.0], [1.0, 0.0]], dt)], {})   # complex pair from a real matrix
-    check(LP.eig_p, [np.diag(np.arange(1.0, 5.0)).astype(dt)], {})
+    check_all([(LP.eig_p, [_rand(rng, (3, 5, 5), dt)], {}),
+               (LP.eig_p, [np.array([[0.0, -1.0], [1.0, 0.0]], dt)], {}),   # complex pair from a real matrix
+               (LP.eig_p, [np.diag(np.arange(1.0, 5.0)).astype(dt)], {})])
 
 
 @pytest.mark.parametrize("dt", DTYPES, ids=str)
 def test_lu(dt):
     rng = np.random.default_rng(5)
-    for shape in [(2, 7, 4), (3, 4, 7), (1, 70, 70), (70, 40), (3, 0)]:
-        check(LP.lu_p, [_rand(rng, shape, dt)], {})
+    check_all([(LP.lu_p, [_rand(rng, shape, dt)], {})
+               for shape in [(2, 7, 4), (3, 4, 7), (1, 70, 70), (70, 40), (3, 0)]])
 
 
 def test_lu_singular_and_ties():
-    check(LP.lu_p, [np.zeros((4, 4))], {})
-    check(LP.lu_p, [np.array([[1.0, 2.0, 3.0], [2.0, 4.0, 6.0], [1.0, 1.0, 1.0]])], {})
-    check(LP.lu_p, [np.array([[1.0, 2.0], [-1.0, 5.0], [1.0, 0.0]])], {})     # |pivot| ties: the first row
-    check(LP.lu_p, [np.array([[1.0, 2.0], [1.0 - 1.0j, 1.0], [1.0 + 1.0j, 0.0]], np.complex128)], {})  # |re|+|im|
     a = np.eye(40)
     a[:, 5] = 0          # an exactly zero column
-    check(LP.lu_p, [a[::-1].copy()], {})
-    check(LP.lu_p, [np.stack([a[::-1], a])], {})
     b = np.eye(70)[::-1].copy()
     b[:, 40] = 0
     b[3, :] = 1.0        # |pivot| ties in every column
-    check(LP.lu_p, [b], {})
+    check_all([(LP.lu_p, [m], {}) for m in (
+        np.zeros((4, 4)), np.array([[1.0, 2.0, 3.0], [2.0, 4.0, 6.0], [1.0, 1.0, 1.0]]),
+        np.array([[1.0, 2.0], [-1.0, 5.0], [1.0, 0.0]]),     # |pivot| ties: the first row
+        np.array([[1.0, 2.0], [1.0 - 1.0j, 1.0], [1.0 + 1.0j, 0.0]], np.complex128),   # |re|+|im|
+        a[::-1].copy(), np.stack([a[::-1], a]), b)])
 
 
 def test_lu_without_numpys_lapack_declines_to_xla(monkeypatch):
@@ -203,11 +210,13 @@ TS = [dict(left_side=ls, lower=lo, transpose_a=tr, conjugate_a=cj, unit_diagonal
 def test_triangular_solve(dt):
     rng = np.random.default_rng(6)
     a = _rand(rng, (2, 5, 5), dt) + (4 * np.eye(5)).astype(dt)
+    cases = []
     for p in TS:
         if dt.kind != "c" and p["conjugate_a"] or dt in (np.float32, np.complex64) and (p["unit_diagonal"] or not p["lower"]):
             continue   # (conjugation is the identity on reals; single precision: the main flags only)
         b = _rand(rng, (2, 5, 3) if p["left_side"] else (2, 3, 5), dt)
-        check(LP.triangular_solve_p, [a, b], p)
+        cases.append((LP.triangular_solve_p, [a, b], p))
+    check_all(cases)
 
 
 def test_triangular_solve_declines_singular_and_non_finite():

@@ -21,7 +21,7 @@ from transforms.primitives import structural as S
 from xla import host
 from xla.host import HostValue, Kernel, host_kernels
 
-from test_host_kernels import _xla, assert_same, compare, specials
+from test_host_kernels import _xla, assert_same, binary_wants, compare, pairs, specials, unary_wants, xla_many
 
 pytestmark = pytest.mark.skipif(host.MODE == "xla", reason="host kernels switched off (ARRAY_NAMESPACE_EAGER=xla)")
 
@@ -68,10 +68,14 @@ def _values(dt, n, rng):
     return x
 
 
-def _check(prim, args, params, oracle=compare, want=None):
+_ASK = object()
+
+
+def _check(prim, args, params, oracle=compare, want=_ASK):
     """specialised == general kernel (bitwise), the eager impl gives it, and it equals XLA's (elementwise: with
     compare's subnormal rule; otherwise within assert_same's tolerance). `want`: XLA's answer where the caller
-    has it already (a slice of an elementwise answer on a larger operand), else computed here."""
+    has it already (a slice of an elementwise answer on a larger operand, or one program's answer for many cases;
+    None: XLA refuses), else computed here."""
     k = host_kernels[prim]
     spec = k.form([_aval(a) for a in args], params) if type(k) is Kernel else None
     general = host.quiet(host_kernels[prim], *list(args), **params)
@@ -84,13 +88,19 @@ def _check(prim, args, params, oracle=compare, want=None):
     out = impl_rules[prim](*[HostValue(a, _aval(a)) for a in args], **params)
     assert type(out) is HostValue, what
     _same_bits(out.np, np.asarray(general, out.aval.dtype), what)
-    want = _xla(prim, args, params) if want is None else want
+    want = _xla(prim, args, params) if want is _ASK else want
     if want is not None:
         if oracle is compare:
             compare(out.np, want[0], list(args), what)
         else:
             oracle(out.np, want[0], what, args)
     return spec is not None
+
+
+def _check_all(cases):
+    """[_check(*case) for case in cases] with XLA's answers from one program (compiling is what costs here)."""
+    wants = xla_many(case[:3] for case in cases)
+    return [_check(*case, want=want) for case, want in zip(cases, wants)]
 
 
 def _summed(got, want, what, args, power=1):
@@ -144,7 +154,7 @@ _BINARY_PRIMS = [p for p in _FORMS if p.name in {
 @pytest.mark.parametrize("prim", _REDUCERS, ids=lambda p: p.name)
 def test_reductions_specialised_equal_the_kernel(prim):
     rng = np.random.default_rng(0)
-    hits = 0
+    cases = []
     for dt in map(np.dtype, ("bool", "int8", "uint64", "float16", "float32", "float64", "complex128")):
         for shape, axes_list in (((7,), [(0,)]), ((3, 4), [(1,), (0, 1)]), ((0, 3), [(0,), (1,)]),
                                  ((2, 3, 4), [(0, 2)])):
@@ -154,27 +164,28 @@ def test_reductions_specialised_equal_the_kernel(prim):
                 with np.errstate(all="ignore"):
                     x = x * dt.type(0.25)   # (products of magnitude ~1: no overflow whose place depends on the order)
             oracle = _summed if prim is R.reduce_sum_p else _relative
-            for axes in axes_list:
-                hits += _check(prim, (x,), {"axes": axes}, oracle)
+            cases += [(prim, (x,), {"axes": axes}, oracle) for axes in axes_list]
             if x.ndim == 2 and n:   # a transposed (F-ordered) operand, as library code hands over
-                hits += _check(prim, (np.ascontiguousarray(x).T,), {"axes": (1,)}, oracle)
-    assert hits   # (the specialised path was taken at least once)
+                cases.append((prim, (np.ascontiguousarray(x).T,), {"axes": (1,)}, oracle))
+    assert any(_check_all(cases))   # (the specialised path was taken at least once)
 
 
 @pytest.mark.parametrize("prim", _UNARY_PRIMS, ids=lambda p: p.name)
 def test_unary_specialised_equal_the_kernel(prim):
+    wants, empties = unary_wants(prim), {dt: np.zeros((0, 2), dt) for dt in DTYPES}
+    empty_wants = dict(zip(DTYPES, xla_many((prim, (e,), {}) for e in empties.values())))
     for dt in DTYPES:
-        _check(prim, (specials(dt),), {})
-        _check(prim, (np.zeros((0, 2), dt),), {})
+        _check(prim, (specials(dt),), {}, want=wants.get(dt))
+        _check(prim, (empties[dt],), {}, want=empty_wants[dt])
 
 
 @pytest.mark.parametrize("prim", _BINARY_PRIMS + [E.div_p, E.rem_p, E.pow_p], ids=lambda p: p.name)
 def test_binary_specialised_equal_the_kernel(prim):
+    wants, empties = binary_wants(prim), {dt: (np.zeros((0,), dt), np.zeros((0,), dt)) for dt in DTYPES}
+    empty_wants = dict(zip(DTYPES, xla_many((prim, e, {}) for e in empties.values())))
     for dt in DTYPES:
-        s = specials(dt)
-        x, y = np.repeat(s, len(s)), np.tile(s, len(s))
-        _check(prim, (x, y), {})
-        _check(prim, (np.zeros((0,), dt), np.zeros((0,), dt)), {})
+        _check(prim, pairs(specials(dt)), {}, want=wants.get(dt))
+        _check(prim, empties[dt], {}, want=empty_wants[dt])
 
 
 @pytest.mark.parametrize("dt", [np.float16, np.float32, np.float64])
@@ -206,44 +217,47 @@ def test_eager_pow_equals_jit_bit_for_bit_for_2_and_3(dt):
 
 def test_select_n_specialised_equals_the_kernel():
     rng = np.random.default_rng(3)
+    cases = []
     for dt in DTYPES:
         s = specials(dt)
         a, b = rng.choice(s, 12), rng.choice(s, 12)
         p = rng.random(12) < 0.5
-        assert _check(E.select_n_p, (p, a, b), {})
-        _check(E.select_n_p, (p.reshape(3, 4), a.reshape(3, 4), b.reshape(3, 4)), {})
-        _check(E.select_n_p, (np.zeros((0,), bool), a[:0], b[:0]), {})
-        _check(E.select_n_p, (p.astype(np.int32) * 2, a, b, a), {})   # 3-way: the general kernel
+        cases += [(E.select_n_p, args, {}) for args in (
+            (p, a, b), (p.reshape(3, 4), a.reshape(3, 4), b.reshape(3, 4)), (np.zeros((0,), bool), a[:0], b[:0]),
+            (p.astype(np.int32) * 2, a, b, a))]   # (the last, 3-way: the general kernel)
+    assert all(_check_all(cases)[::4])   # (1-d 2-way: specialised)
 
 
 def test_reshape_and_transpose_specialised_equal_the_kernel():
     rng = np.random.default_rng(8)
+    cases = []
     for dt in DTYPES:
         a = _values(dt, 24, rng).reshape(2, 3, 4)
-        for new in ((24,), (4, 6), (2, 3, 4), (1, 24, 1)):
-            assert _check(S.reshape_p, (a,), {"new_sizes": new}, _relative)
-        assert _check(S.reshape_p, (np.zeros((0, 3), dt),), {"new_sizes": (3, 0)}, _relative)
-        for perm in ((1, 0, 2), (2, 1, 0), (0, 1, 2)):
-            assert _check(S.transpose_p, (a,), {"permutation": perm}, _relative)
-        assert _check(S.transpose_p, (a[:, :, 0].T,), {"permutation": (1, 0)}, _relative)   # (a strided operand)
+        cases += [(S.reshape_p, (a,), {"new_sizes": new}, _relative) for new in ((24,), (4, 6), (2, 3, 4), (1, 24, 1))]
+        cases.append((S.reshape_p, (np.zeros((0, 3), dt),), {"new_sizes": (3, 0)}, _relative))
+        cases += [(S.transpose_p, (a,), {"permutation": perm}, _relative) for perm in ((1, 0, 2), (2, 1, 0), (0, 1, 2))]
+        cases.append((S.transpose_p, (a[:, :, 0].T,), {"permutation": (1, 0)}, _relative))   # (a strided operand)
+    assert all(_check_all(cases))
 
 
 def test_dot_general_specialised_equals_the_kernel():
     rng = np.random.default_rng(4)
     mm = (((1,), (0,)), ((), ()))
-    hits = 0
+    cases, hits = [], []
     for dt in DTYPES:
         for m, k, n in ((3, 4, 2), (1, 1, 1), (0, 3, 2), (2, 0, 3), (4, 4, 4)):
             x, y = _values(dt, m * k, rng).reshape(m, k), _values(dt, k * n, rng).reshape(k, n)
             if dt.kind in "fc":   # (no NaN/inf here: a 0 * inf inside BLAS vs XLA is not what is tested)
                 x, y = np.nan_to_num(x, posinf=2.0, neginf=-2.0), np.nan_to_num(y, posinf=2.0, neginf=-2.0)
-            hits += _check(L.dot_general_p, (x, y), {"dimension_numbers": mm}, _dotted)
+            hits.append(len(cases))
+            cases.append((L.dot_general_p, (x, y), {"dimension_numbers": mm}, _dotted))
         x = _values(dt, 12, rng).reshape(4, 3)
         if dt.kind in "fc":
             x = np.nan_to_num(x, posinf=2.0, neginf=-2.0)
-        _check(L.dot_general_p, (x.T, x), {"dimension_numbers": mm}, _dotted)   # a transposed operand
-        _check(L.dot_general_p, (x, x), {"dimension_numbers": (((0,), (0,)), ((), ()))}, _dotted)
-    assert hits
+        cases.append((L.dot_general_p, (x.T, x), {"dimension_numbers": mm}, _dotted))   # a transposed operand
+        cases.append((L.dot_general_p, (x, x), {"dimension_numbers": (((0,), (0,)), ((), ()))}, _dotted))
+    checked = _check_all(cases)
+    assert any(checked[i] for i in hits)
 
 
 def test_the_eager_signature_cache_keeps_dtypes_apart():
@@ -267,6 +281,7 @@ def test_max_min_reductions_propagate_nan_in_xla_and_on_the_host(prim):
     """xp.max/xp.min bind the bare reduction and rely on this (NumPy's answer: NaN wherever one is reduced)."""
     rng = np.random.default_rng(5)
     npf = np.max if prim is R.reduce_max_p else np.min
+    cases = []
     for dt in (np.float16, np.float32, np.float64):
         for shape, axes in (((1,), (0,)), ((8,), (0,)), ((33,), (0,)), ((1000,), (0,)), ((5, 17), (0,)),
                             ((5, 17), (1,)), ((64, 3), (0, 1)), ((2, 3, 40), (0, 2))):
@@ -278,24 +293,27 @@ def test_max_min_reductions_propagate_nan_in_xla_and_on_the_host(prim):
                     flat[[0, -1]] = np.nan
                 if trial == 2:
                     flat[rng.integers(0, flat.size)] = np.inf
-                want = npf(a, axis=axes)
-                got_xla = _xla(prim, (a,), {"axes": axes})[0]
-                got_host = impl_rules[prim](HostValue(a, _aval(a)), axes=axes).np
-                np.testing.assert_array_equal(got_xla, want)
-                np.testing.assert_array_equal(got_host, want)
+                cases.append((prim, (a,), {"axes": axes}))
+    for (_, (a,), params), (got_xla,) in zip(cases, xla_many(cases)):
+        want = npf(a, axis=params["axes"])
+        got_host = impl_rules[prim](HostValue(a, _aval(a)), **params).np
+        np.testing.assert_array_equal(got_xla, want)
+        np.testing.assert_array_equal(got_host, want)
 
 
 def test_convert_element_type_specialised_equals_the_kernel():
     hits = 0
+    xs = {a: specials(a) for a in DTYPES}
+    params = {b: {"new_dtype": b, "weak_type": False} for b in DTYPES}
+    fulls = iter(xla_many((E.convert_element_type_p, [x], params[b]) for x in xs.values() for b in DTYPES))
     for a in DTYPES:
-        x = specials(a)
+        x = xs[a]
         for b in DTYPES:
-            params = {"new_dtype": b, "weak_type": False}
-            full = _xla(E.convert_element_type_p, [x], params)   # (the 0-d and empty operands' answers: its slices)
+            full = next(fulls)   # (the 0-d and empty operands' answers: its slices)
             cut = lambda v: full and [full[0][:v.size].reshape(v.shape)]  # noqa: E731
             for v in (x, x[:1].reshape(()), x[:0]):
                 with np.errstate(all="ignore"):
-                    hits += _check(E.convert_element_type_p, (v,), params, want=cut(v))
+                    hits += _check(E.convert_element_type_p, (v,), params[b], want=cut(v))
     assert hits
 
 
@@ -329,13 +347,15 @@ def test_transposes_are_laid_out_row_major_up_to_a_size(monkeypatch):
     axis and reshapes run on contiguous data); above it a view. Values equal XLA's either way."""
     from xla import lower_structural as LS
     rng = np.random.default_rng(6)
-    for dt in (np.float32, np.float64, np.int8, np.bool_, np.complex64):
-        a = _values(dt, 60, rng).reshape(3, 4, 5)
-        for perm in ((1, 0, 2), (2, 1, 0), (0, 2, 1), (0, 1, 2)):
-            out = impl_rules[S.transpose_p](HostValue(a, _aval(a)), permutation=perm)
-            _same_bits(out.np, np.transpose(a, perm), f"transpose {perm}")
-            assert out.np.flags.c_contiguous
-            compare(out.np, _xla(S.transpose_p, (a,), {"permutation": perm})[0], [], f"transpose {perm} vs XLA")
+    arrays = [_values(dt, 60, rng).reshape(3, 4, 5) for dt in (np.float32, np.float64, np.int8, np.bool_, np.complex64)]
+    cases = [(S.transpose_p, (a,), {"permutation": perm}) for a in arrays
+             for perm in ((1, 0, 2), (2, 1, 0), (0, 2, 1), (0, 1, 2))]
+    for (_, (a,), params), (want,) in zip(cases, xla_many(cases)):
+        perm = params["permutation"]
+        out = impl_rules[S.transpose_p](HostValue(a, _aval(a)), permutation=perm)
+        _same_bits(out.np, np.transpose(a, perm), f"transpose {perm}")
+        assert out.np.flags.c_contiguous
+        compare(out.np, want, [], f"transpose {perm} vs XLA")
     for shape in ((2020, 70), (1000, 200), (257, 3), (70, 2020)):   # (tall ones: copied in bands)
         for dt in (np.float64, np.float32, np.int16, np.complex128):
             a = _values(dt, shape[0] * shape[1], rng).reshape(shape)

@@ -2,13 +2,15 @@
 against NumPy/scipy on float32 and float64 grids of special values (signed zeros, +-inf, NaN, huge),
 integer and bool operands, and complex parts. The last test checks the cases reach every primitive
 the module lowers."""
+import functools
+
 import numpy as np
 import pytest
 import scipy.special as sc
 
 import array_namespace as xp
 
-from lower_harness import Case, check, grid, lowered_by, raw
+from lower_harness import Case, check, grid, jit_all, lowered_by, raw
 from transforms import jit
 from transforms.primitives import elementwise as E
 from transforms.primitives import special_erf as SE
@@ -142,9 +144,14 @@ OTHER = [
 CASES = _unary_cases() + _binary_cases() + INTEGER + COMPLEX + CONVERT + OTHER
 
 
+@functools.cache
+def _jitted():
+    return jit_all(CASES)   # (every case's jit outputs from one program: one compile, not one per case)
+
+
 @pytest.mark.parametrize("case", CASES, ids=repr)
 def test_jit_matches_numpy(case):
-    check(case)
+    check(case, jitted=_jitted()[case.name])
 
 
 def test_gamma_poles():
