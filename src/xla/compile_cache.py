@@ -11,7 +11,7 @@ crash or a concurrent writer leaves the old entry, the new one, or none, never a
 A file is a header (magic, format version, key digest, payload length, payload sha256) and
 jaxlib's serialized executable; one that is truncated, corrupt, of another format or filed
 under another key is ignored (compiled afresh and overwritten), never deserialized.
-The key hashes the module's text (no locations), jaxlib's version and API, the compile
+The key hashes the module's text (no locations, not its name), jaxlib's version and API, the compile
 options, platform, device kind, device count, XLA_FLAGS and the host CPU (XLA's CPU code
 targets its instruction set). Modules with host callbacks are never cached: their
 executables call Python functions that only exist in this process.
@@ -118,11 +118,16 @@ def _read_host_id():
 
 
 def key_of(text: str, device) -> bytes:
-    """The sha256 digest keying `text` (a module) compiled for `device` here."""
+    """The sha256 digest keying `text` (a module) compiled for `device` here. The module's own name (the jitted
+    Python function's) is left out: one program jitted from two functions (two lambdas, a function and its
+    eager staged body) compiles once; a hit's executable keeps the first name (XLA profiles show that one)."""
     h = hashlib.sha256()
     for part in [str(FORMAT_VERSION), *_jaxlib.executable_key_parts(device), _host_id()]:
         h.update(part.encode())
         h.update(b"\0")
+    name = _module_name(text)
+    if name:
+        text = "module @_" + text[8 + len(name):]
     h.update(hashlib.sha256(text.encode()).digest())
     return h.digest()
 

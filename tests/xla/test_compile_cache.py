@@ -95,6 +95,27 @@ def test_second_compile_is_a_hit_equal_to_a_fresh_compile(cache, monkeypatch):
     assert first.tobytes() == hit.tobytes() == fresh.tobytes()
 
 
+def test_one_program_jitted_from_two_functions_compiles_once(cache):
+    """The key leaves the module's name (the Python function's) out: two functions of one body share an entry,
+    another body does not."""
+    from transforms import jit
+    d, compiles = cache
+
+    def first(v):
+        return xp.sin(v) * 3.5 + 1.0
+
+    def second(w):
+        return xp.sin(w) * 3.5 + 1.0
+
+    def third(w):
+        return xp.sin(w) * 3.5 - 1.0
+    x = xp.asarray(X)
+    for f, want in ((first, np.sin(X) * 3.5 + 1.0), (second, np.sin(X) * 3.5 + 1.0), (third, np.sin(X) * 3.5 - 1.0)):
+        np.testing.assert_allclose(np.asarray(jit(f)(x)), want, rtol=1e-14)
+    names = [cc._module_name(_jaxlib.module_text(m)) for m in compiles]
+    assert len(names) == 2 and "first" in names[0] and "third" in names[1], names
+
+
 def test_a_repeated_compile_before_the_write_lands_compiles_nothing(cache):
     d, compiles = cache
     before = cc.stats.copy()
