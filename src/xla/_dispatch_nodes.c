@@ -269,15 +269,187 @@ static PyObject *check(PyObject *self, PyObject *const *args, Py_ssize_t nargs) 
     return out;
 }
 
+
+/* ---------------------------------------------------------------- pmap repeats
+ * A repeat call of a pmap whose replicas communicate (xla/pmap_runtime.py `repeat` and `_execute`: the same
+ * steps). jaxlib's C++ dispatcher cannot run it: the program first waits for its inputs and for the last such
+ * program (XLA:CPU's rendezvous deadlock), and in Python the steps before the launch cost ~20 us of a ~100 us
+ * psum. Only the plain case is here -- outside any trace, every argument a live buffer laid out as the program
+ * takes it, one process (an armed token: pmap_runtime.fastpath) -- and anything else is the dispatcher's, whose
+ * miss runs the Python path. */
+static PyObject *rp_table = NULL, *rp_armed, *rp_buffer, *rp_flatten, *rp_lock, *rp_in_flight, *rp_error;
+static PyObject *n_aval, *n_sharding, *n_block, *n_acquire, *n_release, *n_execute, *n_token, *n_consume,
+    *n_unflatten, *n_exe, *n_handlers, *n_in_shardings, *kw_tokens;
+
+static PyObject *configure_repeats(PyObject *self, PyObject *args) {
+    PyObject *t, *a, *bt, *fl, *lk, *inf, *err;
+    if (!PyArg_ParseTuple(args, "O!O!O!OOO!O:configure_repeats", &PyDict_Type, &t, &PySet_Type, &a, &PyType_Type,
+                          &bt, &fl, &lk, &PyList_Type, &inf, &err))
+        return NULL;
+    if (PyList_GET_SIZE(inf) != 1) {
+        PyErr_SetString(PyExc_ValueError, "configure_repeats: the in-flight list holds one item");
+        return NULL;
+    }
+    if (n_aval == NULL) {
+        const char *names[] = {"aval", "_sharding", "block_until_ready", "acquire", "release", "execute_sharded",
+                               "consume_token", "consume_with_handlers", "unflatten", "exe", "handlers",
+                               "in_shardings"};
+        PyObject **slots[] = {&n_aval, &n_sharding, &n_block, &n_acquire, &n_release, &n_execute, &n_token,
+                              &n_consume, &n_unflatten, &n_exe, &n_handlers, &n_in_shardings};
+        for (int i = 0; i < 12; i++)
+            if ((*slots[i] = PyUnicode_InternFromString(names[i])) == NULL) return NULL;
+        if ((kw_tokens = Py_BuildValue("(s)", "with_tokens")) == NULL) return NULL;
+    }
+    Py_INCREF(t); Py_INCREF(a); Py_INCREF(bt); Py_INCREF(fl); Py_INCREF(lk); Py_INCREF(inf); Py_INCREF(err);
+    Py_XSETREF(rp_table, t); Py_XSETREF(rp_armed, a); Py_XSETREF(rp_buffer, bt); Py_XSETREF(rp_flatten, fl);
+    Py_XSETREF(rp_lock, lk); Py_XSETREF(rp_in_flight, inf); Py_XSETREF(rp_error, err);
+    Py_RETURN_NONE;
+}
+
+static int call_method(PyObject *o, PyObject *name) {   /* o.name(), its result dropped; -1 on an error */
+    PyObject *r = PyObject_CallMethodNoArgs(o, name);
+    Py_XDECREF(r);
+    return r == NULL ? -1 : 0;
+}
+
+/* _execute's waiting launch: under the lock, wait for the operands and the last such program, run, keep the
+ * token; the raw results (handled). */
+static PyObject *launch(PyObject *prog, PyObject *bufs) {
+    PyObject *exe = PyObject_GetAttr(prog, n_exe), *handlers = PyObject_GetAttr(prog, n_handlers), *out = NULL;
+    if (exe == NULL || handlers == NULL || call_method(rp_lock, n_acquire) < 0) goto done;
+    for (Py_ssize_t i = 0; i < PyList_GET_SIZE(bufs); i++)
+        if (call_method(PyList_GET_ITEM(bufs, i), n_block) < 0) goto unlock;
+    PyObject *prev = PyList_GET_ITEM(rp_in_flight, 0);
+    if (prev != Py_None) {
+        Py_INCREF(prev);
+        int bad = call_method(prev, n_block);
+        Py_DECREF(prev);
+        if (bad && !PyErr_ExceptionMatches(rp_error)) goto unlock;
+        PyErr_Clear();   /* (that program's failure is its own results' error, not this call's) */
+        Py_INCREF(Py_None);
+        PyList_SetItem(rp_in_flight, 0, Py_None);
+    }
+    PyObject *cargs[3] = {exe, bufs, Py_True};
+    PyObject *res = PyObject_VectorcallMethod(n_execute, cargs, 2, kw_tokens);
+    if (res == NULL) goto unlock;
+    PyObject *tok = PyObject_CallMethodNoArgs(res, n_token);
+    if (tok != NULL) {
+        PyList_SetItem(rp_in_flight, 0, tok);
+        out = PyObject_CallMethodOneArg(res, n_consume, handlers);
+    }
+    Py_DECREF(res);
+unlock:;
+    PyObject *et, *ev, *tb;
+    PyErr_Fetch(&et, &ev, &tb);
+    if (call_method(rp_lock, n_release) < 0) {
+        Py_CLEAR(out);
+        Py_XDECREF(et); Py_XDECREF(ev); Py_XDECREF(tb);
+    } else {
+        PyErr_Restore(et, ev, tb);
+    }
+done:
+    Py_XDECREF(exe); Py_XDECREF(handlers);
+    return out;
+}
+
+/* The key pmap_runtime._laid_out makes of the call's flattened arguments, and the arguments, when every one is a
+ * live buffer; NULL (no error) otherwise. */
+static PyObject *repeat_key(PyObject *token, PyObject *const *args, size_t nargsf, PyObject *kwnames,
+                            PyObject **leaves) {
+    Py_ssize_t n = PyVectorcall_NARGS(nargsf), nkw = kwnames == NULL ? 0 : PyTuple_GET_SIZE(kwnames);
+    PyObject *pos = PyTuple_New(n), *kw = PyDict_New(), *key = NULL, *flat = NULL;
+    if (pos == NULL || kw == NULL) goto done;
+    for (Py_ssize_t i = 0; i < n; i++) {
+        Py_INCREF(args[i]);
+        PyTuple_SET_ITEM(pos, i, args[i]);
+    }
+    for (Py_ssize_t i = 0; i < nkw; i++)
+        if (PyDict_SetItem(kw, PyTuple_GET_ITEM(kwnames, i), args[n + i]) < 0) goto done;
+    PyObject *call = PyTuple_Pack(2, pos, kw);
+    flat = call == NULL ? NULL : PyObject_CallOneArg(rp_flatten, call);
+    Py_XDECREF(call);
+    if (flat == NULL || !PyTuple_Check(flat) || PyTuple_GET_SIZE(flat) != 2 ||
+        !PyList_Check(PyTuple_GET_ITEM(flat, 0)))
+        goto done;
+    PyObject *ls = PyTuple_GET_ITEM(flat, 0);
+    Py_ssize_t nl = PyList_GET_SIZE(ls);
+    if ((key = PyTuple_New(2 + nl)) == NULL) goto done;
+    Py_INCREF(token); PyTuple_SET_ITEM(key, 0, token);
+    Py_INCREF(PyTuple_GET_ITEM(flat, 1)); PyTuple_SET_ITEM(key, 1, PyTuple_GET_ITEM(flat, 1));
+    for (Py_ssize_t i = 0; i < nl; i++) {
+        PyObject *x = PyList_GET_ITEM(ls, i), *av, *sh, *dead;
+        if (Py_TYPE(x) != (PyTypeObject *)rp_buffer || (dead = PyObject_CallMethodNoArgs(x, is_deleted_name)) == NULL)
+            goto fail;
+        int gone = PyObject_IsTrue(dead);
+        Py_DECREF(dead);
+        if (gone != 0 || (av = PyObject_GetAttr(x, n_aval)) == NULL) goto fail;
+        if ((sh = PyObject_GetAttr(x, n_sharding)) == NULL) { Py_DECREF(av); goto fail; }
+        PyObject *pair = PyTuple_Pack(2, av, sh);
+        Py_DECREF(av); Py_DECREF(sh);
+        if (pair == NULL) goto fail;
+        PyTuple_SET_ITEM(key, 2 + i, pair);
+    }
+    Py_INCREF(ls);
+    *leaves = ls;
+    goto done;
+fail:
+    Py_CLEAR(key);
+done:
+    Py_XDECREF(pos); Py_XDECREF(kw); Py_XDECREF(flat);
+    PyErr_Clear();   /* (any failure here: the dispatcher's path, which raises what it raises) */
+    return key;
+}
+
+/* The repeated call's result; NULL with *handled 0 where this is not the plain case. */
+static PyObject *repeat(PyObject *token, PyObject *const *args, size_t nargsf, PyObject *kwnames, int *handled) {
+    *handled = 0;
+    if (rp_table == NULL || tracing == NULL || PyDict_GET_SIZE(rp_table) == 0 || PyList_GET_SIZE(tracing) == 0)
+        return NULL;
+    PyObject *on = PyList_GET_ITEM(tracing, 0);
+    if (!PyLong_CheckExact(on) || PyLong_AsLong(on) != 0 || PySet_Contains(rp_armed, token) != 1) {
+        PyErr_Clear();
+        return NULL;
+    }
+    PyObject *leaves = NULL, *key = repeat_key(token, args, nargsf, kwnames, &leaves), *out = NULL, *bufs = NULL;
+    if (key == NULL) return NULL;
+    PyObject *hit = PyDict_GetItemWithError(rp_table, key), *in_sh = NULL;   /* borrowed */
+    if (hit == NULL || !PyTuple_Check(hit) || PyTuple_GET_SIZE(hit) != 5 || PyTuple_GET_ITEM(hit, 4) != Py_False ||
+        !PyList_Check(PyTuple_GET_ITEM(hit, 2)))
+        goto done;
+    PyObject *prog = PyTuple_GET_ITEM(hit, 0), *consts = PyTuple_GET_ITEM(hit, 2);
+    Py_ssize_t nc = PyList_GET_SIZE(consts), nl = PyList_GET_SIZE(leaves);
+    if ((in_sh = PyObject_GetAttr(prog, n_in_shardings)) == NULL || !PyList_Check(in_sh) ||
+        PyList_GET_SIZE(in_sh) != nc + nl)
+        goto done;
+    for (Py_ssize_t i = 0; i < nl; i++)   /* laid out as the program takes it (else placed: the Python path) */
+        if (PyTuple_GET_ITEM(PyTuple_GET_ITEM(key, 2 + i), 1) != PyList_GET_ITEM(in_sh, nc + i)) goto done;
+    if ((bufs = PySequence_List(consts)) == NULL || PyList_SetSlice(bufs, nc, nc, leaves) < 0) goto done;
+    *handled = 1;
+    PyObject *raw = launch(prog, bufs);
+    if (raw != NULL) {
+        out = PyObject_CallMethodOneArg(PyTuple_GET_ITEM(hit, 1), n_unflatten, raw);
+        Py_DECREF(raw);
+    }
+done:
+    if (!*handled) PyErr_Clear();
+    Py_XDECREF(key); Py_XDECREF(leaves); Py_XDECREF(in_sh); Py_XDECREF(bufs);
+    return out;
+}
+
 typedef struct {
     PyObject_HEAD
-    PyObject *inner, *fallback, *dict, *weaklist;
+    PyObject *inner, *fallback, *token, *dict, *weaklist;
     vectorcallfunc vectorcall;
 } Dispatcher;
 
 /* inner(*args, **kw), or where that is a GuardMiss: fallback(args, kwargs, the GuardMiss) */
 static PyObject *dispatcher_vectorcall(PyObject *self, PyObject *const *args, size_t nargsf, PyObject *kwnames) {
     Dispatcher *d = (Dispatcher *)self;
+    if (d->token != NULL) {
+        int handled;
+        PyObject *done = repeat(d->token, args, nargsf, kwnames, &handled);
+        if (handled) return done;
+    }
     PyObject *value = PyObject_Vectorcall(d->inner, args, nargsf, kwnames), *out = NULL;
     if (value == NULL || guard_miss == NULL || Py_TYPE(value) != (PyTypeObject *)guard_miss) return value;
     Py_ssize_t n = PyVectorcall_NARGS(nargsf), nkw = kwnames == NULL ? 0 : PyTuple_GET_SIZE(kwnames);
@@ -296,8 +468,8 @@ done:
 }
 
 static PyObject *dispatcher_new(PyTypeObject *type, PyObject *args, PyObject *kwargs) {
-    PyObject *inner, *fallback;
-    if (!PyArg_ParseTuple(args, "OO:Dispatcher", &inner, &fallback)) return NULL;
+    PyObject *inner, *fallback, *token = NULL;
+    if (!PyArg_ParseTuple(args, "OO|O:Dispatcher", &inner, &fallback, &token)) return NULL;
     if (!PyCallable_Check(inner) || !PyCallable_Check(fallback)) {
         PyErr_SetString(PyExc_TypeError, "Dispatcher(inner, fallback) takes two callables");
         return NULL;
@@ -306,17 +478,19 @@ static PyObject *dispatcher_new(PyTypeObject *type, PyObject *args, PyObject *kw
     if (d == NULL) return NULL;
     Py_INCREF(inner); Py_INCREF(fallback);
     d->inner = inner; d->fallback = fallback;
+    d->token = token == Py_None ? NULL : token;
+    Py_XINCREF(d->token);
     d->vectorcall = dispatcher_vectorcall;
     return (PyObject *)d;
 }
 
 static int dispatcher_traverse(Dispatcher *d, visitproc visit, void *arg) {
-    Py_VISIT(d->inner); Py_VISIT(d->fallback); Py_VISIT(d->dict);
+    Py_VISIT(d->inner); Py_VISIT(d->fallback); Py_VISIT(d->token); Py_VISIT(d->dict);
     return 0;
 }
 
 static int dispatcher_clear(Dispatcher *d) {
-    Py_CLEAR(d->inner); Py_CLEAR(d->fallback); Py_CLEAR(d->dict);
+    Py_CLEAR(d->inner); Py_CLEAR(d->fallback); Py_CLEAR(d->token); Py_CLEAR(d->dict);
     return 0;
 }
 
@@ -368,8 +542,9 @@ static PyTypeObject DispatcherType = {
     .tp_name = "xla._dispatch_nodes.Dispatcher",
     .tp_basicsize = sizeof(Dispatcher),
     .tp_flags = Py_TPFLAGS_DEFAULT | Py_TPFLAGS_HAVE_GC | Py_TPFLAGS_HAVE_VECTORCALL,
-    .tp_doc = "Dispatcher(inner, fallback): calls inner (jaxlib's C++ dispatcher); a call whose guard check "
-              "gave a GuardMiss goes to fallback(args, kwargs, the GuardMiss).",
+    .tp_doc = "Dispatcher(inner, fallback, token=None): calls inner (jaxlib's C++ dispatcher); a call whose guard "
+              "check gave a GuardMiss goes to fallback(args, kwargs, the GuardMiss). With a pmap's token, a plain "
+              "repeat of a program whose replicas communicate runs here (configure_repeats).",
     .tp_new = dispatcher_new,
     .tp_dealloc = (destructor)dispatcher_dealloc,
     .tp_traverse = (traverseproc)dispatcher_traverse,
@@ -395,6 +570,8 @@ static PyMethodDef methods[] = {
     {"configure_guards", configure_guards, METH_VARARGS, "configure_guards(GuardMiss, to_bytes, number_fallback)"},
     {"number", (PyCFunction)(void (*)(void))number, METH_FASTCALL,
      "number(conv, (buffer,)): conv (float/int/bool/complex) of a 0-d output, as Python's conv(np.asarray(buffer))."},
+    {"configure_repeats", configure_repeats, METH_VARARGS,
+     "configure_repeats(table, armed tokens, buffer type, flatten, lock, in-flight list, runtime error type)"},
     {"check", (PyCFunction)(void (*)(void))check, METH_FASTCALL,
      "check(accepted, (result, vector)): result where the vector's bytes are accepted, else GuardMiss(bytes)."},
     {NULL, NULL, 0, NULL},

@@ -246,6 +246,11 @@ def _at_exit():
         pass
 
 
+def joined():
+    """Whether this process joined a run of several processes (then programs over devices wait: one_in_flight)."""
+    return _state.client is not None
+
+
 def process_info():
     """(process_id, num_processes) of the run, or (0, 1) without one."""
     if _state.client is None:

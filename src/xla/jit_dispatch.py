@@ -325,7 +325,7 @@ def pmap_public(pmapped):
     if not _cpp_ready:
         _register_cpp_nodes()
         _cpp_ready = True
-    from .pmap_runtime import fastpath, repeat
+    from .pmap_runtime import fastpath, native_repeats, repeat
     token = ("array_namespace.pmap", next(_wrapper_tokens))
 
     @api_boundary
@@ -341,4 +341,18 @@ def pmap_public(pmapped):
     cpp = _jaxlib.cpp_dispatcher(pmapped.__name__, pmapped.__wrapped__, miss, [], [], token)
     cpp.__name__ = pmapped.__name__
     cpp.__wrapped__ = pmapped.__wrapped__
-    return cpp
+    if _native is None or not hasattr(_native, "configure_repeats"):
+        return cpp
+    global _repeats_ready
+    if not _repeats_ready:
+        native_repeats(_native)
+        _repeats_ready = True
+    # (its plain repeats of a program whose replicas communicate run in C; a GuardMiss never comes from a pmap)
+    out = _native.Dispatcher(cpp, lambda args, kwargs, _: pmapped(*args, **kwargs), token)
+    out.__qualname__ = getattr(pmapped.__wrapped__, "__qualname__", pmapped.__name__)
+    out.__module__ = getattr(pmapped.__wrapped__, "__module__", None)
+    out.__doc__ = getattr(pmapped.__wrapped__, "__doc__", None)
+    return out
+
+
+_repeats_ready = False

@@ -23,7 +23,8 @@ the program takes them is repeated by jaxlib's C++ dispatcher with no Python, as
 arguments are NumPy arrays or values on one device, each put on the devices in one transfer per call (`place`,
 the dispatcher's fallback for an argument laid out otherwise). A program whose replicas communicate cannot be
 (each such program waits for its inputs and for the last one to finish: `_execute`, against XLA:CPU's
-rendezvous deadlock), so its repeats run from the dispatcher's miss (`repeat`), placing such arguments alike.
+rendezvous deadlock): in one process its plain repeats (arguments on the devices) run those same steps in C (the
+extension's Dispatcher, `native_repeats`), the others from the dispatcher's miss (`repeat`), placing arguments.
 
 Donation (pmap's donate_argnums, or jit's on a pmaps-only function): the operand is a buffer donor of the
 replica program; an operand already on the pmap's devices is consumed (deleted) by the call.
@@ -190,6 +191,7 @@ def _execute(prog, bufs):
 # (program, result tree).
 _repeats: dict = {}
 _REPEATS_MAX = 256
+_armed: set = set()   # the tokens whose plain repeats the C extension may run: one process, no run (native_repeats)
 
 
 def _laid_out(token, leaves, tree):
@@ -251,7 +253,22 @@ def after_fork():
     _one_at_a_time = threading.Lock()
     _in_flight[0] = None
     _repeats.clear()
+    _armed.clear()
     _programs.clear()
+    for native in _native:
+        native_repeats(native)
+
+
+def native_repeats(native):
+    """Let the C extension `native` (xla/_dispatch_nodes.c) run the plain repeats of the tokens in `_armed` (its
+    Dispatcher with a pmap's token, xla/jit_dispatch.pmap_public): the steps of `repeat` and `_execute`, sharing
+    their table, lock and completion token."""
+    native.configure_repeats(_repeats, _armed, _jaxlib.ArrayImpl, _jaxlib.cpp_registry.flatten, _one_at_a_time,
+                             _in_flight, _jaxlib.XlaRuntimeError)
+    _native[:] = [native]
+
+
+_native: list = []
 
 
 def fastpath(token, params, operands, outs, n_consts, call, result):
@@ -293,6 +310,8 @@ def fastpath(token, params, operands, outs, n_consts, call, result):
         if len(_repeats) >= _REPEATS_MAX:
             _repeats.clear()
         _repeats[_laid_out(token, leaves, in_tree)] = (prog, out_def, consts, params["name"], across)
+        if not across and not distributed.joined():
+            _armed.add(token)
         return None
     if placed and _jaxlib.jax_owns_states():
         return None   # (jax's dtype rules would then make the dispatcher's signature of a NumPy argument)

@@ -281,7 +281,7 @@ def test_what_stays_on_python_stays_right(runs):
         np.testing.assert_array_equal(np.asarray(with_c_psum(ys[k])), np.broadcast_to(x.sum(0) * k * [10.0, 20.0],
                                                                                        (N, 2)))
     assert runs[0] == start + 2
-    # replicas that communicate: repeated from Python (pmap_runtime.repeat: it waits first), new values each call
+    # replicas that communicate: repeated off the C++ dispatcher (it waits first), new values each call
     g = pmap(lambda a, b: psum(a, "i") - b, "i")
     ins = [_on_devices(x * k) for k in range(4)]
     start = runs[0]
@@ -329,3 +329,54 @@ def test_collective_programs_issued_back_to_back_without_waiting():
     for o in outs[::40]:
         np.testing.assert_array_equal(np.asarray(o), np.full((N, 8), float(N)))
     np.testing.assert_array_equal(np.asarray(chain), np.full((N, 8), (N * 0.5) ** 50))
+
+
+def test_communicating_repeats_run_in_c_with_their_new_values(monkeypatch):
+    """A psum's program waits before it runs (pmap_runtime._execute), so jaxlib's C++ dispatcher cannot repeat it;
+    its plain repeats (arguments on the devices, one process) run in the C extension instead
+    (xla/_dispatch_nodes.c `repeat`): no Python launch, right values, the same waiting. Threads calling it at
+    once each get their own result (the programs one at a time, never a rendezvous deadlock)."""
+    import importlib.util
+    import threading
+    launches, real = [0], pmap_runtime._execute
+    monkeypatch.setattr(pmap_runtime, "_execute", lambda prog, bufs: launches.__setitem__(0, launches[0] + 1) or
+                        real(prog, bufs))
+    native = importlib.util.find_spec("xla._dispatch_nodes") is not None
+    g = pmap(lambda a, b: {"s": psum(a, "i") - b, "m": a * b}, "i")
+    rng = np.random.default_rng(5)
+    xs = [rng.standard_normal((N, 3)) for _ in range(6)]
+    ys = [_on_devices(x) for x in xs]
+    g(ys[0], ys[1])
+    start = launches[0]
+    for k in range(5):
+        got = g(ys[k], b=ys[k + 1])
+        np.testing.assert_allclose(np.asarray(got["s"]), xs[k].sum(0) - xs[k + 1], rtol=1e-14, atol=1e-14)
+        np.testing.assert_array_equal(np.asarray(got["m"]), xs[k] * xs[k + 1])
+        assert got["s"]._v._sharding is ys[0]._v._sharding
+    assert launches[0] == start + (0 if native else 5) + 1   # (b by keyword: a new signature, its first call)
+    chain = ys[0]
+    for _ in range(20):   # each call on the last one's pending result: it waits for it, then runs
+        chain = g(chain, ys[1])["s"]
+    want = xs[0]
+    for _ in range(20):
+        want = want.sum(0) - xs[1]
+    np.testing.assert_allclose(np.asarray(chain), want, rtol=1e-12)
+    out = {}
+
+    def worker(t):
+        mine = [_on_devices(x * (t + 1)) for x in xs[:2]]
+        out[t] = [np.asarray(g(mine[0], mine[1])["s"]) for _ in range(30)]
+    threads = [threading.Thread(target=worker, args=(t,)) for t in range(4)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join(60)
+    assert not any(t.is_alive() for t in threads)
+    for t in range(4):
+        for got in out[t]:
+            np.testing.assert_allclose(got, (t + 1) * (xs[0].sum(0) - xs[1]), rtol=1e-14, atol=1e-14)
+    y = _on_devices(xs[2])   # a deleted operand on the C path: the whole path's clear error
+    y._v.delete()
+    with pytest.raises(RuntimeError, match="deleted"):
+        g(y, ys[1])
+    np.testing.assert_allclose(np.asarray(g(xp.asarray(xs[2]), ys[1])["s"]), xs[2].sum(0) - xs[1], rtol=1e-14)
