@@ -29,6 +29,23 @@ def test_reductions_vs_numpy(dtype, shape):
     np.testing.assert_allclose(m, np.broadcast_to(x.sum(0, dtype=np.float64) / n, x.shape), rtol=1e-6)
 
 
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+@pytest.mark.parametrize("n", [2, 3, 4, 8])
+def test_pmean_is_the_psum_divided_bit_for_bit(dtype, n):
+    """pmean over n members is psum / n exactly, also where n is a power of two (then a multiply by 1 / n, the
+    same bits: one correctly rounded x / 2**k either way, subnormal results included), eagerly and under jit."""
+    tiny = np.finfo(dtype).tiny
+    x = (RNG.standard_normal((n, 7)) * 10).astype(dtype)
+    x[:, 0] = tiny * np.arange(1, n + 1)   # (sums whose mean is subnormal or just above)
+    x[:, 1] = np.finfo(dtype).max / n
+    x[:, 2] = 3 * tiny / n
+    for run in (lambda f: _run(f, x), lambda f: np.asarray(jit(vmap(f, axis_name="i"))(xp.asarray(x)))):
+        total = run(lambda a: psum(a, "i"))
+        mean = run(lambda a: pmean(a, "i"))
+        assert mean.dtype == dtype
+        np.testing.assert_array_equal(mean, total / np.asarray(n, dtype))
+
+
 def test_psum_bool_counts_and_pytree():
     x = np.array([True, False, True, True])
     np.testing.assert_array_equal(_run(lambda a: psum(a, "i"), x), [3] * 4)
