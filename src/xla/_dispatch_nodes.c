@@ -352,19 +352,27 @@ done:
     return out;
 }
 
+/* A vectorcall's arguments as (args tuple, kwargs dict) in *pos and *kw (new references); -1 on an error. */
+static int call_parts(PyObject *const *args, size_t nargsf, PyObject *kwnames, PyObject **pos, PyObject **kw) {
+    Py_ssize_t n = PyVectorcall_NARGS(nargsf), nkw = kwnames == NULL ? 0 : PyTuple_GET_SIZE(kwnames);
+    *pos = PyTuple_New(n);
+    *kw = PyDict_New();
+    if (*pos == NULL || *kw == NULL) return -1;
+    for (Py_ssize_t i = 0; i < n; i++) {
+        Py_INCREF(args[i]);
+        PyTuple_SET_ITEM(*pos, i, args[i]);
+    }
+    for (Py_ssize_t i = 0; i < nkw; i++)
+        if (PyDict_SetItem(*kw, PyTuple_GET_ITEM(kwnames, i), args[n + i]) < 0) return -1;
+    return 0;
+}
+
 /* The key pmap_runtime._laid_out makes of the call's flattened arguments, and the arguments, when every one is a
  * live buffer; NULL (no error) otherwise. */
 static PyObject *repeat_key(PyObject *token, PyObject *const *args, size_t nargsf, PyObject *kwnames,
                             PyObject **leaves) {
-    Py_ssize_t n = PyVectorcall_NARGS(nargsf), nkw = kwnames == NULL ? 0 : PyTuple_GET_SIZE(kwnames);
-    PyObject *pos = PyTuple_New(n), *kw = PyDict_New(), *key = NULL, *flat = NULL;
-    if (pos == NULL || kw == NULL) goto done;
-    for (Py_ssize_t i = 0; i < n; i++) {
-        Py_INCREF(args[i]);
-        PyTuple_SET_ITEM(pos, i, args[i]);
-    }
-    for (Py_ssize_t i = 0; i < nkw; i++)
-        if (PyDict_SetItem(kw, PyTuple_GET_ITEM(kwnames, i), args[n + i]) < 0) goto done;
+    PyObject *pos = NULL, *kw = NULL, *key = NULL, *flat = NULL;
+    if (call_parts(args, nargsf, kwnames, &pos, &kw) < 0) goto done;
     PyObject *call = PyTuple_Pack(2, pos, kw);
     flat = call == NULL ? NULL : PyObject_CallOneArg(rp_flatten, call);
     Py_XDECREF(call);
@@ -452,15 +460,8 @@ static PyObject *dispatcher_vectorcall(PyObject *self, PyObject *const *args, si
     }
     PyObject *value = PyObject_Vectorcall(d->inner, args, nargsf, kwnames), *out = NULL;
     if (value == NULL || guard_miss == NULL || Py_TYPE(value) != (PyTypeObject *)guard_miss) return value;
-    Py_ssize_t n = PyVectorcall_NARGS(nargsf), nkw = kwnames == NULL ? 0 : PyTuple_GET_SIZE(kwnames);
-    PyObject *pos = PyTuple_New(n), *kw = PyDict_New();
-    if (pos == NULL || kw == NULL) goto done;
-    for (Py_ssize_t i = 0; i < n; i++) {
-        Py_INCREF(args[i]);
-        PyTuple_SET_ITEM(pos, i, args[i]);
-    }
-    for (Py_ssize_t i = 0; i < nkw; i++)
-        if (PyDict_SetItem(kw, PyTuple_GET_ITEM(kwnames, i), args[n + i]) < 0) goto done;
+    PyObject *pos = NULL, *kw = NULL;
+    if (call_parts(args, nargsf, kwnames, &pos, &kw) < 0) goto done;
     out = PyObject_CallFunctionObjArgs(d->fallback, pos, kw, value, NULL);
 done:
     Py_XDECREF(pos); Py_XDECREF(kw); Py_XDECREF(value);
