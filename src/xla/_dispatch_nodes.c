@@ -420,7 +420,8 @@ static PyObject *repeat(PyObject *token, PyObject *const *args, size_t nargsf, P
     }
     PyObject *leaves = NULL, *key = repeat_key(token, args, nargsf, kwnames, &leaves), *out = NULL, *bufs = NULL;
     if (key == NULL) return NULL;
-    PyObject *hit = PyDict_GetItemWithError(rp_table, key), *in_sh = NULL;   /* borrowed */
+    PyObject *hit = PyDict_GetItemWithError(rp_table, key), *in_sh = NULL;
+    Py_XINCREF(hit);   /* (held: while the launch waits, another thread may clear the table) */
     if (hit == NULL || !PyTuple_Check(hit) || PyTuple_GET_SIZE(hit) != 5 || PyTuple_GET_ITEM(hit, 4) != Py_False ||
         !PyList_Check(PyTuple_GET_ITEM(hit, 2)))
         goto done;
@@ -440,7 +441,7 @@ static PyObject *repeat(PyObject *token, PyObject *const *args, size_t nargsf, P
     }
 done:
     if (!*handled) PyErr_Clear();
-    Py_XDECREF(key); Py_XDECREF(leaves); Py_XDECREF(in_sh); Py_XDECREF(bufs);
+    Py_XDECREF(key); Py_XDECREF(leaves); Py_XDECREF(hit); Py_XDECREF(in_sh); Py_XDECREF(bufs);
     return out;
 }
 
