@@ -338,6 +338,7 @@ def test_communicating_repeats_run_in_c_with_their_new_values(monkeypatch):
     once each get their own result (the programs one at a time, never a rendezvous deadlock)."""
     import importlib.util
     import threading
+    import time
     launches, real = [0], pmap_runtime._execute
     monkeypatch.setattr(pmap_runtime, "_execute", lambda prog, bufs: launches.__setitem__(0, launches[0] + 1) or
                         real(prog, bufs))
@@ -366,12 +367,22 @@ def test_communicating_repeats_run_in_c_with_their_new_values(monkeypatch):
     def worker(t):
         mine = [_on_devices(x * (t + 1)) for x in xs[:2]]
         out[t] = [np.asarray(g(mine[0], mine[1])["s"]) for _ in range(30)]
+    stop = []
+
+    def clearer():   # the table cleared under the calls (as when it fills): each call still right, no crash
+        while not stop:
+            pmap_runtime._repeats.clear()
+            time.sleep(0.001)
     threads = [threading.Thread(target=worker, args=(t,)) for t in range(4)]
+    side = threading.Thread(target=clearer)
+    side.start()
     for t in threads:
         t.start()
     for t in threads:
         t.join(60)
-    assert not any(t.is_alive() for t in threads)
+    stop.append(True)
+    side.join(10)
+    assert not any(t.is_alive() for t in threads + [side])
     for t in range(4):
         for got in out[t]:
             np.testing.assert_allclose(got, (t + 1) * (xs[0].sum(0) - xs[1]), rtol=1e-14, atol=1e-14)
