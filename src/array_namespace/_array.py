@@ -436,7 +436,7 @@ class Array:
                         self._v = out
                         self._trace = EVAL
                     else:
-                        VW.write(self, out, "x[...] = value", key)
+                        VW.write(self, out, "x[...] = value", key, v)
                     return
         self._rebind_locked(_module("_indexing").update(self, key, value, "set", "__setitem__", in_place=sole),
                             "x[...] = value", key)

@@ -129,11 +129,13 @@ def check_writable(a, what, cur):
             "made itself; use y = x.at[idx].set(v) (or copy first: x = xp.asarray(x, copy=True)).")
 
 
-def write(a, raw, what, key=None):
+def write(a, raw, what, key=None, value=None):
     """Rebind `a` to raw value `raw` and carry the write to every array of its family (under LOCK).
     Every new value is computed before any handle changes, so an error leaves all of them as they were
     (a root written in place eagerly changes first, but only the live views' reads follow it). `key`: the
-    write was a[key] = value (a view whose elements the write cannot reach keeps its value, not recomputed).
+    write was a[key] = value (a view whose elements the write cannot reach keeps its value, not recomputed);
+    `value` (raw, of a's dtype): that value, which eagerly goes straight to its place in the root where a is
+    a basic-index view of the root (the write then costs what it writes, not a copy of the view: `_compose`).
     """
     cur = trace_state.trace
     region = [a, key, _UNSET]   # (the span written: worked out when a view not on the path needs it)
@@ -146,7 +148,10 @@ def write(a, raw, what, key=None):
             # the root, sole holder of its value (no view shares its memory): eagerly the write goes into
             # its memory, as x[k] = v does (it is the path's last step, so nothing after it can fail)
             # (eagerly the backend puts the view's value, of the root's dtype, straight at the view's key)
-            out = backend.eager_setitem(parent._v, arg, raw) if cur is EVAL else None
+            at = _compose(parent.shape, arg, key) if value is not None and node is a and cur is EVAL else None
+            out = backend.eager_setitem(parent._v, at, value) if at is not None else None
+            if out is None and cur is EVAL:
+                out = backend.eager_setitem(parent._v, arg, raw)
             raw = out if out is not None else _ix().update(parent, arg, H.wrap(raw), "set", what, in_place=True)._v
         else:
             raw = RULES[kind].put(parent._v, raw, arg)
@@ -180,6 +185,45 @@ def _refresh(node, raw, skip, out, region):
         out.append((c, v))
         _refresh(c, v, skip, out, region)
     views[:] = live
+
+
+def _compose(pshape, arg, key):
+    """The basic key of a parent of shape `pshape` that selects the elements view[key] selects, for
+    view = parent[arg]; None where arg or key holds anything but ints and slices, or more indices than dims."""
+    arg = arg if type(arg) is tuple else (arg,)
+    keys = key if type(key) is tuple else (key,)
+    if len(arg) > len(pshape):
+        return None
+    out, j = [], 0
+    for d, n in enumerate(pshape):
+        s = arg[d] if d < len(arg) else _FULL
+        if type(s) is int:
+            out.append(s)   # (a dim the view does not have)
+            continue
+        if type(s) is not slice:
+            return None
+        e = keys[j] if j < len(keys) else _FULL
+        j += 1
+        te = type(e)
+        if te is not int and te is not slice:
+            return None
+        if s == _FULL:   # the view's dim is the parent's
+            if te is int and not -n <= e < n:
+                return None
+            out.append(e)
+            continue
+        r = range(*s.indices(n))
+        if te is int:
+            if not -len(r) <= e < len(r):
+                return None
+            out.append(r[e])
+        else:
+            r = r[e]   # (a range of indices: a stop below 0 is past index 0 going down, where a slice stops at None)
+            out.append(slice(r.start, r.stop if r.stop >= 0 else None, r.step) if r else slice(0, 0))
+    return tuple(out) if j >= len(keys) else None
+
+
+_FULL = slice(None)
 
 
 def wrote_through(value, target, key):

@@ -388,3 +388,51 @@ def test_element_writes_into_a_view_reach_the_root_and_spare_every_other_holder(
     a[2, 3] = -4.0
     assert float(other[2, 3]) == -4.0 and float(c[1, 2, 3]) == -4.0
     assert float(kept[2, 3]) == want[1][2, 3]
+
+
+def _basic_keys(draw, shape, st):
+    """A tuple of ints (in range) and slices (any start, stop, step but 0), one per leading dim of `shape`."""
+    n = draw(st.integers(0, len(shape)))
+    key = []
+    for d in shape[:n]:
+        if d and draw(st.booleans()):
+            key.append(draw(st.integers(-d, d - 1)))
+        else:
+            b = st.one_of(st.none(), st.integers(-d - 2, d + 2))
+            key.append(slice(draw(b), draw(b), draw(st.one_of(st.none(), st.integers(-3, 3).filter(bool)))))
+    return tuple(key) if len(key) != 1 or draw(st.booleans()) else key[0]
+
+
+def test_a_write_into_a_view_goes_to_its_place_in_the_root_as_numpy():
+    """A basic-index view's write goes straight to the elements it selects in the root (_views._compose: the cost
+    of what is written, not of a copy of the view): the composed key selects what view[key] selects, and the
+    write leaves root, view and a sibling as NumPy's views do."""
+    from hypothesis import assume, given, settings, strategies as st
+    from array_namespace._views import _compose
+
+    @settings(max_examples=300, deadline=None, derandomize=True)
+    @given(st.data())
+    def check(data):
+        shape = tuple(data.draw(st.lists(st.integers(0, 5), min_size=1, max_size=3)))
+        root = np.arange(int(np.prod(shape)), dtype=np.float64).reshape(shape)
+        arg = _basic_keys(data.draw, shape, st)
+        t = arg if type(arg) is tuple else (arg,)
+        assume(len(t) < len(shape) or any(type(e) is slice for e in t))   # (one element is a copy, not a view)
+        view = root[arg]
+        key = _basic_keys(data.draw, view.shape, st)
+        at = _compose(shape, arg, key)
+        assert at is not None
+        sel = view[(key if type(key) is tuple else (key,)) + (Ellipsis,)]   # (a 0-d view, not a scalar)
+        np.testing.assert_array_equal(root[at + (Ellipsis,)], sel)   # the same elements, in the same layout
+        assert np.shares_memory(root[at + (Ellipsis,)], sel) or sel.size == 0
+        r, ours = root.copy(), xp.asarray(root)
+        v, ov = r[arg], ours[arg]
+        sib = ours[..., ::-1]
+        v[key] = -1.0 - np.arange(v[key].size).reshape(v[key].shape)
+        ov[key] = xp.asarray(-1.0 - np.arange(v[key].size).reshape(v[key].shape))
+        for got, want in ((ours, r), (ov, v), (sib, r[..., ::-1])):
+            np.testing.assert_array_equal(np.asarray(got), want)
+    check()
+    # not composed (the whole view is put back, as before): None in either key, an array, an Ellipsis
+    assert _compose((4, 5), (None, 1), (0,)) is None and _compose((4, 5), (1,), (None,)) is None
+    assert _compose((4, 5), (Ellipsis, 1), 0) is None and _compose((4, 5), (1,), (np.int64(2),)) is None
