@@ -170,7 +170,7 @@ native_work = contextlib.nullcontext()   # compiles, loads, client creation: xla
 
 def compile_and_load(module, devices, opts, callbacks=None):
     global compiled_here
-    opts.env_option_overrides = compile_flags.overrides()
+    opts.env_option_overrides = compile_flags.overrides(module)
     if compile_elsewhere is not None:
         return compile_elsewhere(module, devices, opts, callbacks)
     compiled_here = True

@@ -43,7 +43,7 @@ import time
 from . import _jaxlib
 
 MAGIC = b"ANXLAEXE"
-FORMAT_VERSION = 1
+FORMAT_VERSION = 2   # 2: the compile flags depend on the module (compile_flags.overrides)
 HEADER = struct.Struct("<8sI32sQ32s")   # magic, format version, key digest, payload length, payload sha256
 SUFFIX = ".xla"
 TMP_PREFIX = ".tmp-"
