@@ -319,8 +319,9 @@ def pmap_public(pmapped):
     """What `pmap(f)` returns without static or donated arguments: the C++ dispatcher over pmapped's
     replica program (as JAX's pmap is a C++-dispatched jit). A repeat call of a signature (avals and, for
     each argument, where it lies) whose first call took its operands as they were (pmap_runtime.fastpath)
-    runs with no Python frame, or for a program that must wait before it runs (collectives) with the
-    least Python (pmap_runtime.repeat); everything else -- host data, transforms -- is pmapped's."""
+    runs with no Python frame, or for a program that must wait before it runs (collectives) in the C
+    extension's Dispatcher (pmap_runtime.native_repeats; else pmap_runtime.repeat, from the miss); everything
+    else -- host data, transforms -- is pmapped's."""
     global _cpp_ready
     if not _cpp_ready:
         _register_cpp_nodes()
@@ -341,18 +342,11 @@ def pmap_public(pmapped):
     cpp = _jaxlib.cpp_dispatcher(pmapped.__name__, pmapped.__wrapped__, miss, [], [], token)
     cpp.__name__ = pmapped.__name__
     cpp.__wrapped__ = pmapped.__wrapped__
-    if _native is None or not hasattr(_native, "configure_repeats"):
+    if not native_repeats:
         return cpp
-    global _repeats_ready
-    if not _repeats_ready:
-        native_repeats(_native)
-        _repeats_ready = True
     # (its plain repeats of a program whose replicas communicate run in C; a GuardMiss never comes from a pmap)
     out = _native.Dispatcher(cpp, lambda args, kwargs, _: pmapped(*args, **kwargs), token)
     out.__qualname__ = getattr(pmapped.__wrapped__, "__qualname__", pmapped.__name__)
     out.__module__ = getattr(pmapped.__wrapped__, "__module__", None)
     out.__doc__ = getattr(pmapped.__wrapped__, "__doc__", None)
     return out
-
-
-_repeats_ready = False

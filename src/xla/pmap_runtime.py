@@ -24,7 +24,7 @@ arguments are NumPy arrays or values on one device, each put on the devices in o
 the dispatcher's fallback for an argument laid out otherwise). A program whose replicas communicate cannot be
 (each such program waits for its inputs and for the last one to finish: `_execute`, against XLA:CPU's
 rendezvous deadlock): in one process its plain repeats (arguments on the devices) run those same steps in C (the
-extension's Dispatcher, `native_repeats`), the others from the dispatcher's miss (`repeat`), placing arguments.
+extension's Dispatcher, `_native_repeats`), the others from the dispatcher's miss (`repeat`), placing arguments.
 
 Donation (pmap's donate_argnums, or jit's on a pmaps-only function): the operand is a buffer donor of the
 replica program; an operand already on the pmap's devices is consumed (deleted) by the call.
@@ -191,7 +191,7 @@ def _execute(prog, bufs):
 # (program, result tree).
 _repeats: dict = {}
 _REPEATS_MAX = 256
-_armed: set = set()   # the tokens whose plain repeats the C extension may run: one process, no run (native_repeats)
+_armed: set = set()   # the tokens whose plain repeats the C extension may run: one process, no run (_native_repeats)
 
 
 def _laid_out(token, leaves, tree):
@@ -255,20 +255,26 @@ def after_fork():
     _repeats.clear()
     _armed.clear()
     _programs.clear()
-    for native in _native:
-        native_repeats(native)
+    _native_repeats()
 
 
-def native_repeats(native):
-    """Let the C extension `native` (xla/_dispatch_nodes.c) run the plain repeats of the tokens in `_armed` (its
-    Dispatcher with a pmap's token, xla/jit_dispatch.pmap_public): the steps of `repeat` and `_execute`, sharing
-    their table, lock and completion token."""
-    native.configure_repeats(_repeats, _armed, _jaxlib.ArrayImpl, _jaxlib.cpp_registry.flatten, _one_at_a_time,
-                             _in_flight, _jaxlib.XlaRuntimeError)
-    _native[:] = [native]
+def _native_repeats():
+    """Let the C extension (xla/_dispatch_nodes.c, where built) run the plain repeats of the tokens in `_armed`
+    (its Dispatcher with a pmap's token, xla/jit_dispatch.pmap_public): the steps of `repeat` and `_execute`,
+    sharing their table, lock and completion token."""
+    if _native is not None:
+        _native.configure_repeats(_repeats, _armed, _jaxlib.ArrayImpl, _jaxlib.cpp_registry.flatten,
+                                  _one_at_a_time, _in_flight, _jaxlib.XlaRuntimeError)
 
 
-_native: list = []
+try:
+    from . import _dispatch_nodes as _native
+except ImportError:   # not built (an optional extension: see pyproject.toml): every repeat runs `repeat`
+    _native = None
+if not hasattr(_native, "configure_repeats"):   # (or built before it ran repeats)
+    _native = None
+native_repeats = _native is not None   # whether pmap_public's Dispatcher may run them
+_native_repeats()
 
 
 def fastpath(token, params, operands, outs, n_consts, call, result):
