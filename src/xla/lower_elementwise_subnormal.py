@@ -14,7 +14,7 @@ import numpy as np
 
 from transforms.primitives import elementwise as E
 
-from ._jaxlib import chlo, hlo
+from ._jaxlib import chlo, hlo, ir
 from .host import host_kernels
 from .lower_elementwise import _UNARY, _nary
 from .lowering import broadcast_to, constant, lowering_rules, ttype
@@ -85,7 +85,29 @@ def _flush_operands(op):
 for _p in (E.sin_p, E.tan_p, E.tanh_p, E.atan_p, E.expm1_p):
     lowering_rules[_p] = _flush_result(_UNARY[_p])
 lowering_rules[E.asin_p] = _flush_result(chlo.AsinOp, passthrough=True)
-lowering_rules[E.pow_p] = _flush_operands(hlo.PowOp)
+def _splat(x):
+    """The value of x where it is a constant with one value throughout (a literal), else None."""
+    op = x.owner
+    if getattr(op, "name", None) != "stablehlo.constant":
+        return None
+    a = op.attributes["value"]
+    return a.get_splat_value().value if isinstance(a, ir.DenseFPElementsAttr) and a.is_splat else None
+
+
+def _pow(c, x, y):
+    """A real float to a literal 2 or 3 is x * x (* x), what XLA's simplifier makes of it and the host kernel
+    computes (pow's correctly rounded square; the multiply reads a subnormal x as zero by itself, so no flush);
+    any other pow gets its operands flushed."""
+    e = _splat(y) if c.avals_in[0].dtype.kind == "f" and c.avals_in[1].shape == () else None
+    if e == 2.0 or e == 3.0:
+        x = broadcast_to(x, c.avals_in[0], c.avals_out[0])
+        sq = hlo.MulOp(x, x).result
+        return sq if e == 2.0 else hlo.MulOp(sq, x).result
+    return _flush_pow(c, x, y)
+
+
+_flush_pow = _flush_operands(hlo.PowOp)
+lowering_rules[E.pow_p] = _pow
 lowering_rules[E.atan2_p] = _flush_operands(hlo.Atan2Op)
 
 

@@ -271,3 +271,28 @@ def test_jit_product_with_a_converted_bool_keeps_nan_and_signed_zero():
         for f in (lambda b, v: xp.astype(b, xp.float64) * v, lambda b, v: v * xp.astype(b, xp.float64)):
             _bits_equal(jit(f)(xp.asarray(m), xp.asarray(x)), want)
             _bits_equal(jit(f)(xp.asarray(m[0]), xp.asarray(x)), want[0])
+
+
+@pytest.mark.parametrize("dtype", ["float64", "float32"])
+def test_jit_square_and_cube_by_a_literal_are_multiplications(dtype):
+    """x ** 2 and x ** 3 with a literal exponent lower to x * x (* x), as the host kernel computes them: no pow and
+    no explicit flush of x (the multiply reads a subnormal as zero itself); the same bits eagerly, under jit and
+    as NumPy's products in the flush rule (subnormal operands and results zero). Another exponent keeps pow."""
+    fi = np.finfo(dtype)
+    tiny = float(fi.tiny)
+    x = np.concatenate([np.random.default_rng(2).standard_normal(40) * 3,
+                        [tiny, -tiny, tiny / 4, -tiny / 3, float(fi.smallest_subnormal), np.sqrt(tiny) * 0.9,
+                         np.cbrt(tiny) * 1.1, float(fi.max) ** 0.5 * 1.5, float(fi.max) ** (1 / 3) * 1.5,
+                         -float(fi.max) ** (1 / 3) * 1.5, 0.0, -0.0, np.inf, -np.inf, np.nan]]).astype(dtype)
+
+    def flush(a):
+        return np.where(np.abs(a) < tiny, a * 0, a)
+    with np.errstate(all="ignore"):
+        f = flush(x)
+        want = {2: flush(f * f), 3: flush(flush(f * f) * f)}
+        for e in (2, 3, 2.0, 3.0):
+            _bits_equal(jit(lambda a: a ** e)(xp.asarray(x)), want[int(e)])
+            _bits_equal(xp.asarray(x) ** e, want[int(e)])
+            text = jit(lambda a: a ** e).lower(xp.asarray(x)).as_text()
+            assert "stablehlo.power" not in text and "stablehlo.select" not in text, text
+        assert "stablehlo.power" in jit(lambda a: a ** 2.5).lower(xp.asarray(x)).as_text()
