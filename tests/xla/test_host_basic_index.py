@@ -1,4 +1,5 @@
-"""xla/host_basic_index.py: eager x[key] of a host-held value with a basic key is NumPy's basic indexing, copied. It must
+"""xla/host_basic_index.py: eager x[key] of a host-held value with a basic key is NumPy's basic indexing (a view where
+it selects most of x's memory, else a copy). It must
 be taken on the common keys (not silently declined), give the namespace's own path (the gather of a planned
 window) bit for bit with the same aval, equal NumPy, compile nothing on new shapes, leave views' write-through and
 every error as they were, and decline off its path."""
@@ -49,7 +50,10 @@ def test_equals_the_planned_gather_and_numpy(taken, monkeypatch, dt, key):
     if key != ():
         assert taken and taken[0]
     if type(got._v) is host.HostValue and got._v is not x._v:
-        assert not np.shares_memory(got._v.np, x._v.np)   # (a copy: never holds its parent's memory)
+        # a view of x's memory where it selects at least half of it, else a copy (never holding alive a parent more
+        # than twice its own size)
+        owner = x._v.np if x._v.np.base is None else x._v.np.base
+        assert np.shares_memory(got._v.np, x._v.np) == (2 * got._v.np.nbytes >= owner.nbytes)
 
 
 def test_special_values_and_weak_scalars_keep_their_bits(taken, monkeypatch):
@@ -75,6 +79,33 @@ def test_new_shapes_compile_nothing_and_cost_no_plan(taken):
     assert runtime.compile_calls[0] == before
     assert len(K._PLANS) + len(K._DERIVED) == before_plans
     assert len(taken) == 2 * 37 and all(taken)
+
+
+def test_a_read_of_most_of_its_memory_is_a_view_and_no_write_reaches_another_holder(taken):
+    a = np.arange(4000.0).reshape(100, 40)
+    x = xp.asarray(a)
+    # half of x's memory or more: a view of it, as NumPy's (no copy); less: a copy (a small result never holds a
+    # large parent alive)
+    for key in (slice(1, None), slice(None, -1), (slice(None), slice(1, None)), slice(None, None, -1), slice(45, None)):
+        y = x[key]
+        assert np.shares_memory(y._v.np, x._v.np), key
+        np.testing.assert_array_equal(np.asarray(y), a[key])
+    for key in (0, slice(0, 10), (slice(None), 3), (5, slice(None)), slice(None, None, 3), slice(55, None)):
+        y = x[key]
+        assert not np.shares_memory(y._v.np, x._v.np), key
+        np.testing.assert_array_equal(np.asarray(y), a[key])
+    assert len(taken) == 11 and all(taken)
+    y = x[1:]                   # (a view in the namespace too: writes go both ways, as NumPy's)
+    x[50, 0] = -1.0
+    y[0, 0] = -2.0
+    assert float(y[49, 0]) == -1.0 and float(x[1, 0]) == -2.0
+    held = x[2:]._v             # (a raw value sharing x's memory that no namespace view tracks: no write may reach it)
+    x[3, 1] = -3.0
+    y[2, 2] = -4.0
+    want = a[2:].copy()
+    want[48, 0] = -1.0           # (x[50, 0], written before)
+    np.testing.assert_array_equal(held.np, want)
+    assert float(x[3, 1]) == -3.0 and float(x[3, 2]) == -4.0 and float(y[2, 1]) == -3.0
 
 
 @pytest.mark.parametrize("key, exc", [(4, IndexError), (-5, IndexError), ((0, 0, 0, 0), IndexError),
