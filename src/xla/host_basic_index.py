@@ -1,31 +1,26 @@
 """Eager x[key] and x[key] = value of a host-held value with a basic key: NumPy's basic indexing (the
 backend's `eager_getitem` / `eager_setitem` hooks).
 
-Why: library code indexes eagerly all the time (`x[i]` in Python loops, `x[:, 0]`, `x[..., None]`), on
-ever-new shapes. The namespace's path expands the key into a plan per (shape, key), binds a gather of
-one window (its starts an operand) and a reshape: ~4 us a call, ~35 us on a new shape (the plan, two
-primitive misses). For a key of Python ints, slices of Python ints, None and one Ellipsis, NumPy's
-basic indexing selects the same elements by the same rules (negative ints wrap, slices clamp as
-Python's, None inserts an axis), so the value is those elements copied: no plan and no primitive, the
-same cost on a new shape as on a seen one, the same bits as the gather. Anything else -- an int out of
+Why: library code indexes eagerly all the time (`x[i]` in Python loops, `x[:, 0]`, `x[..., None]`), on ever-new
+shapes. The namespace's path expands the key into a plan per (shape, key), binds a gather of one window (its
+starts an operand) and a reshape: ~4 us a call, ~35 us on a new shape (the plan, two primitive misses). For a
+key of Python ints, slices of Python ints, None and one Ellipsis, NumPy's basic indexing selects the same
+elements by the same rules (negative ints wrap, slices clamp as Python's, None inserts an axis), so the value
+is those elements: no plan and no primitive, the same cost on any shape, the same bits as the gather. Anything else -- an int out of
 range, more indices than dimensions, a zero step, two Ellipses, booleans, NumPy integers, arrays, a
 value not host-held (a device buffer, donated, over several devices) -- returns None and the
-namespace's path runs (and raises its errors). A read that selects at least half of the memory its parent
-lives in (x[1:], x[:-1], x[:, 1:]: scipy's differences and trapezoids) is a view of it, as NumPy's: copying it
-cost ~1 ms at 1 MB here (the copy's fresh pages), and the parent it keeps alive is at most twice its size; a
-smaller read is copied, so a small result never holds a large parent's memory alive. A value sharing memory is
-never written in place (host.sole_holder sees the view's reference): the first write copies.
+namespace's path runs (and raises its errors). A read of at least half of the memory x lives in (x[1:]) is a
+view, as NumPy's (a 1 MB copy cost ~1 ms); a smaller one is a copy, never keeping a far larger x alive.
 
-A write `x[key] = value` whose array nothing else refers to (host.sole_holder) is NumPy's assignment
-into x's memory, as the namespace's in-place scatter does (runtime.eager_in_place), but without its
-plan per (shape, key): scikit-learn fills a diagonal element by element (`x[i, i] = v`), a new key each
-time, ~15 us a write before, ~2 us now.
+A write `x[key] = value` whose array nothing else refers to (host.sole_holder) is NumPy's assignment into x's
+memory, as the namespace's in-place scatter does (runtime.eager_in_place), but without its plan per (shape,
+key): scikit-learn fills a diagonal element by element (`x[i, i] = v`), a new key each time: ~2 us a write.
 
 An integer index array along one axis (x[idx], x[:, idx]: xp.take), read only, and a boolean mask over exactly
-x's leading dims (the namespace passes a mask Array's raw value) is NumPy's
-boolean indexing too: the same elements in the same (row-major) order, read as a copy or assigned in place.
-The namespace's path for it (a host nonzero, an index array, a gather or scatter and its plan) costs ~50-70 us
-on a 29-element vector (scikit-learn's StandardScaler reads and writes x[mask]); NumPy's ~1 us.
+x's leading dims (the namespace passes a mask Array's raw value) is NumPy's indexing too: the same elements in
+the same (row-major) order, read as a copy or assigned in place. The namespace's path for it (a host nonzero, an
+index array, a gather or scatter and its plan) costs ~50-70 us on a 29-element vector (scikit-learn's
+StandardScaler reads and writes x[mask]); NumPy's ~1 us.
 """
 from __future__ import annotations
 
@@ -138,8 +133,7 @@ def eager_getitem(v, key):
     x = v.np
     out = x[k]
     if type(k) is not np.ndarray and type(k[-1]) is not np.ndarray:   # (a mask's or indices' selection is a copy)
-        owner = x if x.base is None else x.base
-        if 2 * out.nbytes < getattr(owner, "nbytes", 0):
+        if 2 * out.nbytes < getattr(x if x.base is None else x.base, "nbytes", 0):   # (shared: never written)
             out = out.copy()
     return HostValue(out, host.shared_aval(out.shape, a[1], a[2]))
 
