@@ -9,8 +9,8 @@ elements by the same rules (negative ints wrap, slices clamp as Python's, None i
 is those elements: no plan and no primitive, the same cost on any shape, the same bits as the gather. Anything else -- an int out of
 range, more indices than dimensions, a zero step, two Ellipses, booleans, NumPy integers, arrays, a
 value not host-held (a device buffer, donated, over several devices) -- returns None and the
-namespace's path runs (and raises its errors). A read of at least half of the memory x lives in (x[1:]) is a
-view, as NumPy's (a 1 MB copy cost ~1 ms); a smaller one is a copy, never keeping a far larger x alive.
+namespace's path runs (and raises its errors). A part of x (x[1:]; all of x could become x) holding at least half
+of x's memory is a view, as NumPy's (a 1 MB copy: ~1 ms); less is a copy, never keeping a far larger x alive.
 
 A write `x[key] = value` whose array nothing else refers to (host.sole_holder) is NumPy's assignment into x's
 memory, as the namespace's in-place scatter does (runtime.eager_in_place), but without its plan per (shape,
@@ -133,8 +133,8 @@ def eager_getitem(v, key):
     x = v.np
     out = x[k]
     if type(k) is not np.ndarray and type(k[-1]) is not np.ndarray:   # (a mask's or indices' selection is a copy)
-        if 2 * out.nbytes < getattr(x if x.base is None else x.base, "nbytes", 0):   # (shared: never written)
-            out = out.copy()
+        if out.size == x.size or 2 * out.nbytes < getattr(x if x.base is None else x.base, "nbytes", 0):
+            out = out.copy()   # (a view is never written: see host.sole_holder)
     return HostValue(out, host.shared_aval(out.shape, a[1], a[2]))
 
 
