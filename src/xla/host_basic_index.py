@@ -6,21 +6,20 @@ shapes. The namespace's path expands the key into a plan per (shape, key), binds
 starts an operand) and a reshape: ~4 us a call, ~35 us on a new shape (the plan, two primitive misses). For a
 key of Python ints, slices of Python ints, None and one Ellipsis, NumPy's basic indexing selects the same
 elements by the same rules (negative ints wrap, slices clamp as Python's, None inserts an axis), so the value
-is those elements: no plan and no primitive, the same cost on any shape, the same bits as the gather. Anything else -- an int out of
-range, more indices than dimensions, a zero step, two Ellipses, booleans, NumPy integers, arrays, a
-value not host-held (a device buffer, donated, over several devices) -- returns None and the
-namespace's path runs (and raises its errors). A part of x (x[1:]; all of x could become x) holding at least half
-of x's memory is a view, as NumPy's (a 1 MB copy: ~1 ms); less is a copy, never keeping a far larger x alive.
+is those elements: no plan and no primitive, the same cost on any shape, the same bits as the gather. Anything
+else -- an int out of range, more indices than dimensions, a zero step, two Ellipses, booleans, NumPy integers,
+arrays, a value not host-held (a device buffer, donated, over several devices) -- returns None and the namespace's
+path runs (and raises its errors). A part of x (x[1:]; all of x could become x) holding at least half of x's
+memory is a view, as NumPy's (a 1 MB copy: ~1 ms), but for negative strides (DLPack consumers such as torch abort
+on them); any other is a copy, never keeping a far larger x alive.
 
 A write `x[key] = value` whose array nothing else refers to (host.sole_holder) is NumPy's assignment into x's
-memory, as the namespace's in-place scatter does (runtime.eager_in_place), but without its plan per (shape,
-key): scikit-learn fills a diagonal element by element (`x[i, i] = v`), a new key each time: ~2 us a write.
+memory, as runtime.eager_in_place's scatter, without a plan per (shape, key): ~2 us a write (`x[i, i] = v`).
 
 An integer index array along one axis (x[idx], x[:, idx]: xp.take), read only, and a boolean mask over exactly
 x's leading dims (the namespace passes a mask Array's raw value) is NumPy's indexing too: the same elements in
-the same (row-major) order, read as a copy or assigned in place. The namespace's path for it (a host nonzero, an
-index array, a gather or scatter and its plan) costs ~50-70 us on a 29-element vector (scikit-learn's
-StandardScaler reads and writes x[mask]); NumPy's ~1 us.
+the same (row-major) order, read as a copy or assigned in place. The namespace's path (a nonzero, a gather or
+scatter, a plan) costs ~50-70 us on scikit-learn's StandardScaler's 29-element x[mask]; NumPy's ~1 us.
 """
 from __future__ import annotations
 
@@ -133,7 +132,8 @@ def eager_getitem(v, key):
     x = v.np
     out = x[k]
     if type(k) is not np.ndarray and type(k[-1]) is not np.ndarray:   # (a mask's or indices' selection is a copy)
-        if out.size == x.size or 2 * out.nbytes < getattr(x if x.base is None else x.base, "nbytes", 0):
+        own = x if x.base is None else x.base   # (the memory x lives in)
+        if out.size == x.size or min(out.strides, default=0) < 0 or 2 * out.nbytes < getattr(own, "nbytes", 0):
             out = out.copy()   # (a view is never written: see host.sole_holder)
     return HostValue(out, host.shared_aval(out.shape, a[1], a[2]))
 
