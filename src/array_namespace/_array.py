@@ -385,7 +385,13 @@ class Array:
             arr = np.array(self._host("exporting through DLPack"), copy=True)
             return arr.__dlpack__(max_version=tuple(max_version)) if versioned else arr.__dlpack__()
         if versioned:   # a read-only view of the device buffer, flagged read-only in the capsule
-            return self._host("exporting through DLPack").__dlpack__(max_version=tuple(max_version), copy=False)
+            arr = self._host("exporting through DLPack")
+            if min(arr.strides, default=0) < 0:   # (a flipped view: torch aborts the process on negative strides)
+                if copy is False:
+                    raise BufferError("__dlpack__: the data is laid out with negative strides (a flipped view), "
+                                      "which DLPack consumers may not take; export with copy=None or copy=True")
+                arr = np.ascontiguousarray(arr)
+            return arr.__dlpack__(max_version=tuple(max_version), copy=False)
         if isinstance(self._v, Tracer):
             self._host("exporting through DLPack")   # raises the conversion error
         return backend.to_dlpack(self._v)   # DLPack 0.x: the device buffer itself

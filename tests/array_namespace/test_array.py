@@ -165,6 +165,29 @@ def test_dlpack_both_ways():
     assert b.dtype == xp.int32 and np.asarray(b).tolist() == [0, 1, 2]
 
 
+def test_dlpack_of_a_flipped_view_has_no_negative_strides():
+    """xp.flip's value (and a flipped basic read) is a view with negative strides; torch aborts the process on
+    such a capsule, so a versioned export hands over a contiguous copy, or raises BufferError for copy=False."""
+    a = np.arange(24.0).reshape(6, 4)
+    x = xp.asarray(a)
+    for y, want in ((xp.flip(x, axis=0), a[::-1]), (xp.flip(x, axis=1), a[:, ::-1]), (x[-2::-1], a[-2::-1])):
+        for kw in ({"max_version": (1, 0)}, {"max_version": (1, 0), "copy": True}, {}):
+            class Producer:   # hands NumPy the capsule y.__dlpack__(**kw) makes, as NumPy reads it
+                def __dlpack__(self, **consumer_kw):
+                    return y.__dlpack__(**kw)
+
+                def __dlpack_device__(self):
+                    return y.__dlpack_device__()
+            got = np.from_dlpack(Producer())
+            assert min(got.strides) >= 0, (kw, got.strides)
+            np.testing.assert_array_equal(got, want)
+    with pytest.raises(BufferError, match="negative strides"):
+        xp.flip(x, axis=0).__dlpack__(max_version=(1, 0), copy=False)
+    view = np.from_dlpack(x[1:])   # (positive strides: still zero-copy and read-only)
+    np.testing.assert_array_equal(view, a[1:])
+    assert not view.flags.writeable and np.shares_memory(view, x._v.np)
+
+
 # ------------------------------------------------------------ x[k] = v writes into x's own memory when it may
 
 def _addr(a):
