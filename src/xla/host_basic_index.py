@@ -133,7 +133,7 @@ def eager_getitem(v, key):
     out = x[k]
     if type(k) is not np.ndarray and type(k[-1]) is not np.ndarray:   # (a mask's or indices' selection is a copy)
         own = x if x.base is None else x.base   # (the memory x lives in)
-        if out.size == x.size or min(out.strides, default=0) < 0 or 2 * out.nbytes < getattr(own, "nbytes", 0):
+        if out.size == x.size or min(out.strides, default=0) < 0 or 2 * out.nbytes < getattr(own, "nbytes", x.nbytes):
             out = out.copy()   # (a view is never written: see host.sole_holder)
     return HostValue(out, host.shared_aval(out.shape, a[1], a[2]))
 

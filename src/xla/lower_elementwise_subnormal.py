@@ -85,12 +85,14 @@ def _flush_operands(op):
 for _p in (E.sin_p, E.tan_p, E.tanh_p, E.atan_p, E.expm1_p):
     lowering_rules[_p] = _flush_result(_UNARY[_p])
 lowering_rules[E.asin_p] = _flush_result(chlo.AsinOp, passthrough=True)
+lowering_rules[E.atan2_p] = _flush_operands(hlo.Atan2Op)
+_flush_pow = _flush_operands(hlo.PowOp)
+
+
 def _splat(x):
-    """The value of x where it is a constant with one value throughout (a literal), else None."""
-    op = x.owner
-    if getattr(op, "name", None) != "stablehlo.constant":
-        return None
-    a = op.attributes["value"]
+    """The value of x where it is a float constant with one value throughout (a literal), else None."""
+    op = getattr(x.owner, "opview", None)
+    a = op.value if isinstance(op, hlo.ConstantOp) else None
     return a.get_splat_value().value if isinstance(a, ir.DenseFPElementsAttr) and a.is_splat else None
 
 
@@ -106,9 +108,7 @@ def _pow(c, x, y):
     return _flush_pow(c, x, y)
 
 
-_flush_pow = _flush_operands(hlo.PowOp)
 lowering_rules[E.pow_p] = _pow
-lowering_rules[E.atan2_p] = _flush_operands(hlo.Atan2Op)
 
 
 # Complex acos, acosh, asin and asinh at their branch points: at z = +-1 + yj with tiny <= |y| < 2 * tiny
