@@ -19,6 +19,7 @@ write; a write overlapping an earlier one of the chain in part starts a new chai
 from __future__ import annotations
 
 import functools
+import itertools
 from collections import Counter
 
 import numpy as np
@@ -32,11 +33,36 @@ DUS = I.dynamic_update_slice_p
 
 
 class Run:
-    """Emitted at its chain's last write: x0's value with each (update var, starts) written in order."""
-    __slots__ = ("x0", "writes")
+    """Emitted at its chain's last write: x0's value with each (update var, starts) written in order.
+    While `plan` grows it, `writes` is {starts: update var} (a window written again moves last) and `cells`
+    files each window's starts by the cell of a grid of the update's size that holds them: a window meets
+    only windows in its own or a neighbouring cell, so a chain of n writes is checked in O(n), not O(n^2)."""
+    __slots__ = ("x0", "writes", "size", "cells")
 
-    def __init__(self, x0, writes):
-        self.x0, self.writes = x0, writes
+    def __init__(self, x0, u, starts, size):
+        self.x0, self.writes, self.size, self.cells = x0, {starts: u}, size, {}
+        self._file(starts)
+
+    def _file(self, starts):
+        if 0 not in self.size:   # (an empty window meets nothing)
+            self.cells.setdefault(tuple(s // k for s, k in zip(starts, self.size)), []).append(starts)
+
+    def add(self, u, starts):
+        """Write u at starts, or return False where the window meets another of the run's in part."""
+        w = (starts, self.size)
+        if 0 not in self.size:
+            if 3 ** len(starts) > len(self.writes):   # (fewer windows than neighbouring cells: each of them)
+                near = self.writes
+            else:
+                cell = tuple(s // k for s, k in zip(starts, self.size))
+                near = itertools.chain.from_iterable(self.cells.get(tuple(c + d for c, d in zip(cell, dc)), ())
+                                                     for dc in _neighbours(len(cell)))
+            if any(s != starts and _meets((s, self.size), w) for s in near):
+                return False
+        if self.writes.pop(starts, None) is None:
+            self._file(starts)
+        self.writes[starts] = u
+        return True
 
 
 def _window(eqn):
@@ -54,6 +80,11 @@ def _covers(a, b):
 
 def _meets(a, b):
     return all(sa < sb + kb and sb < sa + ka for sa, ka, sb, kb in zip(*a, *b))
+
+
+@functools.lru_cache(maxsize=None)
+def _neighbours(nd):
+    return tuple(itertools.product((-1, 0, 1), repeat=nd))
 
 
 def plan(jaxpr):
@@ -90,16 +121,14 @@ def plan(jaxpr):
         x, u, w = operand[i], eqns[i].invars[1], win[i]
         j = made_by.get(x)
         run = runs.get(j)
-        if run is not None and uses[x] == 1 and run.writes[0][0].aval == u.aval:
-            kept = [(v, s) for v, s in run.writes if s != w[0]]   # (a window written again: its last write)
-            if not any(_meets((s, w[1]), w) for _, s in kept):
-                del runs[j]
-                out[j] = None
-                run.writes = kept + [(u, w[0])]
-                runs[i] = run
-                continue
-        runs[i] = Run(x, [(u, w[0])])
+        if run is not None and uses[x] == 1 and run.size == w[1] and run.add(u, w[0]):
+            del runs[j]
+            out[j] = None
+            runs[i] = run
+            continue
+        runs[i] = Run(x, u, *w)
     for i, run in runs.items():
+        run.writes = [(u, s) for s, u in run.writes.items()]
         if len(run.writes) > 1 or run.x0 is not eqns[i].invars[0]:
             out[i] = run
             for k, (u, s) in enumerate(run.writes):   # the updates as the values they reshape
