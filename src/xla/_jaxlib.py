@@ -70,8 +70,9 @@ def client():
                 if _fork_refusal:
                     raise RuntimeError(_fork_refusal)
                 with native_work:
+                    # asynchronous=False: a program runs on the calling thread (README, "jit calls": why)
                     _client = _client_factory() if _client_factory else xc.make_cpu_client(
-                        num_devices=cpu_device_count())
+                        asynchronous=False, num_devices=cpu_device_count())
     return _client
 
 
@@ -89,9 +90,8 @@ def client_exists():
     return _client is not None
 
 
-# How many CPU devices the client gets (fixed when it is made): set_cpu_device_count(n) before first use,
-# else ARRAY_NAMESPACE_CPU_DEVICES, else XLA's --xla_force_host_platform_device_count=N in XLA_FLAGS (which
-# make_cpu_client's num_devices would otherwise override), else 1.
+# How many CPU devices the client gets (fixed when it is made): set_cpu_device_count(n) before first use, else
+# ARRAY_NAMESPACE_CPU_DEVICES, else XLA_FLAGS' --xla_force_host_platform_device_count=N (num_devices overrides it), else 1.
 _requested_cpu_devices = None
 
 

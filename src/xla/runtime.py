@@ -1,9 +1,11 @@
-"""Execution: compile jaxprs once, run executables asynchronously, and run eager primitives.
+"""Execution: compile jaxprs once, run executables, and run eager primitives.
 
 Eager mode on the CPU runs a primitive's host kernel (xla/host.py) where it has one: no
 compile, results held on the host as `HostValue`s. Otherwise (and on accelerators) it runs
 a single-equation executable cached by (primitive, params, input avals): one dict lookup
-and one execute; results are device arrays returned before the computation finishes. That
+and one execute; results are device arrays, returned before the computation finishes on an
+accelerator, with it finished on the CPU (whose client runs programs on the calling thread:
+xla/_jaxlib.py). That
 cache is least-recently-used, capped by transforms.caches ('eager', default 4096 executables).
 """
 from __future__ import annotations

@@ -85,13 +85,26 @@ def test_jit_composes_with_grad_and_vmap():
     np.testing.assert_allclose(np.asarray(grad(jit(loss))(w, xs[0])), loop[0], rtol=1e-10)
 
 
-def test_results_are_async_and_block_until_ready():
+def test_results_block_until_ready():
     f = jit(lambda x: x @ x)
     a = xp.ones((200, 200))
     out = f(a)
     assert out.block_until_ready() is out
     assert out.is_ready()
     np.testing.assert_allclose(np.asarray(out), 200.0)
+
+
+def test_a_cpu_program_runs_on_the_calling_thread():
+    """The CPU client runs a program where it is called (xla/_jaxlib.py: asynchronous=False): its results are
+    ready when the call returns. The asynchronous client hands a program this large (~0.4 GFLOP, several ms) to
+    a worker thread and returns at once, the results not ready yet -- two thread wake-ups per call, which cost
+    more than a small jitted library call computes."""
+    f = jit(lambda a: a @ a @ a @ a)
+    a = xp.ones((400, 400)) / 400.0
+    f(a).block_until_ready()
+    outs = [f(a) for _ in range(3)]
+    assert [o._v.is_ready() for o in outs] == [True] * 3
+    np.testing.assert_allclose(np.asarray(outs[-1]), 1.0 / 400.0)
 
 
 def test_python_scalars_and_kwargs():
