@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import functools
 import math
+import mmap
 import os
 import threading
 from concurrent.futures import ThreadPoolExecutor
@@ -54,8 +55,7 @@ def _thread_count(environ=os.environ):
 
 
 THREADS = _thread_count()
-_pool = None
-_pool_lock = threading.Lock()
+_pool, _pool_lock = None, threading.Lock()
 
 
 def _workers():
@@ -121,11 +121,14 @@ def _pool_kernel(fn, least):
         shape = np.broadcast_shapes(*[x.shape for x in xs])
         if not shape or shape[0] < THREADS or math.prod(shape) < least:
             return fn(*xs)
-        rows, nd = shape[0], len(shape)
+        rows, nd, step = shape[0], len(shape), -(-shape[0] // THREADS)
         cut = [x.ndim == nd and x.shape[0] == rows for x in xs]   # (operands spanning axis 0)
-        step = -(-rows // THREADS)
         bounds = [(i, min(i + step, rows)) for i in range(0, rows, step)]
         out = np.empty(shape, _natural_dtype(fn, tuple(x.dtype for x in xs)))
+        # the output's fresh pages faulted in here, by one thread: page faults several threads take at once cost
+        # ~3x the same faults taken by one (2-vCPU VM: stats.zscore over 20000x50 35 ms split, 11.6 ms unsplit,
+        # 11.5 ms split after this; glibc hands back freed multi-MB blocks, so a chain of ops faults every call)
+        out.reshape(-1).view(np.uint8)[::mmap.PAGESIZE] = 0
         pool = _workers()
         futures = [pool.submit(_quiet_call, fn, [x[lo:hi] if c else x for x, c in zip(xs, cut)], out[lo:hi])
                    for lo, hi in bounds[1:]]
