@@ -13,6 +13,7 @@ import sys
 import numpy as np
 
 from transforms.backend import backend
+from transforms.ad import JVPTracer
 from transforms.batching import BatchTracer
 from transforms.core import EVAL, Tracer, set_trace, trace_state, tracing, boxing
 from transforms.devices import sharding_of as _sharding_of, shards_of as _shards_of
@@ -451,8 +452,13 @@ class Array:
             if out is not None:
                 self._v = out
                 return
-        self._rebind_locked(_module("_indexing").update(self, key, value, "set", "__setitem__", in_place=sole),
-                            "x[...] = value", key)
+        if sole and type(self._v) is JVPTracer and sys.getrefcount(self._v.primal) <= 2 and not VW.has_views(self):
+            trace_state.given_up = self._v.primal   # (under grad, eagerly: transforms/core.py, given_up)
+        try:
+            self._rebind_locked(_module("_indexing").update(self, key, value, "set", "__setitem__", in_place=sole),
+                                "x[...] = value", key)
+        finally:
+            trace_state.given_up = None
 
     def __getitem__(self, key):
         v = self._v

@@ -12,11 +12,12 @@ A float() the function returns untouched (`return float(loss)`) is the traced va
 """
 from __future__ import annotations
 
+import sys
 
 from .api_util import (Store, alias_pattern, argnums_tuple, box, flatten_fun, run_flat, split_mutated, to_raw,
                        write_back)
 from .core import (Trace, Tracer, TracerArrayConversionError, UnexpectedTracerError, bind, boxing, current_trace,
-                   get_aval, set_trace, unbox)
+                   get_aval, set_trace, trace_state, unbox)
 from .jaxpr import Literal, Var
 from .primitives import elementwise as E
 from .primitives import structural as S
@@ -181,10 +182,17 @@ def backward_pass(jaxpr, consts, cts_out, primals=None):
         if rule is None:
             why = transpose_gaps.get(eqn.prim, "it is not linear")
             raise NotImplementedError(f"cannot transpose '{eqn.prim}': {why}")
-        cts_in = rule(cts if eqn.prim.multiple_results else cts[0], *args, **eqn.params)
+        # a cotangent `cts` alone holds is given up to the rule, which may write into it; anything else is not
+        # (set every time: a rule running a backward pass of its own must not see an outer one's)
+        trace_state.given_up = cts[0] if len(cts) == 1 and sys.getrefcount(cts[0]) <= 2 else None
+        try:
+            cts_in = rule(cts if eqn.prim.multiple_results else cts[0], *args, **eqn.params)
+        finally:
+            trace_state.given_up = None
         for a, c in zip(eqn.invars, cts_in):
             if type(a) is Var and a in lin and c is not None and c is not Zero:
                 ct_env[a] = _add_ct(ct_env.get(a, Zero), c)
+        cts_in = c = None   # (ct_env alone holds them now)
     return [ct_env.get(v, Zero) for v in jaxpr.invars]
 
 

@@ -285,6 +285,9 @@ def _impl_missing(prim):
 class _State(threading.local):
     def __init__(self):
         self.trace = EVAL
+        # a raw value its only holder gives up to the update under way (x[k] = v under grad; a cotangent in
+        # backward_pass): primitives.indexing.dynamic_update_slice may write into its memory, once
+        self.given_up = None
 
 
 EVAL = EvalTrace()

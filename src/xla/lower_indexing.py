@@ -105,8 +105,8 @@ def _h_dynamic_slice(x, *starts, slice_sizes):
     return x[_h_window(x.shape, slice_sizes, starts)]
 
 
-def _h_dynamic_update_slice(x, u, *starts):
-    out = x.copy()
+def _h_dynamic_update_slice(x, u, *starts, in_place=False):
+    out = x if in_place else x.copy()
     out[_h_window(x.shape, u.shape, starts)] = u
     return out
 
@@ -251,6 +251,6 @@ def _h_scatter(x, idx, u, *, dimension_numbers, mode, in_place=False):
 
 
 host_kernels[I.dynamic_slice_p] = _h_dynamic_slice
-host_kernels[I.dynamic_update_slice_p] = _h_dynamic_update_slice
+host_kernels[I.dynamic_update_slice_p] = Kernel(rest=_h_dynamic_update_slice, in_place=functools.partial(_h_dynamic_update_slice, in_place=True))
 host_kernels[I.gather_p] = _h_gather
 host_kernels[I.scatter_p] = Kernel(rest=_h_scatter, in_place=functools.partial(_h_scatter, in_place=True))

@@ -27,7 +27,8 @@ from typing import NamedTuple
 
 import numpy as np
 
-from ..core import Primitive, ShapedArray, abstract_eval_rules, bind, get_aval
+from ..backend import backend
+from ..core import Primitive, ShapedArray, abstract_eval_rules, bind, get_aval, trace_state
 from ..rules import Zero, batch_rules, is_undefined, jvp_rules, transpose_rules
 from . import elementwise as E
 from . import structural as S
@@ -67,6 +68,11 @@ def dynamic_slice(x, starts, slice_sizes):
 
 
 def dynamic_update_slice(x, update, starts):
+    if x is trace_state.given_up:   # (its only holder gave it up: eagerly, its memory may take the write)
+        trace_state.given_up = None
+        out = backend.eager_in_place(dynamic_update_slice_p, (x, update, *starts), {})
+        if out is not None:
+            return out
     return bind(dynamic_update_slice_p, x, update, *starts)
 
 
@@ -194,8 +200,8 @@ def _dus_transpose(ct, x, u, *starts):
         return [Zero if is_undefined(x) else None, Zero if is_undefined(u) else None] + rest
     ushape = u.aval.shape if is_undefined(u) else S.shape_of(u)
     udt = u.aval if is_undefined(u) else get_aval(u)
+    ct_u = dynamic_slice(ct, starts, ushape) if is_undefined(u) else None   # (first: ct may be written next)
     ct_x = dynamic_update_slice(ct, S.zeros_of_aval(udt), starts) if is_undefined(x) else None
-    ct_u = dynamic_slice(ct, starts, ushape) if is_undefined(u) else None
     return [ct_x, ct_u] + rest
 
 
