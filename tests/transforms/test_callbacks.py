@@ -399,6 +399,29 @@ def test_threads_share_a_jitted_callback():
     assert results == {0: True, 1: True, 2: True, 3: True}
 
 
+def test_a_callback_calls_a_jitted_function_and_the_namespace():
+    """The CPU client runs a program on the calling thread (xla/_jaxlib.py), so a callback of a running program
+    runs there too: a jitted call and eager namespace work inside it (each needing the runtime's locks and its
+    own executions) complete, with the right values, from the main thread and from others."""
+    inner = jit(lambda v: xp.sum(v * 2.0))
+
+    def cb(v):
+        w = xp.asarray(v)
+        return np.asarray(inner(w) + xp.max(w), dtype=v.dtype)
+    f = jit(lambda a: pure_callback(cb, ShapeDtypeStruct((), a.dtype), a @ a) + 1.0)
+    a = np.arange(16.0).reshape(4, 4) / 10.0
+    m = a @ a
+    want = 2.0 * m.sum() + m.max() + 1.0
+    np.testing.assert_allclose(float(f(xp.asarray(a))), want, rtol=1e-14)
+    got = []
+    threads = [threading.Thread(target=lambda: got.append(float(f(xp.asarray(a))))) for _ in range(3)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join(60)
+    np.testing.assert_allclose(got, [want] * 3, rtol=1e-14)
+
+
 def test_module_with_callbacks_compiles_only_from_ir():
     from xla import _jaxlib, runtime
     text = jit(lambda a: pure_callback(np.sin, sds(a), a)).lower(xp.ones(2)).as_text()
