@@ -490,7 +490,7 @@ def _batched_set(x, key, value):
     vs = v.aval.shape
     with set_trace(EVAL):
         if type(v) is BatchTracer and v._trace is tr and vs in (ts, ()):
-            raw = (S.transpose(v.val, _moved(len(ts) + 1, v.bdim, p)) if vs else
+            raw = (S.moveaxis(v.val, v.bdim, p) if vs else
                    S.reshape(v.val, (1,) * p + (tr.axis_size,) + (1,) * (len(ts) - p)))
         elif not isinstance(v, Tracer) and vs in (ts, ()):
             raw = S.reshape(v, ts[:p] + (1,) + ts[p:]) if vs else v
@@ -499,13 +499,6 @@ def _batched_set(x, key, value):
     raw_key = keys[:b] + (slice(None),) + keys[b:] if b <= len(keys) else keys
     out = backend.eager_setitem(t.val, raw_key, raw)
     return None if out is None else BatchTracer(tr, out, b)
-
-
-def _moved(nd, src, dst):
-    """The permutation moving axis src of nd axes to position dst."""
-    perm = [i for i in range(nd) if i != src]
-    perm.insert(dst, src)
-    return tuple(perm)
 
 
 _OPERAND_TYPES = (Array, bool, int, float, complex)

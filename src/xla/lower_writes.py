@@ -43,9 +43,12 @@ class Run:
         self.x0, self.writes, self.size, self.cells = x0, {starts: u}, size, {}
         self._file(starts)
 
+    def _cell(self, starts):
+        return tuple(s // k for s, k in zip(starts, self.size))
+
     def _file(self, starts):
         if 0 not in self.size:   # (an empty window meets nothing)
-            self.cells.setdefault(tuple(s // k for s, k in zip(starts, self.size)), []).append(starts)
+            self.cells.setdefault(self._cell(starts), []).append(starts)
 
     def add(self, u, starts):
         """Write u at starts, or return False where the window meets another of the run's in part."""
@@ -54,7 +57,7 @@ class Run:
             if 3 ** len(starts) > len(self.writes):   # (fewer windows than neighbouring cells: each of them)
                 near = self.writes
             else:
-                cell = tuple(s // k for s, k in zip(starts, self.size))
+                cell = self._cell(starts)
                 near = itertools.chain.from_iterable(self.cells.get(tuple(c + d for c, d in zip(cell, dc)), ())
                                                      for dc in _neighbours(len(cell)))
             if any(s != starts and _meets((s, self.size), w) for s in near):
