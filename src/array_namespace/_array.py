@@ -428,24 +428,28 @@ class Array:
 
     def _set_locked(self, key, value):
         # this handle the only holder of its value (its slot and getrefcount's argument): x's memory may take the
-        # write (NumPy's cost; a copy of x per write is quadratic in a loop). A view's value is its own memory too
-        # (host.sole_holder refuses memory it shares with its parent); the write then goes on to its family (write)
+        # write (NumPy's cost; a copy of x per write is quadratic in a loop). Eagerly a view family's arrays read
+        # one memory, which takes the write (_views.write_eager); under a transform the family path runs (write)
         sole = sys.getrefcount(self._v) <= 2
-        if sole and (not tracing[0] or trace_state.trace is EVAL) and (type(value) is Array or type(value) in H._SCALAR_SET):
+        family = VW.has_views(self)
+        if (sole or family) and (not tracing[0] or trace_state.trace is EVAL) and (
+                type(value) is Array or type(value) in H._SCALAR_SET):
             # eagerly, nothing else holds x's value: a value of x's dtype (an Array, or a Python scalar converted
             # as update does) goes straight into x's memory where the backend takes the key (update's eager first
-            # step, without the rest of its pass and the rebind's checks: the aval is unchanged); a view family
-            # then gets the write as any rebind gives it
-            _, v, dt = H.binary("__setitem__", self, value, broadcast=False)
+            # step, without the rest of its pass and the rebind's checks: the aval is unchanged); into a view
+            # family's one memory, which all of it reads (_views.write_eager), whoever else holds x's value
+            v, dt = H.binary("__setitem__", self, value, broadcast=False)[1:]   # (x's value held by x alone)
             if dt == self._v.aval.dtype:
-                out = backend.eager_setitem(self._v, _module("_indexing").host_key(key), v)
-                if out is not None:
-                    if getattr(self, "_base", None) is None and not getattr(self, "_views", None):
+                hk = _module("_indexing").host_key(key)
+                if family:
+                    if VW.write_eager(self, hk, v):
+                        return
+                else:
+                    out = backend.eager_setitem(self._v, hk, v)
+                    if out is not None:
                         self._v = out
                         self._trace = EVAL
-                    else:
-                        VW.write(self, out, "x[...] = value", key, v)
-                    return
+                        return
         elif sole and type(self._v) is BatchTracer and self._trace is trace_state.trace and not VW.has_views(self) and (
                 type(value) is Array or type(value) in H._SCALAR_SET):
             out = _batched_set(self, key, value)
@@ -462,8 +466,9 @@ class Array:
 
     def __getitem__(self, key):
         v = self._v
-        out = _module("_indexing").getitem(self, key)
-        if out is not self and VW._is_basic_key(key) and (out.ndim or not _selects_one_element(key)):
+        view = VW._is_basic_key(key) and not (_selects_one_element(key) and (1 if type(key) is int else len(key)) == self.ndim)
+        out = _module("_indexing").getitem(self, key, view)
+        if out is not self and view:
             VW.view_of(out, self, "index", key, v)
         return out
 

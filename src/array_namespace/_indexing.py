@@ -149,13 +149,14 @@ def host_key(key):
     return key
 
 
-def getitem(x, key):
+def getitem(x, key, view=False):
+    """x[key]; view: the result becomes a view of x (the namespace's __getitem__), sharing x's memory eagerly."""
     x = as_array(x, "__getitem__")
     if x.ndim == 0 and (_is_empty_key(key) or key is Ellipsis):
         return x
     eager = not tracing[0] or trace_state.trace is EVAL
     if eager:
-        out = backend.eager_getitem(x._v, host_key(key))   # (a basic key or a mask, straight on the host)
+        out = backend.eager_getitem(x._v, host_key(key), view)   # (a basic key or a mask, straight on the host)
         if out is not None:
             return wrap(out)
         if type(key) is int or type(key) is tuple and key and type(key[0]) is int:

@@ -7,8 +7,15 @@ up the chain to the root, each parent getting the child's value put back in its 
 then down from every array on that path to every live view not on it that the write can reach (its span
 in the root meets the span written; RULES[kind].fwd). So a write into a view reaches its parent, the root
 and every sibling, and a view read after its parent changed has the parent's new data -- NumPy's
-semantics, eagerly and under every transform (the ops are traced there). Arrays that never had a view
-pay nothing: `_base` and `_views` stay unset slots. A write costs a recompute per live view it reaches.
+semantics, under every transform (the ops are traced there). Arrays that never had a view pay nothing:
+`_base` and `_views` stay unset slots. A write costs a recompute per live view it reaches.
+
+Eagerly, where the family's values are host-held, there is one memory instead, as in NumPy: a basic-index
+view's value is NumPy's view of its parent's memory, and a write goes into that memory, which every array of
+the family reads (`write_eager`: the cost of what is written). The values stay immutable to everything else:
+where anything but the family's arrays refers to the memory (an export, a device buffer, a value kept by a
+transform), the backend copies it first and the family's values become views of the copy, laid out by
+`layout`; the other holder keeps the values it had.
 
 Which results are views is NumPy's rule: basic indexing (not a single element), permute_dims / .T / .mT /
 moveaxis, flip, expand_dims / squeeze, and reshape where NumPy can reshape without a copy. For that last
@@ -129,15 +136,15 @@ def check_writable(a, what, cur):
             "made itself; use y = x.at[idx].set(v) (or copy first: x = xp.asarray(x, copy=True)).")
 
 
-def write(a, raw, what, key=None, value=None):
+def write(a, raw, what, key=None):
     """Rebind `a` to raw value `raw` and carry the write to every array of its family (under LOCK).
     Every new value is computed before any handle changes, so an error leaves all of them as they were
     (a root written in place eagerly changes first, but only the live views' reads follow it). `key`: the
-    write was a[key] = value (a view whose elements the write cannot reach keeps its value, not recomputed);
-    `value` (raw, of a's dtype): that value, which eagerly goes straight to its place in the root where a is
-    a basic-index view of the root (the write then costs what it writes, not a copy of the view: `_compose`).
-    """
+    write was a[key] = value (a view whose elements the write cannot reach keeps its value, not recomputed).
+    Eagerly, a family of host-held values takes the write in its one memory (write_eager)."""
     cur = trace_state.trace
+    if cur is EVAL and write_eager(a, (), raw):
+        return
     region = [a, key, _UNSET]   # (the span written: worked out when a view not on the path needs it)
     path = [(a, raw)]
     node = a
@@ -145,14 +152,9 @@ def write(a, raw, what, key=None, value=None):
         parent, kind, arg = base
         check_writable(parent, what, cur)
         if kind == "index" and getattr(parent, "_base", None) is None and sys.getrefcount(parent._v) <= 2:
-            # the root, sole holder of its value (no view shares its memory): eagerly the write goes into
-            # its memory, as x[k] = v does (it is the path's last step, so nothing after it can fail)
-            # (eagerly the backend puts the view's value, of the root's dtype, straight at the view's key)
-            at = _compose(parent.shape, arg, key) if value is not None and node is a and cur is EVAL else None
-            out = backend.eager_setitem(parent._v, at, value) if at is not None else None
-            if out is None and cur is EVAL:
-                out = backend.eager_setitem(parent._v, arg, raw)
-            raw = out if out is not None else _ix().update(parent, arg, H.wrap(raw), "set", what, in_place=True)._v
+            # the root, sole holder of its value: the write may go into its memory, as x[k] = v does (it is
+            # the path's last step, so nothing after it can fail)
+            raw = _ix().update(parent, arg, H.wrap(raw), "set", what, in_place=True)._v
         else:
             raw = RULES[kind].put(parent._v, raw, arg)
         node = parent
@@ -164,6 +166,39 @@ def write(a, raw, what, key=None, value=None):
     for n, r in new:
         n._v = r
         n._trace = cur
+
+
+def write_eager(a, key, value):
+    """Eagerly, a[key] = value (raw, of a's dtype; key () for all of a) where a's family holds host values: the
+    backend writes into the one memory they share, which every array of the family then reads, as NumPy's views
+    do (a write costs what it writes, not a copy per view); where anything else refers to that memory it copies
+    it first (each value then a view of the copy, where `layout` places it), so the other holder keeps the
+    values it had. False where the backend declines (a value not host-held): `write`'s general path runs."""
+    fam = [root_of(a)]
+    _family(fam[0], fam)
+    i = 0
+    while fam[i] is not a:
+        i += 1
+    vals = backend.eager_family_setitem([m._v for m in fam], lambda: [layout(m) for m in fam], i, key, value)
+    if vals is None:
+        return False
+    for m, v in zip(fam, vals):
+        m._v = v
+    return True
+
+
+def _family(node, out):
+    """Append every live view below `node` to `out` (depth first); prunes dead views."""
+    views = getattr(node, "_views", None)
+    if views:
+        live = []
+        for r in views:
+            c = r()
+            if c is not None:
+                live.append(r)
+                out.append(c)
+                _family(c, out)
+        views[:] = live
 
 
 def _refresh(node, raw, skip, out, region):
@@ -187,43 +222,6 @@ def _refresh(node, raw, skip, out, region):
     views[:] = live
 
 
-def _compose(pshape, arg, key):
-    """The basic key of a parent of shape `pshape` that selects the elements view[key] selects, for
-    view = parent[arg]; None where arg or key holds anything but ints and slices, or more indices than dims."""
-    arg = arg if type(arg) is tuple else (arg,)
-    keys = key if type(key) is tuple else (key,)
-    if len(arg) > len(pshape):
-        return None
-    out, j = [], 0
-    for d, n in enumerate(pshape):
-        s = arg[d] if d < len(arg) else _FULL
-        if type(s) is int:
-            out.append(s)   # (a dim the view does not have)
-            continue
-        if type(s) is not slice:
-            return None
-        e = keys[j] if j < len(keys) else _FULL
-        j += 1
-        te = type(e)
-        if te is not int and te is not slice:
-            return None
-        if s == _FULL:   # the view's dim is the parent's
-            if te is int and not -n <= e < n:
-                return None
-            out.append(e)
-            continue
-        r = range(*s.indices(n))
-        if te is int:
-            if not -len(r) <= e < len(r):
-                return None
-            out.append(r[e])
-        else:
-            r = r[e]   # (a range of indices: a stop below 0 is past index 0 going down, where a slice stops at None)
-            out.append(slice(r.start, r.stop if r.stop >= 0 else None, r.step) if r else slice(0, 0))
-    return tuple(out) if j >= len(keys) else None
-
-
-_FULL = slice(None)
 
 
 def wrote_through(value, target, key):

@@ -13,7 +13,7 @@ _HOOKS = ("device_put", "to_numpy", "default_device", "devices", "compile_jaxpr"
 _HOOKS += ("local_devices", "process_index", "process_count", "set_cpu_device_count")   # transforms/devices.py
 _HOOKS += ("eager_way", "run_by_op")   # how a staged call runs eagerly, and its op-by-op run (jaxpr_transforms)
 _HOOKS += ("eager_in_place",)   # eager_in_place(prim, args, params) -> output | None: args[0] may be overwritten
-_HOOKS += ("eager_getitem", "eager_setitem", "box_fn")   # namespace fast paths (see Backend)
+_HOOKS += ("eager_getitem", "eager_setitem", "eager_family_setitem", "box_fn")   # namespace fast paths (see Backend)
 _HOOKS += ("pmap_call", "pmap_public")   # pmap_call(args, params) -> outputs: run a pmap equation;
 # pmap_public(pmapped) -> callable | None: a native dispatcher for repeat calls (transforms/pmap.py)
 _HOOKS += ("sharding_of", "shards_of")   # where an eager value lies over devices (transforms/devices.py)
@@ -54,11 +54,17 @@ class Backend:
                                                    closed's own)
     eager_in_place(prim, args, params) -> output | None   prim run eagerly writing its result into args[0]'s
                                                    memory, which the caller gives up (None: not done; bind)
-    eager_getitem(raw, key) -> raw | None          x[key] of an eager value run by the backend directly (None: the
-                                                   namespace's path; it validates and raises); key: the namespace's,
-                                                   a boolean mask Array given as its raw value
+    eager_getitem(raw, key, view=False) -> raw | None   x[key] of an eager value run by the backend directly (None:
+                                                   the namespace's path; it validates and raises); key: the
+                                                   namespace's, a boolean mask Array given as its raw value; view:
+                                                   the result shares raw's memory where it can (a namespace view)
     eager_setitem(raw, key, value) -> raw | None   x[key] = value (value checked and cast) written into the memory of
                                                    x's value, which its only holder gives up (None: not done)
+    eager_family_setitem(raws, layouts, i, key, value) -> raws | None   x[key] = value for x the i-th array of a
+                                                   view family (raws: their values, the root's first, each given up
+                                                   by its array; layouts() -> (strides, offset) in the root), written
+                                                   into the memory they share (copied first where anything else
+                                                   refers to it): the family's values (None: not done)
     box_fn(box_type, wrap) -> fn                   the namespace's box of a raw value (its `wrap`, giving the same
                                                    Arrays), as the backend runs it fastest (wrap: none faster)
     profiler() -> its profiler (memory profile, live values, stats, traces; see transforms/profiler.py)
@@ -74,8 +80,9 @@ class Backend:
         self.eager_way = lambda closed, in_avals=None: "compile"   # staged calls run eagerly as one executable
         self.run_by_op = None                        # (None: the engine binds the equations one by one)
         self.eager_in_place = lambda prim, args, params: None   # (no in-place updates: always a new value)
-        self.eager_getitem = lambda raw, key: None   # (indexing binds its gather)
+        self.eager_getitem = lambda raw, key, view=False: None   # (indexing binds its gather)
         self.eager_setitem = lambda raw, key, value: None   # (and its scatter)
+        self.eager_family_setitem = lambda raws, layouts, i, key, value: None   # (a view family: its rules)
         self.box_fn = lambda box_type, wrap: wrap
         self.adopt = lambda raw: raw                 # (every value of the buffer type is the backend's own)
 

@@ -43,6 +43,7 @@ def _register_backend():
                      run_by_op=host_program.run_eager, eager_in_place=runtime.eager_in_place,
                      eager_getitem=host_basic_index.eager_getitem,   # x[basic key] of a host-held value
                      eager_setitem=host_basic_index.eager_setitem,   # x[basic key] = v into its own memory
+                     eager_family_setitem=host_basic_index.eager_family_setitem,   # ... into a view family's
                      box_fn=jit_dispatch.box_fn)   # the namespace's wrap in C
     c = _jaxlib.client
     backend.register("xla", local_devices=lambda: c().local_devices(), process_index=lambda: c().process_index(),

@@ -198,24 +198,23 @@ def shared_aval(shape, dtype, weak=False):
     return a
 
 
-def sole_holder(hv):
-    """Whether HostValue `hv` is the only holder of its memory, so the memory may be overwritten once hv is
-    given up: no device buffer aliases it, and nothing else -- a NumPy view, an export (np.asarray,
-    memoryview, DLPack), another value -- refers to its array or to the array owning the memory (each
-    of those holds a reference, which the reference counts show). The caller vouches for hv itself."""
-    if hv._buf is not None:
-        return False
-    arr = hv.np
-    root = arr.base
-    # references to arr here: hv's slot, this frame's `arr`, getrefcount's argument
-    if type(arr) is not np.ndarray or sys.getrefcount(arr) > 3:
-        return False
-    if root is None:
-        return arr.flags.owndata and arr.flags.writeable
-    # a view (e.g. aligned memory): the owner must be a plain array only arr refers to (arr.base, `root`, the argument);
-    # a read-only view (np.broadcast_to's: one element seen at several places) is never written through
-    return (arr.flags.writeable and type(root) is np.ndarray and root.base is None and root.flags.owndata and root.flags.writeable
-            and sys.getrefcount(root) <= 3)
+def sole_holder(vals, family=False):
+    """Whether the memory of host values `vals` may be overwritten: they are writeable views of one NumPy array
+    owning it (or that array), no device buffer aliases it, and nothing else -- a NumPy view, an export
+    (np.asarray, memoryview, DLPack), another value -- refers to it (each holds a reference, which the counts
+    show). One value: its caller gives it up; a view family's (family=True): each held by its array alone."""
+    owner = None
+    for hv in vals:
+        if hv._buf is not None or family and sys.getrefcount(hv) > 4:
+            return False   # (refs: its array's slot, `vals`, hv, the argument)
+        arr = hv.np
+        o = arr if arr.base is None else arr.base
+        owner = o if owner is None else owner
+        if o is not owner or type(arr) is not np.ndarray or not arr.flags.writeable or (
+                arr is not o and sys.getrefcount(arr) > 3):   # (hv's slot, arr, the argument)
+            return False   # (a read-only view, np.broadcast_to's: one element seen at several places, is never written)
+    del arr, o
+    return type(owner) is np.ndarray and owner.flags.owndata and sys.getrefcount(owner) <= len(vals) + 2
 
 
 def aligned_empty(shape, dtype):

@@ -1,25 +1,17 @@
 """Eager x[key] and x[key] = value of a host-held value with a basic key: NumPy's basic indexing (the
-backend's `eager_getitem` / `eager_setitem` hooks).
+backend's `eager_getitem` / `eager_setitem` / `eager_family_setitem` hooks).
 
-Why: library code indexes eagerly all the time (`x[i]` in Python loops, `x[:, 0]`, `x[..., None]`), on ever-new
-shapes. The namespace's path expands the key into a plan per (shape, key), binds a gather of one window (its
-starts an operand) and a reshape: ~4 us a call, ~35 us on a new shape (the plan, two primitive misses). For a
-key of Python ints, slices of Python ints, None and one Ellipsis, NumPy's basic indexing selects the same
-elements by the same rules (negative ints wrap, slices clamp as Python's, None inserts an axis), so the value
-is those elements: no plan and no primitive, the same cost on any shape, the same bits as the gather. Anything
-else -- an int out of range, more indices than dimensions, a zero step, two Ellipses, booleans, NumPy integers,
-arrays, a value not host-held (a device buffer, donated, over several devices) -- returns None and the namespace's
-path runs (and raises its errors). A part of x (x[1:]; all of x could become x) holding at least half of x's
-memory is a view, as NumPy's (a 1 MB copy: ~1 ms), but for negative strides (DLPack consumers such as torch abort
-on them); any other is a copy, never keeping a far larger x alive.
-
-A write `x[key] = value` whose array nothing else refers to (host.sole_holder) is NumPy's assignment into x's
-memory, as runtime.eager_in_place's scatter, without a plan per (shape, key): ~2 us a write (`x[i, i] = v`).
-
+Why: library code indexes eagerly all the time (`x[i]` in loops, `x[:, 0]`, `x[..., None]`, `a[i, i] = d[i]`) on
+ever-new shapes, where the namespace's path (a plan per (shape, key), a gather or scatter) costs ~4 us a call and
+~35 us a new shape. For a key of Python ints, slices of Python ints, None and one Ellipsis NumPy selects the same
+elements by the same rules, so the value is NumPy's: no plan, no primitive, the same bits. Anything else (an int
+out of range, a zero step, two Ellipses, NumPy integers, a value not host-held: a device buffer, donated, over
+several devices) returns None and the namespace's path runs (and raises its errors). A read the namespace makes
+a view is NumPy's view of x's memory; any other read is a copy. A write goes into memory only its array holds
+(host.sole_holder), or that only one view family holds (eager_family_setitem; else that memory is copied first).
 An integer index array along one axis (x[idx], x[:, idx]: xp.take), read only, and a boolean mask over exactly
-x's leading dims (the namespace passes a mask Array's raw value) is NumPy's indexing too: the same elements in
-the same (row-major) order, read as a copy or assigned in place. The namespace's path (a nonzero, a gather or
-scatter, a plan) costs ~50-70 us on scikit-learn's StandardScaler's 29-element x[mask]; NumPy's ~1 us.
+x's leading dims are NumPy's indexing too (the same elements in row-major order): ~1 us against ~50-70 us for
+the namespace's nonzero and gather on scikit-learn's StandardScaler's 29-element x[mask].
 """
 from __future__ import annotations
 
@@ -43,11 +35,9 @@ def _numpy_key(shape, key):
     if t is HostValue:   # a boolean mask's value (namespace: a mask Array) over exactly x's leading dims
         m = key.np
         return m if _live(key) and m.dtype == np.bool_ and 0 < m.ndim <= nd and m.shape == shape[:m.ndim] else None
-    if t is int:
-        return (key, Ellipsis) if nd and -shape[0] <= key < shape[0] else None
-    if t is slice:
-        return (key,) if nd and _slice_ok(key) else None
-    if t is not tuple:
+    if t is int or t is slice or key is Ellipsis:
+        key = (key,)
+    elif t is not tuple:
         return None
     if len(key) <= nd:   # ints and slices only (x[i, j], x[k, :, :]): one pass, entry i on dimension i
         for e, n in zip(key, shape):
@@ -95,12 +85,8 @@ def _take_key(shape, key):
         key = (key,)
     elif type(key) is not tuple or not key or type(key[-1]) is not HostValue:
         return None
-    ax = len(key) - 1
-    for e in key[:-1]:
-        if type(e) is not slice or e != _FULL:
-            return None
-    hv = key[-1]
-    if ax >= len(shape) or not _live(hv):
+    ax, hv = len(key) - 1, key[-1]
+    if ax >= len(shape) or not _live(hv) or any(type(e) is not slice or e != _FULL for e in key[:-1]):
         return None
     idx = hv.np
     if idx.ndim != 1 or idx.dtype.kind not in "iu":
@@ -119,36 +105,53 @@ def _live(v):
     return v.__class__ is HostValue and (v._buf is None or not v._buf.is_deleted())   # (HostValue.is_deleted inlined)
 
 
-def eager_getitem(v, key):
-    """x[key] for x's raw value `v` as a new host-held value, or None (declined: see the module docstring)."""
+def eager_getitem(v, key, view=False):
+    """x[key] for x's raw value `v` as a new host-held value, or None (declined: see the module docstring).
+    view: NumPy's view of x's memory where it has one (the namespace's view: its writes go to that memory)."""
     if not _live(v):
         return None
     a = v.aval
     k = _numpy_key(a[0], key)
-    if k is None:
-        k = _take_key(a[0], key)
-        if k is None:
-            return None
+    if k is None and (k := _take_key(a[0], key)) is None:
+        return None
     x = v.np
     out = x[k]
-    if type(k) is not np.ndarray and type(k[-1]) is not np.ndarray:   # (a mask's or indices' selection is a copy)
-        own = x if x.base is None else x.base   # (the memory x lives in)
-        if out.size == x.size or min(out.strides, default=0) < 0 or 2 * out.nbytes < getattr(own, "nbytes", x.nbytes):
-            out = out.copy()   # (a view is never written: see host.sole_holder)
+    if not view and type(k) is not np.ndarray and type(k[-1]) is not np.ndarray:   # (a mask's or indices' selection: a copy)
+        out = out.copy()   # (no array that is not the namespace's view holds x's memory)
     return HostValue(out, host.shared_aval(out.shape, a[1], a[2]))
 
 
 def eager_setitem(v, key, value):
-    """`x[key] = value` written into the memory of x's raw value `v`, which its only holder gives up: the
-    value (same aval, same memory) or None (declined: the namespace's path runs). `value` is a raw value of
-    x's dtype (the namespace has checked and cast it); its shape must broadcast to the selection without
-    new leading axes, as the namespace requires (NumPy would allow them)."""
-    if not _live(v) or not _live(value) or not host.sole_holder(v):
+    """`x[key] = value` (value: raw, of x's dtype) written into the memory of x's raw value `v`, which its only
+    holder gives up: the value (same aval, same memory) or None (declined: the namespace's path runs)."""
+    if not _live(v) or not _live(value) or not host.sole_holder((v,)) or not _assign(v, key, value):
         return None
+    return HostValue(v.np, v.aval)
+
+
+def eager_family_setitem(vals, layouts, i, key, value):
+    """`x[key] = value` for x the i-th array of a view family whose host values `vals` (the root's first), each
+    given up by its array, share one memory, which takes the write. Where anything else refers to it (a value,
+    an export, a device buffer), it is copied first, each array's value a view of the copy where layouts()
+    ((strides, offset) in elements of the C-ordered root) places it. The family's values, or None (declined)."""
+    if not _live(value) or not all(_live(hv) for hv in vals):
+        return None
+    if not host.sole_holder(vals, family=True):
+        root = np.array(vals[0].np, order="C")
+        n = root.itemsize
+        vals = [HostValue(np.ndarray(hv.aval.shape, root.dtype, root, min(off * n, root.nbytes),   # (min: empty views)
+                                     tuple(s * n for s in st)), hv.aval)
+                for hv, (st, off) in zip(vals, layouts())]
+    return vals if _assign(vals[i], key, value) else None
+
+
+def _assign(v, key, value):
+    """Write `value` at `key` into host value `v`'s memory; whether done (value's shape broadcasts to the selection
+    without new leading axes, as the namespace requires; NumPy would allow them)."""
     a = v.aval
     k = _numpy_key(a[0], key)
     if k is None or value.aval[1] != a[1]:
-        return None
+        return False
     mask = type(k) is np.ndarray
     if mask:   # (NumPy's selection by a mask is a copy: the assignment below writes through x itself)
         ts = (int(np.count_nonzero(k)),) + tuple(a[0][k.ndim:])
@@ -156,14 +159,10 @@ def eager_setitem(v, key, value):
         sel = v.np[k]   # (a view of x's memory)
         ts = sel.shape
     vs = value.aval[0]
-    if vs != ts and vs:
-        if len(vs) > len(ts):
-            return None
-        for p, q in zip(vs[::-1], ts[::-1]):
-            if p != q and p != 1:
-                return None
+    if vs != ts and vs and (len(vs) > len(ts) or any(p != q and p != 1 for p, q in zip(vs[::-1], ts[::-1]))):
+        return False
     if mask:
         v.np[k] = value.np
     else:
         sel[...] = value.np   # (NumPy reads an overlapping value as it was before the write)
-    return HostValue(v.np, a)
+    return True

@@ -255,7 +255,7 @@ def eager_in_place(prim, args, params):
     memory shared (host.sole_holder), no in-place kernel; the caller then binds as usual."""
     kernel = getattr(host_kernels.get(prim), "in_place", None)
     x = args[0]
-    if kernel is None or type(x) is not HostValue or not _kernels_on() or not host.sole_holder(x):
+    if kernel is None or type(x) is not HostValue or not _kernels_on() or not host.sole_holder((x,)):
         return None
     aval = _out_avals(prim, args, params)
     if aval != x.aval:

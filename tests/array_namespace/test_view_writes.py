@@ -403,12 +403,16 @@ def _basic_keys(draw, shape, st):
     return tuple(key) if len(key) != 1 or draw(st.booleans()) else key[0]
 
 
-def test_a_write_into_a_view_goes_to_its_place_in_the_root_as_numpy():
-    """A basic-index view's write goes straight to the elements it selects in the root (_views._compose: the cost
-    of what is written, not of a copy of the view): the composed key selects what view[key] selects, and the
-    write leaves root, view and a sibling as NumPy's views do."""
+def _data(a):
+    """The address of the memory an eager Array's host value reads (white-box: where its elements live)."""
+    return a._v.np.__array_interface__["data"][0]
+
+
+def test_a_write_into_a_view_goes_into_the_memory_its_family_shares_as_numpy():
+    """Eagerly a basic-index view is NumPy's view of its parent's memory, and a write through it goes into that
+    memory (_views.write_eager: the cost of what is written, no copy): the root keeps its memory, the view and a
+    flipped sibling read it, and all three equal NumPy's after the write."""
     from hypothesis import assume, given, settings, strategies as st
-    from array_namespace._views import _compose
 
     @settings(max_examples=300, deadline=None, derandomize=True)
     @given(st.data())
@@ -418,21 +422,96 @@ def test_a_write_into_a_view_goes_to_its_place_in_the_root_as_numpy():
         arg = _basic_keys(data.draw, shape, st)
         t = arg if type(arg) is tuple else (arg,)
         assume(len(t) < len(shape) or any(type(e) is slice for e in t))   # (one element is a copy, not a view)
-        view = root[arg]
-        key = _basic_keys(data.draw, view.shape, st)
-        at = _compose(shape, arg, key)
-        assert at is not None
-        sel = view[(key if type(key) is tuple else (key,)) + (Ellipsis,)]   # (a 0-d view, not a scalar)
-        np.testing.assert_array_equal(root[at + (Ellipsis,)], sel)   # the same elements, in the same layout
-        assert np.shares_memory(root[at + (Ellipsis,)], sel) or sel.size == 0
         r, ours = root.copy(), xp.asarray(root)
         v, ov = r[arg], ours[arg]
         sib = ours[..., ::-1]
+        key = _basic_keys(data.draw, v.shape, st)
+        at = _data(ours)
         v[key] = -1.0 - np.arange(v[key].size).reshape(v[key].shape)
         ov[key] = xp.asarray(-1.0 - np.arange(v[key].size).reshape(v[key].shape))
         for got, want in ((ours, r), (ov, v), (sib, r[..., ::-1])):
             np.testing.assert_array_equal(np.asarray(got), want)
+        if r.size:
+            assert _data(ours) == at   # written in place: nothing else referred to the family's memory
+            assert np.shares_memory(ov._v.np, ours._v.np) or ov.size == 0
+            assert np.shares_memory(sib._v.np, ours._v.np)
     check()
-    # not composed (the whole view is put back, as before): None in either key, an array, an Ellipsis
-    assert _compose((4, 5), (None, 1), (0,)) is None and _compose((4, 5), (1,), (None,)) is None
-    assert _compose((4, 5), (Ellipsis, 1), 0) is None and _compose((4, 5), (1,), (np.int64(2),)) is None
+
+
+def test_a_loop_of_writes_through_a_view_stays_in_one_memory():
+    """scikit-learn's _add_to_diagonal (array[i, i] = value[i] on array = covariances[k]): each write costs an
+    element, not a copy of the root or the view (before: two writes and a walk of the family per element)."""
+    c = xp.zeros((3, 40, 40))
+    at = _data(c)
+    for k in range(3):
+        a = c[k, :, :]
+        d = xp.linalg.diagonal(a) + float(k + 1)
+        for i in range(40):
+            a[i, i] = d[i]
+        assert _data(c) == at and np.shares_memory(a._v.np, c._v.np)
+    want = np.zeros((3, 40, 40))
+    for k in range(3):
+        np.fill_diagonal(want[k], k + 1.0)
+    np.testing.assert_array_equal(np.asarray(c), want)
+
+
+@pytest.mark.parametrize("holder", ["export", "dlpack", "alias", "jit", "broadcast", "value"])
+@pytest.mark.parametrize("via", ["root", "view"])
+def test_a_family_written_while_something_else_refers_to_its_memory_copies_first(holder, via):
+    """Whatever else refers to a view family's memory -- a NumPy export, a DLPack capsule's array, an Array
+    sharing a view's value, the device buffer a jitted call read, a kernel's result viewing the memory, the
+    written value itself -- keeps the values it had: the family's memory is copied before the write (each
+    array then a view of the copy), and every array of the family follows the write as NumPy's views do."""
+    ref = np.arange(30.0).reshape(5, 6)
+    c = xp.asarray(ref)
+    a, t = c[1:4, ::2], c.mT[2]            # a slice and a row of a transpose (a view of a view)
+    n = ref.copy()
+    na, nt = n[1:4, ::2], n.T[2]
+    keep, want_kept = None, None
+    if holder == "export":
+        keep, want_kept = np.asarray(a), ref[1:4, ::2].copy()
+    elif holder == "dlpack":
+        keep, want_kept = np.from_dlpack(c), ref.copy()
+    elif holder == "alias":
+        keep, want_kept = a._v, ref[1:4, ::2].copy()
+    elif holder == "jit":
+        f = T.jit(lambda x: x * 2.0)
+        np.testing.assert_array_equal(np.asarray(f(c)), ref * 2.0)
+    elif holder == "broadcast":
+        keep, want_kept = xp.broadcast_to(c, (2, 5, 6)), np.broadcast_to(ref, (2, 5, 6)).copy()
+    target, ntarget = (c, n) if via == "root" else (a, na)
+    if holder == "value":   # the written value is a view of the family itself
+        target[0] = c[4, :target.shape[1]]
+        ntarget[0] = n[4, :ntarget.shape[1]]
+    else:
+        target[0] = -1.0
+        ntarget[0] = -1.0
+    target[1:] += 100.0
+    ntarget[1:] += 100.0
+    for got, want in ((c, n), (a, na), (t, nt)):
+        np.testing.assert_array_equal(np.asarray(got), want)
+    if holder == "alias":
+        keep = np.asarray(keep)
+    if keep is not None:
+        np.testing.assert_array_equal(np.asarray(keep), want_kept)
+    if holder == "jit":
+        np.testing.assert_array_equal(np.asarray(f(c)), n * 2.0)   # the call reads the written values
+    assert np.shares_memory(a._v.np, c._v.np) and np.shares_memory(t._v.np, c._v.np)
+
+
+def test_families_of_every_view_kind_end_in_one_memory():
+    """A family whose views were computed apart (a transpose, a flip, a reshape, expand_dims: their kernels'
+    results) is copied into one memory by its first write; later writes go into it, and all arrays equal NumPy's."""
+    n = np.arange(24.0).reshape(4, 6)
+    c = xp.asarray(n)
+    ours = [c, xp.permute_dims(c, (1, 0)), xp.flip(c, axis=1), xp.reshape(c, (2, 12)), xp.expand_dims(c[1], axis=0),
+            c.mT[::-1, 1:]]
+    ns = [n, n.T, np.flip(n, axis=1), n.reshape(2, 12), np.expand_dims(n[1], 0), n.T[::-1, 1:]]
+    for step, k in enumerate([1, 2, 3, 4, 5, 0, 3, 1]):
+        ns[k][(0,) * (ns[k].ndim - 1)] = -step - 1.0
+        ours[k][(0,) * (ns[k].ndim - 1)] = -step - 1.0
+        for i, (p, q) in enumerate(zip(ns, ours)):
+            np.testing.assert_array_equal(np.asarray(q), p, err_msg=f"step {step}: array {i} after writing {k}")
+        if step == 0:
+            at = _data(c)
+        assert _data(c) == at and all(np.shares_memory(q._v.np, c._v.np) for q in ours)
