@@ -26,7 +26,7 @@ _UNARY = {
     E.atanh_p: chlo.AtanhOp, E.exp_p: hlo.ExpOp, E.expm1_p: hlo.Expm1Op, E.log_p: hlo.LogOp,
     E.log1p_p: hlo.Log1pOp, E.sqrt_p: hlo.SqrtOp, E.rsqrt_p: hlo.RsqrtOp, E.cbrt_p: hlo.CbrtOp,
     E.logistic_p: hlo.LogisticOp, E.erf_p: chlo.ErfOp, E.sign_p: hlo.SignOp, E.floor_p: hlo.FloorOp,
-    E.ceil_p: hlo.CeilOp, E.round_p: hlo.RoundNearestEvenOp, E.is_finite_p: hlo.IsFiniteOp,
+    E.ceil_p: hlo.CeilOp, E.round_p: hlo.RoundNearestEvenOp,
     E.not_p: hlo.NotOp, E.abs_p: hlo.AbsOp, E.real_p: hlo.RealOp, E.imag_p: hlo.ImagOp,
 }
 _BINARY = {
@@ -130,6 +130,18 @@ def _compare(direction):
         return hlo.CompareOp(x, y, hlo.ComparisonDirectionAttr.get(direction),
                              compare_type=hlo.ComparisonTypeAttr.get(_compare_type(ax.dtype))).result
     return rule
+
+
+def _is_finite(c, x):
+    """|x| < inf (NaN compares false): XLA's CPU emitter runs IsFinite element by element (180 us on 2026x76
+    float64), while an absolute value and a compare vectorize (64 us); the same booleans."""
+    a = c.avals_in[0]
+    inf = hlo.BroadcastInDimOp(ttype(a), constant(np.inf, a.dtype), broadcast_dimensions=[]).result
+    return hlo.CompareOp(hlo.AbsOp(x).result, inf, hlo.ComparisonDirectionAttr.get("LT"),
+                         compare_type=hlo.ComparisonTypeAttr.get("FLOAT")).result
+
+
+lowering_rules[E.is_finite_p] = _is_finite
 
 
 for _p, _d in _DIRECTIONS.items():

@@ -102,6 +102,12 @@ def _wide_reduce(x, a, out, axes, kind, op, wide):
 def _reducer(kind, op):
     def rule(c, x, *, axes):
         a, out = c.avals_in[0], c.avals_out[0]
+        if a.dtype == np.bool_ and kind in ("and", "or", "min", "max"):
+            # all / any as the min / max of the booleans as uint8: XLA's CPU emitter reduces booleans element by
+            # element, bytes vectorized (xp.all(xp.isfinite(x)) on 2026x76 float64: 190 -> 45 us); the same result
+            k, o = ("min", hlo.MinOp) if kind in ("and", "min") else ("max", hlo.MaxOp)
+            u = hlo.ConvertOp(tensor_type(a.shape, np.uint8), x).result
+            return hlo.ConvertOp(ttype(out), _reduce(u, np.uint8, out.shape, axes, k, o)).result
         wide = WIDE_ACCUMULATOR.get(a.dtype.name) if kind == "prod" or (
             kind == "sum" and (a.dtype != np.float32 or a.size <= SUM32_WIDE_MAX)) else None
         if wide is not None:

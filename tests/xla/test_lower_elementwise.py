@@ -296,3 +296,21 @@ def test_jit_square_and_cube_by_a_literal_are_multiplications(dtype):
             text = jit(lambda a: a ** e).lower(xp.asarray(x)).as_text()
             assert "stablehlo.power" not in text and "stablehlo.select" not in text, text
         assert "stablehlo.power" in jit(lambda a: a ** 2.5).lower(xp.asarray(x)).as_text()
+
+
+@pytest.mark.parametrize("dtype", ["float32", "float64", "complex64", "complex128"])
+def test_isfinite_lowered_as_a_compare_equals_numpy_on_every_special_value(dtype):
+    """is_finite lowers to |x| < inf (XLA's CPU emitter runs IsFinite element by element, the compare vectorized):
+    NaN of either sign, both infinities, the extremes, zeros of both signs and subnormals give NumPy's booleans."""
+    dt = np.dtype(dtype)
+    fi = np.finfo(dt)
+    real = [0.0, -0.0, 1.0, -1.5, np.inf, -np.inf, np.nan, -np.nan, fi.max, -fi.max, fi.tiny, fi.smallest_subnormal,
+            -fi.smallest_subnormal]
+    vals = np.array(real, dt)
+    if dt.kind == "c":
+        vals = np.array([complex(r, i) for r in real for i in real[::3]], dt)
+    x = xp.asarray(vals)
+    f = jit(xp.isfinite)
+    np.testing.assert_array_equal(np.asarray(f(x)), np.isfinite(vals))
+    np.testing.assert_array_equal(np.asarray(f(xp.reshape(x, (1, -1)))), np.isfinite(vals)[None])
+    assert "is_finite" not in f.lower(x).as_text()

@@ -227,3 +227,25 @@ def test_max_min_of_signed_zeros_are_one_answer_eagerly_under_jit_and_vmap(dtype
             got = np.asarray(got)
             np.testing.assert_array_equal(got, want, err_msg=f"{f.__name__} {way}")
             assert (np.signbit(got) == np.signbit(want)).all(), f"{f.__name__} {way}: zero signs {got} != {want}"
+
+
+@settings(max_examples=60, deadline=None, derandomize=True)
+@given(st.lists(st.integers(0, 5), min_size=0, max_size=3), st.data())
+def test_boolean_reductions_lowered_as_byte_min_max_equal_numpy(shape, data):
+    """all / any (and min / max of booleans) lower to a min / max of the booleans as uint8 (XLA's CPU emitter
+    vectorizes that, not a reduction of booleans); the results are NumPy's, for every axis, empty ones too."""
+    shape = tuple(shape)
+    b = np.asarray(data.draw(st.lists(st.booleans(), min_size=math.prod(shape), max_size=math.prod(shape))),
+                   bool).reshape(shape)
+    axes = [None] + list(range(len(shape))) + ([(0, len(shape) - 1)] if len(shape) > 1 else [])
+    for axis in axes:
+        for ours, ref in ((xp.all, np.all), (xp.any, np.any)):
+            got = jit(lambda v: ours(v, axis=axis))(xp.asarray(b))
+            assert got.dtype == xp.bool and np.array_equal(np.asarray(got), ref(b, axis=axis)), (ours, axis)
+        nonempty = all(shape[a] for a in (range(len(shape)) if axis is None else np.atleast_1d(axis)))
+        if nonempty and b.size:
+            for ours, ref in ((xp.max, np.max), (xp.min, np.min)):
+                got = jit(lambda v: ours(v, axis=axis))(xp.asarray(b))
+                assert got.dtype == xp.bool and np.array_equal(np.asarray(got), ref(b, axis=axis)), (ours, axis)
+    text = jit(lambda v: (xp.all(v), xp.any(v))).lower(xp.asarray(b)).as_text()
+    assert "stablehlo.and across" not in text and "stablehlo.or across" not in text
