@@ -79,7 +79,7 @@ def _from_host(arr, dtype, fname):
             D.DEFAULT_FLOAT if arr.dtype.kind == "f" else D.DEFAULT_COMPLEX if arr.dtype.kind == "c" else None)
         if dtype is None:
             raise TypeError(f"{fname}: dtype {arr.dtype} is not supported")
-    elif arr.dtype != dtype:
+    if arr.dtype != dtype:   # (a float or complex dtype the standard lacks, e.g. float16, becomes the default one)
         if dtype.kind in "iu" and arr.dtype.kind in "iu" and arr.size:
             info = np.iinfo(dtype)
             if arr.min() < info.min or arr.max() > info.max:

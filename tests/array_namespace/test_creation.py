@@ -91,3 +91,15 @@ def test_asarray_copy_false_of_host_data_raises_and_copies_never_alias():
     assert np.asarray(a).tolist() == [0.0, 1.0, 2.0] and np.asarray(b).tolist() == [0.0, 1.0, 2.0]
     x = xp.ones(2)
     assert xp.asarray(x, copy=False) is x
+
+
+@pytest.mark.parametrize("data, want", [(np.array([1.5, -np.inf, 6e-8], np.float16), "float64"),
+                                        (np.float16(2.5), "float64"), (np.array([[1.0]], np.longdouble), "float64"),
+                                        (np.array([1 + 2j], np.clongdouble), "complex128")])
+def test_asarray_of_a_float_dtype_the_standard_lacks_is_the_default_float(data, want):
+    """NumPy float16 / longdouble data become the default float (complex: complex128), values converted as
+    NumPy's astype: before, the Array kept the foreign dtype and its .dtype raised KeyError."""
+    x = xp.asarray(data)
+    assert x.dtype == getattr(xp, want) and x.shape == np.shape(data)
+    np.testing.assert_array_equal(np.asarray(x), np.asarray(data).astype(want))
+    np.testing.assert_array_equal(np.asarray(jit(lambda v: v * 2)(x)), np.asarray(data).astype(want) * 2)
