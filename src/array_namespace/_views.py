@@ -179,11 +179,13 @@ def write_eager(a, key, value):
     i = 0
     while fam[i] is not a:
         i += 1
-    vals = backend.eager_family_setitem([m._v for m in fam], lambda: [layout(m) for m in fam], i, key, value)
-    if vals is None:
+    vals = [m._v for m in fam]
+    out = backend.eager_family_setitem(vals, lambda: [layout(m) for m in fam], i, key, value)
+    if out is None:
         return False
-    for m, v in zip(fam, vals):
-        m._v = v
+    if out is not vals:   # (the memory was copied: each array takes its view of the copy)
+        for m, v in zip(fam, out):
+            m._v = v
     return True
 
 

@@ -205,7 +205,7 @@ def sole_holder(vals, family=False):
     show). One value: its caller gives it up; a view family's (family=True): each held by its array alone."""
     owner = None
     for hv in vals:
-        if hv._buf is not None or family and sys.getrefcount(hv) > 4:
+        if hv.__class__ is not HostValue or hv._buf is not None or family and sys.getrefcount(hv) > 4:
             return False   # (refs: its array's slot, `vals`, hv, the argument)
         arr = hv.np
         o = arr if arr.base is None else arr.base
