@@ -49,7 +49,7 @@ KERNEL_FILES = {
     "src/xla/lower_elementwise_subnormal.py": ["_ONE", "_ftz", "_daz", "_flushing_result"],
     "src/xla/lower_fft.py": [],
     "src/xla/lower_indexing.py": [],
-    "src/xla/lower_lapack.py": ["_per_matrix", "_batch_eye", "_load_getrf", "_GETRF", "_lu_lapack"],
+    "src/xla/lower_lapack.py": ["_per_matrix", "_batch_eye", "_load_lapack", "_LAPACK", "_lu_lapack"],
     "src/xla/lower_sorting.py": [],
     "src/xla/lower_special_erf.py": [],
     "src/xla/lower_special_gamma.py": [],

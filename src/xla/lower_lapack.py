@@ -473,7 +473,7 @@ def _h_lu(a):
     k = min(m, n)
     x = a.reshape((int(np.prod(batch, dtype=np.int64)), m, n)).copy()
     piv = np.zeros((x.shape[0], k), np.int32)
-    getrf = _GETRF.get(a.dtype.char)
+    getrf = _LAPACK.get(a.dtype.char, (None,))[0]
     if getrf is None:
         return NotImplemented   # (no LAPACK of NumPy's found: the bind compiles XLA's lu, LAPACK's getrf too)
     if k:
@@ -487,28 +487,30 @@ def _h_lu(a):
     return [x.reshape(a.shape), piv.reshape(batch + (k,)), perm.reshape(batch + (m,))]
 
 
-def _load_getrf():
-    """?getrf of the LAPACK NumPy's own linalg links (the ILP64 scipy-openblas of NumPy's wheels), by
-    dtype char; {} where that library is not found (then eager lu runs XLA's, compiled per shape)."""
+def _load_lapack():
+    """(?getrf, cblas ?trsm) of the OpenBLAS NumPy's own linalg links (the ILP64 scipy-openblas of NumPy's
+    wheels), by dtype char; {} where that library is not found (then eager lu and triangular_solve run XLA's)."""
     import ctypes
     import glob
     import os
     libs = os.path.join(os.path.dirname(np.__file__), os.pardir, "numpy.libs")
-    i64 = ctypes.POINTER(ctypes.c_int64)
+    i64, i32, p = ctypes.POINTER(ctypes.c_int64), ctypes.c_int, ctypes.c_void_p
     for path in sorted(glob.glob(os.path.join(libs, "libscipy_openblas64_*.so"))):
         try:
             lib = ctypes.CDLL(path)
-            fns = {c: getattr(lib, f"scipy_{t}getrf_64_") for c, t in zip("fdFD", "sdcz")}
+            fns = {c: (getattr(lib, f"scipy_{t}getrf_64_"), getattr(lib, f"scipy_cblas_{t}trsm64_"), alpha)
+                   for c, t, alpha in zip("fdFD", "sdcz", (ctypes.c_float, ctypes.c_double, p, p))}
         except (OSError, AttributeError):
             continue
-        for f in fns.values():   # getrf(m, n, a, lda, ipiv, info), Fortran: every argument by reference
-            f.restype = None
-            f.argtypes = [i64, i64, ctypes.c_void_p, i64, ctypes.c_void_p, i64]
+        for getrf, trsm, alpha in fns.values():   # getrf(m, n, a, lda, ipiv, info), Fortran: all by reference;
+            getrf.restype = trsm.restype = None   # trsm(order, side, uplo, trans, diag, m, n, alpha, a, lda, b, ldb)
+            getrf.argtypes = [i64, i64, p, i64, p, i64]
+            trsm.argtypes = [i32] * 5 + [ctypes.c_int64] * 2 + [alpha, p, ctypes.c_int64, p, ctypes.c_int64]
         return fns
     return {}
 
 
-_GETRF = _load_getrf()
+_LAPACK = _load_lapack()
 
 
 def _lu_lapack(getrf, x, piv):
@@ -529,22 +531,20 @@ def _lu_lapack(getrf, x, piv):
 
 
 def _h_triangular_solve(a, b, *, left_side, lower, transpose_a, conjugate_a, unit_diagonal):
-    if not (np.isfinite(a).all() and np.isfinite(b).all()):
-        return NotImplemented
-    t = np.tril(a) if lower else np.triu(a)
-    if unit_diagonal:
-        idx = np.arange(a.shape[-1])
-        t[..., idx, idx] = 1
-    if conjugate_a and t.dtype.kind == "c":
-        t = np.conj(t)
-    if transpose_a:
-        t = np.swapaxes(t, -1, -2)
-    try:
-        if left_side:
-            return np.linalg.solve(t, b)
-        return np.swapaxes(np.linalg.solve(np.swapaxes(t, -1, -2), np.swapaxes(b, -1, -2)), -1, -2)
-    except np.linalg.LinAlgError:   # a zero on the diagonal: the lowering's inf/NaN pattern is XLA's own
-        return NotImplemented
+    """BLAS trsm, one matrix at a time (the triangle of `a` it names read, the other ignored)."""
+    trsm = _LAPACK.get(a.dtype.char, (None, None))[1]
+    if trsm is None or not (np.isfinite(a).all() and np.isfinite(b).all()) or not (
+            unit_diagonal or np.diagonal(a, 0, -2, -1).all()):
+        return NotImplemented   # (a zero on the diagonal: the lowering's inf/NaN pattern is XLA's own)
+    t = np.ascontiguousarray(np.conj(a) if conjugate_a and not transpose_a else a)
+    x, alpha, k = np.array(b, order="C"), np.ones(1, a.dtype), a.shape[-1]   # (x solved in place; alpha: 1)
+    m, n = x.shape[-2:]
+    side, uplo, diag = 141 if left_side else 142, 122 if lower else 121, 132 if unit_diagonal else 131
+    trans = (113 if conjugate_a else 112) if transpose_a else 111   # (CBLAS: row-major 101, conj-transposed 113)
+    for tb, xb in zip(t.reshape(-1, k, k), x.reshape(-1, m, n)) if x.size else ():   # (complex alpha: by pointer)
+        trsm(101, side, uplo, trans, diag, m, n, alpha.ctypes.data if a.dtype.kind == "c" else 1.0, tb.ctypes.data,
+             k, xb.ctypes.data, n)
+    return x
 
 
 for _p, _k in ((LP.cholesky_p, _h_cholesky), (LP.eigh_p, _h_eigh), (LP.svd_p, _h_svd), (LP.qr_p, _h_qr),

@@ -186,11 +186,14 @@ def test_lu_singular_and_ties():
 
 
 def test_lu_without_numpys_lapack_declines_to_xla(monkeypatch):
-    """Where NumPy's own LAPACK is not found (the search knows its Linux wheels' library), the kernel declines
-    and eager lu runs XLA's (LAPACK's getrf as under jit): one LU everywhere, no second implementation."""
+    """Where NumPy's own LAPACK is not found (the search knows its Linux wheels' library), the kernels decline
+    and eager lu and triangular_solve run XLA's (LAPACK's getrf and BLAS trsm as under jit): one algorithm
+    everywhere, no second implementation."""
     from xla import lower_lapack
-    monkeypatch.setattr(lower_lapack, "_GETRF", {})
+    assert set(lower_lapack._LAPACK) == set("fdFD")   # (this machine's wheels: the library is found)
+    monkeypatch.setattr(lower_lapack, "_LAPACK", {})
     check(LP.lu_p, [np.eye(3) + 1.0], {}, declines=True)
+    check(LP.triangular_solve_p, [np.eye(3) + np.tril(np.ones((3, 3))), np.ones((3, 2))], TS[0], declines=True)
     a = np.array([[1.0, 2.0, 0.5], [3.0, -1.0, 2.0], [0.0, 4.0, 1.0]])
     lu, piv, perm = (np.asarray(o) for o in LP.lu_p.bind(xp.asarray(a)._v))
     l, u = np.tril(lu, -1) + np.eye(3), np.triu(lu)
@@ -217,6 +220,31 @@ def test_triangular_solve(dt):
         b = _rand(rng, (2, 5, 3) if p["left_side"] else (2, 3, 5), dt)
         cases.append((LP.triangular_solve_p, [a, b], p))
     check_all(cases)
+
+
+def test_triangular_solve_is_blas_trsm_for_every_flag_batch_and_empty_shape():
+    """The kernel is BLAS trsm on each matrix: it equals a solve with the explicit triangle (conjugated,
+    transposed, unit diagonal as the flags say) for every flag, dtype, batch shape and empty operand."""
+    from xla.lower_lapack import _h_triangular_solve
+    rng = np.random.default_rng(7)
+    for dt in DTYPES:
+        for batch, (m, n) in [((), (4, 3)), ((3,), (1, 1)), ((2, 2), (5, 0)), ((0,), (2, 2)), ((), (0, 2))]:
+            for p in TS:
+                k = m if p["left_side"] else n
+                a = (_rand(rng, batch + (k, k), dt) + (3 * np.eye(k)).astype(dt))
+                a[..., np.arange(k), np.arange(k)] *= 0 if p["unit_diagonal"] else 1   # (read as ones: never zero)
+                b = _rand(rng, batch + (m, n), dt)
+                t = np.tril(a) if p["lower"] else np.triu(a)
+                if p["unit_diagonal"]:
+                    t[..., np.arange(k), np.arange(k)] = 1
+                t = np.conj(t) if p["conjugate_a"] else t
+                t = np.swapaxes(t, -1, -2) if p["transpose_a"] else t
+                want = (np.linalg.solve(t, b) if p["left_side"] else
+                        np.swapaxes(np.linalg.solve(np.swapaxes(t, -1, -2), np.swapaxes(b, -1, -2)), -1, -2)) if k else b
+                got = _h_triangular_solve(a, b, **p)
+                tol = 1e-4 if dt in (np.float32, np.complex64) else 1e-11
+                assert got.dtype == b.dtype and got.shape == b.shape, (dt, batch, p)
+                np.testing.assert_allclose(got, want, rtol=tol, atol=tol, err_msg=f"{dt} {batch} {p}")
 
 
 def test_triangular_solve_declines_singular_and_non_finite():
