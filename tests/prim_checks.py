@@ -5,11 +5,13 @@ import numpy as np
 
 import array_namespace as xp
 from transforms import jvp, linear_transpose, vmap
+from transforms.backend import backend
 
 
 def raw(x):
-    """A NumPy value as the engine's raw value (what primitives are bound on)."""
-    return xp.asarray(x)._v
+    """A NumPy value as the engine's raw value (what primitives are bound on), in its own dtype (float16 too,
+    which the namespace's asarray turns into its default float)."""
+    return backend.device_put(np.asarray(x), None)
 
 
 def check_jvp(f, oracle, args, diff=None, h=1e-6, rtol=1e-6, atol=1e-8, seed=0, tangents=None):

@@ -5,7 +5,9 @@ import numpy as np
 import pytest
 
 import array_namespace as xp
+from array_namespace._helpers import wrap
 from transforms import jit, make_jaxpr
+from transforms.backend import backend
 from transforms.core import Primitive, ShapedArray, abstract_eval_rules
 from transforms.jaxpr import ClosedJaxpr, Eqn, Jaxpr, Var
 from xla import lowering as L
@@ -13,7 +15,9 @@ from xla._jaxlib import module_text
 
 
 def _text(fn, *args, **kw):
-    return module_text(L.lower_jaxpr(make_jaxpr(fn)(*[xp.asarray(a) for a in args]), **kw))
+    # (engine values of the arguments' own dtypes: float16 too, which the namespace's asarray makes float64)
+    return module_text(L.lower_jaxpr(make_jaxpr(fn)(*[wrap(backend.device_put(np.asarray(a), None)) for a in args]),
+                                     **kw))
 
 
 def test_stablehlo_text_of_a_small_jaxpr():
