@@ -111,6 +111,7 @@ def view_of(out, parent, kind, arg, v0):
     if out is parent:
         return out
     out._base = (parent, kind, arg)
+    out._views = None   # (a set slot: a family walk reads it fast, where an unset one raises inside getattr)
     with LOCK:
         views = getattr(parent, "_views", None)
         if views is None:
@@ -174,8 +175,7 @@ def write_eager(a, key, value):
     do (a write costs what it writes, not a copy per view); where anything else refers to that memory it copies
     it first (each value then a view of the copy, where `layout` places it), so the other holder keeps the
     values it had. False where the backend declines (a value not host-held): `write`'s general path runs."""
-    fam = [root_of(a)]
-    _family(fam[0], fam)
+    fam = _family(root_of(a))
     i = 0
     while fam[i] is not a:
         i += 1
@@ -189,18 +189,18 @@ def write_eager(a, key, value):
     return True
 
 
-def _family(node, out):
-    """Append every live view below `node` to `out` (depth first); prunes dead views."""
-    views = getattr(node, "_views", None)
-    if views:
-        live = []
-        for r in views:
-            c = r()
-            if c is not None:
-                live.append(r)
-                out.append(c)
-                _family(c, out)
-        views[:] = live
+def _family(root):
+    """root and every live view of it, parents before their views; prunes dead views."""
+    out, i = [root], 0
+    while i < len(out):
+        views = getattr(out[i], "_views", None)
+        i += 1
+        if views:
+            live = [(r, c) for r in views if (c := r()) is not None]
+            if len(live) != len(views):
+                views[:] = [r for r, _ in live]
+            out += [c for _, c in live]
+    return out
 
 
 def _refresh(node, raw, skip, out, region):
