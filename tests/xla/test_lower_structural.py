@@ -231,7 +231,7 @@ def test_max_min_of_signed_zeros_are_one_answer_eagerly_under_jit_and_vmap(dtype
             assert (np.signbit(got) == np.signbit(want)).all(), f"{f.__name__} {way}: zero signs {got} != {want}"
 
 
-@settings(max_examples=60, deadline=None, derandomize=True)
+@settings(max_examples=20, deadline=None, derandomize=True)
 @given(st.lists(st.integers(0, 5), min_size=0, max_size=3), st.data())
 def test_boolean_reductions_lowered_as_byte_min_max_equal_numpy(shape, data):
     """all / any (and min / max of booleans) lower to a min / max of the booleans as uint8 (XLA's CPU emitter
