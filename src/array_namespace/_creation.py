@@ -151,7 +151,7 @@ def asarray(obj, /, *, dtype=None, device=None, copy=None):
         obj = obj if isinstance(obj, Tracer) else backend.adopt(obj)   # (a jax.Array: copied in, as from NumPy)
         return wrap(obj if dtype is None else cast(obj, dtype))
     if hasattr(obj, "__dlpack__"):
-        return _from_host(np.from_dlpack(obj), dtype, "asarray")
+        return _from_host(_dlpack_to_numpy(obj, "asarray"), dtype, "asarray")
     if hasattr(obj, "__array__") or hasattr(obj, "__array_interface__"):
         return _from_host(np.asarray(obj), dtype, "asarray")
     if isinstance(obj, (bytes, bytearray, memoryview)) or hasattr(obj, "__buffer__"):
@@ -191,7 +191,21 @@ def from_dlpack(x, /, *, device=None, copy=None):
         raise TypeError(f"from_dlpack: x of type {type(x).__name__} does not implement __dlpack__")
     if type(x) is Array:
         return wrap(x._v)
-    return _from_host(np.from_dlpack(x), None, "from_dlpack")
+    arr = _dlpack_to_numpy(x, "from_dlpack")
+    if arr.dtype not in D._BY_NP:   # (x's dtype is kept, so one the namespace lacks cannot be)
+        raise TypeError(f"from_dlpack: x has dtype {arr.dtype}, which is not one of the namespace's (bool, int8-64, "
+                        "uint8-64, float32, float64, complex64, complex128); convert it first, or use asarray, which "
+                        "turns other floating dtypes into float64")
+    return _from_host(arr, None, "from_dlpack")
+
+
+def _dlpack_to_numpy(x, fname):
+    """x's data through NumPy's DLPack import; a dtype NumPy lacks (bfloat16) is a TypeError, not its RuntimeError."""
+    try:
+        return np.from_dlpack(x)
+    except RuntimeError as e:
+        raise TypeError(f"{fname}: cannot import x (a {type(x).__name__}) through DLPack: {e} (its dtype has no NumPy "
+                        "equivalent, e.g. bfloat16; convert it to float32 first)") from None
 
 
 def _fill_value(fill_value, fname):

@@ -103,3 +103,28 @@ def test_asarray_of_a_float_dtype_the_standard_lacks_is_the_default_float(data, 
     assert x.dtype == getattr(xp, want) and x.shape == np.shape(data)
     np.testing.assert_array_equal(np.asarray(x), np.asarray(data).astype(want))
     np.testing.assert_array_equal(np.asarray(jit(lambda v: v * 2)(x)), np.asarray(data).astype(want) * 2)
+
+
+def test_from_dlpack_of_a_dtype_the_namespace_lacks_is_a_type_error_naming_it():
+    """from_dlpack keeps x's dtype, so float16 is a TypeError naming it (asarray converts it instead); a dtype
+    NumPy's DLPack import lacks (bfloat16, here a jaxlib buffer's capsule, as torch's would be) is a TypeError
+    from both, not NumPy's RuntimeError."""
+    import ml_dtypes
+    from transforms.core import ShapedArray
+    from xla import _jaxlib, runtime
+    with pytest.raises(TypeError, match=r"from_dlpack: x has dtype float16"):
+        xp.from_dlpack(np.ones(3, np.float16))
+    a = np.ones(3, ml_dtypes.bfloat16)
+    buf = _jaxlib.device_put(a, ShapedArray((3,), a.dtype), runtime.default_device())
+
+    class Producer:
+        def __dlpack__(self, **kw):
+            return _jaxlib.to_dlpack(buf)
+
+        def __dlpack_device__(self):
+            return (1, 0)
+    for fn in (xp.asarray, xp.from_dlpack):
+        with pytest.raises(TypeError, match=rf"{fn.__name__}: cannot import x \(a Producer\) through DLPack"):
+            fn(Producer())
+    assert xp.from_dlpack(np.ones(2, np.float32)).dtype == xp.float32
+    assert xp.asarray(np.ones(2, np.float16)).dtype == xp.float64
