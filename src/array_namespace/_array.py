@@ -466,7 +466,8 @@ class Array:
 
     def __getitem__(self, key):
         v = self._v
-        view = VW._is_basic_key(key) and not (_selects_one_element(key) and (1 if type(key) is int else len(key)) == self.ndim)
+        view = VW._is_basic_key(key) and not (   # (NumPy: one element picked by ints is a scalar copy)
+            _selects_one_element(key) and (1 if type(key) is int else len(key)) == self.ndim)
         out = _module("_indexing").getitem(self, key, view)
         if out is not self and view:
             VW.view_of(out, self, "index", key, v)

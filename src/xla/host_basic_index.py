@@ -115,7 +115,7 @@ def eager_getitem(v, key, view=False):
         return None
     x = v.np
     out = x[k]
-    if not view and type(k) is not np.ndarray and type(k[-1]) is not np.ndarray:   # (a mask's or indices' selection: a copy)
+    if not view and type(k) is not np.ndarray and type(k[-1]) is not np.ndarray:   # (a mask's, indices': copies)
         out = out.copy()   # (no array that is not the namespace's view holds x's memory)
     return HostValue(out, host.shared_aval(out.shape, a[1], a[2]))
 
