@@ -204,8 +204,8 @@ def _dlpack_to_numpy(x, fname):
     try:
         return np.from_dlpack(x)
     except RuntimeError as e:
-        raise TypeError(f"{fname}: cannot import x (a {type(x).__name__}) through DLPack: {e} (its dtype has no NumPy "
-                        "equivalent, e.g. bfloat16; convert it to float32 first)") from None
+        raise TypeError(f"{fname}: cannot import x (a {type(x).__name__}) through DLPack: {e} (NumPy raises this for "
+                        "a dtype it lacks, e.g. bfloat16: convert x to float32 first)") from None
 
 
 def _fill_value(fill_value, fname):

@@ -90,8 +90,8 @@ def client_exists():
     return _client is not None
 
 
-# How many CPU devices the client gets (fixed when it is made): set_cpu_device_count(n) before first use, else
-# ARRAY_NAMESPACE_CPU_DEVICES, else XLA_FLAGS' --xla_force_host_platform_device_count=N (num_devices overrides it), else 1.
+# CPU devices of the client (fixed when made): set_cpu_device_count(n) first, else ARRAY_NAMESPACE_CPU_DEVICES,
+# else XLA_FLAGS' --xla_force_host_platform_device_count=N (num_devices would override it), else 1.
 _requested_cpu_devices = None
 
 

@@ -56,12 +56,12 @@ class Kernel:
       shape, transforms.jaxpr_transforms._ShapeFree).
     - `wrap(fn) -> fn`: applied to the ufunc in every form (the subnormal rule's fixes,
       xla/lower_elementwise_subnormal.py).
-    - `in_place(*arrays, **params)`: the result written into the first operand (same dtype and shape),
-      used by runtime.eager_in_place where that memory is given up by its only holder (x[k] = v).
+    - `in_place`: True where `rest(*arrays, in_place=True, **params)` writes the result into the first operand
+      (same dtype and shape), used by runtime.eager_in_place where its only holder gives that memory up (x[k] = v).
     Each form gives exactly what the general kernel gives (tests/xla/test_host_specialized.py)."""
     __slots__ = ("ufunc", "kinds", "rest", "special", "wrap", "in_place")
 
-    def __init__(self, ufunc=None, kinds="", rest=None, special=None, wrap=None, in_place=None):
+    def __init__(self, ufunc=None, kinds="", rest=None, special=None, wrap=None, in_place=False):
         self.ufunc, self.kinds, self.rest, self.special, self.wrap, self.in_place = \
             ufunc, kinds, rest, special, wrap, in_place
 

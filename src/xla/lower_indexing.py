@@ -6,7 +6,6 @@ XLA would instead drop out-of-range updates.
 """
 from __future__ import annotations
 
-import functools
 
 import numpy as np
 
@@ -251,6 +250,6 @@ def _h_scatter(x, idx, u, *, dimension_numbers, mode, in_place=False):
 
 
 host_kernels[I.dynamic_slice_p] = _h_dynamic_slice
-host_kernels[I.dynamic_update_slice_p] = Kernel(rest=_h_dynamic_update_slice, in_place=functools.partial(_h_dynamic_update_slice, in_place=True))
+host_kernels[I.dynamic_update_slice_p] = Kernel(rest=_h_dynamic_update_slice, in_place=True)
 host_kernels[I.gather_p] = _h_gather
-host_kernels[I.scatter_p] = Kernel(rest=_h_scatter, in_place=functools.partial(_h_scatter, in_place=True))
+host_kernels[I.scatter_p] = Kernel(rest=_h_scatter, in_place=True)

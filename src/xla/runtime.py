@@ -5,8 +5,8 @@ compile, results held on the host as `HostValue`s. Otherwise (and on accelerator
 a single-equation executable cached by (primitive, params, input avals): one dict lookup
 and one execute; results are device arrays, returned before the computation finishes on an
 accelerator, with it finished on the CPU (whose client runs programs on the calling thread:
-xla/_jaxlib.py). That
-cache is least-recently-used, capped by transforms.caches ('eager', default 4096 executables).
+xla/_jaxlib.py). That cache is least-recently-used, capped by transforms.caches ('eager',
+default 4096 executables).
 """
 from __future__ import annotations
 
@@ -253,14 +253,13 @@ def eager_in_place(prim, args, params):
     (`x[k] = v` on an array nothing else refers to: NumPy's cost, not a copy of x per write -- sklearn
     fills a diagonal element by element). None where that cannot be done safely: not host-held, the
     memory shared (host.sole_holder), no in-place kernel; the caller then binds as usual."""
-    kernel = getattr(host_kernels.get(prim), "in_place", None)
-    x = args[0]
-    if kernel is None or type(x) is not HostValue or not _kernels_on() or not host.sole_holder((x,)):
+    kernel, x = host_kernels.get(prim), args[0]
+    if not (getattr(kernel, "in_place", False) and type(x) is HostValue and _kernels_on() and host.sole_holder((x,))):
         return None
     aval = _out_avals(prim, args, params)
     if aval != x.aval:
         return None
-    out = host.quiet(kernel, *[_np_of(a) for a in args], **params)
+    out = host.quiet(kernel.rest, *[_np_of(a) for a in args], in_place=True, **params)
     if out is NotImplemented:
         return None
     return HostValue(out, aval)

@@ -5,6 +5,8 @@ a pointwise read, scatter pointwise, dynamic_(update_)slice windows -- and a gen
 Oracle: the primitive's lowering run by XLA (test_host_kernels.xla_many), on every index dtype, with
 negative, out-of-range (clamped), huge unsigned and empty indices, duplicates for the accumulating
 scatter modes, and special values in the operand."""
+import functools
+
 import numpy as np
 import pytest
 
@@ -144,7 +146,9 @@ def test_one_window_gather_and_scatter_equal_xla(dt):
 def test_in_place_scatter_writes_its_operand_and_equals_the_copying_kernel():
     """host_kernels[scatter_p].in_place (used by runtime.eager_in_place for `x[k] = v` on a sole holder) gives
     the copying kernel's values, in the operand's own memory, for the one-window, pointwise and general forms."""
-    ip = host.host_kernels[I.scatter_p].in_place
+    entry = host.host_kernels[I.scatter_p]
+    assert entry.in_place is True
+    ip = functools.partial(entry.rest, in_place=True)
     cases = [
         (np.array([1, -1, 2], np.int64), np.arange(10.0).reshape(2, 5) - 3,   # one window
          dict(dimension_numbers=I.ScatterDims((0, 1), (0,), (0, 1, 2)), mode="set")),

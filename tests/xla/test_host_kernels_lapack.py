@@ -239,8 +239,9 @@ def test_triangular_solve_is_blas_trsm_for_every_flag_batch_and_empty_shape():
                     t[..., np.arange(k), np.arange(k)] = 1
                 t = np.conj(t) if p["conjugate_a"] else t
                 t = np.swapaxes(t, -1, -2) if p["transpose_a"] else t
-                want = (np.linalg.solve(t, b) if p["left_side"] else
-                        np.swapaxes(np.linalg.solve(np.swapaxes(t, -1, -2), np.swapaxes(b, -1, -2)), -1, -2)) if k else b
+                tt, bt = np.swapaxes(t, -1, -2), np.swapaxes(b, -1, -2)
+                want = b if not k else np.linalg.solve(t, b) if p["left_side"] else np.swapaxes(
+                    np.linalg.solve(tt, bt), -1, -2)
                 got = _h_triangular_solve(a, b, **p)
                 tol = 1e-4 if dt in (np.float32, np.complex64) else 1e-11
                 assert got.dtype == b.dtype and got.shape == b.shape, (dt, batch, p)
