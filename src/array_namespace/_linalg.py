@@ -178,7 +178,7 @@ def _c_dt(dtype, value):
 def _lu_solve(a, b):
     """Solve a x = b for matrix stacks with equal batch dims (LU with partial pivoting)."""
     lu, _, perm = LP.lu(a)
-    pb = LP.mm(LP.permutation_matrix(perm, S.dtype_of(a)), b)
+    pb = LP.permute_rows(perm, b)
     y = LP.triangular_solve(lu, pb, left_side=True, lower=True, unit_diagonal=True)
     return LP.triangular_solve(lu, y, left_side=True, lower=False)
 

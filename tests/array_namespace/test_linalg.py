@@ -100,6 +100,27 @@ def test_solve_vector_and_broadcasting():
     close(got, np.linalg.solve(GEN[0], RHS))
 
 
+def test_solve_permutes_rows_by_gather():
+    """The pivoting row permutation is a gather of b's rows, not a product with the permutation matrix
+    (O(m^2 k) multiply-adds: 1.5x the LU's own for a square right side): the same values as NumPy's
+    eagerly, under jit and vmap, and derivatives equal to finite differences through it."""
+    from transforms import make_jaxpr
+    rng = np.random.default_rng(3)
+    a, b = rng.standard_normal((3, 6, 6)), rng.standard_normal((3, 6, 4))
+    prims = [e.prim.name for e in make_jaxpr(LA.solve)(xp.asarray(a), xp.asarray(b)).jaxpr.eqns]
+    assert "gather" in prims and "dot_general" not in prims, prims
+    want = np.linalg.solve(a, b)
+    for got in (LA.solve(xp.asarray(a), xp.asarray(b)), jit(LA.solve)(xp.asarray(a), xp.asarray(b)),
+                vmap(LA.solve)(xp.asarray(a), xp.asarray(b)), LA.solve(xp.asarray(a[0]), xp.asarray(b[0]))[None]):
+        np.testing.assert_allclose(np.asarray(got), want[:len(got)], rtol=1e-10, atol=1e-12)
+    w = rng.standard_normal((6, 4))
+    f = lambda m: xp.sum(LA.solve(m, xp.asarray(b[0])) * xp.asarray(w))  # noqa: E731
+    g = np.asarray(grad(f)(xp.asarray(a[0])))
+    np.testing.assert_allclose(g, _fd(lambda m: float(f(xp.asarray(m))), a[0]), rtol=1e-6, atol=1e-8)
+    empty = LA.solve(xp.asarray(np.zeros((0, 0))), xp.asarray(np.zeros((0, 3))))
+    assert empty.shape == (0, 3)
+
+
 @pytest.mark.parametrize("dtype", REAL_DTYPES + ["complex128"])
 def test_eigh(dtype):
     a = (SPD if dtype != "complex128" else CHPD).astype(dtype)
