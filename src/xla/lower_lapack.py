@@ -537,12 +537,11 @@ def _h_triangular_solve(a, b, *, left_side, lower, transpose_a, conjugate_a, uni
             unit_diagonal or np.diagonal(a, 0, -2, -1).all()):
         return NotImplemented   # (a zero on the diagonal: the lowering's inf/NaN pattern is XLA's own)
     t = np.ascontiguousarray(np.conj(a) if conjugate_a and not transpose_a else a)
-    x, k = np.array(b, order="C"), a.shape[-1]   # (x solved in place)
+    x, k, one = np.array(b, order="C"), a.shape[-1], np.ones(1, a.dtype)   # (x solved in place)
     m, n = x.shape[-2:]
     side, uplo, diag = 141 if left_side else 142, 122 if lower else 121, 132 if unit_diagonal else 131
     trans = (113 if conjugate_a else 112) if transpose_a else 111   # (CBLAS: row-major 101, conj-transposed 113)
-    one = np.ones(1, a.dtype)   # (alpha: a real one by value, a complex one by address)
-    alpha = one.ctypes.data if a.dtype.kind == "c" else 1.0
+    alpha = one.ctypes.data if a.dtype.kind == "c" else 1.0   # (a complex alpha by address)
     ta, xa, step_t, step_x = t.ctypes.data, x.ctypes.data, k * k * t.itemsize, m * n * x.itemsize
     for i in range(x.size // (m * n) if x.size else 0):   # (the matrices, by address)
         trsm(101, side, uplo, trans, diag, m, n, alpha, ta + i * step_t, k, xa + i * step_x, n)
