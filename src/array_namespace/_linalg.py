@@ -167,7 +167,7 @@ def _parity_sign(piv, dtype):
     k = S.shape_of(piv)[-1]
     swapped = bind(P.ne_p, piv, S.iota(np.int32, (k,), 0))
     n = R.reduce_sum(P.convert_element_type(swapped, np.int32), (len(S.shape_of(piv)) - 1,))
-    odd = bind(P.rem_p, n, P.convert_element_type(2, np.int32, True))
+    odd = bind(P.and_p, n, P.convert_element_type(1, np.int32, True))   # (n >= 0: its last bit)
     return P.sub(P.convert_element_type(1, dtype, True), P.mul(P.convert_element_type(odd, dtype), _c_dt(dtype, 2)))
 
 
