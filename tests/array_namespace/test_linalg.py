@@ -117,8 +117,9 @@ def test_solve_permutes_rows_by_gather():
     f = lambda m: xp.sum(LA.solve(m, xp.asarray(b[0])) * xp.asarray(w))  # noqa: E731
     g = np.asarray(grad(f)(xp.asarray(a[0])))
     np.testing.assert_allclose(g, _fd(lambda m: float(f(xp.asarray(m))), a[0]), rtol=1e-6, atol=1e-8)
-    empty = LA.solve(xp.asarray(np.zeros((0, 0))), xp.asarray(np.zeros((0, 3))))
-    assert empty.shape == (0, 3)
+    for a_shape, b_shape in (((0, 0), (0, 3)), ((0, 1, 1), (0, 1, 1)), ((2, 3, 3), (2, 3, 0))):   # empty systems
+        empty = LA.solve(xp.asarray(np.zeros(a_shape)), xp.asarray(np.zeros(b_shape)))
+        assert empty.shape == b_shape
 
 
 @pytest.mark.parametrize("dtype", REAL_DTYPES + ["complex128"])

@@ -474,8 +474,8 @@ def permute_rows(perm, b):
     (O(m k), where the product is O(m^2 k): a solve with a square right side paid 1.5x its LU for it)."""
     shp = S.shape_of(b)
     nd = len(shp)
-    if shp[-2] == 0:
-        return b   # (no rows: nothing to permute, and no window of one row to gather)
+    if 0 in shp:
+        return b   # (empty: nothing to permute, and no window of size one to gather along a dim of size 0)
     batch = tuple(range(nd - 2))
     dn = (((nd - 1),), (nd - 2,), (nd - 2,), batch, batch)   # (offset, collapsed, index map, batching dims)
     idx = S.reshape(perm, tuple(S.shape_of(perm)) + (1,))
