@@ -153,17 +153,10 @@ def _assign(v, key, value):
     k = _numpy_key(a[0], key)
     if k is None or value.aval[1] != a[1]:
         return False
-    mask = type(k) is np.ndarray
-    if mask:   # (NumPy's selection by a mask is a copy: the assignment below writes through x itself)
-        ts = (int(np.count_nonzero(k)),) + tuple(a[0][k.ndim:])
-    else:
-        sel = v.np[k]   # (a view of x's memory)
-        ts = sel.shape
     vs = value.aval[0]
-    if vs != ts and vs and (len(vs) > len(ts) or any(p != q and p != 1 for p, q in zip(vs[::-1], ts[::-1]))):
-        return False
-    if mask:
-        v.np[k] = value.np
-    else:
-        sel[...] = value.np   # (NumPy reads an overlapping value as it was before the write)
+    if vs:   # (a 0-d value fits any selection)
+        ts = (int(np.count_nonzero(k)),) + a[0][k.ndim:] if type(k) is np.ndarray else v.np[k].shape
+        if vs != ts and (len(vs) > len(ts) or any(p != q and p != 1 for p, q in zip(vs[::-1], ts[::-1]))):
+            return False
+    v.np[k] = value.np   # (NumPy reads an overlapping value as it was before the write; a mask writes through x)
     return True
