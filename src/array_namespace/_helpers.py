@@ -1,6 +1,7 @@
 """Shared plumbing for namespace functions: boxing raw values, operand promotion, validation."""
 from __future__ import annotations
 
+import math
 import numbers
 import operator
 import struct
@@ -140,9 +141,9 @@ def as_array(x, fname, arg="x"):
 
 
 # Eagerly: (scalar type, scalar, array dtype) -> (result dtype, the weak 0-d raw value), for an array op a
-# scalar (x + 1, 2.0 * x): the promotion and the conversion in one lookup. Only for scalars == tells apart
-# (bool, int, and float other than zeros and NaN: -0.0 == 0.0 hashes alike, NaN never meets itself); a kept
-# value donated to a jitted function is made anew.
+# scalar (x + 1, 2.0 * x, x[i, i] = 0): the promotion and the conversion in one lookup. Not NaN (it never meets
+# itself) nor complex; of the float zeros only 0.0 is kept, and a lookup of -0.0 (== 0.0, hashed alike) refuses
+# the hit; a kept value donated to a jitted function is made anew.
 _OPERANDS: dict = {}
 
 
@@ -151,7 +152,8 @@ def scalar_operand(fname, value, dtype):
     real floating array next to a complex scalar is then cast to (binary's slow path; kept in _OPERANDS)."""
     dt = D.scalar_dtype_for(value, dtype, fname)
     out = (dt, weak_scalar(value, dt, fname))
-    if (not tracing[0] or trace_state.trace is EVAL) and type(value) is not complex and value and value == value:
+    if (not tracing[0] or trace_state.trace is EVAL) and type(value) is not complex and value == value and (
+            value or type(value) is not float or math.copysign(1.0, value) > 0):
         if len(_OPERANDS) >= 1024:
             _OPERANDS.clear()   # (dict ops are atomic under the GIL)
         _OPERANDS[(type(value), value, dtype)] = out
@@ -194,7 +196,8 @@ def binary(fname, x1, x2, broadcast=True):
             return cast(v1, dt), cast(v2, dt), dt
         if t2 in _SCALARS:
             hit = _OPERANDS.get((t2, x2, a1.dtype))
-            if hit is None or tracing[0] and trace_state.trace is not EVAL or hit[1].is_deleted():
+            if hit is None or tracing[0] and trace_state.trace is not EVAL or hit[1].is_deleted() or (
+                    not x2 and t2 is float and math.copysign(1.0, x2) < 0):
                 hit = scalar_operand(fname, x2, a1.dtype)
                 if t2 is complex and a1.dtype.kind == "f":   # real floating array + complex scalar
                     v1 = cast(v1, hit[0])
@@ -208,7 +211,8 @@ def binary(fname, x1, x2, broadcast=True):
             v2 = x2._v
             d2 = v2.aval.dtype
             hit = _OPERANDS.get((t1, x1, d2))
-            if hit is None or tracing[0] and trace_state.trace is not EVAL or hit[1].is_deleted():
+            if hit is None or tracing[0] and trace_state.trace is not EVAL or hit[1].is_deleted() or (
+                    not x1 and t1 is float and math.copysign(1.0, x1) < 0):
                 hit = scalar_operand(fname, x1, d2)
                 if t1 is complex and d2.kind == "f":
                     v2 = cast(v2, hit[0])

@@ -117,3 +117,22 @@ def test_complex_integral_power_keeps_float32_and_its_derivative():
     a = np.array([0.3, -1.2, 2.0])
     np.testing.assert_allclose(np.asarray(grad(f)(xp.asarray(a))),
                                central_diff(lambda v: float(f(xp.asarray(v))), a), rtol=1e-6)
+
+
+@pytest.mark.parametrize("dtype", ["float32", "float64"])
+def test_zero_scalar_operands_keep_their_sign_when_reused(dtype):
+    """Eagerly a converted scalar operand is reused (0.0 included); -0.0 == 0.0, so each zero must still give its own
+    sign, in any order and repeated, as operand and as written value: NumPy's bits every time."""
+    x = np.array([1.5, -2.0, 0.0, -0.0], dtype)
+    a = xp.asarray(x)
+    for z in (0.0, -0.0, 0.0, -0.0, -0.0, 0.0):
+        for got, want in ((a * z, x * z), (z * a, z * x), (a + z, x + z), (z - a, z - x)):
+            np.testing.assert_array_equal(np.signbit(np.asarray(got)), np.signbit(want))
+            np.testing.assert_array_equal(np.asarray(got), want)
+        b = xp.asarray(np.ones(2, dtype))
+        b[0] = z
+        b[1] = -z
+        assert np.signbit(np.asarray(b)).tolist() == [bool(np.signbit(z)), not np.signbit(z)]
+    for _ in range(2):   # (integer and boolean zeros have no sign: kept like any other value)
+        np.testing.assert_array_equal(np.asarray(xp.asarray(np.arange(3)) * 0), np.zeros(3, np.int64))
+        np.testing.assert_array_equal(np.asarray(xp.asarray(np.array([True, False])) | False), [True, False])
