@@ -34,7 +34,9 @@ def _numpy_key(shape, key):
     if t is HostValue:   # a boolean mask's value (namespace: a mask Array) over exactly x's leading dims
         m = key.np
         return m if _live(key) and m.dtype == np.bool_ and 0 < m.ndim <= nd and m.shape == shape[:m.ndim] else None
-    if t is int or t is slice or key is Ellipsis:
+    if t is int:   # (x[i], the commonest read in a loop)
+        return (key, Ellipsis) if nd and -shape[0] <= key < shape[0] else None
+    if t is slice or key is Ellipsis:
         key = (key,)
     elif t is not tuple:
         return None
