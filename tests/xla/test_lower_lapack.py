@@ -111,3 +111,43 @@ def test_batched_kernels_carry_their_batch_partitioning_rule():
     assert "#sdy.op_sharding_rule<([i, j, k], [i, l])->([i, m, n])" in batched   # orgqr: matrix and tau
     single = jit(lambda a: xp.linalg.qr(a)[1]).lower(xp.asarray(np.ones((5, 2)))).as_text()
     assert "num_batch_dims" not in single and "sharding_rule" not in single
+
+
+@pytest.mark.parametrize("dtype", [np.float64, np.complex128, np.float32])
+def test_triangular_solve_under_jit_is_lapacks_trsm_for_every_flag(dtype):
+    """Under jit triangular_solve is LAPACK's trsm (jaxlib's kernel, as numpy/scipy solve): every flag (side,
+    triangle, transpose, conjugate, unit diagonal) on a batch equals a solve with the explicit triangle; the
+    lowered program names the kernel (XLA's expander, which inverts blocks of the triangle, ran before);
+    an empty operand keeps XLA's own op."""
+    from transforms import jit
+    from transforms.core import bind
+    from transforms.primitives import lapack as LP
+    from array_namespace._helpers import wrap
+    rng = np.random.default_rng(11)
+    tol = 2e-4 if dtype == np.float32 else 1e-11
+    for ls in (True, False):
+        for lo in (True, False):
+            for tr, cj in ((False, False), (True, False), (True, True), (False, True)):
+                for ud in (False, True):
+                    p = dict(left_side=ls, lower=lo, transpose_a=tr, conjugate_a=cj, unit_diagonal=ud)
+                    a = rng.standard_normal((2, 4, 4)) + 4 * np.eye(4)
+                    b = rng.standard_normal((2, 4, 3) if ls else (2, 3, 4))
+                    if dtype == np.complex128:
+                        a, b = a + 1j * rng.standard_normal(a.shape), b - 1j * rng.standard_normal(b.shape)
+                    a, b = a.astype(dtype), b.astype(dtype)
+                    t = np.tril(a) if lo else np.triu(a)
+                    if ud:
+                        t[..., np.arange(4), np.arange(4)] = 1
+                    t = np.conj(t) if cj else t
+                    t = np.swapaxes(t, -1, -2) if tr else t
+                    want = np.linalg.solve(t, b) if ls else np.swapaxes(
+                        np.linalg.solve(np.swapaxes(t, -1, -2), np.swapaxes(b, -1, -2)), -1, -2)
+                    f = jit(lambda x, y, p=p: wrap(bind(LP.triangular_solve_p, x._v, y._v, **p)))
+                    got = np.asarray(f(xp.asarray(a), xp.asarray(b)))
+                    np.testing.assert_allclose(got, want, rtol=tol, atol=tol, err_msg=str(p))
+    f = jit(lambda x, y: wrap(bind(LP.triangular_solve_p, x._v, y._v, left_side=True, lower=True,
+                                   transpose_a=False, conjugate_a=False, unit_diagonal=False)))
+    assert "trsm_ffi" in f.lower(xp.asarray(np.eye(3, dtype=dtype)), xp.asarray(np.ones((3, 2), dtype))).as_text()
+    empty = f(xp.asarray(np.eye(3, dtype=dtype)), xp.asarray(np.ones((3, 0), dtype)))
+    assert empty.shape == (3, 0)
+    assert "trsm_ffi" not in f.lower(xp.asarray(np.eye(3, dtype=dtype)), xp.asarray(np.ones((3, 0), dtype))).as_text()
