@@ -117,6 +117,12 @@ def test_solve_permutes_rows_by_gather():
     f = lambda m: xp.sum(LA.solve(m, xp.asarray(b[0])) * xp.asarray(w))  # noqa: E731
     g = np.asarray(grad(f)(xp.asarray(a[0])))
     np.testing.assert_allclose(g, _fd(lambda m: float(f(xp.asarray(m))), a[0]), rtol=1e-6, atol=1e-8)
+    from transforms import hessian   # (second order: the gather's transpose, a scatter-add, differentiated again)
+    f2 = lambda v: f(xp.reshape(v, (6, 6)))  # noqa: E731
+    h = np.asarray(hessian(f2)(xp.asarray(a[0].reshape(-1))))
+    g2, v0, eps = (lambda v: np.asarray(grad(f2)(xp.asarray(v)))), a[0].reshape(-1), 1e-6
+    h_fd = np.stack([(g2(v0 + eps * e) - g2(v0 - eps * e)) / (2 * eps) for e in np.eye(36)], 1)
+    np.testing.assert_allclose(h, h_fd, rtol=1e-5, atol=1e-7)
     for a_shape, b_shape in (((0, 0), (0, 3)), ((0, 1, 1), (0, 1, 1)), ((2, 3, 3), (2, 3, 0))):   # empty systems
         empty = LA.solve(xp.asarray(np.zeros(a_shape)), xp.asarray(np.zeros(b_shape)))
         assert empty.shape == b_shape
