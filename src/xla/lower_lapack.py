@@ -14,6 +14,7 @@ own threads then contend for the cores: a jitted GaussianMixture fit went 40 -> 
 from __future__ import annotations
 
 import functools
+import math
 
 import numpy as np
 
@@ -472,7 +473,7 @@ def _h_lu(a):
         return NotImplemented
     batch, (m, n) = a.shape[:-2], a.shape[-2:]
     k = min(m, n)
-    x = a.reshape((int(np.prod(batch, dtype=np.int64)), m, n)).copy()
+    x = a.reshape((math.prod(batch), m, n)).copy()   # (math.prod: ~0.1 us, np.prod ~3)
     piv = np.zeros((x.shape[0], k), np.int32)
     getrf = _LAPACK.get(a.dtype.char, (None,))[0]
     if getrf is None:

@@ -1,6 +1,8 @@
 """Lowering of shape primitives, reductions, dot_general and the jit call."""
 from __future__ import annotations
 
+import math
+
 import numpy as np
 
 from transforms.jaxpr_transforms import jit_p
@@ -324,10 +326,10 @@ def _h_dot_general(x, y, *, dimension_numbers):
     lf = [d for d in range(x.ndim) if d not in lc and d not in lb]
     rf = [d for d in range(y.ndim) if d not in rc and d not in rb]
     bshape = [x.shape[d] for d in lb]
-    nb, nk = int(np.prod(bshape, dtype=np.int64)), int(np.prod([x.shape[d] for d in lc], dtype=np.int64))
+    nb, nk = math.prod(bshape), math.prod([x.shape[d] for d in lc])   # (math.prod: ~0.1 us, np.prod ~3)
     fx, fy = [x.shape[d] for d in lf], [y.shape[d] for d in rf]
-    a = np.transpose(x, list(lb) + lf + list(lc)).reshape(nb, int(np.prod(fx, dtype=np.int64)), nk)
-    b = np.transpose(y, list(rb) + list(rc) + rf).reshape(nb, nk, int(np.prod(fy, dtype=np.int64)))
+    a = np.transpose(x, list(lb) + lf + list(lc)).reshape(nb, math.prod(fx), nk)
+    b = np.transpose(y, list(rb) + list(rc) + rf).reshape(nb, nk, math.prod(fy))
     if x.dtype == np.bool_:
         out = np.matmul(a.astype(np.int64), b.astype(np.int64)) != 0   # or of ands
     else:
