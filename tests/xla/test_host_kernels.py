@@ -294,3 +294,33 @@ def test_max_min_zero_signs_equal_xla_in_every_operand_form(prim, dt):
         assert np.array_equal(got, want, equal_nan=True), (prim.name, x, y, got, want)
         num = ~np.isnan(want)   # (a NaN's sign bit carries no meaning: XLA's and NumPy's differ)
         assert np.array_equal(np.signbit(got)[num], np.signbit(want)[num]), (prim.name, x, y, got, want)
+
+
+def test_broadcast_in_dim_and_iota_kernels_are_numpys_read_only_views():
+    """broadcast_in_dim's kernel (and iota's, built on it) makes its view with the ndarray constructor: on random
+    shapes, dims and layouts (reversed, Fortran-ordered, 0-d, empty) it equals np.broadcast_to's, is read-only
+    (host.sole_holder never writes into it), and is a view of x's memory where x is C-contiguous."""
+    from transforms.primitives import structural as S
+    bcast, iota = host_kernels[S.broadcast_in_dim_p], host_kernels[S.iota_p]
+    rng = np.random.default_rng(5)
+    for _ in range(400):
+        nd, extra = int(rng.integers(0, 4)), int(rng.integers(0, 3))
+        xs = tuple(int(v) for v in rng.integers(0, 4, nd))
+        x = rng.standard_normal(xs)
+        if nd and rng.random() < 0.4:
+            x = x[..., ::-1] if rng.random() < 0.5 else np.asfortranarray(x)
+        dims = tuple(sorted(int(d) for d in rng.choice(nd + extra, nd, replace=False)))
+        shape = [int(v) for v in rng.integers(0, 4, nd + extra)]
+        for d, n in zip(dims, xs):
+            shape[d] = n if n != 1 else int(rng.integers(0, 4))
+        full = [1] * len(shape)
+        for d, n in zip(dims, xs):
+            full[d] = n
+        got = bcast(x, shape=tuple(shape), broadcast_dimensions=dims)
+        np.testing.assert_array_equal(got, np.broadcast_to(x.reshape(full), tuple(shape)))
+        assert got.shape == tuple(shape) and not got.flags.writeable
+        assert not x.flags.c_contiguous or not got.size or np.shares_memory(got, x)
+    for shape, d in (((3, 4), 0), ((3, 4), 1), ((0, 5), 1), ((2, 3, 4), 2), ((5,), 0)):
+        want = np.arange(shape[d], dtype=np.int32).reshape([-1 if i == d else 1 for i in range(len(shape))])
+        np.testing.assert_array_equal(iota(dtype=np.dtype(np.int32), shape=shape, dimension=d),
+                                      np.broadcast_to(want, shape))
