@@ -477,7 +477,7 @@ def permute_rows(perm, b):
     if 0 in shp:
         return b   # (empty: nothing to permute, and no window of size one to gather along a dim of size 0)
     batch = tuple(range(nd - 2))
-    dn = (((nd - 1),), (nd - 2,), (nd - 2,), batch, batch)   # (offset, collapsed, index map, batching dims)
+    dn = ((nd - 1,), (nd - 2,), (nd - 2,), batch, batch)   # (offset, collapsed, index map, batching dims)
     idx = S.reshape(perm, tuple(S.shape_of(perm)) + (1,))
     return I.gather(b, idx, dn, (1,) * (nd - 1) + (shp[-1],))
 
