@@ -76,11 +76,6 @@ def _module(name):
     return m
 
 
-def _selects_one_element(key):
-    """All-integer keys (and ()) pick one element: NumPy returns a scalar copy there, not a view."""
-    return type(key) is int or (type(key) is tuple and all(type(k) is int for k in key))
-
-
 class Array:
     # _base (set only on the results NumPy makes views): (the parent handle, kind, arg); _views: weak
     # references to the array's live views. Writes into any array of such a family reach all of it
@@ -467,7 +462,7 @@ class Array:
     def __getitem__(self, key):
         v = self._v
         view = VW._is_basic_key(key) and not (   # (NumPy: one element picked by ints is a scalar copy)
-            _selects_one_element(key) and (1 if type(key) is int else len(key)) == self.ndim)
+            VW.selects_one_element(key) and (1 if type(key) is int else len(key)) == self.ndim)
         out = _module("_indexing").getitem(self, key, view)
         if out is not self and view:
             VW.view_of(out, self, "index", key, v)

@@ -234,10 +234,23 @@ def wrote_through(value, target, key):
     return _is_basic_key(key) and base[2] == key
 
 
+def selects_one_element(key):
+    """All-integer keys (and ()) pick one element: NumPy returns a scalar copy there, not a view."""
+    if type(key) is not tuple:
+        return type(key) is int
+    for k in key:   # (a loop: every x[...] asks, and a generator costs ~0.2 us more)
+        if type(k) is not int:
+            return False
+    return True
+
+
 def _is_basic_key(key):
-    if type(key) is tuple:
-        return all(k is None or k is Ellipsis or type(k) in (int, slice) for k in key)
-    return key is None or key is Ellipsis or type(key) in (int, slice)
+    if type(key) is tuple:   # (a loop: every x[...] asks, and a generator costs ~0.2 us more)
+        for k in key:
+            if not (k is None or k is Ellipsis or type(k) is int or type(k) is slice):
+                return False
+        return True
+    return key is None or key is Ellipsis or type(key) is int or type(key) is slice
 
 
 # ---------------------------------------------------------------- layouts (NumPy's view-or-copy rule)

@@ -515,3 +515,21 @@ def test_families_of_every_view_kind_end_in_one_memory():
         if step == 0:
             at = _data(c)
         assert _data(c) == at and all(np.shares_memory(q._v.np, c._v.np) for q in ours)
+
+
+def test_key_classifiers_decide_view_or_copy_as_numpy():
+    """Basic keys (ints, slices, None, Ellipsis; no bools or NumPy ints) make a view unless ints pick one element
+    (a copy, as NumPy's scalar): the classifiers against NumPy's own answer (does a[key] share a's memory)."""
+    from array_namespace._views import _is_basic_key, selects_one_element
+    a = np.arange(24.0).reshape(2, 3, 4)
+    keys = [(), 1, (1, 2), (1, 2, 3), (1, slice(None)), (None,), (Ellipsis, None), slice(1), None, Ellipsis,
+            (0, Ellipsis, 1), (slice(None), 1, slice(0, 2))]
+    for key in keys:
+        assert _is_basic_key(key), key
+        one = selects_one_element(key) and (1 if type(key) is int else len(key)) == a.ndim
+        assert one == (not isinstance(a[key], np.ndarray)), key   # (NumPy: a scalar exactly there)
+        assert one or np.shares_memory(a[key], a), key
+        got = xp.asarray(a)[key]
+        np.testing.assert_array_equal(np.asarray(got), a[key])
+    for key in ([1], (np.int64(1),), (True,), 3.0, (1, [0, 1])):
+        assert not _is_basic_key(key) and not selects_one_element(key), key
