@@ -190,40 +190,35 @@ def write_eager(a, key, value):
 
 
 def _family(root):
-    """root and every live view of it, parents before their views; prunes dead views."""
+    """root and every live view of it, parents before their views."""
     out, i = [root], 0
     while i < len(out):
-        views = getattr(out[i], "_views", None)
+        out += _live_views(out[i])
         i += 1
-        if views:
-            live = [(r, c) for r in views if (c := r()) is not None]
-            if len(live) != len(views):
-                views[:] = [r for r, _ in live]
-            out += [c for _, c in live]
     return out
+
+
+def _live_views(a):
+    """a's live views; its list of weak references is pruned of dead ones."""
+    views = getattr(a, "_views", None)
+    if not views:
+        return ()
+    live = [(r, c) for r in views if (c := r()) is not None]
+    if len(live) != len(views):
+        views[:] = [r for r, _ in live]
+    return [c for _, c in live]
 
 
 def _refresh(node, raw, skip, out, region):
     """Append (view, its new raw value) for every live view below `node` (whose new value is raw), but
-    those in `skip` and those (with their views) whose elements lie outside `region`; prunes dead views."""
-    views = getattr(node, "_views", None)
-    if not views:
-        return
-    live = []
-    for r in views:
-        c = r()
-        if c is None:
-            continue
-        live.append(r)
+    those in `skip` and those (with their views) whose elements lie outside `region`."""
+    for c in _live_views(node):
         if id(c) in skip or _apart(_span(c), _region(region)):
             continue
         _, kind, arg = c._base
         v = RULES[kind].fwd(raw, arg)
         out.append((c, v))
         _refresh(c, v, skip, out, region)
-    views[:] = live
-
-
 
 
 def wrote_through(value, target, key):

@@ -136,9 +136,9 @@ def _is_finite(c, x):
     """|x| < inf (NaN compares false): XLA's CPU emitter runs IsFinite element by element (180 us on 2026x76
     float64), while an absolute value and a compare vectorize (64 us); the same booleans."""
     a = c.avals_in[0]
-    inf = hlo.BroadcastInDimOp(ttype(a), constant(np.inf, a.dtype), broadcast_dimensions=[]).result
+    inf = broadcast_to(constant(np.inf, a.dtype), a.update(shape=()), a)
     return hlo.CompareOp(hlo.AbsOp(x).result, inf, hlo.ComparisonDirectionAttr.get("LT"),
-                         compare_type=hlo.ComparisonTypeAttr.get("FLOAT")).result
+                         compare_type=hlo.ComparisonTypeAttr.get(_compare_type(a.dtype))).result
 
 
 lowering_rules[E.is_finite_p] = _is_finite

@@ -6,7 +6,6 @@ XLA would instead drop out-of-range updates.
 """
 from __future__ import annotations
 
-
 import numpy as np
 
 from transforms.primitives import indexing as I
