@@ -50,7 +50,7 @@ KERNEL_FILES = {
     "src/xla/lower_fft.py": [],
     "src/xla/lower_indexing.py": [],
     "src/xla/lower_lapack.py": ["_per_matrix", "_batch_eye", "_load_lapack", "_LAPACK", "_lu_lapack"],
-    "src/xla/lower_sorting.py": [],
+    "src/xla/lower_sorting.py": ["STABLE_SORT_MAX"],
     "src/xla/lower_special_erf.py": [],
     "src/xla/lower_special_gamma.py": [],
     "src/xla/lower_structural.py": ["TRANSPOSE_COPY_MAX"],

@@ -449,8 +449,6 @@ host_kernels[E.shift_right_logical_p] = _h_shift_right_logical
 def _h_select_n(pred, *cases):
     if len(cases) == 1:
         return np.broadcast_to(cases[0], np.broadcast_shapes(pred.shape, cases[0].shape))
-    if len(cases) == 2:
-        return np.where(pred, cases[1], cases[0])
     res = cases[-1]   # as the lowering: case i where pred == i, else the last case
     for i in range(len(cases) - 2, -1, -1):
         res = np.where(pred == i, cases[i], res)

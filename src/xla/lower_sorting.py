@@ -158,17 +158,29 @@ lowering_rules[T.cummin_p] = _cum("min", hlo.MinOp, hlo.AndOp)
 # NumPy sorts NaN last (after +inf) and its stable sorts keep -0.0/0.0 in input order: the
 # lowering's total order. Complex keys are left to XLA.
 
+# Float rows up to this long sort stably: timsort runs them as insertion sorts, at the fast sort's speed
+# (~1 us at 50 elements), where the fast sort's fix-up below would add ~3 us.
+STABLE_SORT_MAX = 256
+
+
 def _h_sort(*xs, dimension, is_stable, num_keys):
-    keys = xs[:num_keys]
-    if any(k.dtype.kind == "c" for k in keys):
+    if any(k.dtype.kind == "c" for k in xs[:num_keys]):
         return NotImplemented
-    if len(xs) == 1:
-        return [np.sort(xs[0], axis=dimension, kind="stable")]
-    if num_keys == 1:
-        perm = np.argsort(keys[0], axis=dimension, kind="stable")
-    else:
-        ks = [np.moveaxis(k, dimension, -1) for k in reversed(keys)]
-        perm = np.moveaxis(np.lexsort(ks, axis=-1), -1, dimension)
+    x = xs[0]
+    if len(xs) == 1 and x.dtype.kind in "biuf":
+        # NumPy's fastest sort, then bit for bit a stable one (NumPy's stable sort, a timsort, is ~10x slower on 1M
+        # floats): values comparing equal have equal bits but for the zeros (in the kernels' DAZ mode with the
+        # subnormals) and the NaNs, whose two blocks then take their elements in input order
+        fix = x.dtype.kind == "f" and x.shape[dimension] > STABLE_SORT_MAX
+        out = np.sort(x, axis=dimension, kind=None if fix or x.dtype.kind != "f" else "stable")
+        xm, om = x.swapaxes(dimension, -1), out.swapaxes(dimension, -1)   # (rows in the same order)
+        for same in (lambda v: v == 0, np.isnan) if fix else ():
+            m = same(om)
+            if m.any():
+                om[m] = xm[same(xm)]
+        return [out]
+    ks = [k.swapaxes(dimension, -1) for k in reversed(xs[:num_keys])]   # (lexsort: stable, one key included)
+    perm = np.lexsort(ks, axis=-1).swapaxes(dimension, -1)
     return [np.take_along_axis(x, perm, axis=dimension) for x in xs]
 
 
@@ -177,8 +189,6 @@ def _h_cum(ufunc, bool_ufunc):
     def kernel(x, *, axis, reverse):
         if x.dtype.kind == "c" and ufunc in (np.maximum, np.minimum):
             return NotImplemented
-        if x.shape[axis] == 0:
-            return x
         f = (bool_ufunc if x.dtype == np.bool_ else ufunc).accumulate
         if reverse:
             return np.flip(f(np.flip(x, axis), axis, x.dtype), axis)

@@ -126,3 +126,43 @@ def test_float64_cumulative_sum_blocked_scan_is_accurate(n, reverse):
     oz = np.asarray(jit(raw(SO.cumsum_p, axis=0, reverse=reverse))(xp.asarray(z)))
     want = np.flip(np.cumsum(np.flip(z))) if reverse else np.cumsum(z)
     np.testing.assert_allclose(oz, want, rtol=1e-9, atol=1e-9 * np.abs(z).sum())
+
+
+# ------------------------------------------- the eager sort: NumPy's fast sort, bit for bit a stable sort
+# Oracle: NumPy's stable sort run in the kernels' floating-point mode (host.quiet: DAZ reads a subnormal as a zero,
+# so it ties with the zeros) -- the order the lowering's comparator gives under jit, which must agree too.
+
+_SPECIAL = np.array([0.0, -0.0, 5e-324, -5e-324, 1e-310, -2.2e-308, np.nan, -np.nan, np.inf, -np.inf, 1.5, -1.5])
+
+
+def _payload_nans(dt, k, rng):
+    u = np.dtype(dt.str.replace("f", "u"))
+    bits = np.full(k, np.asarray(np.nan, dt).view(u)) | rng.integers(1, 7, k).astype(u)
+    bits[::2] |= np.asarray(-0.0, dt).view(u)   # (every other NaN negative)
+    return bits.view(dt)
+
+
+@pytest.mark.parametrize("stable_max", [0, None])   # (0: every float row takes the fast sort and its fix-up)
+@pytest.mark.parametrize("dt", [np.float64, np.float32, np.float16, np.int64, np.int8, np.uint16, np.bool_])
+@pytest.mark.parametrize("shape,axis", [((600,), 0), ((7, 40), 1), ((300, 7), 0), ((3, 300, 5), 1), ((2, 0), 1)])
+def test_eager_sort_is_a_stable_sort_bit_for_bit(dt, shape, axis, stable_max, monkeypatch):
+    from xla import host, lower_sorting
+    if stable_max is not None:
+        monkeypatch.setattr(lower_sorting, "STABLE_SORT_MAX", stable_max)
+    rng = np.random.default_rng(hash((np.dtype(dt).str, shape)) % 2 ** 32)
+    dt = np.dtype(dt)
+    n = int(np.prod(shape))
+    if dt.kind == "f":
+        pool = np.concatenate([_SPECIAL.astype(dt), _payload_nans(dt, 6, rng), rng.integers(-3, 4, 8).astype(dt)])
+        x = rng.choice(pool, n).reshape(shape)   # (many ties: signed zeros, subnormals, NaNs of every kind)
+    elif dt.kind == "b":
+        x = rng.integers(0, 2, shape).astype(dt)
+    else:
+        x = rng.integers(0, 5, shape).astype(dt)
+    (got,) = host.quiet(lower_sorting._h_sort, x, dimension=axis, is_stable=True, num_keys=1)
+    want = host.quiet(np.sort, x, axis=axis, kind="stable")
+    assert got.dtype == dt and got.shape == x.shape and got.tobytes() == want.tobytes()
+    if dt != np.float16:   # (the namespace's dtypes) eager and jit: the same bits
+        a = xp.asarray(x)
+        assert np.asarray(xp.sort(a, axis=axis)).tobytes() == want.tobytes()
+        assert np.asarray(jit(lambda v: xp.sort(v, axis=axis))(a)).tobytes() == want.tobytes()
