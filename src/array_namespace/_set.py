@@ -66,13 +66,18 @@ def _unique(x, fname):
         return (x, wrap(values), wrap(first), wrap(S.reshape(inv, x.shape)) if want_inv else None,
                 wrap(counts) if want_counts else None)
     hv = np.asarray(hv if hv is not None else np.zeros(0, x.dtype)).reshape(-1)
-    got = np.unique(hv, return_index=True, return_inverse=want_inv, return_counts=want_counts, equal_nan=False)
-    first = got[1]
+    plain = not isinstance(v, Tracer) and not v.aval.weak_type   # (no gradient to carry)
+    # first indices where asked for or where they pick the values' bits: equal integers (and booleans) have equal
+    # bits, so np.unique skips the stable sort the indices need (1M int64: ~85 -> ~25 ms)
+    index = fname == "unique_all" or not (plain and hv.dtype.kind in "biu")
+    got = np.unique(hv, return_index=index, return_inverse=want_inv, return_counts=want_counts, equal_nan=False)
+    got = got if type(got) is tuple else (got,)
+    first = got[1] if index else None
     put = lambda a, shape: wrap(backend.device_put(np.asarray(a, D.DEFAULT_INDEX).reshape(shape)))  # noqa: E731
-    if not isinstance(v, Tracer) and not v.aval.weak_type:
-        # a plain eager value: no gradient to carry, so x's values at their first indices are read on the host
-        # (what the gather would give, bit for bit: -0.0 or 0.0 and NaN payloads as they stand in x)
-        values = wrap(backend.device_put(hv[first]))
+    if plain:
+        # x's values at their first indices read on the host (what the gather would give, bit for bit: -0.0 or 0.0
+        # and NaN payloads as they stand in x), or np.unique's own where no index picks bits
+        values = wrap(backend.device_put(hv[first] if index else got[0]))
     elif len(first):
         from transforms.primitives import indexing as I
         flat = S.reshape(v, (x.size,))
@@ -80,7 +85,7 @@ def _unique(x, fname):
         values = wrap(I.gather(flat, idx, I.GatherDims((), (0,), (0,)), (1,)))
     else:
         values = wrap(S.reshape(v, (x.size,)))
-    inv = put(got[2], x.shape) if want_inv else None
+    inv = put(got[1 + index], x.shape) if want_inv else None
     counts = put(got[-1], (-1,)) if want_counts else None
     return x, values, put(first, (-1,)) if fname == "unique_all" else None, inv, counts
 

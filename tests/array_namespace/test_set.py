@@ -37,6 +37,18 @@ def test_unique_variants():
     np.testing.assert_array_equal(np.asarray(xp.unique_values(xp.asarray([True, False, True]))), [False, True])
 
 
+@pytest.mark.parametrize("dt", ["int8", "uint8", "int16", "uint32", "int64", "uint64", "bool", "float32", "float64"])
+def test_unique_functions_match_numpy_on_every_dtype(dt):
+    # integers and booleans read their values from np.unique without first indices; floats pick theirs by index
+    a = np.random.default_rng(5).integers(0, 7, (40, 30)).astype(dt)
+    x = xp.asarray(a)
+    vals, first, inv, counts = np.unique(a, return_index=True, return_inverse=True, return_counts=True)
+    for got, want in [(xp.unique_values(x), vals), (xp.unique_counts(x).counts, counts),
+                      (xp.unique_inverse(x).inverse_indices, inv.reshape(a.shape)), (xp.unique_all(x).indices, first)]:
+        assert np.asarray(got).tobytes() == np.asarray(want, got.dtype).tobytes() and got.shape == want.shape
+    assert xp.unique_values(x).dtype == x.dtype and xp.unique_counts(x).values.dtype == x.dtype
+
+
 def test_unique_under_transforms():
     x = xp.asarray(A)
     with pytest.raises(DataDependentShapeError, match="unique_values"):
