@@ -64,6 +64,37 @@ def test_argmax_of_nan_is_its_first_position():
     check(Case("argmax-nan", lambda x: xp.argmax(x, axis=1), lambda x: np.argmax(x, 1), [NANS]))
 
 
+_ARG_POOL = np.array([0.0, -0.0, 1e-310, -1e-310, 2.0, -2.0, 2.0, np.nan, -np.nan, np.inf, -np.inf, 0.5])
+
+
+def _flushed(x):
+    """x with subnormals as zeros of their sign: how XLA's CPU runtime (and the host kernels) compare them."""
+    if x.dtype.kind != "f":
+        return x
+    return np.where(np.abs(x) < np.finfo(x.dtype).tiny, np.copysign(np.zeros_like(x), x), x)
+
+
+@pytest.mark.parametrize("chain_max", [0, 10 ** 6])   # every axis by the two reductions / by the select chain
+@pytest.mark.parametrize("fname", ["argmax", "argmin"])
+@pytest.mark.parametrize("dt", ["float64", "float32", "int32", "uint8", "bool"])
+def test_argmax_argmin_under_jit_equal_numpy_on_ties_nans_zeros_and_subnormals(dt, fname, chain_max, monkeypatch):
+    # oracle: NumPy's first extremum (its first NaN, -0.0 tying 0.0) on x with subnormals flushed (XLA's CPU mode);
+    # the eager host kernel must give the same
+    from xla import lower_structural
+    monkeypatch.setattr(lower_structural, "ARG_CHAIN_MAX", chain_max)
+    rng = np.random.default_rng(len(dt) + chain_max % 7)
+    f, npf = getattr(xp, fname), getattr(np, fname)
+    for shape in [(40,), (6, 7), (3, 5, 33), (1, 9), (300, 2)]:
+        pool = _ARG_POOL if dt.startswith("float") else np.arange(4)
+        x = rng.choice(pool, shape).astype(dt)
+        x[..., 0] = x[..., -1]   # (a tie at both ends)
+        for axis in range(x.ndim):
+            want = npf(_flushed(x), axis=axis)
+            got = jit(lambda v: f(v, axis=axis))(xp.asarray(x))
+            assert got.dtype == xp.int64 and np.array_equal(np.asarray(got), want), (shape, axis)
+            assert np.array_equal(np.asarray(f(xp.asarray(x), axis=axis)), want)
+
+
 def test_every_lowered_primitive_is_reached():
     reached = set().union(*(prims_of(make_jaxpr(c.fn)(*[xp.asarray(a) for a in c.args])) for c in CASES))
     assert lowered_by("xla.lower_structural") - reached == set()
