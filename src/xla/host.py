@@ -70,23 +70,20 @@ class Kernel:
             return (self.ufunc if self.wrap is None else self.wrap(self.ufunc))(*xs)
         return NotImplemented if self.rest is None else self.rest(*xs, **params)
 
-    def form(self, in_avals, params, threaded=False):
-        """The fast form for a signature, or None (the general kernel then runs). threaded: the ufunc split over
-        the cores where `in_avals`' shapes pay for it (xla/host_parallel.py: at any shape, the same values)."""
+    def form(self, in_avals, params, split=None):
+        """The fast form for a signature, or None (the general kernel then runs). split: xla/host_parallel.py's, to
+        run the ufunc over the cores where `in_avals`' shapes pay for it (at any shape, the same values)."""
         if in_avals[0].dtype.kind in self.kinds:
-            fn = self.ufunc
-            if threaded:
-                from .host_parallel import split
-                fn = split(fn, in_avals) or fn
+            fn = self.ufunc if split is None else split(self.ufunc, in_avals) or self.ufunc
             return fn if self.wrap is None else self.wrap(fn)
         return None if self.special is None else self.special(in_avals, params)
 
 
-def form(kernel, in_avals, params, threaded=False):
+def form(kernel, in_avals, params, split=None):
     """fn(*arrays) giving exactly kernel(*arrays, **params) for operands of `in_avals`: the entry's fast form
     (`Kernel.form`) where it has one, else the kernel with its params bound."""
     if type(kernel) is Kernel:
-        fn = kernel.form(in_avals, params, threaded)
+        fn = kernel.form(in_avals, params, split)
         if fn is not None:
             return fn
         kernel = kernel.rest or declines   # (no form: the operands' kinds are not the ufunc's)

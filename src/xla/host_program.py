@@ -28,7 +28,7 @@ from transforms.jaxpr_transforms import jit_p
 
 from . import host, host_eager, runtime
 from .host import HostValue, host_kernels
-from .host_parallel import _natural_dtype
+from .host_parallel import _natural_dtype, split
 
 _nd = np.ndarray
 _asarray = np.asarray
@@ -56,7 +56,7 @@ def _step_kernel(eqn, k, ins, outs):
     p, params = eqn.prim, eqn.params
     in_avals = [v.aval for v in eqn.invars]
     out_avals = [v.aval for v in eqn.outvars]
-    kern = host.form(k, in_avals, params, threaded=True)
+    kern = host.form(k, in_avals, params, split)
     if p.multiple_results:
         def step(r):
             vals = [r[i] for i in ins]

@@ -298,7 +298,7 @@ def _make_host_impl(prim, kernel, xla_impl):
                     forms.clear()
                 forms[fkey] = fn
             if not multi and math.prod(out[0]) >= _SPLIT_MIN:
-                fn = host.form(kernel, in_avals, params, threaded=True)
+                fn = host.form(kernel, in_avals, params, host_parallel.split)
             ent = (out, fn)
             if len(cache) >= _AVAL_CACHE_MAX:
                 cache.clear()   # (dict ops are atomic under the GIL: safe from several threads)
