@@ -53,7 +53,7 @@ KERNEL_FILES = {
     "src/xla/lower_sorting.py": ["STABLE_SORT_MAX"],
     "src/xla/lower_special_erf.py": [],
     "src/xla/lower_special_gamma.py": [],
-    "src/xla/lower_structural.py": ["TRANSPOSE_COPY_MAX"],
+    "src/xla/lower_structural.py": [],
 }
 
 # Eager-only regions of mixed files, by name.

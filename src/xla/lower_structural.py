@@ -246,32 +246,8 @@ def _h_iota(*, dtype, shape, dimension):
 host_kernels[S.broadcast_in_dim_p] = _h_broadcast_in_dim
 host_kernels[S.reshape_p] = Kernel(rest=lambda x, *, new_sizes: x.reshape(new_sizes),   # (its form: no kwargs per call)
                                    special=lambda avals, p: (lambda x, s=p["new_sizes"]: x.reshape(s)))
-
-
-# A transpose is laid out row-major (as XLA's) up to this many elements: library code moves the reduced axis
-# last (scipy's axis handling) and then reduces along it, reshapes and indexes -- on a strided view each of
-# those pays again (NumPy's reduction along a strided axis ran ~3x slower, a reshape copied), on a copy once
-# (~0.6 ns/element). Larger transposes stay views: their consumers are mostly BLAS, which takes them as they are.
-TRANSPOSE_COPY_MAX = 1 << 18
-
-
-def _h_transpose(x, *, permutation):
-    out = x.transpose(permutation)   # (np.transpose's Python wrapper: ~0.4 us more)
-    if out.size > TRANSPOSE_COPY_MAX:
-        return out
-    if x.ndim == 2 and permutation == (1, 0) and x.size > 8192 and x.shape[0] >= 4 * x.shape[1]:
-        # a tall matrix (scipy's samples x features moved to features x samples): copied in bands of 256 rows,
-        # each band's columns landing in cache-resident stretches of the output (2020x70: ~2x NumPy's copy)
-        r = x.shape[0]
-        dst = np.empty(out.shape, x.dtype)
-        for i in range(0, r, 256):
-            dst[:, i:i + 256] = x[i:i + 256].T
-        return dst
-    return np.ascontiguousarray(out)
-
-
-host_kernels[S.transpose_p] = Kernel(rest=_h_transpose, special=lambda avals, p: (   # (its form: no kwargs per call)
-    lambda x, q=p["permutation"]: _h_transpose(x, permutation=q)))
+host_kernels[S.transpose_p] = Kernel(rest=lambda x, *, permutation: x.transpose(permutation),   # (NumPy's view)
+                                     special=lambda avals, p: (lambda x, q=p["permutation"]: x.transpose(q)))
 host_kernels[S.concatenate_p] = lambda *xs, dimension: np.concatenate(xs, axis=dimension)
 host_kernels[S.slice_p] = lambda x, *, start_indices, limit_indices, strides: x[tuple(
     slice(s, l, st) for s, l, st in zip(start_indices, limit_indices, strides))]
