@@ -174,11 +174,12 @@ def _h_sort(*xs, dimension, is_stable, num_keys):
         # subnormals) and the NaNs, whose two blocks then take their elements in input order
         fix = x.dtype.kind == "f" and x.shape[dimension] > STABLE_SORT_MAX
         out = np.sort(x, axis=dimension, kind=None if fix or x.dtype.kind != "f" else "stable")
-        xm, om = x.swapaxes(dimension, -1), out.swapaxes(dimension, -1)   # (rows in the same order)
-        for same in (lambda v: v == 0, np.isnan) if fix else ():
-            m = same(om)
-            if m.any():
-                om[m] = xm[same(xm)]
+        if fix:
+            xm, om = x.swapaxes(dimension, -1), out.swapaxes(dimension, -1)   # (rows in the same order)
+            for same in (lambda v: v == 0, np.isnan):
+                m = same(om)
+                if m.any():
+                    om[m] = xm[same(xm)]
         return [out]
     if num_keys == 1 and x.dtype.kind in "biuf" and x.shape[dimension] > STABLE_SORT_MAX:
         # a stable order (~2x faster than NumPy's stable argsort on 1M values): NumPy's fast argsort, then within
