@@ -5,13 +5,13 @@ XLA's executables use every core. `split(fn, in_avals)` gives, for a signature l
 computing ufunc `fn`: the output is cut along its first axis into one block per thread, each block computed
 by the same ufunc call on its slices (so each value is the single call's, bit for bit), the calling thread
 taking the first block and the pool's threads the others. A hand-off to a sleeping pool thread costs
-~50-100 us on a small CPU, so the split pays from MIN_ELEMENTS elements (MIN_ELEMENTS_COSTLY for
-transcendental ufuncs); composites on operands past xla/host_eager.py's threshold run compiled instead,
-on XLA's own pool. The pool's threads sleep between tasks (nothing spins, so nothing has to be sent to
-sleep before other thread pools -- XLA's, OpenBLAS's -- run) and run kernels as every host kernel does:
-NumPy's warnings silenced and subnormals flushed (host.quiet runs each block). The pool is made on
-first use and anew in a forked child (a child inherits no threads). ARRAY_NAMESPACE_HOST_THREADS=N sets the
-thread count (1: off); the default is the number of cores this process may run on, at most MAX_THREADS.
+~100-150 us on a small CPU, so the split pays from MIN_ELEMENTS elements; composites on operands past
+xla/host_eager.py's threshold run compiled instead, on XLA's own pool. The pool's threads sleep between
+tasks (nothing spins, so nothing has to be sent to sleep before other thread pools -- XLA's, OpenBLAS's --
+run) and run kernels as every host kernel does: NumPy's warnings silenced and subnormals flushed
+(host.quiet runs each block). The pool is made on first use and anew in a forked child (a child inherits no
+threads). ARRAY_NAMESPACE_HOST_THREADS=N sets the thread count (1: off); the default is the number of cores
+this process may run on, at most MAX_THREADS.
 """
 from __future__ import annotations
 
@@ -26,14 +26,11 @@ import numpy as np
 
 from . import host
 
-# Output sizes from which the split pays (2-core CPU: a hand-off to a worker and back ~70-100 us): from ~2^19
-# elements for an ufunc costing ~1 ns an element (add, divide, compare, sqrt), from 2^16 for a transcendental
-# one (~6-15 ns an element: sin(x) 2^16 elements 471 -> 307 us; x + y 2^19 450 -> 330 us).
+# Output size from which the split pays, for every ufunc (2-vCPU VM, float64, single call / split, us: add at 2^19
+# elements 546 / 503, exp 463 / 478; at 168,739: exp 135 / 246, log 186 / 260, sin 1274 / 812 -- NumPy's SIMD exp
+# and log cost what add does, so a cheaper bound for "transcendental" ufuncs made them slower; sin, cos and the
+# other unvectorized ones lose a ~1.5x split between 2^16 and 2^19 elements).
 MIN_ELEMENTS = 1 << 19
-MIN_ELEMENTS_COSTLY = 1 << 16
-_COSTLY = frozenset((np.sin, np.cos, np.tan, np.arcsin, np.arccos, np.arctan, np.sinh, np.cosh, np.tanh,
-                     np.arcsinh, np.arccosh, np.arctanh, np.exp, np.exp2, np.expm1, np.log, np.log1p, np.log2,
-                     np.log10, np.cbrt, np.arctan2, np.fmod, np.power, np.hypot))
 MAX_THREADS = 8
 
 
@@ -99,27 +96,26 @@ def split(fn, in_avals):
     itself on those too small to pay."""
     if THREADS < 2 or not isinstance(fn, np.ufunc) or fn.nout != 1:
         return None
-    least = MIN_ELEMENTS_COSTLY if fn in _COSTLY else MIN_ELEMENTS
     shape = in_avals[0].shape
     if any(a.shape != shape for a in in_avals):   # (broadcasting: a cheap bound first, on every new signature)
         bound = 1
         for a in in_avals:
             for d in a.shape:
                 bound *= d
-        if bound < least:
+        if bound < MIN_ELEMENTS:
             return None
         shape = np.broadcast_shapes(*[a.shape for a in in_avals])
-    if not shape or shape[0] < THREADS or math.prod(shape) < least:
+    if not shape or shape[0] < THREADS or math.prod(shape) < MIN_ELEMENTS:
         return None
     if _natural_dtype(fn, tuple(a.dtype for a in in_avals)) is None:
         return None
-    return _pool_kernel(fn, least)
+    return _pool_kernel(fn)
 
 
-def _pool_kernel(fn, least):
+def _pool_kernel(fn):
     def kernel(*xs):
         shape = np.broadcast_shapes(*[x.shape for x in xs])
-        if not shape or shape[0] < THREADS or math.prod(shape) < least:
+        if not shape or shape[0] < THREADS or math.prod(shape) < MIN_ELEMENTS:
             return fn(*xs)
         rows, nd, step = shape[0], len(shape), -(-shape[0] // THREADS)
         cut = [x.ndim == nd and x.shape[0] == rows for x in xs]   # (operands spanning axis 0)

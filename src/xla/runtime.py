@@ -213,7 +213,7 @@ def _np_of(x):
 
 _get_aval = attrgetter("aval")
 _MEMO_MAX = 1024
-_SPLIT_MIN = min(host_parallel.MIN_ELEMENTS, host_parallel.MIN_ELEMENTS_COSTLY)   # (below: no shape pays a split)
+_SPLIT_MIN = host_parallel.MIN_ELEMENTS   # (below: no shape pays a split)
 _aval_cache: dict = {}   # (prim, params, *avals) -> out aval(s); cleared when it grows past the bound
 _AVAL_CACHE_MAX = 8192
 
