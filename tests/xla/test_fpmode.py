@@ -128,8 +128,8 @@ def _aval(x):
 
 @pytest.mark.skipif(host_parallel.THREADS < 2, reason="one thread: no worker")
 def test_the_python_pool_runs_kernels_in_the_mode():
-    x = np.full(1 << 17, 3e-310)
-    kernel = host_parallel.split(np.log, [_aval(x)])   # (a transcendental ufunc: row blocks on the pool)
+    x = np.full(1 << 20, 3e-310)
+    kernel = host_parallel.split(np.log, [_aval(x)])   # (past the split's bound: row blocks on the pool)
     assert kernel is not None
     r = host.quiet(kernel, x)
     assert np.all(r == -np.inf)
