@@ -74,7 +74,7 @@ def _flushed(x):
     return np.where(np.abs(x) < np.finfo(x.dtype).tiny, np.copysign(np.zeros_like(x), x), x)
 
 
-@pytest.mark.parametrize("chain_max", [0, 64])   # every axis by the two reductions / all but (300, 2)'s first by the chain
+@pytest.mark.parametrize("chain_max", [0, 64])   # every axis by the two reductions / but (300, 2)'s first, the chain
 @pytest.mark.parametrize("fname", ["argmax", "argmin"])
 @pytest.mark.parametrize("dt", ["float64", "float32", "int32", "bool"])
 def test_argmax_argmin_under_jit_equal_numpy_on_ties_nans_zeros_and_subnormals(dt, fname, chain_max, monkeypatch):
