@@ -190,11 +190,19 @@ def write_eager(a, key, value):
 
 
 def _family(root):
-    """root and every live view of it, parents before their views."""
-    out, i = [root], 0
-    while i < len(out):
-        out += _live_views(out[i])
-        i += 1
+    """root and every live view of it, parents before their views (each array's dead views pruned from its list).
+    (Every array of a family has its `_views` slot set: view_of sets it on a view and on its parent.)"""
+    out = [root]
+    for m in out:   # (the list grows while walked: breadth first; ~0.5 us for a family of two, half _live_views')
+        views = m._views
+        if views:
+            n = len(out)
+            for r in views:
+                c = r()
+                if c is not None:
+                    out.append(c)
+            if len(out) - n != len(views):
+                views[:] = [r for r in views if r() is not None]
     return out
 
 
