@@ -63,6 +63,21 @@ def test_the_same_key_on_other_shapes():
             _same(x[key], a[key])
 
 
+@pytest.mark.parametrize("dtype", DTYPES, ids=lambda d: np.dtype(d).name)
+def test_an_element_of_a_vector_is_a_copy_with_its_dtype(dtype):
+    """x[i] of a 1-D array (Array.__getitem__'s direct read): NumPy's element, 0-d, of x's dtype, at every i
+    and -i, and a copy -- writes into x after the read, and into the element, leave the other as it was."""
+    a = _base(dtype).reshape(-1)[:7]
+    x = xp.asarray(a, copy=True)
+    elems = [x[i] for i in range(-7, 7)]
+    for i, e in zip(range(-7, 7), elems):
+        _same(e, a[i][()])
+    x[2] = x[5]
+    _same(elems[9], a[2][()])   # (read before the write: unchanged)
+    e = x[3]
+    e[...] = x[6]
+    _same(x, np.concatenate([a[:2], a[5:6], a[3:]]))
+
 _NP_OP = {"add": np.add, "subtract": np.subtract, "multiply": np.multiply, "divide": np.divide,
           "power": np.power, "min": np.minimum, "max": np.maximum}
 
