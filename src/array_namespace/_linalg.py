@@ -175,14 +175,6 @@ def _c_dt(dtype, value):
     return P.convert_element_type(value, dtype, True)
 
 
-def _lu_solve(a, b):
-    """Solve a x = b for matrix stacks with equal batch dims (LU with partial pivoting)."""
-    lu, _, perm = LP.lu(a)
-    pb = LP.permute_rows(perm, b)
-    y = LP.triangular_solve(lu, pb, left_side=True, lower=True, unit_diagonal=True)
-    return LP.triangular_solve(lu, y, left_side=True, lower=False)
-
-
 @compiled
 def solve(x1, x2, /):
     """x with x1 @ x = x2; x2 of shape (M,) is a single vector, else (..., M, K)."""
@@ -205,14 +197,14 @@ def solve(x1, x2, /):
         a, b = _broadcast_batch(a, b)
     except ValueError:
         raise ValueError(f"solve: batch dimensions of x1 {x1.shape} and x2 {x2.shape} do not broadcast") from None
-    out = _lu_solve(a, b)
+    out = LP.solve(a, b)
     if vector:
         out = S.reshape(out, S.shape_of(out)[:-1])
     return wrap(out)
 
 
 def _lu_inv(a):
-    """_lu_solve(a, I): P @ I is P itself (exactly: one 1 per row), so no identity and no product."""
+    """LP.lu_solve(a, I): P @ I is P itself (exactly: one 1 per row), so no identity and no product."""
     lu, _, perm = LP.lu(a)
     y = LP.triangular_solve(lu, LP.permutation_matrix(perm, S.dtype_of(a)), left_side=True, lower=True,
                             unit_diagonal=True)

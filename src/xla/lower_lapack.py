@@ -396,6 +396,14 @@ def _triangular_solve(c, a, b, *, left_side, lower, transpose_a, conjugate_a, un
 lowering_rules[LP.triangular_solve_p] = _triangular_solve
 
 
+def _solve(c, a, b):
+    closed = stage(lambda x, y: [LP.lu_solve(x, y)], list(c.avals_in))
+    return jaxpr_subcomp(closed.jaxpr, closed.consts, [a, b])[0]
+
+
+lowering_rules[LP.solve_p] = _solve
+
+
 # ============================================================== host kernels (eager on the CPU)
 # numpy.linalg runs the same LAPACK drivers the lowerings call (potrf, syevd/heevd, gesdd, geqrf+orgqr,
 # geev), single precision staying single. Where one matrix of a batch fails (LinAlgError: not positive
@@ -550,7 +558,16 @@ def _h_triangular_solve(a, b, *, left_side, lower, transpose_a, conjugate_a, uni
     return x
 
 
+def _h_solve(a, b):
+    """LAPACK gesv; declines non-finite operands and a singular matrix (the lowering's LU: XLA's inf/NaN)."""
+    try:
+        return np.linalg.solve(a, b) if np.isfinite(a).all() and np.isfinite(b).all() else NotImplemented
+    except np.linalg.LinAlgError:
+        return NotImplemented
+
+
 for _p, _k in ((LP.cholesky_p, _h_cholesky), (LP.eigh_p, _h_eigh), (LP.svd_p, _h_svd), (LP.qr_p, _h_qr),
-               (LP.eig_p, _h_eig), (LP.lu_p, _h_lu), (LP.triangular_solve_p, _h_triangular_solve)):
+               (LP.eig_p, _h_eig), (LP.lu_p, _h_lu), (LP.triangular_solve_p, _h_triangular_solve),
+               (LP.solve_p, _h_solve)):
     host_kernels[_p] = _k
 

@@ -101,13 +101,18 @@ def test_solve_vector_and_broadcasting():
 
 
 def test_solve_permutes_rows_by_gather():
-    """The pivoting row permutation is a gather of b's rows, not a product with the permutation matrix
-    (O(m^2 k) multiply-adds: 1.5x the LU's own for a square right side): the same values as NumPy's
-    eagerly, under jit and vmap, and derivatives equal to finite differences through it."""
+    """solve is one primitive (eagerly LAPACK's gesv); its lowering permutes the pivoting rows by a gather of b's
+    rows, not a product with the permutation matrix (O(m^2 k) multiply-adds: 1.5x the LU's own for a square right
+    side): the same values as NumPy's eagerly, under jit and vmap, and derivatives equal to finite differences."""
     from transforms import make_jaxpr
+    from transforms.core import ShapedArray
+    from transforms.jaxpr_transforms import stage
+    from transforms.primitives import lapack as LP
     rng = np.random.default_rng(3)
     a, b = rng.standard_normal((3, 6, 6)), rng.standard_normal((3, 6, 4))
-    prims = [e.prim.name for e in make_jaxpr(LA.solve)(xp.asarray(a), xp.asarray(b)).jaxpr.eqns]
+    assert [e.prim.name for e in make_jaxpr(LA.solve)(xp.asarray(a), xp.asarray(b)).jaxpr.eqns] == ["solve"]
+    lowered = stage(lambda x, y: [LP.lu_solve(x, y)], [ShapedArray(a.shape, a.dtype), ShapedArray(b.shape, b.dtype)])
+    prims = [e.prim.name for e in lowered.jaxpr.eqns]
     assert "gather" in prims and "dot_general" not in prims, prims
     want = np.linalg.solve(a, b)
     for got in (LA.solve(xp.asarray(a), xp.asarray(b)), jit(LA.solve)(xp.asarray(a), xp.asarray(b)),

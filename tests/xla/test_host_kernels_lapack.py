@@ -12,6 +12,7 @@ import numpy as np
 import pytest
 
 import array_namespace as xp
+from transforms import jit
 from transforms.core import ShapedArray, impl_rules
 from transforms.primitives import lapack as LP
 from xla import host, runtime
@@ -258,9 +259,33 @@ def test_triangular_solve_declines_singular_and_non_finite():
     check(LP.triangular_solve_p, [a, np.ones((3, 2))], dict(p, unit_diagonal=True))
 
 
+@pytest.mark.parametrize("dt", DTYPES, ids=str)
+def test_solve(dt):
+    """gesv on the host == the lowering's LU solve run by XLA: one matrix, a batch with a one-column right
+    side, a matrix that needs pivoting, and empty ones."""
+    rng = np.random.default_rng(8)
+    pivoting = np.array([[1e-3, 1, 2], [1, 1, 0], [2, 0, 1]], dt)
+    check_all([(LP.solve_p, [_rand(rng, (4, 4), dt) + (2 * np.eye(4)).astype(dt), _rand(rng, (4, 3), dt)], {}),
+               (LP.solve_p, [_rand(rng, (2, 3, 5, 5), dt), _rand(rng, (2, 3, 5, 1), dt)], {}),
+               (LP.solve_p, [pivoting, _rand(rng, (3, 2), dt)], {}),
+               (LP.solve_p, [np.zeros((0, 0), dt), np.zeros((0, 3), dt)], {}),
+               (LP.solve_p, [_rand(rng, (3, 3), dt), np.zeros((3, 0), dt)], {})])
+
+
+def test_solve_declines_singular_and_non_finite():
+    """Where the host kernel declines, the eager call is the lowering's (XLA's inf/NaN pattern), as jit's."""
+    check(LP.solve_p, [np.ones((3, 3)), np.ones((3, 2))], {}, declines=True)
+    check(LP.solve_p, [np.eye(3), np.array([[np.nan], [1.0], [2.0]])], {}, declines=True)
+    check(LP.solve_p, [np.array([[1.0, np.inf], [0.0, 1.0]]), np.ones((2, 1))], {}, declines=True)
+    a, b = xp.asarray(np.ones((3, 3))), xp.asarray(np.ones((3, 2)))
+    want = np.asarray(jit(xp.linalg.solve)(a, b))
+    np.testing.assert_array_equal(np.isnan(np.asarray(xp.linalg.solve(a, b))), np.isnan(want))
+
+
 LAPACK_PRIMS = {v for v in vars(LP).values() if type(v) is type(LP.lu_p)}
 TESTED = {LP.cholesky_p: test_cholesky, LP.eigh_p: test_eigh, LP.svd_p: test_svd, LP.qr_p: test_qr,
-          LP.eig_p: test_eig, LP.lu_p: test_lu, LP.triangular_solve_p: test_triangular_solve}
+          LP.eig_p: test_eig, LP.lu_p: test_lu, LP.triangular_solve_p: test_triangular_solve,
+          LP.solve_p: test_solve}
 
 
 def test_every_lapack_primitive_has_a_host_kernel_tested_here():

@@ -91,6 +91,7 @@ REACH = {
     "qr": ("array_namespace/test_linalg.py", "LA.qr", xp.linalg.qr, [_SPD]),
     "svd": ("array_namespace/test_linalg.py", "LA.svd", xp.linalg.svd, [_SPD]),
     "solve": ("array_namespace/test_linalg.py", "LA.solve", lambda a: xp.linalg.solve(a, a[:, :1]), [_SPD]),
+    "inv": ("array_namespace/test_linalg.py", "LA.inv", xp.linalg.inv, [_SPD]),   # (lu, triangular_solve)
     "fft": ("array_namespace/test_fft.py", "FF.fft", xp.fft.fft, [_SPD]),
     "sort": ("array_namespace/test_sorting.py", "xp.sort", xp.sort, [_SPD]),
     "cumulative_sum": ("array_namespace/test_sorting.py", "xp.cumulative_sum",
