@@ -203,18 +203,11 @@ def solve(x1, x2, /):
     return wrap(out)
 
 
-def _lu_inv(a):
-    """LP.lu_solve(a, I): P @ I is P itself (exactly: one 1 per row), so no identity and no product."""
-    lu, _, perm = LP.lu(a)
-    y = LP.triangular_solve(lu, LP.permutation_matrix(perm, S.dtype_of(a)), left_side=True, lower=True,
-                            unit_diagonal=True)
-    return LP.triangular_solve(lu, y, left_side=True, lower=False)
-
-
 @compiled
 def inv(x, /):
     x = _matrix("inv", x)
-    return wrap(_lu_inv(_strong(x)))
+    a = _strong(x)
+    return wrap(LP.solve(a, _eye_like(a)))   # (NumPy's inv is this gesv too)
 
 
 @compiled
@@ -261,7 +254,7 @@ def matrix_power(x, n, /):
         return wrap(_eye_like(a))
     if n < 0:
         check_kind("matrix_power", x.dtype, D.FLOATING, "a floating-point (for negative powers)")
-        a = _lu_inv(a)
+        a = LP.solve(a, _eye_like(a))
         n = -n
     result = None
     while True:

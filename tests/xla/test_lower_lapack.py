@@ -6,7 +6,7 @@ import pytest
 
 import array_namespace as xp
 from lower_harness import Case, check, lowered_by, prims_of
-from transforms import make_jaxpr
+from transforms import jvp, make_jaxpr
 
 R = np.random.default_rng(0)
 A = R.standard_normal((4, 4))
@@ -34,8 +34,11 @@ CASES = [
     Case("lu-det", xp.linalg.det, np.linalg.det, [A], 1e-12),
     Case("lu-solve", xp.linalg.solve, np.linalg.solve, [A, B], 1e-11, 1e-13),
     Case("lu-inv-f32", xp.linalg.inv, np.linalg.inv, [SPD.astype(np.float32)], 2e-5, 1e-6),
-    Case("triangular", lambda a, b: xp.linalg.solve(xp.linalg.cholesky(a), b),
+    Case("solve-triangular-matrix", lambda a, b: xp.linalg.solve(xp.linalg.cholesky(a), b),
          lambda a, b: np.linalg.solve(np.linalg.cholesky(a), b), [SPD, B], 1e-12, 1e-13),
+    # triangular_solve itself (solve and inv bind solve_p): lu's jvp, d det(A)[A] = det(A) tr(A^-1 A) = 4 det(A)
+    Case("triangular-det-jvp", lambda a: jvp(xp.linalg.det, (a,), (a,))[1], lambda a: 4 * np.linalg.det(a), [A],
+         1e-11, 1e-12),
     Case("eig", lambda a: _eig_invariants(a), lambda a: (np.complex128(np.linalg.det(a)), np.complex128(np.trace(a))),
          [A], 1e-11, 1e-12),
 ]

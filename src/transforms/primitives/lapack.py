@@ -516,7 +516,7 @@ def _lu_abstract(a):
 
 
 def permute_rows(perm, b):
-    """b[..., perm[..., i], :] as row i: P @ b for P = permutation_matrix(perm), by a gather of whole rows
+    """b[..., perm[..., i], :] as row i: P @ b for P the permutation matrix of perm, by a gather of whole rows
     (O(m k), where the product is O(m^2 k): a solve with a square right side paid 1.5x its LU for it)."""
     shp = S.shape_of(b)
     nd = len(shp)
@@ -526,16 +526,6 @@ def permute_rows(perm, b):
     dn = ((nd - 1,), (nd - 2,), (nd - 2,), batch, batch)   # (offset, collapsed, index map, batching dims)
     idx = S.reshape(perm, tuple(S.shape_of(perm)) + (1,))
     return I.gather(b, idx, dn, (1,) * (nd - 1) + (shp[-1],))
-
-
-def permutation_matrix(perm, dtype):
-    """P[..., i, j] = (perm[..., i] == j), so P @ A == A[..., perm, :]."""
-    shp = S.shape_of(perm)
-    m = shp[-1]
-    nd = len(shp)
-    pb = S.broadcast_in_dim(perm, tuple(shp) + (m,), tuple(range(nd)))
-    j = S.iota(np.int32, (m, m), 1)
-    return E.convert_element_type(bind(E.eq_p, pb, j), dtype)
 
 
 def _lu_jvp(primals, tangents):

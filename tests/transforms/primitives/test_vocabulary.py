@@ -91,7 +91,8 @@ REACH = {
     "qr": ("array_namespace/test_linalg.py", "LA.qr", xp.linalg.qr, [_SPD]),
     "svd": ("array_namespace/test_linalg.py", "LA.svd", xp.linalg.svd, [_SPD]),
     "solve": ("array_namespace/test_linalg.py", "LA.solve", lambda a: xp.linalg.solve(a, a[:, :1]), [_SPD]),
-    "inv": ("array_namespace/test_linalg.py", "LA.inv", xp.linalg.inv, [_SPD]),   # (lu, triangular_solve)
+    # (lu, and the triangular solves of its jvp: solve and inv bind solve_p)
+    "det": ("array_namespace/test_linalg.py", "LA.det", lambda a: jvp(xp.linalg.det, (a,), (a,))[1], [_SPD]),
     "fft": ("array_namespace/test_fft.py", "FF.fft", xp.fft.fft, [_SPD]),
     "sort": ("array_namespace/test_sorting.py", "xp.sort", xp.sort, [_SPD]),
     "cumulative_sum": ("array_namespace/test_sorting.py", "xp.cumulative_sum",
