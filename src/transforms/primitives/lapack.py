@@ -286,10 +286,24 @@ def _front(axis_size, x, d):
     return S.broadcast_in_dim(x, (axis_size,) + tuple(shp), tuple(range(1, len(shp) + 1)))
 
 
+def _solve_batch(axis_size, vals, dims):
+    (a, b), (da, db) = vals, dims
+    if da is not None:
+        return solve(_front(axis_size, a, da), _front(axis_size, b, db)), 0
+    # one A for the whole batch: the batch becomes more right-hand-side columns (one factorisation, not n)
+    b = _move0(b, db)
+    shp = S.shape_of(b)   # (n, ..., M, K)
+    nd = len(shp)
+    perm = tuple(range(1, nd - 1)) + (0, nd - 1)   # (..., M, n, K)
+    x = solve(a, S.reshape(S.transpose(b, perm), shp[1:-1] + (shp[0] * shp[-1],)))
+    x = S.reshape(x, shp[1:-1] + (shp[0], shp[-1]))
+    return S.transpose(x, tuple(sorted(range(nd), key=perm.__getitem__))), 0
+
+
 abstract_eval_rules[solve_p] = _solve_abstract
 jvp_rules[solve_p] = _solve_jvp
 transpose_rules[solve_p] = _solve_transpose
-batch_rules[solve_p] = lambda n, vals, dims: (solve(*[_front(n, v, d) for v, d in zip(vals, dims)]), 0)
+batch_rules[solve_p] = _solve_batch
 
 # ------------------------------------------------------------------------------ cholesky
 cholesky_p = Primitive("cholesky")

@@ -2,7 +2,7 @@
 triangular_solve under every flag (side, lower, transpose, conjugate, unit diagonal), cholesky
 (reading only the lower triangle), eigh (either triangle), svd, qr, lu (pivots and permutation as
 scipy's), eig. Their rules: jvps against central differences of the NumPy/scipy decomposition,
-triangular_solve's transpose in b by the dot-product identity, the batch rules against a Python loop
+triangular_solve's and solve's transposes in b by the dot-product identity, the batch rules against a Python loop
 (the batch axis anywhere, operands batched or not), and the non-finite guard of the iterative
 kernels (svd/eigh/eig): a matrix holding inf/NaN gives NaN results promptly, without disturbing the
 other matrices of its batch, eagerly and under vmap."""
@@ -152,6 +152,30 @@ def test_eig_values_and_vectors():
     np.testing.assert_allclose(np.sort_complex(w), np.sort_complex(np.linalg.eigvals(A)), rtol=1e-12)
     np.testing.assert_allclose(A @ v, v * w, atol=1e-12)
     np.testing.assert_allclose(np.linalg.norm(v, axis=0), 1.0, rtol=1e-13)
+
+
+def test_solve_jvp_transpose_and_batching():
+    """solve_p (A X = B, NumPy's solve as the oracle): its jvp in A and B against central differences, its
+    transpose in B, and its batch rule against a Python loop with the batch axis anywhere and either operand
+    unbatched. With A unbatched the batch becomes more columns of B: one factorisation, A never broadcast."""
+    from transforms import make_jaxpr
+    f = lambda a, b: bind(LA.solve_p, a._v, b._v)  # noqa: E731
+    check_jvp(f, np.linalg.solve, [A + 4 * np.eye(4), B], rtol=1e-6, atol=1e-8)
+    check_transpose(lambda y: f(xp.asarray(A + 4 * np.eye(4)), y), B)
+    a_s = np.stack([A + (i + 4) * np.eye(4) for i in range(3)], 2)   # (4, 4, 3): the batch axis last
+    tol = dict(rtol=1e-12, atol=1e-12)
+    check_vmap(f, [a_s, np.stack([B * (i + 1) for i in range(3)])], [2, 0], **tol)
+    check_vmap(f, [a_s, B], [2, None], **tol)
+    for axis in range(3):
+        b_s = np.stack([B * (i + 1) - i for i in range(5)], axis)
+        check_vmap(f, [A + 4 * np.eye(4), b_s], [None, axis], **tol)
+        jx = make_jaxpr(vmap(lambda b: f(xp.asarray(A + 4 * np.eye(4)), b), in_axes=axis))(xp.asarray(b_s)).jaxpr
+        (eqn,) = [e for e in jx.eqns if e.prim is LA.solve_p]
+        assert eqn.invars[0].aval.shape == (4, 4) and eqn.invars[1].aval.shape == (4, 15), eqn
+    a2 = np.stack([A + 4 * np.eye(4), A.T + 5 * np.eye(4)])   # a stack of two, itself not mapped
+    for axis in range(4):
+        check_vmap(f, [a2, np.stack([np.stack([B, -2 * B]) * (i + 1) for i in range(3)], axis)], [None, axis], **tol)
+
 
 
 # ------------------------------------------------------------------ batching and non-finite inputs
