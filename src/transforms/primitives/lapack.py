@@ -226,7 +226,23 @@ def _tsolve_transpose(ct, a, b, *, left_side, lower, transpose_a, conjugate_a, u
 
 
 def _tsolve_batch(axis_size, vals, dims, **p):
-    return bind(triangular_solve_p, *[_front(axis_size, v, d) for v, d in zip(vals, dims)], **p), 0
+    (a, b), (da, db) = vals, dims
+    if da is None:   # one triangle for the whole batch: b's batch as more columns (rows, solving on the right)
+        return _fold_batch(b, db, not p["left_side"], lambda c: bind(triangular_solve_p, a, c, **p)), 0
+    return bind(triangular_solve_p, _front(axis_size, a, da), _front(axis_size, b, db), **p), 0
+
+
+def _fold_batch(b, db, rows, solve_one):
+    """solve_one (a solve with its matrix fixed) of every batch element of b (batch axis db) as one call: the batch
+    folded into b's columns (rows: its rows), so the matrix is used once, never broadcast; the batch axis first."""
+    b = _move0(b, db)
+    shp = S.shape_of(b)
+    nd = len(shp)
+    k = nd - 2 if rows else nd - 1   # the axis the batch joins (just before it)
+    perm = tuple(range(1, k)) + (0,) + tuple(range(k, nd))
+    x = solve_one(S.reshape(S.transpose(b, perm), shp[1:k] + (shp[0] * shp[k],) + shp[k + 1:]))
+    x = S.reshape(x, shp[1:k] + (shp[0], shp[k]) + shp[k + 1:])
+    return S.transpose(x, tuple(sorted(range(nd), key=perm.__getitem__)))
 
 
 abstract_eval_rules[triangular_solve_p] = _tsolve_abstract
@@ -288,16 +304,9 @@ def _front(axis_size, x, d):
 
 def _solve_batch(axis_size, vals, dims):
     (a, b), (da, db) = vals, dims
-    if da is not None:
-        return solve(_front(axis_size, a, da), _front(axis_size, b, db)), 0
-    # one A for the whole batch: the batch becomes more right-hand-side columns (one factorisation, not n)
-    b = _move0(b, db)
-    shp = S.shape_of(b)   # (n, ..., M, K)
-    nd = len(shp)
-    perm = tuple(range(1, nd - 1)) + (0, nd - 1)   # (..., M, n, K)
-    x = solve(a, S.reshape(S.transpose(b, perm), shp[1:-1] + (shp[0] * shp[-1],)))
-    x = S.reshape(x, shp[1:-1] + (shp[0], shp[-1]))
-    return S.transpose(x, tuple(sorted(range(nd), key=perm.__getitem__))), 0
+    if da is None:   # one A for the whole batch: b's batch as more right-hand-side columns (one factorisation, not n)
+        return _fold_batch(b, db, False, lambda c: solve(a, c)), 0
+    return solve(_front(axis_size, a, da), _front(axis_size, b, db)), 0
 
 
 abstract_eval_rules[solve_p] = _solve_abstract

@@ -72,6 +72,13 @@ def test_triangular_solve_jvp_transpose_batching(flags):
     check_vmap(f, [a_s, b_s], [2, 0], **tol)
     check_vmap(f, [a, b_s], [None, 0], **tol)
     check_vmap(f, [a_s, b], [2, None], **tol)
+    b_last = np.stack([b * (i + 1) - i for i in range(3)], 2)
+    check_vmap(f, [a, b_last], [None, 2], **tol)
+    # one triangle for the batch: folded into b's columns (rows on the right side), the triangle never broadcast
+    from transforms import make_jaxpr
+    jx = make_jaxpr(vmap(lambda v: f(xp.asarray(a), v), in_axes=2))(xp.asarray(b_last)).jaxpr
+    (eqn,) = [e for e in jx.eqns if e.prim is LA.triangular_solve_p]
+    assert eqn.invars[0].aval.shape == (4, 4) and eqn.invars[1].aval.shape == ((4, 9) if flags["left_side"] else (9, 4))
 
 
 def test_cholesky_reads_the_lower_triangle_jvp_batching():
