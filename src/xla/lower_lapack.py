@@ -411,6 +411,8 @@ lowering_rules[LP.solve_p] = _solve
 # NumPy exposes no getrf or trsm: lu calls the getrf of the LAPACK NumPy links (ctypes), triangular_solve
 # its cblas trsm; both decline (NotImplemented: the XLA executable runs) where that library is not found, on
 # non-finite input, whose NaN placement is the LAPACK kernel's own, and triangular_solve on a singular triangle.
+# solve is NumPy's gesv (getrf + getrs: the same factorisation as its lowering's, the two triangular solves
+# LAPACK's instead of XLA's, equal to rounding); it declines non-finite input and an exactly singular matrix.
 
 def _per_matrix(fn, a, spec):
     """fn(a) -> list of arrays, batched; where NumPy refuses the batch, one matrix at a time with NaN

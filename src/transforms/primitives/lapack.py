@@ -159,6 +159,27 @@ def _move0(x, d):
     return S.moveaxis(x, d, 0)
 
 
+def _front(axis_size, x, d):
+    """x with its batch axis d first (broadcast there where x is unbatched: d None)."""
+    if d is not None:
+        return _move0(x, d)
+    shp = S.shape_of(x)
+    return S.broadcast_in_dim(x, (axis_size,) + tuple(shp), tuple(range(1, len(shp) + 1)))
+
+
+def _fold_batch(b, db, rows, solve_one):
+    """solve_one (a solve with its matrix fixed) of every batch element of b (batch axis db) as one call: the batch
+    folded into b's columns (rows: its rows), so the matrix is used once, never broadcast; the batch axis first."""
+    b = _move0(b, db)
+    shp = S.shape_of(b)
+    nd = len(shp)
+    k = nd - 2 if rows else nd - 1   # the axis the batch joins (just before it)
+    perm = tuple(range(1, k)) + (0,) + tuple(range(k, nd))
+    x = solve_one(S.reshape(S.transpose(b, perm), shp[1:k] + (shp[0] * shp[k],) + shp[k + 1:]))
+    x = S.reshape(x, shp[1:k] + (shp[0], shp[k]) + shp[k + 1:])
+    return S.transpose(x, tuple(sorted(range(nd), key=perm.__getitem__)))
+
+
 def _batched_unary(prim):
     def rule(axis_size, vals, dims, **params):
         out = bind(prim, _move0(vals[0], dims[0]), **params)
@@ -232,19 +253,6 @@ def _tsolve_batch(axis_size, vals, dims, **p):
     return bind(triangular_solve_p, _front(axis_size, a, da), _front(axis_size, b, db), **p), 0
 
 
-def _fold_batch(b, db, rows, solve_one):
-    """solve_one (a solve with its matrix fixed) of every batch element of b (batch axis db) as one call: the batch
-    folded into b's columns (rows: its rows), so the matrix is used once, never broadcast; the batch axis first."""
-    b = _move0(b, db)
-    shp = S.shape_of(b)
-    nd = len(shp)
-    k = nd - 2 if rows else nd - 1   # the axis the batch joins (just before it)
-    perm = tuple(range(1, k)) + (0,) + tuple(range(k, nd))
-    x = solve_one(S.reshape(S.transpose(b, perm), shp[1:k] + (shp[0] * shp[k],) + shp[k + 1:]))
-    x = S.reshape(x, shp[1:k] + (shp[0], shp[k]) + shp[k + 1:])
-    return S.transpose(x, tuple(sorted(range(nd), key=perm.__getitem__)))
-
-
 abstract_eval_rules[triangular_solve_p] = _tsolve_abstract
 jvp_rules[triangular_solve_p] = _tsolve_jvp
 transpose_rules[triangular_solve_p] = _tsolve_transpose
@@ -292,14 +300,6 @@ def _solve_transpose(ct, a, b):
     if is_undefined(a):
         raise TypeError("solve is linear only in b")
     return [None, Zero if ct is Zero else solve(mT(a), ct)]   # (B -> A^-1 B transposes to C -> A^-T C)
-
-
-def _front(axis_size, x, d):
-    """x with its batch axis d first (broadcast there where x is unbatched: d None)."""
-    if d is not None:
-        return _move0(x, d)
-    shp = S.shape_of(x)
-    return S.broadcast_in_dim(x, (axis_size,) + tuple(shp), tuple(range(1, len(shp) + 1)))
 
 
 def _solve_batch(axis_size, vals, dims):
