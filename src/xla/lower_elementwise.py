@@ -242,10 +242,8 @@ def _h_rsqrt(x):
 
 
 def _h_logistic(x):
-    if x.dtype.kind != "f":
-        return NotImplemented
     one = x.dtype.type(1)
-    return np.divide(one, np.add(one, np.exp(np.negative(x))))
+    return np.divide(one, np.add(one, np.exp(np.negative(x)))) if x.dtype.kind == "f" else NotImplemented
 
 
 def _h_sign(x):
@@ -284,22 +282,15 @@ def _zero_signs(x, y, r, zeros):
     """XLA's max/min of two zeros is `zeros(x, y)` in either order (max(-0.0, +0.0) = +0.0, min = -0.0); NumPy's
     maximum/minimum `r` (a fresh array) picks either zero (its SIMD loops differ). Fixed where needed only: r is
     right wherever it is not zero, so everywhere when a 0-d operand is nonzero; max with a 0-d +0.0 (relu) is
-    >= +0.0 everywhere, so adding +0.0 turns its only wrong values, -0.0, into +0.0 in one pass; otherwise a
-    few zeros are fixed where they are, many by one select (0-d operands, whose result is NumPy's scalar: that)."""
+    >= +0.0 everywhere, so adding +0.0 turns its only wrong values, -0.0, into +0.0 in one pass; otherwise by one
+    select where r holds a zero (0-d operands, whose result is NumPy's scalar: that)."""
     for s in (x, y):
         if s.ndim == 0 and r.ndim:
             if s != 0:
                 return r
             if zeros is _max_zeros and not np.signbit(s):
                 return np.add(r, s, out=r)
-    z = r == 0
-    n = np.count_nonzero(z)
-    if not n:
-        return r
-    if n <= r.size >> 4:
-        at = np.nonzero(z)
-        xs, ys = np.broadcast_to(x, r.shape)[at], np.broadcast_to(y, r.shape)[at]
-        r[at] = np.where((xs == 0) & (ys == 0), zeros(xs, ys), r[at])
+    if not (r == 0).any():
         return r
     return np.where((x == 0) & (y == 0), zeros(x, y), r)
 

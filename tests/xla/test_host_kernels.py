@@ -275,13 +275,13 @@ def test_subnormals_are_flushed_by_both():
 @pytest.mark.parametrize("dt", [np.float32, np.float64])
 def test_max_min_zero_signs_equal_xla_in_every_operand_form(prim, dt):
     """The kernel fixes NumPy's signs of zeros only where needed (no fix for a 0-d operand of the right sign or a
-    nonzero one, max(x, +0.0) by adding +0.0, a few zeros where they are, many by a select): each route == XLA
-    bit for bit, signs of zeros included."""
+    nonzero one, max(x, +0.0) by adding +0.0, zeros by a select): each route == XLA bit for bit, signs of zeros
+    included, with a few zeros or many."""
     rng = np.random.default_rng(11)
     vals = np.array([0.0, -0.0, 1.0, -1.0, np.nan, np.inf, -np.inf, 2.5, -3.5], dt)
-    few = rng.standard_normal(400).astype(dt)        # (a few zeros of each sign: fixed where they are)
+    few = rng.standard_normal(400).astype(dt)        # (a few zeros of each sign)
     few[[3, 50, 99]], few[[7, 120]] = 0.0, -0.0
-    many = np.where(rng.random(400) < 0.5, 0.0, rng.standard_normal(400)).astype(dt)   # (many zeros: a select)
+    many = np.where(rng.random(400) < 0.5, 0.0, rng.standard_normal(400)).astype(dt)   # (many zeros)
     many[::3] = -0.0
     arrays = [vals, few, many, np.zeros(0, dt)]
     scalars = [np.asarray(v, dt) for v in vals]
