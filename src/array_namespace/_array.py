@@ -429,10 +429,9 @@ class Array:
         family = VW.has_views(self)
         if (sole or family) and (not tracing[0] or trace_state.trace is EVAL) and (
                 type(value) is Array or type(value) in H._SCALAR_SET):
-            # eagerly, nothing else holds x's value: a value of x's dtype (an Array, or a Python scalar converted
-            # as update does) goes straight into x's memory where the backend takes the key (update's eager first
-            # step, without the rest of its pass and the rebind's checks: the aval is unchanged); into a view
-            # family's one memory, which all of it reads (_views.write_eager), whoever else holds x's value
+            # eagerly, x alone holding its value: a value of x's dtype (an Array, or a Python scalar converted as
+            # update does) goes straight into x's memory where the backend takes the key (update's first step; the
+            # aval is unchanged); a view family's, into its one memory that all of it reads (_views.write_eager)
             v, dt = H.binary("__setitem__", self, value, broadcast=False)[1:]   # (x's value held by x alone)
             if dt == self._v.aval.dtype:
                 hk = _module("_indexing").host_key(key)
@@ -546,7 +545,9 @@ def _binop(name, fname, reflected=False, inplace=False):
                 return NotImplemented
         if inplace:
             with VW.LOCK:
-                self._rebind_locked(f(self, other), f"x {name}= y")
+                write = getattr(f, "in_place", None)   # (eagerly into x's memory where it may: _elementwise)
+                if write is None or not write(self, other):
+                    self._rebind_locked(f(self, other), f"x {name}= y")
             return self
         return f(other, self) if reflected else f(self, other)
     return op

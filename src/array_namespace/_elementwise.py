@@ -5,13 +5,17 @@ Each function validates its dtype category, promotes operands, and binds one pri
 """
 from __future__ import annotations
 
+import sys
+
 import numpy as np
 
-from transforms.core import bind
+from transforms.backend import backend
+from transforms.core import EVAL, bind, trace_state, tracing
 from transforms.primitives import elementwise as P
 
 from . import _complex_special as CS
 from . import _dtypes as D
+from . import _views as VW
 from ._array import Array, _module
 from ._helpers import as_array, binary, cast, check_broadcast, check_kind, py_number, weak_scalar, wrap
 
@@ -59,7 +63,22 @@ def _binary(fname, prim, allowed):
             raise ValueError(f"{fname}: {e}") from None
     f.__name__ = f.__qualname__ = fname   # (Python names a function by its qualname in a bad-call TypeError)
     f.__doc__ = f"Elementwise {fname} (Array API standard)."
+    f.in_place = _in_place(fname, prim, allowed_np)
     return f
+
+
+def _in_place(fname, prim, allowed_np):
+    def in_place(x, other):
+        """Eagerly, x op= other written into x's memory where x alone holds its value and keeps its dtype and shape
+        (NumPy's cost, not a new array per update), by the out-of-place op's kernel (its bits); whether done."""
+        if tracing[0] and trace_state.trace is not EVAL or sys.getrefcount(x._v) > 2 or VW.has_views(x):
+            return False
+        v, w, dt = binary(fname, x, other)   # (the op's own first step: its errors, its promotion)
+        out = backend.eager_in_place(prim, (v, w), {}) if v is x._v and dt in allowed_np else None
+        if out is not None:
+            x._v, x._trace = out, EVAL
+        return out is not None
+    return in_place
 
 
 # ------------------------------------------------------------------ direct primitives
@@ -222,6 +241,9 @@ def divide(x1, x2, /):
         return wrap(bind(P.div_p, a, b))
     except ValueError as e:
         raise ValueError(f"divide: {e}") from None
+
+
+divide.in_place = _in_place("divide", P.div_p, frozenset(d.dtype for d in D.FLOATING))
 
 
 def _floor_div_raw(a, b, dt):

@@ -113,18 +113,20 @@ def split(fn, in_avals):
 
 
 def _pool_kernel(fn):
-    def kernel(*xs):
+    def kernel(*xs, out=None):
         shape = np.broadcast_shapes(*[x.shape for x in xs])
         if not shape or shape[0] < THREADS or math.prod(shape) < MIN_ELEMENTS:
-            return fn(*xs)
+            return fn(*xs, out=out)
         rows, nd, step = shape[0], len(shape), -(-shape[0] // THREADS)
         cut = [x.ndim == nd and x.shape[0] == rows for x in xs]   # (operands spanning axis 0)
         bounds = [(i, min(i + step, rows)) for i in range(0, rows, step)]
-        out = np.empty(shape, _natural_dtype(fn, tuple(x.dtype for x in xs)))
-        # the output's fresh pages faulted in here, by one thread: page faults several threads take at once cost
-        # ~3x the same faults taken by one (2-vCPU VM: stats.zscore over 20000x50 35 ms split, 11.6 ms unsplit,
-        # 11.5 ms split after this; glibc hands back freed multi-MB blocks, so a chain of ops faults every call)
-        out.reshape(-1).view(np.uint8)[::mmap.PAGESIZE] = 0
+        if out is None:   # (given: an operand's memory, written in place -- runtime.eager_in_place)
+            out = np.empty(shape, _natural_dtype(fn, tuple(x.dtype for x in xs)))
+            # the output's fresh pages faulted in here, by one thread: page faults several threads take at once
+            # cost ~3x the same faults taken by one (2-vCPU VM: stats.zscore over 20000x50 35 ms split, 11.6 ms
+            # unsplit, 11.5 ms split after this; glibc hands back freed multi-MB blocks, so a chain of ops faults
+            # every call)
+            out.reshape(-1).view(np.uint8)[::mmap.PAGESIZE] = 0
         pool = _workers()
         futures = [pool.submit(_quiet_call, fn, [x[lo:hi] if c else x for x, c in zip(xs, cut)], out[lo:hi])
                    for lo, hi in bounds[1:]]

@@ -24,7 +24,7 @@ from transforms.jaxpr_transforms import jit_p
 from transforms.primitives import elementwise as E
 
 from . import _jaxlib, compile_cache, host, host_parallel
-from .host import HostValue, host_kernels
+from .host import HostValue, Kernel, host_kernels
 from .lower_callbacks import callback_failure
 from .lowering import lower_jaxpr, lowering_rules
 
@@ -165,7 +165,7 @@ def _make_impl(prim):
 
     def impl(*args, **params):
         try:
-            key = (prim, tuple(params.items()), *[a.aval for a in args])
+            key = (prim, tuple(params.items()), *map(_get_aval, args))
             ent = _exe_cache[key]
             _exe_touch(key)   # (KeyError here: evicted by another thread meanwhile; the miss path re-adds it)
         except (KeyError, AttributeError):
@@ -220,7 +220,7 @@ _AVAL_CACHE_MAX = 8192
 
 def _out_avals(prim, args, params):
     try:
-        key = (prim, tuple(params.items()), *[a.aval for a in args])
+        key = (prim, tuple(params.items()), *map(_get_aval, args))
     except AttributeError:
         if any(isinstance(a, Tracer) for a in args):
             _raise_if_tracer(args)
@@ -249,20 +249,22 @@ def _box_host(out, aval, prim):
 
 
 def eager_in_place(prim, args, params):
-    """`prim` run eagerly with its result written into the memory of args[0], which the caller gives up
-    (`x[k] = v` on an array nothing else refers to: NumPy's cost, not a copy of x per write -- sklearn
-    fills a diagonal element by element). None where that cannot be done safely: not host-held, the
-    memory shared (host.sole_holder), no in-place kernel; the caller then binds as usual."""
+    """`prim` run eagerly with its result written into the memory of args[0], which the caller gives up (x[k] = v,
+    x += y: NumPy's cost, not a copy of x per write): by the kernel's ufunc where that is its form (the same bits),
+    else by an `in_place` kernel; None where not done safely (not host-held, the memory shared: host.sole_holder)."""
     kernel, x = host_kernels.get(prim), args[0]
-    if not (getattr(kernel, "in_place", False) and type(x) is HostValue and _kernels_on() and host.sole_holder((x,))):
+    if type(x) is not HostValue or not _kernels_on() or _out_avals(prim, args, params) != x.aval:
         return None
-    aval = _out_avals(prim, args, params)
-    if aval != x.aval:
+    ufunc = type(kernel) is Kernel and kernel.wrap is None and x.aval.dtype.kind in kernel.kinds
+    if not (ufunc or getattr(kernel, "in_place", False)) or not host.sole_holder((x,)):
         return None
-    out = host.quiet(kernel.rest, *[_np_of(a) for a in args], in_place=True, **params)
-    if out is NotImplemented:
-        return None
-    return HostValue(out, aval)
+    xs = list(map(_np_of, args))
+    if not ufunc:
+        out = host.quiet(kernel.rest, *xs, in_place=True, **params)
+        return None if out is NotImplemented else HostValue(out, x.aval)
+    split = math.prod(x.aval.shape) >= _SPLIT_MIN and host_parallel.split(kernel.ufunc, [a.aval for a in args])
+    host.quiet(split or kernel.ufunc, *xs, out=xs[0])   # (over the cores where the out-of-place form is)
+    return x   # (its memory holds the result now)
 
 
 def _make_host_impl(prim, kernel, xla_impl):
