@@ -57,7 +57,7 @@ class Kernel:
     - `wrap(fn) -> fn`: applied to the ufunc in every form (the subnormal rule's fixes,
       xla/lower_elementwise_subnormal.py).
     - `in_place`: True where `rest(*arrays, in_place=True, **params)` writes the result into the first operand
-      (same dtype and shape), used by runtime.eager_in_place where its only holder gives that memory up (x[k] = v).
+      (same dtype and shape): runtime.eager_in_place, where its only holder gives it up (x[k] = v; x op= y: the ufunc).
     Each form gives exactly what the general kernel gives (tests/xla/test_host_specialized.py)."""
     __slots__ = ("ufunc", "kinds", "rest", "special", "wrap", "in_place")
 
