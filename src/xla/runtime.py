@@ -262,8 +262,8 @@ def eager_in_place(prim, args, params):
     if not ufunc:
         out = host.quiet(kernel.rest, *xs, in_place=True, **params)
         return None if out is NotImplemented else HostValue(out, x.aval)
-    split = math.prod(x.aval.shape) >= _SPLIT_MIN and host_parallel.split(kernel.ufunc, [a.aval for a in args])
-    host.quiet(split or kernel.ufunc, *xs, out=xs[0])   # (over the cores where the out-of-place form is)
+    split = host_parallel.split if math.prod(x.aval.shape) >= _SPLIT_MIN else None   # (as _make_host_impl's)
+    host.quiet(kernel.form([a.aval for a in args], params, split), *xs, out=xs[0])   # (the out-of-place form)
     return x   # (its memory holds the result now)
 
 
