@@ -15,7 +15,7 @@ import numpy as np
 from transforms.backend import backend
 from transforms.ad import JVPTracer
 from transforms.batching import BatchTracer
-from transforms.core import EVAL, Tracer, set_trace, trace_state, tracing, boxing
+from transforms.core import EVAL, Tracer, trace_state, tracing, boxing
 from transforms.devices import sharding_of as _sharding_of, shards_of as _shards_of
 from transforms import returned as _returned
 
@@ -426,27 +426,31 @@ class Array:
         # write (NumPy's cost; a copy of x per write is quadratic in a loop). Eagerly a view family's arrays read
         # one memory, which takes the write (_views.write_eager); under a transform the family path runs (write)
         sole = sys.getrefcount(self._v) <= 2
-        family = VW.has_views(self)
-        if (sole or family) and (not tracing[0] or trace_state.trace is EVAL) and (
-                type(value) is Array or type(value) in H._SCALAR_SET):
+        family = getattr(self, "_base", None) is not None or getattr(self, "_views", None)
+        if (sole or family) and (not tracing[0] or trace_state.trace is EVAL):
             # eagerly, x alone holding its value: a value of x's dtype (an Array, or a Python scalar converted as
             # update does) goes straight into x's memory where the backend takes the key (update's first step; the
             # aval is unchanged); a view family's, into its one memory that all of it reads (_views.write_eager)
-            v, dt = H.binary("__setitem__", self, value, broadcast=False)[1:]   # (x's value held by x alone)
-            if dt == self._v.aval.dtype:
-                hk = _module("_indexing").host_key(key)
-                if family:
-                    if VW.write_eager(self, hk, v):
-                        return
-                else:
-                    out = backend.eager_setitem(self._v, hk, v)
-                    if out is not None:
-                        self._v = out
-                        self._trace = EVAL
-                        return
+            dt = self._v.aval.dtype
+            if type(value) is Array and value._v.aval.dtype == dt:
+                v = value._v   # (binary's result for a value of x's dtype, without its call: an element loop's case)
+            elif type(value) is Array or type(value) in H._SCALAR_SET:
+                v, vdt = H.binary("__setitem__", self, value, broadcast=False)[1:]   # (no handle left on x's value)
+                v = v if vdt == dt else None
+            else:
+                v = None
+            if v is not None and family:
+                if VW.write_eager(self, H.host_key(key), v):
+                    return
+            elif v is not None:
+                out = backend.eager_setitem(self._v, H.host_key(key), v)
+                if out is not None:
+                    self._v = out
+                    self._trace = EVAL
+                    return
         elif sole and type(self._v) is BatchTracer and self._trace is trace_state.trace and not VW.has_views(self) and (
                 type(value) is Array or type(value) in H._SCALAR_SET):
-            out = _batched_set(self, key, value)
+            out = VW.batched_set(self, key, value)
             if out is not None:
                 self._v = out
                 return
@@ -472,39 +476,6 @@ class Array:
         if out is not self and view:
             VW.view_of(out, self, "index", key, v)
         return out
-
-
-def _batched_set(x, key, value):
-    """`x[key] = value` eagerly under vmap, written into the memory of x's batched value where x alone holds it
-    (as an eager array's write is): the batch axis is inserted into a key of ints and slices and the value laid
-    along it, and the backend writes where it would for an eager array (host.sole_holder). The new tracer, or
-    None (declined: the functional update runs, a copy of the whole batch per write -- quadratic in a loop of
-    element writes, scikit-learn's _fill_diagonal under vmap(euclidean_distances))."""
-    from transforms.primitives import structural as S
-    t = x._v
-    tr, b = t._trace, t.bdim
-    keys = key if type(key) is tuple else (key,)
-    shape = t.aval.shape
-    if (tr is not trace_state.trace or tr.parent is not EVAL or len(keys) > len(shape) or sys.getrefcount(t.val) > 2
-            or not all(type(k) is int or type(k) is slice for k in keys)):
-        return None
-    _, v, dt = H.binary("__setitem__", x, value, broadcast=False)
-    if dt != t.aval.dtype:
-        return None
-    ts = tuple(len(range(*k.indices(n))) for k, n in zip(keys, shape) if type(k) is slice) + shape[len(keys):]
-    p = sum(type(k) is slice for k in keys[:b]) + max(b - len(keys), 0)   # (the batch axis in the selection)
-    vs = v.aval.shape
-    with set_trace(EVAL):
-        if type(v) is BatchTracer and v._trace is tr and vs in (ts, ()):
-            raw = (S.moveaxis(v.val, v.bdim, p) if vs else
-                   S.reshape(v.val, (1,) * p + (tr.axis_size,) + (1,) * (len(ts) - p)))
-        elif not isinstance(v, Tracer) and vs in (ts, ()):
-            raw = S.reshape(v, ts[:p] + (1,) + ts[p:]) if vs else v
-        else:
-            return None
-    raw_key = keys[:b] + (slice(None),) + keys[b:] if b <= len(keys) else keys
-    out = backend.eager_setitem(t.val, raw_key, raw)
-    return None if out is None else BatchTracer(tr, out, b)
 
 
 _OPERAND_TYPES = (Array, bool, int, float, complex)

@@ -228,6 +228,16 @@ def binary(fname, x1, x2, broadcast=True):
     raise TypeError(f"{fname}: expected arrays or Python scalars, got {t1.__name__} and {t2.__name__}")
 
 
+def host_key(key):
+    """The key as the backend's eager hooks take it: an Array (a mask, indices) as its raw value, also as a
+    tuple's last entry (x[:, idx])."""
+    if type(key) is Array:
+        return key._v
+    if type(key) is tuple and key and type(key[-1]) is Array:
+        return key[:-1] + (key[-1]._v,)
+    return key
+
+
 def check_kind(fname, dtype, allowed, what, arg="x"):
     if dtype not in allowed:
         raise TypeError(f"{fname} requires {what} input for {arg}, got {dtype.name}")

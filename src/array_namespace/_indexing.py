@@ -43,7 +43,7 @@ from transforms.primitives import structural as S
 from . import _dtypes as D
 from ._array import Array, _module
 from ._datadep import host_value
-from ._helpers import as_array, binary, normalize_axis, wrap
+from ._helpers import as_array, binary, host_key, normalize_axis, wrap
 from ._indexing_key import (_IDX, _Ent, _expand, _idx_value, _np_grid, _np_index, _np_stack, _static, _traced_grid,
                             _wrap_negative, basic_key, basic_plan, index_operand)
 from ._indexing_mask import has_mask, masked_update
@@ -137,16 +137,6 @@ def elements(x, n):
     vals, put, aval = backend.to_numpy(v), backend.device_put, first._v.aval
     for i in range(1, n):
         yield wrap(put(vals[i], aval)) if x._v is v else x[i]
-
-
-def host_key(key):
-    """The key as the backend's eager hooks take it: an Array (a mask, indices) as its raw value, also as a
-    tuple's last entry (x[:, idx])."""
-    if type(key) is Array:
-        return key._v
-    if type(key) is tuple and key and type(key[-1]) is Array:
-        return key[:-1] + (key[-1]._v,)
-    return key
 
 
 def getitem(x, key, view=False):

@@ -32,7 +32,8 @@ import weakref
 import numpy as np
 
 from transforms.backend import backend
-from transforms.core import EVAL, Tracer, trace_state
+from transforms.batching import BatchTracer
+from transforms.core import EVAL, Tracer, set_trace, trace_state
 
 from . import _helpers as H
 
@@ -187,6 +188,39 @@ def write_eager(a, key, value):
         for m, v in zip(fam, out):
             m._v = v
     return True
+
+
+def batched_set(x, key, value):
+    """`x[key] = value` eagerly under vmap, written into the memory of x's batched value where x alone holds it
+    (as an eager array's write is): the batch axis is inserted into a key of ints and slices and the value laid
+    along it, and the backend writes where it would for an eager array (host.sole_holder). The new tracer, or
+    None (declined: the functional update runs, a copy of the whole batch per write -- quadratic in a loop of
+    element writes, scikit-learn's _fill_diagonal under vmap(euclidean_distances))."""
+    from transforms.primitives import structural as S
+    t = x._v
+    tr, b = t._trace, t.bdim
+    keys = key if type(key) is tuple else (key,)
+    shape = t.aval.shape
+    if (tr is not trace_state.trace or tr.parent is not EVAL or len(keys) > len(shape) or sys.getrefcount(t.val) > 2
+            or not all(type(k) is int or type(k) is slice for k in keys)):
+        return None
+    _, v, dt = H.binary("__setitem__", x, value, broadcast=False)
+    if dt != t.aval.dtype:
+        return None
+    ts = tuple(len(range(*k.indices(n))) for k, n in zip(keys, shape) if type(k) is slice) + shape[len(keys):]
+    p = sum(type(k) is slice for k in keys[:b]) + max(b - len(keys), 0)   # (the batch axis in the selection)
+    vs = v.aval.shape
+    with set_trace(EVAL):
+        if type(v) is BatchTracer and v._trace is tr and vs in (ts, ()):
+            raw = (S.moveaxis(v.val, v.bdim, p) if vs else
+                   S.reshape(v.val, (1,) * p + (tr.axis_size,) + (1,) * (len(ts) - p)))
+        elif not isinstance(v, Tracer) and vs in (ts, ()):
+            raw = S.reshape(v, ts[:p] + (1,) + ts[p:]) if vs else v
+        else:
+            return None
+    raw_key = keys[:b] + (slice(None),) + keys[b:] if b <= len(keys) else keys
+    out = backend.eager_setitem(t.val, raw_key, raw)
+    return None if out is None else BatchTracer(tr, out, b)
 
 
 def _family(root):
