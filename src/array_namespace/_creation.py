@@ -71,7 +71,8 @@ def _contains_array(obj):
     return False
 
 
-def _from_host(arr, dtype, fname):
+def _from_host(arr, dtype, fname, fresh=False):
+    """arr (host data; fresh: made by the caller, who gives it up) as an Array of dtype (None: arr's)."""
     if arr.dtype.kind not in "biufc":
         raise TypeError(f"{fname}: data of dtype {arr.dtype} is not numeric")
     if dtype is None:
@@ -86,7 +87,8 @@ def _from_host(arr, dtype, fname):
                 raise OverflowError(f"{fname}: values out of range for {dtype.name}")
         with np.errstate(all="ignore"):
             arr = arr.astype(dtype)
-    return wrap(backend.device_put(arr, None))
+        fresh = True   # (astype's copy)
+    return wrap(backend.device_put(arr, None, fresh=fresh))
 
 
 def asarray(obj, /, *, dtype=None, device=None, copy=None):
@@ -141,8 +143,8 @@ def asarray(obj, /, *, dtype=None, device=None, copy=None):
                 dt = _host_dtype(obj)
                 if dt is None:
                     raise TypeError("asarray: obj, a nested sequence, has unsupported elements")
-                return _from_host(np.asarray(obj, dtype=dt), dt, "asarray")
-            return _from_host(np.asarray(obj), dtype, "asarray")
+                return _from_host(np.asarray(obj, dtype=dt), dt, "asarray", fresh=True)   # (a list's: new memory)
+            return _from_host(np.asarray(obj), dtype, "asarray", fresh=True)
         except ValueError as e:
             if "inhomogeneous" not in str(e) and "sequence" not in str(e):
                 raise
@@ -171,7 +173,7 @@ def _asarray_scalar(obj, dtype):
         info = np.iinfo(dt)
         if not info.min <= obj <= info.max:
             raise OverflowError(f"asarray: Python int {obj} is out of bounds for {dt.name}")
-    return _from_host(np.asarray(obj), dt, "asarray")
+    return _from_host(np.asarray(obj), dt, "asarray", fresh=True)
 
 
 def from_dlpack(x, /, *, device=None, copy=None):
@@ -294,7 +296,7 @@ def _full_made(shape, fill_value, dtype, fname):
     """An array of checked `shape` and `dtype`, every element the Python scalar fill_value."""
     fill_value = big_int_as_float(fill_value, dtype, fname)   # (an int past int64 for a float dtype: its float)
     if _eager_small(shape):
-        return _from_host(np.full(shape, fill_value, dtype=dtype), dtype, fname)
+        return _from_host(np.full(shape, fill_value, dtype=dtype), dtype, fname, fresh=True)
     return wrap(S.broadcast_in_dim(P.convert_element_type(fill_value, dtype), shape, ()))
 
 

@@ -115,7 +115,7 @@ def _arange(start, stop, step, dtype, device):
     _sized((n,), dt, "arange", "start, stop, step")
     if _eager_small((n,)):
         return _from_host(np.arange(n, dtype=dt) * dt.type(step) + dt.type(start) if n else np.zeros(0, dt),
-                          dt, "arange")
+                          dt, "arange", fresh=True)
     idx = S.iota(dt, (n,), 0)
     if step != 1:
         idx = bind(P.mul_p, idx, P.convert_element_type(step, dt, weak_type=True))
@@ -199,7 +199,7 @@ def _eye(n_rows, n_cols, k, dtype, device):
     k = as_int(k, "eye", "k")   # also under jit, where k is a parameter
     k = max(-shape[0], min(k, shape[1]))   # (a diagonal past the matrix: none, however far; no int64 wrap)
     if _eager_small(shape):
-        return _from_host(np.eye(shape[0], shape[1], k=k, dtype=dt), dt, "eye")
+        return _from_host(np.eye(shape[0], shape[1], k=k, dtype=dt), dt, "eye", fresh=True)
     r, c = S.iota(D.int64, shape, 0), S.iota(D.int64, shape, 1)
     mask = bind(P.eq_p, bind(P.sub_p, c, r), P.convert_element_type(k, D.int64, True))
     return wrap(P.convert_element_type(mask, dt))

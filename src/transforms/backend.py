@@ -38,8 +38,9 @@ def _missing(hook):
 class Backend:
     """The registered backend's hooks; each one raises NoBackendError until a backend registers.
 
-    device_put(np_array) -> raw device value      to_numpy(raw) -> np.ndarray
-    default_device() / devices()                   to_dlpack(raw) -> DLPack capsule
+    device_put(np_array[, aval, device, fresh]) -> raw value (fresh: the array is given up, not copied)
+    to_numpy(raw) -> np.ndarray                    to_dlpack(raw) -> DLPack capsule
+    default_device() / devices()
     compile_jaxpr(closed, donate, name) -> callable(list of raw) -> list of raw
     lower_text(closed, name, donate) -> str        impl_for(prim) -> eager impl (or raises)
     jit_fast_call(jitted) -> callable | None       the native dispatcher for a Python-wrapped jit

@@ -96,13 +96,16 @@ def compile_jaxpr(closed: ClosedJaxpr, donate=(), name="main", device=None) -> C
     return Compiled(exe, [_jaxlib.result_handler(a, device) for a in avals], avals)
 
 
-def device_put(x, aval=None, device=None):
+def device_put(x, aval=None, device=None, fresh=False):
     """A host array as an eager value: a copy held on the host where host kernels run (the CPU),
-    else a device buffer. (`device_buffer` always gives a device buffer.)"""
+    else a device buffer. (`device_buffer` always gives a device buffer.) fresh: x is an array its caller
+    just made and gives up (np.full's, np.eye's result): held as it is, not copied, where it owns C-ordered
+    writable memory of aval's dtype (the value then owns it, as a kernel's result does)."""
     if device is None and _kernels_on():
         x = np.asarray(x)
         aval = aval or host.shared_aval(x.shape, x.dtype)   # (one aval object per signature: the eager memo's key)
-        return HostValue(host.copy_aligned(x, aval.dtype), aval)
+        own = fresh and x.dtype == aval.dtype and x.flags.owndata and x.flags.c_contiguous and x.flags.writeable
+        return HostValue(x if own else host.copy_aligned(x, aval.dtype), aval)
     return device_buffer(x, aval, device)
 
 

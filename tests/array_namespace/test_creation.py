@@ -93,6 +93,25 @@ def test_asarray_copy_false_of_host_data_raises_and_copies_never_alias():
     assert xp.asarray(x, copy=False) is x
 
 
+def test_creations_hold_the_memory_they_made_and_share_it_with_nothing():
+    """A creation's host array (np.full's, np.eye's, arange's, a list's, a dtype conversion's) becomes the value
+    as it is, not copied again (device_put fresh=True): each result owns its memory, an element write goes into
+    it, no other result or host array sees the write, and the user's NumPy array never becomes the value."""
+    n = np.arange(300)
+    made = [lambda: xp.full((40, 40), 1.5), lambda: xp.zeros((3, 36, 36)), lambda: xp.empty((500,)),
+            lambda: xp.eye(36), lambda: xp.arange(500.0), lambda: xp.asarray([[1.0, 2.0]] * 200),
+            lambda: xp.asarray(n, dtype=xp.float64)]
+    for make in made:
+        a, b = make(), make()
+        want = np.asarray(b).copy()
+        at = a._v.np.ctypes.data
+        assert a._v.np.flags.owndata   # the array made, not a copy (a copy of >= 4 KB was a view of aligned memory)
+        a[(0,) * a.ndim] = -7.0
+        assert a._v.np.ctypes.data == at and float(a[(0,) * a.ndim]) == -7.0   # written in place
+        np.testing.assert_array_equal(np.asarray(b), want)                  # no other result shares it
+    assert n[0] == 0 and not np.shares_memory(xp.asarray(n, dtype=xp.float64)._v.np, n)
+
+
 @pytest.mark.parametrize("data, want", [(np.array([1.5, -np.inf, 6e-8], np.float16), "float64"),
                                         (np.float16(2.5), "float64"), (np.array([[1.0]], np.longdouble), "float64"),
                                         (np.array([1 + 2j], np.clongdouble), "complex128")])
