@@ -42,7 +42,7 @@ class _Signature:
         self.kwargs = {k: v for k, v in kwargs.items() if k not in kws}
         self.out_trees, self.tree, self.__name__ = {}, None, fn.__name__
         self.plain = plain       # whether a first call at new avals may run the plain body (see `compiled`)
-        self.seen = {}           # operand avals it was called at -> calls left before it is staged there
+        self.seen = {}           # operand avals it was called at -> plain calls left there (0: staged, or not on host)
 
     def __call__(self, *raw):
         full, kw = list(self.args), dict(self.kwargs)
@@ -112,14 +112,16 @@ def compiled(fn=None, *, arrays=None, plain_first=True):
         if body.plain:
             avals = tuple([get_aval(x) for x in raw])
             seen = body.seen
-            left = seen.get(avals, UNSTAGED_CALLS)
-            if left > 0:
+            left = seen.get(avals)
+            if left is None:   # (whether it runs on host kernels: a static fact of the avals, asked once)
+                left = UNSTAGED_CALLS if _plain_runs_on_host(avals) else 0
                 if len(seen) >= _SEEN_MAX:
                     seen.clear()
+                seen[avals] = left
+            if left > 0:
                 seen[avals] = left - 1
-                if _plain_runs_on_host(avals):
-                    leaves, tree = tree_flatten(fn(*args, **kwargs))
-                    return tree_unflatten(tree, [wrap(to_raw(x, f"{name} output")) for x in leaves])
+                leaves, tree = tree_flatten(fn(*args, **kwargs))
+                return tree_unflatten(tree, [wrap(to_raw(x, f"{name} output")) for x in leaves])
         outs = staged_call(body, raw, name, by_op=True)   # (on the CPU: host kernels, no compile)
         tree = body.tree if body.tree is not None else body.out_trees[tuple(get_aval(x) for x in raw)]
         return tree_unflatten(tree, [wrap(o) for o in outs])
@@ -199,13 +201,14 @@ def bucketed(fn, args, fills, first=None):
     size = max(8, 1 << max(n - 1, 0).bit_length())
     # (the first call runs plain only where the staged bucket would run op by op too: padded operands of
     # `size` elements, under the eager policy's threshold -- else it would give other bits than the later calls)
-    if first is not None and _plain_runs_on_host(tuple(ShapedArray((size,), get_aval(a._v).dtype) for a in args)):
+    if first is not None:
         key = (fn, size, tuple(v.dtype for v in args))
-        if key not in _SEEN:
+        if key not in _SEEN:   # (whether it runs on host kernels: a static fact of the bucket, asked once)
             if len(_SEEN) >= _SEEN_MAX:
                 _SEEN.clear()
             _SEEN.add(key)
-            return first(*args)
+            if _plain_runs_on_host(tuple(ShapedArray((size,), get_aval(a._v).dtype) for a in args)):
+                return first(*args)
     run = _BUCKETED.get(fn)
     if run is None:
         run = _BUCKETED[fn] = compiled(fn, plain_first=False)
