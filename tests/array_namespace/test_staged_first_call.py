@@ -323,3 +323,21 @@ def test_operands_over_the_op_by_op_size_limit_stage_on_the_first_call(monkeypat
     _body(xp.asarray(np.ones((3, 4))), k=7.0)
     _body(xp.asarray(np.ones((2, 2))), k=7.0)
     assert calls == [((3, 4), True), ((2, 2), False)], calls
+
+
+def test_whether_a_signature_runs_on_host_kernels_is_asked_once(monkeypatch, fresh):
+    """How a signature runs is a static fact of its avals (issue 23: decided once, then kept): compiled asks
+    _plain_runs_on_host at a signature's first call only, bucketed at a bucket's first call only."""
+    asked = []
+    real = _staged._plain_runs_on_host
+    monkeypatch.setattr(_staged, "_plain_runs_on_host", lambda avals: asked.append(avals) or real(avals))
+    x = np.arange(12.0).reshape(3, 4)
+    for _ in range(U + 4):
+        np.testing.assert_allclose(np.asarray(_body(xp.asarray(x))), (x * x).sum(-1) * 2.0, rtol=1e-15)
+    assert len(asked) == 1, asked
+    asked.clear()
+    a = xp.asarray(np.linspace(0.1, 0.9, 5))
+    first = np.asarray(xp.special.betainc(2.0, 3.0, a))
+    for _ in range(4):
+        np.testing.assert_array_equal(np.asarray(xp.special.betainc(2.0, 3.0, a)), first)
+    assert len([av for av in asked if av and av[0].shape == (8,)]) == 1, asked   # (the bucket of 8, once)
