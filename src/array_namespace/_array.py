@@ -472,10 +472,6 @@ class Array:
                 return H.wrap(out)
         view = VW._is_basic_key(key) and not (   # (NumPy: one element picked by ints is a scalar copy)
             VW.selects_one_element(key) and (1 if type(key) is int else len(key)) == self.ndim)
-        if view and not tracing[0] and v.aval.shape:   # eagerly, NumPy's view of x's memory (_indexing's first step)
-            out = backend.eager_getitem(v, key, True)
-            if out is not None:
-                return VW.view_of(H.wrap(out), self, "index", key, v)
         out = _module("_indexing").getitem(self, key, view)
         if out is not self and view:
             VW.view_of(out, self, "index", key, v)
