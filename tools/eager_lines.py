@@ -65,7 +65,7 @@ NAMES = {
     "src/array_namespace/_staged.py": [
         "_identity", "_plain_runs_on_host", "_host_by_op", "_SEEN"],
     "src/array_namespace/_statistical.py": [
-        "_MOMENT_SEEN"],
+        "_MOMENT_ON_HOST"],
     "src/array_namespace/_helpers.py": ["UNSTAGED_CALLS"],
     "src/array_namespace/_elementwise.py": ["_in_place"],            # x op= y written into x's memory
     "src/xla/runtime.py": [

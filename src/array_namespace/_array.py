@@ -426,7 +426,7 @@ class Array:
         # write (NumPy's cost; a copy of x per write is quadratic in a loop). Eagerly a view family's arrays read
         # one memory, which takes the write (_views.write_eager); under a transform the family path runs (write)
         sole = sys.getrefcount(self._v) <= 2
-        family = getattr(self, "_base", None) is not None or getattr(self, "_views", None)
+        family = VW.has_views(self)
         if (sole or family) and (not tracing[0] or trace_state.trace is EVAL):
             # eagerly, x alone holding its value: a value of x's dtype (an Array, or a Python scalar converted as
             # update does) goes straight into x's memory where the backend takes the key (update's first step; the

@@ -217,7 +217,7 @@ def var(x, /, *, axis=None, correction=0.0, keepdims=False):
 # signature (on the CPU: one compiled fused pass). Under a transform its primitives are traced inline. A NaN
 # correction never keys a table or a staged signature (NaN != NaN).
 _MOMENT_AXES: dict = {}
-_MOMENT_SEEN: dict = {}   # (fname, aval, axes, correction) -> whether the signature runs on host kernels
+_MOMENT_ON_HOST: dict = {}   # (fname, aval, axes, correction) -> whether the signature runs on host kernels
 
 
 def _moment_call(x, axis, correction, keepdims, fname):
@@ -253,11 +253,11 @@ def _moment(x, fname, axes, correction, keepdims):
     shape = v.aval.shape
     if trace_state.trace is EVAL and correction == correction:
         key = (fname, v.aval, axes, correction)
-        on_host = _MOMENT_SEEN.get(key)
+        on_host = _MOMENT_ON_HOST.get(key)
         if on_host is None:
             from ._staged import _plain_runs_on_host   # (here: _staged imports what imports this module)
             on_host = _plain_runs_on_host((v.aval,))
-            _remember(_MOMENT_SEEN, key, on_host)
+            _remember(_MOMENT_ON_HOST, key, on_host)
         if on_host:
             out = _moment_raw(v, fname=fname, axes=axes, correction=correction)
         else:
