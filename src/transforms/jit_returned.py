@@ -9,7 +9,8 @@ is read instead (CPython 3.11; elsewhere, and for any pattern not below, the con
 always right). In each frame from the one calling float() up to the innermost `flat` (api_util.flatten_fun):
 - the current instruction is a call whose callable is loaded by name (a global, local or closure variable, or
   a module's function: `metrics.r2_score(...)`): the builtin float with one argument in the first frame, then
-  the function of the frame below;
+  the function of the frame below, or a functools.partial of it (scikit-learn's `_average_binary_score` calls
+  one: its C `__call__` returns the function's result as it is);
 - the call's result reaches RETURN_VALUE untouched, on every path: whatever runs in between works on the stack
   above it (a `with` block's exit, the other items of a returned tuple) or packs it, as an item, into the
   tuple, list or dict returned.
@@ -20,7 +21,7 @@ from __future__ import annotations
 import builtins
 import dis
 import sys
-from functools import lru_cache
+from functools import lru_cache, partial
 from types import FunctionType, MethodType, ModuleType
 
 ON = sys.version_info[:2] == (3, 11)
@@ -211,8 +212,10 @@ def returned_directly(frame, stop_codes, callee=builtins.float):
         if child is None:
             if (attr != callee or nargs != 0) if type(callee) is str else (obj is not callee or nargs != 1):
                 return False
-        elif type(obj) not in (FunctionType, MethodType) or obj.__code__ is not child:
-            return False
+        else:
+            obj = obj.func if type(obj) is partial else obj
+            if type(obj) not in (FunctionType, MethodType) or obj.__code__ is not child:
+                return False
         if any(frame.f_code is c for c in stop_codes):
             return True
         if not _flows_to_return(frame.f_code, k):

@@ -202,8 +202,7 @@ METRICS = [
     Case("log_loss", _sk(metrics.log_loss), lambda rng: (rng.permutation(10) % 2, rng.uniform(0.1, 0.9, 10)),
          argnums=(1,), scalar_ok=True),
     # -- completing the list against array_api_metric_checkers of sklearn/metrics/tests/test_common.py --
-    Case("average_precision_score", _sk(metrics.average_precision_score), _proba(), scalar_ok=True, vmap=LIB,
-         grad=NA, why="sklearn/metrics/_ranking.py:260 `return float(...)` (each dataset's own score)"),
+    Case("average_precision_score", _sk(metrics.average_precision_score), _proba(), scalar_ok=True, grad=NA),
     Case("balanced_accuracy_score", _sk(metrics.balanced_accuracy_score), _labels(), scalar_ok=True,
          grad=NA),
     Case("cohen_kappa_score", _sk(metrics.cohen_kappa_score), _labels(), scalar_ok=True, grad=NA),

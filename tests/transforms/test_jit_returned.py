@@ -6,6 +6,7 @@ type against eager's, and the traces: one where the number is only returned, a v
 used too (a stale constant would be a wrong value).
 """
 import contextlib
+import functools
 import sys
 import types
 
@@ -100,12 +101,32 @@ import _returned_probe_mod  # noqa: E402 (a name an import binds: CPython loads 
 def _via_imported(x): return _returned_probe_mod.kw(x, k=1)
 
 
+_partial_kw, _partial_stored = functools.partial(_kw, k=1), functools.partial(_stored)
+
+
+class _Partial(functools.partial):   # (a subclass may run code of its own around the call: not followed)
+    pass
+
+
+_partial_sub = _Partial(_kw, k=1)
+
+
+def _via_partial(x): return _partial_kw(x)                   # (scikit-learn's _average_binary_score)
+def _via_local_partial(x):
+    f = functools.partial(_plain)
+    return f(x)
+def _via_partial_of_stored(x): return _partial_stored(x)     # (the function below it does not return it)
+def _via_partial_subclass(x): return _partial_sub(x)
+def _via_partial_of_float(x): return functools.partial(float)(x)   # (not the builtin itself: not followed)
+
+
 @pytest.mark.parametrize("fn, want", [
     (_via_module, [True]), (_via_module_kw, [True]), (_via_imported, [True]), (_via_object, [False]),
     (_plain, [True]), (_tuple, [True]), (_dict_value, [True]), (_list_of_two, [True, True]),
     (_in_with, [True]), (_with(_plain), [True]), (_in_finally, [True, "finally"]), (_renamed, [True]),
     (_stored, [False]), (_added, [False]), (_dict_key, [False]), (_max, [False]), (_compared, [False]),
-    (_through_c, [False]),
+    (_through_c, [False]), (_via_partial, [True]), (_via_local_partial, [True]), (_via_partial_of_stored, [False]),
+    (_via_partial_subclass, [False]), (_via_partial_of_float, [False]),
 ])
 def test_returned_untouched_or_not(fn, want):
     _Probe.seen = []

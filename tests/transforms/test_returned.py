@@ -5,6 +5,8 @@ functions are polynomials, so the differences are exact to rounding); a float us
 did before (vmap: the shared value or BatchDisagreementError; AD: ConcretizationTypeError). Off CPython 3.11
 nothing is proven returned, so every float() keeps that older behaviour (the tests say which they expect).
 """
+import functools
+
 import numpy as np
 import pytest
 
@@ -68,6 +70,20 @@ def test_grad_jvp_vjp_of_a_returned_float_match_finite_differences():
     np.testing.assert_allclose(float(tan), (score_np(V + 1e-6 * t) - score_np(V - 1e-6 * t)) / 2e-6, rtol=1e-7)
     out, f_vjp = vjp(score, xp.asarray(V))
     np.testing.assert_allclose(np.asarray(f_vjp(xp.asarray(2.0))[0]), 2.0 * want, rtol=1e-7)
+
+
+def _scaled(x, *, k):
+    return float(k * xp.sum(x * x * x) - 2.0 * xp.sum(x))
+
+
+def via_partial(x):
+    metric = functools.partial(_scaled, k=1.0)   # (scikit-learn's average_precision_score -> _average_binary_score)
+    return metric(x)
+
+
+def test_a_float_returned_through_a_partial_is_the_transforms_output():
+    np.testing.assert_allclose(np.asarray(vmap(via_partial)(xp.asarray(X))), [score_np(r) for r in X], rtol=1e-15)
+    np.testing.assert_allclose(np.asarray(grad(via_partial)(xp.asarray(V))), fd(score_np, V), rtol=1e-7)
 
 
 def test_grad_with_aux_keeps_the_pair_check_and_the_old_error():
