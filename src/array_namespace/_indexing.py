@@ -143,7 +143,7 @@ def getitem(x, key, view=False):
     """x[key]; view: the result becomes a view of x (the namespace's __getitem__), sharing x's memory eagerly."""
     x = as_array(x, "__getitem__")
     if x.ndim == 0 and (_is_empty_key(key) or key is Ellipsis):
-        return x
+        return x if view else wrap(x._v)   # (x[()]: NumPy's scalar, a value of its own; x[...]: a view, x itself)
     eager = not tracing[0] or trace_state.trace is EVAL
     if eager:
         out = backend.eager_getitem(x._v, host_key(key), view)   # (a basic key or a mask, straight on the host)

@@ -6,6 +6,7 @@ import numpy as np
 import pytest
 
 import array_namespace as xp
+from transforms import jit
 from array_namespace import _views as V
 
 ROOT = np.arange(60.0).reshape(3, 4, 5)
@@ -49,6 +50,27 @@ def test_dead_views_are_dropped_from_the_parent():
     assert len(x._views) < 40
     x[2] = -1.0
     assert float(keep[1]) == -1.0
+
+
+def test_an_empty_key_of_a_0d_array_is_a_value_of_its_own_and_an_ellipsis_a_view():
+    """NumPy: x[()] of a 0-d array is a scalar (a copy), x[...] a 0-d view. An in-place operator on the result
+    then leaves x as it is, or writes into it, as NumPy's does -- eagerly and inside jit (the state machine of
+    test_view_state_machine.py found x[()] returning x itself: y += 3 wrote into x)."""
+    def steps(x):
+        y = x[()]
+        y += 3.0
+        z = x[...]
+        z += 1.0
+        return x, y, z
+
+    n = np.asarray(1.0)
+    ny = n[()]
+    ny += 3.0
+    nz = n[...]
+    nz += 1.0
+    for f in (steps, jit(steps)):
+        got = f(xp.asarray(1.0))
+        np.testing.assert_array_equal([float(g) for g in got], [float(n), float(ny), float(nz)])
 
 
 def test_many_live_views_follow_random_writes_as_numpy():
