@@ -127,6 +127,15 @@ def _blocked_scan(x, shape, dtype, axis, reverse, init, combine):
 # copies badly); the blocked float64 scan is correctly rounded in practice and ~4x faster.
 
 
+def _scan_identity(kind, dt):
+    """The scan's padding: for a floating sum -0.0, x + -0.0 being x for every x (+0.0 + x turns -0.0 into +0.0),
+    so each output is the running sum from the first element, NumPy's cumsum (cumulative_sum([-0.0, -0.0]) was
+    [0.0, 0.0] under jit); else the identity."""
+    if kind == "sum" and dt.kind in "fc":
+        return constant(np.array(complex(-0.0, -0.0) if dt.kind == "c" else -0.0, dt), dt)
+    return constant(T.identity_of(kind, dt), dt)
+
+
 def _cum(kind, op, bool_op):
     widen = kind in ("sum", "prod")
 
@@ -137,13 +146,12 @@ def _cum(kind, op, bool_op):
         acc = WIDE_ACCUMULATOR.get(a.dtype.name, a.dtype if a.dtype.kind in "fc" else None) if widen else None
         combine = bool_op if a.dtype == np.bool_ else op
         if acc is None or a.shape[axis] <= 1:
-            return _hillis_steele(x, a.shape[axis], axis, reverse, constant(T.identity_of(kind, a.dtype), a.dtype),
-                                  combine)
+            return _hillis_steele(x, a.shape[axis], axis, reverse, _scan_identity(kind, np.dtype(a.dtype)), combine)
         dt = np.dtype(acc)
         if dt == a.dtype:
-            return _blocked_scan(x, list(a.shape), dt, axis, reverse, constant(T.identity_of(kind, dt), dt), combine)
+            return _blocked_scan(x, list(a.shape), dt, axis, reverse, _scan_identity(kind, dt), combine)
         x = hlo.ConvertOp(tensor_type(a.shape, dt), x).result
-        y = _blocked_scan(x, list(a.shape), dt, axis, reverse, constant(T.identity_of(kind, dt), dt), combine)
+        y = _blocked_scan(x, list(a.shape), dt, axis, reverse, _scan_identity(kind, dt), combine)
         return hlo.ConvertOp(ttype(a), y).result
     return rule
 

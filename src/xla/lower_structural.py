@@ -12,6 +12,7 @@ from transforms.primitives import structural as S
 
 from ._jaxlib import hlo, ir
 from .host import Kernel, host_kernels
+from .lower_elementwise import _hidden
 from .lowering import constant, fill_region, jaxpr_subcomp, lowering_rules, tensor_type, ttype
 
 # ----------------------------------------------------------------------------- shapes
@@ -110,6 +111,13 @@ def _reducer(kind, op):
             k, o = ("min", hlo.MinOp) if kind in ("and", "min") else ("max", hlo.MaxOp)
             u = hlo.ConvertOp(tensor_type(a.shape, np.uint8), x).result
             return hlo.ConvertOp(ttype(out), _reduce(u, np.uint8, out.shape, axes, k, o)).result
+        if kind in ("sum", "prod") and a.dtype.kind in "fc" and math.prod(a.shape[d] for d in axes) == 1:
+            # one element per result: XLA's simplifier turns the reduce into that element, dropping the identity,
+            # so sum(-0.0) was -0.0 and prod(inf+0j) inf+0j where the host kernels (NumPy's) give identity op x,
+            # 0.0 and inf+nanj. Written out, behind a barrier (x + 0 is folded to x too: _hidden)
+            one = hlo.ReshapeOp(ttype(out), x).result
+            ident = hlo.BroadcastInDimOp(ttype(out), constant(_identity(kind, a.dtype), a.dtype), []).result
+            return op(*_hidden(ident, one)).result
         wide = WIDE_ACCUMULATOR.get(a.dtype.name) if kind == "prod" or (
             kind == "sum" and (a.dtype != np.float32 or a.size <= SUM32_WIDE_MAX)) else None
         if wide is not None:

@@ -105,6 +105,21 @@ def test_only_narrow_float_scans_widen():
 
 
 # ------------------------------------ float64/complex128 cumulative sums: the blocked scan in their own dtype
+@pytest.mark.parametrize("dtype", [np.float64, np.float32, np.complex128])
+@pytest.mark.parametrize("n", [1, 2, 3, 40, 100])
+def test_cumulative_sum_keeps_negative_zeros_as_numpy_under_jit(dtype, n):
+    """NumPy's cumsum runs from the first element: of -0.0s it is -0.0s. The scan padded with +0.0 made them +0.0
+    under jit (+0.0 + -0.0); padded with -0.0 (x + -0.0 is x for every x) each output is the running sum."""
+    for a in (np.full(n, -0.0, dtype), np.array(([1.0, -1.0, -0.0] * n)[:n], dtype)):
+        want = np.cumsum(a)
+        for way, got in (("eager", xp.cumulative_sum(xp.asarray(a))),
+                         ("jit", jit(lambda t: xp.cumulative_sum(t))(xp.asarray(a))),
+                         ("jit reversed", jit(lambda t: xp.flip(xp.cumulative_sum(xp.flip(t))))(xp.asarray(a[::-1])))):
+            got = np.asarray(got)[::-1] if way == "jit reversed" else np.asarray(got)
+            assert np.array_equal(got, want) and np.array_equal(np.signbit(got.real), np.signbit(want.real)), (
+                way, got, want)
+
+
 @pytest.mark.parametrize("n", [33, 1000, 2**16 + 5])
 @pytest.mark.parametrize("reverse", [False, True])
 def test_float64_cumulative_sum_blocked_scan_is_accurate(n, reverse):

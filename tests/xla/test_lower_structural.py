@@ -262,6 +262,27 @@ def test_max_min_of_signed_zeros_are_one_answer_eagerly_under_jit_and_vmap(dtype
             assert (np.signbit(got) == np.signbit(want)).all(), f"{f.__name__} {way}: zero signs {got} != {want}"
 
 
+def _same_bits(got, want):
+    got, want = np.asarray(got), np.asarray(want)
+    return got.dtype == want.dtype and got.shape == want.shape and got.tobytes() == want.tobytes()
+
+
+@pytest.mark.parametrize("dtype", [np.float64, np.float32, np.complex128, np.complex64])
+@pytest.mark.parametrize("shape,axis", [((1,), None), ((1, 3), 0), ((3, 1), 1), ((2, 1, 2), 1), ((1, 1), None)])
+def test_sum_and_prod_of_one_element_per_result_are_identity_op_x_eagerly_and_under_jit(dtype, shape, axis):
+    """A reduction of one element per result is 0 + x (sum) and 1 * x (prod), as the host kernels (NumPy's) give
+    it: sum(-0.0) is 0.0, prod(inf+0j) is inf+nanj. XLA's simplifier made it x itself under jit (-0.0, inf+0j),
+    so jit and eager disagreed (found by fuzzing eager against jit)."""
+    vals = [-0.0, complex(np.inf, 0.0), complex(-0.0, np.inf), np.nan] if np.dtype(dtype).kind == "c" else [-0.0, -np.inf]
+    for v in vals:
+        a = np.full(shape, v, dtype)
+        x = xp.asarray(a)
+        for f, ref in ((xp.sum, np.sum), (xp.prod, np.prod)):
+            want = np.asarray(ref(a, axis=axis))
+            for way, got in (("eager", f(x, axis=axis)), ("jit", jit(lambda t: f(t, axis=axis))(x))):
+                assert _same_bits(got, want), f"{f.__name__}({v!r}) {way}: {np.asarray(got)} != NumPy's {want}"
+
+
 @settings(max_examples=20, deadline=None, derandomize=True)
 @given(st.lists(st.integers(0, 5), min_size=0, max_size=3), st.data())
 def test_boolean_reductions_lowered_as_byte_min_max_equal_numpy(shape, data):
