@@ -13,8 +13,8 @@ from __future__ import annotations
 import numpy as np
 
 from transforms.backend import backend
-from transforms.batching import BatchDisagreementError, loop_instead
-from transforms.core import ConcretizationTypeError, Tracer, bind
+from transforms.batching import BatchDisagreementError, BatchTrace, loop_instead
+from transforms.core import EVAL, ConcretizationTypeError, Tracer, bind, current_trace
 from transforms.primitives import elementwise as P
 from transforms.primitives import indexing as I
 from transforms.primitives import reductions as R
@@ -69,6 +69,31 @@ def _size_value(v, fname):
     except BatchDisagreementError as e:
         loop_instead(e)
         raise
+
+
+def out_of_bounds(v, n, fname):
+    """For a traced integer index array v into an axis of length n: "index <i>", its first index outside [-n, n)
+    (or "an index" where the batch elements of a vmap hold different ones), or None where every one is inside or
+    nothing is known. A jit called with concrete values asks this call's answer and guards it (a later call with
+    an index out of range raises as eager does, never a clamped read); vmap asks its elements; abstract
+    (make_jaxpr, strict jit) no check is staged and XLA's gather clamps, as JAX's does."""
+    t = current_trace()   # (asked only where an answer can come: else no check is staged)
+    while t is not EVAL:
+        if not (getattr(t, "keeps_values_concrete", False) or type(t) is BatchTrace
+                or getattr(t, "shadow", None) is not None):
+            return None
+        t = t.parent
+    lo, hi = P.convert_element_type(-n, S.dtype_of(v)), P.convert_element_type(n, S.dtype_of(v))
+    bad = bind(P.or_p, bind(P.lt_p, v, lo), bind(P.ge_p, v, hi))
+    if S.shape_of(bad):
+        bad = bind(R.reduce_or_p, bad, axes=tuple(range(len(S.shape_of(bad)))))
+    try:   # (raising: this trace is dropped, its guards with it)
+        if not host_value(bad, True, fname):   # (None: unknown; False: all inside)
+            return None
+        vals = np.asarray(host_value(v, True, fname))
+    except BatchDisagreementError:   # (some elements' indices are outside: a loop over them would raise there)
+        return "an index"
+    return f"index {vals[(vals < -n) | (vals >= n)].flat[0]}"
 
 
 def require_host(v, fname, hint=DEFAULT_HINT):

@@ -19,10 +19,13 @@ Supported keys (NumPy semantics, a superset of the standard's 2024.12 rules):
   Updates whose value needs no count of the True entries (a scalar, say) are one select
   instead, eagerly and under every transform (_indexing_mask.py).
 
-Bounds: a static out-of-range index (Python int, or a concrete integer array) raises
-IndexError. A traced index cannot be checked: negative values are wrapped once (i + n),
-and the result is then clamped into range -- the window is moved to lie inside the array,
-as XLA does. So x[i] with a traced i = n + 5 reads x[n - 1].
+Bounds: an out-of-range index raises IndexError: a static one (Python int, or a concrete integer
+array) at once; a traced one where its values can be known -- a jit called with concrete arrays
+(whether every index is inside is guarded, so a later call with one outside raises as eager does),
+vmap (its elements), grad -- by a check staged beside it (_datadep.out_of_bounds). Abstract
+(make_jaxpr, jit(..., guards=False)) it cannot be checked: negative values are wrapped once (i + n),
+and the result is then clamped into range -- the window is moved to lie inside the array, as XLA
+and JAX do. So there x[i] with i = n + 5 reads x[n - 1].
 
 Duplicate integer-array indices in updates: add/subtract/multiply/min/max accumulate every
 update (like numpy.ufunc.at); set, divide and power let one of the duplicates win.
@@ -42,7 +45,7 @@ from transforms.primitives import structural as S
 
 from . import _dtypes as D
 from ._array import Array, _module
-from ._datadep import host_value
+from ._datadep import host_value, out_of_bounds
 from ._helpers import as_array, binary, host_key, normalize_axis, wrap
 from ._indexing_key import (_IDX, _Ent, _expand, _idx_value, _np_grid, _np_index, _np_stack, _static, _traced_grid,
                             _wrap_negative, basic_key, basic_plan, index_operand)
@@ -444,8 +447,9 @@ def take(x, indices, /, *, axis=None):
         the end). axis (int or None): the axis (may be None only for 1-D x).
     Returns: Array: of x's dtype; the axis replaced by indices' length.
     Raises: TypeError: if indices is not integer. ValueError: if x is 0-d or axis is None for x of more than one
-        dimension. IndexError: for an index out of range (eager; under jit an index known only at run time is
-        clamped into range after a negative one is counted from the end: XLA's rule, as in JAX). AxisError (an
+        dimension. IndexError: for an index out of range (eagerly, under vmap and under a jit called with concrete
+        arrays; abstractly traced -- make_jaxpr, jit(..., guards=False) -- it is clamped into range after a
+        negative one is counted from the end: XLA's rule, as in JAX). AxisError (an
         IndexError and a ValueError): for an axis out of range.
 
     >>> xp.take(xp.asarray([10, 20, 30]), xp.asarray([2, 0]))
@@ -476,8 +480,8 @@ def take_along_axis(x, indices, /, *, axis=-1):
         x's. axis (int): the axis (default -1).
     Returns: Array: of x's dtype, the broadcast shape with indices' size along axis.
     Raises: TypeError: if indices is not an integer array. ValueError: for another ndim or shapes that do not
-        broadcast. IndexError: for an index out of range (eager; under jit and vmap an index known only at run time
-        is clamped into range after a negative one is counted from the end, as in take) or an empty axis. AxisError
+        broadcast. IndexError: for an index out of range (clamped where abstractly traced, as in take) or an
+        empty axis. AxisError
         (an IndexError and a ValueError): for an axis out of range.
 
     >>> xp.take_along_axis(xp.asarray([[3, 1], [2, 4]]), xp.asarray([[1], [0]]), axis=1)
@@ -503,6 +507,8 @@ def take_along_axis(x, indices, /, *, axis=-1):
             raise IndexError(f"take_along_axis: index out of bounds for axis {ax} with size {n}")
         iv = _idx_value(_Ent("arr", val=np.where(hv < 0, hv + n, hv).astype(_IDX)))
     else:
+        if out_of_bounds(indices._v, n, "take_along_axis") is not None:
+            raise IndexError(f"take_along_axis: index out of bounds for axis {ax} with size {n}")
         iv = _wrap_negative(indices._v, n)
     full = lambda m: tuple(bshape[:ax]) + (m,) + tuple(bshape[ax:])  # noqa: E731
     xv = S.broadcast_to_shape(x._v, full(n)) if x.shape != full(n) else x._v

@@ -119,9 +119,18 @@ def test_traced_scalar_index_reads_and_updates_under_jit():
     f = jit(lambda x, i: x[i, 1:3])
     for i in (0, 2, -1, -3):
         np.testing.assert_array_equal(np.asarray(f(X, xp.asarray(i))), A[i, 1:3])
-    # out of range traced indices clamp (documented): i + n for negatives, then into [0, n - 1]
-    np.testing.assert_array_equal(np.asarray(f(X, xp.asarray(7))), A[2, 1:3])
-    np.testing.assert_array_equal(np.asarray(f(X, xp.asarray(-9))), A[0, 1:3])
+    # out of range: a jit called with concrete arrays raises eager's IndexError (whether the index is inside is
+    # guarded: an in-range call after it runs the compiled variant again); strict jit cannot know, and clamps
+    # (documented): i + n for negatives, then into [0, n - 1]
+    for i in (7, -9):
+        with pytest.raises(IndexError, match=f"index {i} is out of bounds for axis 0 with size 3"):
+            f(X, xp.asarray(i))
+    traced = f.trace_count
+    np.testing.assert_array_equal(np.asarray(f(X, xp.asarray(1))), A[1, 1:3])
+    assert f.trace_count == traced
+    strict = jit(lambda x, i: x[i, 1:3], guards=False)
+    np.testing.assert_array_equal(np.asarray(strict(X, xp.asarray(7))), A[2, 1:3])
+    np.testing.assert_array_equal(np.asarray(strict(X, xp.asarray(-9))), A[0, 1:3])
     g = jit(lambda x, i, j: x[i, :, j])
     np.testing.assert_array_equal(np.asarray(g(X, xp.asarray(1), xp.asarray(-2))), A[1, :, -2])
     h = jit(lambda x, i: x.at[i, 1:3].add(1.0))
@@ -146,7 +155,10 @@ def test_traced_integer_arrays_under_jit():
     b = A.copy()
     np.add.at(b, (i, 0, j), 1.0)
     np.testing.assert_array_equal(np.asarray(u), b)
-    r, _ = f(X, xp.asarray(ia([[9, -9]])), xp.asarray(ia([7, -7])))   # clamped, never an error
+    with pytest.raises(IndexError, match="index 9 is out of bounds for axis 0 with size 3"):   # as eagerly
+        f(X, xp.asarray(ia([[9, -9]])), xp.asarray(ia([7, -7])))
+    strict = jit(lambda x, i, j: x[i, :, j], guards=False)   # (nothing known: clamped, never an error)
+    r = strict(X, xp.asarray(ia([[9, -9]])), xp.asarray(ia([7, -7])))
     np.testing.assert_array_equal(np.asarray(r), A[[[2, 0]], :, [4, 0]])
 
 
@@ -294,21 +306,25 @@ def test_take_and_take_along_axis():
     np.testing.assert_array_equal(np.asarray(got), np.take_along_axis(A, np.array([[[2, 0, 1, 1, 0]]]), axis=0))
 
 
-def test_take_and_take_along_axis_clamp_a_run_time_index_as_documented():
-    """An index known only at run time (under jit, vmap) cannot raise: it is counted from the end when negative,
-    then clamped into range -- the rule the docstrings of take and take_along_axis state (issue 24)."""
+def test_take_and_take_along_axis_out_of_range_raise_where_known_and_clamp_where_abstract():
+    """An index out of range raises IndexError eagerly, under vmap and under a jit called with concrete arrays
+    (the check is guarded there: a silent clamped read was a wrong value); only abstractly traced (strict jit) is
+    it counted from the end when negative, then clamped into range -- the rule the docstrings state (issue 24)."""
     idx = np.array([[[7, -9, -1, 2, 0]]])
-    clamped = np.clip(np.where(idx < 0, idx + 3, idx), 0, 2)
-    want = np.take_along_axis(A, clamped, axis=0)
-    got = jit(lambda x, i: xp.take_along_axis(x, i, axis=0))(X, xp.asarray(idx))
-    np.testing.assert_array_equal(np.asarray(got), want)
     flat = idx.ravel()
-    got = jit(lambda x, i: xp.take(x, i, axis=0))(X, xp.asarray(flat))
+    tal = lambda x, i: xp.take_along_axis(x, i, axis=0)   # noqa: E731
+    tk = lambda x, i: xp.take(x, i, axis=0)               # noqa: E731
+    for way, f in (("eager", lambda g: g), ("jit", jit), ("vmap", lambda g: lambda x, i: vmap(g, in_axes=(None, 0))(
+            x, xp.stack([i, i])))):
+        with pytest.raises(IndexError, match="take_along_axis"):
+            f(tal)(X, xp.asarray(idx))
+        with pytest.raises(IndexError, match="index 7 is out of bounds"):
+            f(tk)(X, xp.asarray(flat))
+    clamped = np.clip(np.where(idx < 0, idx + 3, idx), 0, 2)
+    got = jit(tal, guards=False)(X, xp.asarray(idx))
+    np.testing.assert_array_equal(np.asarray(got), np.take_along_axis(A, clamped, axis=0))
+    got = jit(tk, guards=False)(X, xp.asarray(flat))
     np.testing.assert_array_equal(np.asarray(got), np.take(A, clamped.ravel(), axis=0))
-    rows = vmap(lambda x, i: xp.take_along_axis(x, i, axis=0))(X, xp.asarray(np.stack([flat[:3]] * 3)[..., None]))
-    loop = [np.take_along_axis(A[b], np.clip(np.where(flat[:3] < 0, flat[:3] + 4, flat[:3]), 0, 3)[:, None], 0)
-            for b in range(3)]
-    np.testing.assert_array_equal(np.asarray(rows), np.stack(loop))
-    with pytest.raises(IndexError, match="take_along_axis"):   # eagerly the same index raises
-        xp.take_along_axis(X, xp.asarray(idx), axis=0)
+    ok = np.array([[[2, -1, 0, 1, -3]]])
+    np.testing.assert_array_equal(np.asarray(jit(tal)(X, xp.asarray(ok))), np.take_along_axis(A, ok, axis=0))
     assert "clamped" in xp.take.__doc__ and "clamped" in xp.take_along_axis.__doc__
