@@ -74,11 +74,18 @@ def _as_written(op, hide):
     """op(x, y) as NumPy rounds it: its operands hidden (_hidden) where hide(x, y) says the simplifier could
     rewrite it. Its rewrites of add, subtract and multiply need just one constant operand (where both are,
     XLA folds the constant expression on the host, as NumPy computes it); x * float(bool) it makes a select,
-    which loses NaN * 0 = NaN and -x * 0 = -0.0."""
+    which loses NaN * 0 = NaN and -x * 0 = -0.0. A constant right operand of add or multiply goes on the left
+    (the same bits: IEEE's sum and product, complex ones included, do not depend on the order): past the barrier,
+    XLA's fusion emitter still folds x + 0.0 into x (-0.0 stays -0.0) and a complex x * (1+0j) into x (inf+0j
+    stays, where the product is inf+nanj) when x is computed in the same fusion, but not 0.0 + x or (1+0j) * x."""
+    swaps = op in (hlo.AddOp, hlo.MulOp)
+
     def rule(c, x, y):
         out = c.avals_out[0]
         hidden = hide(x, y)
         x, y = [broadcast_to(v, a, a.update(shape=out.shape)) for v, a in zip((x, y), c.avals_in)]
+        if hidden and swaps and _is_constant(y):
+            x, y = y, x
         return op(*(_hidden(x, y) if hidden else (x, y))).result
     return rule
 

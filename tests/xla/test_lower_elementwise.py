@@ -262,6 +262,25 @@ def test_jit_keeps_the_order_of_constant_arithmetic(dtype):
     assert text.count("optimization_barrier") == 1   # (the product, not the constant's own subtraction)
 
 
+def test_jit_adds_zero_and_multiplies_by_complex_one_as_ieee_where_the_operand_is_computed_in_the_fusion():
+    """Past the barrier XLA's fusion emitter folded x + 0.0 into x and complex x * (1+0j) into x where x is computed
+    in the same fusion (a reshape, a product): -0.0 + 0.0 gave -0.0 and (inf+0j) * (1+0j) inf+0j under jit, where
+    eagerly (NumPy's) they are 0.0 and inf+nanj. The constant now goes on the left (found by fuzzing eager
+    against jit)."""
+    x = np.array([[-0.0, 0.0, -1.5, np.inf]])
+    z = np.array([complex(np.inf, 0.0), -1j, complex(-0.0, -0.0), complex(0.0, np.inf)])
+    cases = [(x, lambda a: xp.reshape(a, (-1,)) + 0.0, lambda a: a.reshape(-1) + 0.0),
+             (x, lambda a: a * 2.0 + 0.0, lambda a: a * 2.0 + 0.0),
+             (z, lambda a: xp.flip(a) * (1 + 0j), lambda a: np.flip(a) * (1 + 0j)),
+             (z, lambda a: xp.multiply(a * 2.0, 1), lambda a: (a * 2.0) * (1 + 0j))]
+    for a, ours, numpy in cases:
+        with np.errstate(invalid="ignore"):
+            want = numpy(a)
+        for got in (ours(xp.asarray(a)), jit(ours)(xp.asarray(a))):   # (eagerly: NumPy's)
+            got = np.asarray(got)
+            assert got.dtype == want.dtype and got.tobytes() == want.tobytes(), (got, want)
+
+
 def test_jit_product_with_a_converted_bool_keeps_nan_and_signed_zero():
     """XLA's simplifier makes float(m) * x a select(m, x, 0), which gives 0 for NaN * 0 and -x * 0."""
     m = np.array([[False, True, False, False], [True, True, False, True]])
