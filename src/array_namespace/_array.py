@@ -282,8 +282,8 @@ class Array:
         if self.ndim:
             raise TypeError(f"int() needs a 0-d array, got shape {self.shape}")
         v = self._v
-        if isinstance(v, Tracer) and self.dtype not in D.FLOATING and getattr(v._trace, "shadow", None) is not None:
-            return v._trace.shadow.number(v, "int()", sys._getframe(1), int)   # (an integer or bool: as float())
+        if isinstance(v, Tracer) and self.dtype not in D.COMPLEX and getattr(v._trace, "shadow", None) is not None:
+            return v._trace.shadow.number(v, "int()", sys._getframe(1), int)   # (as float(): Python's int of it)
         v = self._concrete("int()")
         if self.dtype in D.FLOATING and not np.isfinite(v):
             raise (OverflowError if np.isinf(v) else ValueError)(f"cannot convert {v} to int")

@@ -488,7 +488,7 @@ def jit(fun=None, *, static_argnums=(), static_argnames=(), donate_argnums=(), i
         off) or raises ConcretizationTypeError as in JAX (False). A guarded function pays a read-back of its
         guard values on every call (its variant's program runs from the C++ dispatcher and
         returns the guard vector beside the result, checked in C: a few microseconds) and a trace and compile per new branch;
-        a guarded float() value takes a new variant per new value (a float(), an integer's int() or
+        a guarded float() value takes a new variant per new value (a float(), an int() or
         an .item() only returned is no guard: each call returns its own value as a Python number). A trace that converts a traced value to the
         host (np.asarray, DLPack, memoryview, a NumPy ufunc: host code whose result would re-enter the program
         as a constant) stops there and the call runs eagerly inside the jitted call, as does from then on every

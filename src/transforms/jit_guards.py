@@ -19,7 +19,7 @@ ConcretizationTypeError (TracerArrayConversionError) as before. vmap
 inside such a jit asks the shadow for the whole batched value (guarding all of it) and answers with the value
 its elements share (batching.py).
 
-A float() result the function returns (likewise int() of an integer value and .item()) is the program's output
+A float() result the function returns (likewise int() of a real value and .item()) is the program's output
 (returned.py maps the number back to its variable), converted back to a Python number on each call (as
 eagerly). Returned untouched (`return float(score)`, as scikit-learn's metrics end; jit_returned.py reads the
 bytecode to know), it assumes nothing, so a new value needs no new variant; used otherwise too (stored,
@@ -136,7 +136,7 @@ class Shadow:
         self.converted = True
 
     def number(self, tracer, why, frame, callee=float):
-        """float(x) of a 0-d traced x (`callee` int: int(x) of an integer one; "item": x.item()), called from
+        """float(x) of a 0-d traced x (`callee` int: int(x) of a real one; "item": x.item()), called from
         `frame`: this call's value. Returned as an output, the number is the program's output on each call
         (returned.py maps it back to `tracer`); it is a guard unless returned untouched (jit_returned.py).
         (complex() makes a new object of what __complex__ returns, so a complex is not followed: it is a guard.)"""

@@ -298,6 +298,24 @@ def test_int_and_item_returned_untouched_or_not(fn, want):
     assert _IntProbe.seen == [want and ON]
 
 
+def test_int_of_a_float_returned_is_pythons_int_of_each_calls_value():
+    """int() of a floating value the function returns is Python's int of this call's value, as eagerly: any size
+    (it was an OverflowError past int64, the number turned into an int64 output), one trace for every value, and
+    eager's ValueError / OverflowError for NaN and infinities; used otherwise it stays a guard."""
+    f, calls = _counted(lambda x: int(xp.sum(x)))
+    for v in ([1e20], [2.7], [-2.7], [3.0], [1e300]):
+        got = f(xp.asarray(v))
+        assert type(got) is int and got == int(np.sum(v)) == int(xp.sum(xp.asarray(v)))
+    assert len(calls) == 1
+    for v, err in (([np.nan], ValueError), ([np.inf], OverflowError)):
+        with pytest.raises(err):
+            int(xp.sum(xp.asarray(v)))
+        with pytest.raises(err):
+            f(xp.asarray(v))
+    g, calls = _counted(lambda x: xp.ones(int(x)))   # (a size: a guard, a variant per value)
+    assert [g(xp.asarray(v)).shape for v in (2.5, 2.9, 3.1)] == [(2,), (2,), (3,)] and len(calls) == 3
+
+
 def test_a_builtin_other_than_the_one_asked_is_not_followed():
     seen = []   # (float(x) is not the call an int() asks about)
 
