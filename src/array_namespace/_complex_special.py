@@ -265,6 +265,8 @@ def signbit_raw(v):
 
 def _is_finite(x): return bind(P.is_finite_p, x)
 def _eq(x, c): return bind(P.eq_p, x, _k(c, x))
+def _and(p, q): return bind(P.and_p, p, q)
+def _not(p): return bind(P.not_p, p)
 
 
 def _is_zero(x):
@@ -273,8 +275,6 @@ def _is_zero(x):
     subnormal for nonzero, though the CPU's compare reads it as zero: tanh(1e-310 + inf j) was NaN + NaN j under
     jit, 0 + NaN j eagerly.)"""
     return bind(P.lt_p, bind(P.abs_p, x), _k(float(np.finfo(get_aval(x).dtype).smallest_normal), x))
-def _and(p, q): return bind(P.and_p, p, q)
-def _not(p): return bind(P.not_p, p)
 
 
 # Conditions on one part x of the folded input.
