@@ -83,8 +83,10 @@ def _call(rng):
         args += [int(rng.integers(-3, 3)), int(rng.integers(-3, 3))]
     if name == "clip":
         kw["min"], kw["max"] = [None, -1, 0.5][rng.integers(3)], [None, 1, 3.5][rng.integers(3)]
-    if name == "take":
-        args.append(xp.asarray(rng.integers(-4, 4, int(rng.integers(0, 4)))))
+    if name == "take":   # (indices of every integer dtype: a bound check must hold for each)
+        idx = rng.integers(-4, 4, int(rng.integers(0, 4)))
+        dt = np.dtype(["int64", "int32", "int8", "uint8", "uint64"][rng.integers(5)])
+        args.append(xp.asarray((idx % 4 if dt.kind == "u" else idx).astype(dt)))
     return name, getattr(xp, name), args, kw
 
 

@@ -83,8 +83,16 @@ def out_of_bounds(v, n, fname):
                 or getattr(t, "shadow", None) is not None):
             return None
         t = t.parent
-    lo, hi = P.convert_element_type(-n, S.dtype_of(v)), P.convert_element_type(n, S.dtype_of(v))
-    bad = bind(P.or_p, bind(P.lt_p, v, lo), bind(P.ge_p, v, hi))
+    # compared in v's own dtype, each bound where that dtype holds it (-n fits no unsigned dtype and n > 127 no
+    # int8: a bound it cannot hold, no index passes; converted, a uint64 index past 2**63 would read as negative)
+    dt = S.dtype_of(v)
+    info = np.iinfo(dt)
+    below, above = info.min <= -n, n <= info.max
+    tests = ([bind(P.lt_p, v, P.convert_element_type(-n, dt))] if below else []) + (
+        [bind(P.ge_p, v, P.convert_element_type(n, dt))] if above else [])
+    if not tests:
+        return None
+    bad = tests[0] if len(tests) == 1 else bind(P.or_p, *tests)
     if S.shape_of(bad):
         bad = bind(R.reduce_or_p, bad, axes=tuple(range(len(S.shape_of(bad)))))
     try:   # (raising: this trace is dropped, its guards with it)
@@ -93,7 +101,8 @@ def out_of_bounds(v, n, fname):
         vals = np.asarray(host_value(v, True, fname))
     except BatchDisagreementError:   # (some elements' indices are outside: a loop over them would raise there)
         return "an index"
-    return f"index {vals[(vals < -n) | (vals >= n)].flat[0]}"
+    outside = ((vals < dt.type(-n)) if below else False) | ((vals >= dt.type(n)) if above else False)
+    return f"index {vals[outside].flat[0]}"
 
 
 def require_host(v, fname, hint=DEFAULT_HINT):

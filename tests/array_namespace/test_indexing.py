@@ -147,6 +147,25 @@ def test_traced_scalar_index_reads_and_updates_under_jit():
     np.testing.assert_array_equal(np.asarray(m(X, xp.asarray(1))), b)
 
 
+@pytest.mark.parametrize("dt", ["uint8", "uint16", "uint32", "uint64", "int8", "int16", "int32", "int64"])
+def test_traced_indices_of_every_integer_dtype_are_checked_as_eagerly(dt):
+    """The bounds check of a traced index works in int64: -n and n fit no unsigned dtype (an OverflowError
+    for every uint index under jit) and n > 127 no int8 (x[int8 index] of a 300-element x raised there)."""
+    x, big = xp.arange(5.0), xp.arange(300.0)
+    hi = min(np.iinfo(dt).max, 299)
+    for a, vals in ((x, [0, 1, 4]), (big, [0, hi, 2]), (x, [0, 5]), (x, [np.iinfo(dt).max])):
+        i = xp.asarray(np.array(vals, dtype=dt))
+        for way, f in (("eager", lambda v, j: v[j]), ("jit", jit(lambda v, j: v[j])),
+                       ("take", jit(lambda v, j: xp.take(v, j))), ("vmap", lambda v, j: vmap(lambda k: v[k])(j))):
+            try:   # (by the indices' values: NumPy casts a uint64 index to intp, so its 2**64 - 1 reads x[-1])
+                want = np.asarray(a)[[v if v < 2**63 else a.shape[0] for v in vals]]
+            except IndexError:
+                with pytest.raises(IndexError, match="out of bounds"):
+                    f(a, i)
+                continue
+            np.testing.assert_array_equal(np.asarray(f(a, i)), want, err_msg=f"{dt} {way} {vals}")
+
+
 def test_traced_integer_arrays_under_jit():
     f = jit(lambda x, i, j: (x[i, :, j], x.at[i, 0, j].add(1.0)))
     i, j = ia([[0, -1], [2, 1]]), ia([4, -5])
