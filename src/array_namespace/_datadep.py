@@ -71,17 +71,17 @@ def _size_value(v, fname):
         raise
 
 
-def out_of_bounds(v, n, fname):
-    """For a traced integer index array v into an axis of length n: "index <i>", its first index outside [-n, n)
-    (or "an index" where the batch elements of a vmap hold different ones), or None where every one is inside or
-    nothing is known. A jit called with concrete values asks this call's answer and guards it (a later call with
-    an index out of range raises as eager does, never a clamped read); vmap asks its elements; abstract
-    (make_jaxpr, strict jit) no check is staged and XLA's gather clamps, as JAX's does."""
+def check_bounds(v, n, fname, axis):
+    """Raise eager's IndexError where a traced integer index array v into axis `axis` (of length n) holds an index
+    outside [-n, n) (named; "an index" where the batch elements of a vmap hold different ones). A jit called with
+    concrete values asks this call's answer and guards it (a later call with an index out of range raises as
+    eager does, never a clamped read); vmap asks its elements; abstract (make_jaxpr, strict jit) no check is
+    staged and XLA's gather clamps, as JAX's does."""
     t = current_trace()   # (asked only where an answer can come: else no check is staged)
     while t is not EVAL:
         if not (getattr(t, "keeps_values_concrete", False) or type(t) is BatchTrace
                 or getattr(t, "shadow", None) is not None):
-            return None
+            return
         t = t.parent
     # compared in v's own dtype, each bound where that dtype holds it (-n fits no unsigned dtype and n > 127 no
     # int8: a bound it cannot hold, no index passes; converted, a uint64 index past 2**63 would read as negative)
@@ -91,18 +91,19 @@ def out_of_bounds(v, n, fname):
     tests = ([bind(P.lt_p, v, P.convert_element_type(-n, dt))] if below else []) + (
         [bind(P.ge_p, v, P.convert_element_type(n, dt))] if above else [])
     if not tests:
-        return None
+        return
     bad = tests[0] if len(tests) == 1 else bind(P.or_p, *tests)
     if S.shape_of(bad):
         bad = bind(R.reduce_or_p, bad, axes=tuple(range(len(S.shape_of(bad)))))
     try:   # (raising: this trace is dropped, its guards with it)
         if not host_value(bad, True, fname):   # (None: unknown; False: all inside)
-            return None
+            return
         vals = np.asarray(host_value(v, True, fname))
+        outside = ((vals < dt.type(-n)) if below else False) | ((vals >= dt.type(n)) if above else False)
+        which = f"index {vals[outside].flat[0]}"
     except BatchDisagreementError:   # (some elements' indices are outside: a loop over them would raise there)
-        return "an index"
-    outside = ((vals < dt.type(-n)) if below else False) | ((vals >= dt.type(n)) if above else False)
-    return f"index {vals[outside].flat[0]}"
+        which = "an index"
+    raise IndexError(f"{fname}: {which} is out of bounds for axis {axis} with size {n}")
 
 
 def require_host(v, fname, hint=DEFAULT_HINT):

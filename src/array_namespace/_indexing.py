@@ -22,7 +22,7 @@ Supported keys (NumPy semantics, a superset of the standard's 2024.12 rules):
 Bounds: an out-of-range index raises IndexError: a static one (Python int, or a concrete integer
 array) at once; a traced one where its values can be known -- a jit called with concrete arrays
 (whether every index is inside is guarded, so a later call with one outside raises as eager does),
-vmap (its elements), grad -- by a check staged beside it (_datadep.out_of_bounds). Abstract
+vmap (its elements), grad -- by a check staged beside it (_datadep.check_bounds). Abstract
 (make_jaxpr, jit(..., guards=False)) it cannot be checked: negative values are wrapped once (i + n),
 and the result is then clamped into range -- the window is moved to lie inside the array, as XLA
 and JAX do. So there x[i] with i = n + 5 reads x[n - 1].
@@ -45,7 +45,7 @@ from transforms.primitives import structural as S
 
 from . import _dtypes as D
 from ._array import Array, _module
-from ._datadep import host_value, out_of_bounds
+from ._datadep import check_bounds, host_value
 from ._helpers import as_array, binary, host_key, normalize_axis, wrap
 from ._indexing_key import (_IDX, _Ent, _expand, _idx_value, _np_grid, _np_index, _np_stack, _static, _traced_grid,
                             _wrap_negative, basic_key, basic_plan, index_operand)
@@ -503,12 +503,12 @@ def take_along_axis(x, indices, /, *, axis=-1):
                          f"axis {ax}") from None
     hv = host_value(indices._v)
     if hv is not None:
-        if hv.size and (hv.min() < -n or hv.max() >= n):
-            raise IndexError(f"take_along_axis: index out of bounds for axis {ax} with size {n}")
+        if hv.size and (hv.min() < -n or hv.max() >= n):   # (the message check_bounds gives a traced index)
+            bad = hv[(hv < -n) | (hv >= n)].flat[0]
+            raise IndexError(f"take_along_axis: index {bad} is out of bounds for axis {ax} with size {n}")
         iv = _idx_value(_Ent("arr", val=np.where(hv < 0, hv + n, hv).astype(_IDX)))
     else:
-        if out_of_bounds(indices._v, n, "take_along_axis") is not None:
-            raise IndexError(f"take_along_axis: index out of bounds for axis {ax} with size {n}")
+        check_bounds(indices._v, n, "take_along_axis", ax)
         iv = _wrap_negative(indices._v, n)
     full = lambda m: tuple(bshape[:ax]) + (m,) + tuple(bshape[ax:])  # noqa: E731
     xv = S.broadcast_to_shape(x._v, full(n)) if x.shape != full(n) else x._v

@@ -23,7 +23,7 @@ from transforms.primitives import structural as S
 
 from . import _dtypes as D
 from ._array import Array
-from ._datadep import host_value, mask_hint, nonzero_sized, out_of_bounds, require_host
+from ._datadep import check_bounds, host_value, mask_hint, nonzero_sized, require_host
 
 _INTS = (int, np.integer)
 _IDX = D.DEFAULT_INDEX
@@ -150,9 +150,7 @@ def _expand(x, key, fname):
                 hv = np.where(hv < 0, hv + n, hv).astype(_IDX) if lo < 0 else hv.astype(_IDX, copy=False)
                 ents.append(_Ent("arr", d, val=hv, shape=hv.shape))
         else:
-            bad = out_of_bounds(k._v, n, fname)   # (a jit that knows its values guards it: eager's error, not a clamp)
-            if bad is not None:
-                raise IndexError(f"{fname}: {bad} is out of bounds for axis {d} with size {n}")
+            check_bounds(k._v, n, fname, d)   # (a jit that knows its values guards it: eager's error, not a clamp)
             v = _wrap_negative(k._v, n)
             ents.append(_Ent("dyn" if k.ndim == 0 else "arr", d, val=v, shape=k.shape))
         d += 1

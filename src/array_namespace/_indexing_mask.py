@@ -28,7 +28,7 @@ from transforms.primitives import structural as S
 
 from . import _dtypes as D
 from ._array import Array, _module
-from ._datadep import host_value, out_of_bounds
+from ._datadep import check_bounds, host_value
 from ._helpers import wrap
 
 _INTS = (int, np.integer)
@@ -107,9 +107,7 @@ def _parse(shape, key, fname):
             hv = host_value(k._v) if type(k) is Array else k
             if hv is None:
                 from ._indexing_key import _wrap_negative
-                bad = out_of_bounds(k._v, n, fname)   # (known: eager's error; unknown: clamped, as traced reads)
-                if bad is not None:
-                    raise IndexError(f"{fname}: {bad} is out of bounds for axis {d} with size {n}")
+                check_bounds(k._v, n, fname, d)   # (known: eager's error; unknown: clamped, as traced reads)
                 iv = _wrap_negative(k._v, n)   # then clamp into range, as traced reads do
                 iv = bind(P.max_p, bind(P.min_p, iv, P.convert_element_type(n - 1, _IDX)),
                           P.convert_element_type(0, _IDX))
