@@ -207,20 +207,25 @@ def _h_sort(*xs, dimension, is_stable, num_keys):
     return [np.take_along_axis(x, perm, axis=dimension) for x in xs]
 
 
-def _h_cum(ufunc, bool_ufunc):
-    """cumsum/cumprod/cummax/cummin: the ufunc's accumulate in the operand's dtype (np.cumsum's own call)."""
+# cumsum/cumprod/cummax/cummin: the ufunc's accumulate in the operand's dtype (np.cumsum's own call). A floating
+# sum or product then combines its first output with the scan's padding `pad` (-0.0, 1), as the lowering's scan
+# does: accumulate copies the first element without arithmetic, so a subnormal stayed there
+# (cumulative_sum([1e-310, 1.0]) was [1e-310, 1.0] eagerly, [0.0, 1.0] under jit; README: subnormals).
+def _h_cum(ufunc, bool_ufunc, pad=None):
     def kernel(x, *, axis, reverse):
         if x.dtype.kind == "c" and ufunc in (np.maximum, np.minimum):
             return NotImplemented
         f = (bool_ufunc if x.dtype == np.bool_ else ufunc).accumulate
-        if reverse:
-            return np.flip(f(np.flip(x, axis), axis, x.dtype), axis)
-        return f(x, axis, x.dtype)
+        out = np.flip(f(np.flip(x, axis), axis, x.dtype), axis) if reverse else f(x, axis, x.dtype)
+        if pad is not None and x.dtype.kind in "fc" and x.shape[axis]:
+            first = np.moveaxis(out, axis, 0)[-1:] if reverse else np.moveaxis(out, axis, 0)[:1]
+            ufunc(first, pad, out=first)
+        return out
     return kernel
 
 
 host_kernels[T.sort_p] = _h_sort
-host_kernels[T.cumsum_p] = _h_cum(np.add, np.logical_or)
-host_kernels[T.cumprod_p] = _h_cum(np.multiply, np.logical_and)
+host_kernels[T.cumsum_p] = _h_cum(np.add, np.logical_or, -0.0)
+host_kernels[T.cumprod_p] = _h_cum(np.multiply, np.logical_and, 1.0)
 host_kernels[T.cummax_p] = _h_cum(np.maximum, np.logical_or)
 host_kernels[T.cummin_p] = _h_cum(np.minimum, np.logical_and)

@@ -247,10 +247,6 @@ def _h_pad(x, pv, *, padding_config):
     return out
 
 
-def _h_iota(*, dtype, shape, dimension):
-    return _h_broadcast_in_dim(np.arange(shape[dimension], dtype=dtype), shape=shape, broadcast_dimensions=(dimension,))
-
-
 host_kernels[S.broadcast_in_dim_p] = _h_broadcast_in_dim
 host_kernels[S.reshape_p] = Kernel(rest=lambda x, *, new_sizes: x.reshape(new_sizes),   # (its form: no kwargs per call)
                                    special=lambda avals, p: (lambda x, s=p["new_sizes"]: x.reshape(s)))
@@ -261,7 +257,8 @@ host_kernels[S.slice_p] = lambda x, *, start_indices, limit_indices, strides: x[
     slice(s, l, st) for s, l, st in zip(start_indices, limit_indices, strides))]
 host_kernels[S.pad_p] = _h_pad
 host_kernels[S.rev_p] = lambda x, *, dimensions: np.flip(x, dimensions) if dimensions else x
-host_kernels[S.iota_p] = _h_iota
+host_kernels[S.iota_p] = lambda *, dtype, shape, dimension: _h_broadcast_in_dim(
+    np.arange(shape[dimension], dtype=dtype), shape=shape, broadcast_dimensions=(dimension,))
 
 
 def _zero_signs(kind, x, axes, r):
