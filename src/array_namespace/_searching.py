@@ -8,7 +8,7 @@ from transforms.primitives import reductions as R
 from transforms.primitives import structural as S
 
 from . import _dtypes as D
-from ._datadep import host_value, nonzero_sized, require_host
+from ._datadep import compared, host_value, nonzero_sized, require_host
 from ._helpers import as_array, binary, check_kind, normalize_axes, normalize_axis, wrap
 
 
@@ -99,7 +99,7 @@ def nonzero(x, /):
         v = x._v
         mask = v if x.dtype == D.bool_ else bind(P.ne_p, v, P.convert_element_type(0, x.dtype))
         return tuple(wrap(i) for i in nonzero_sized(mask, x.shape, "nonzero", _NONZERO_HINT))
-    return tuple(wrap(backend.device_put(np.asarray(i, D.DEFAULT_INDEX))) for i in np.nonzero(hv))
+    return tuple(wrap(backend.device_put(np.asarray(i, D.DEFAULT_INDEX))) for i in np.nonzero(compared(hv)))
 
 
 _NONZERO_HINT = ("Use it outside jit/vmap, or a fixed-shape formulation such as xp.where(x != 0, ..., ...) or "

@@ -25,7 +25,7 @@ from transforms.primitives import structural as S
 
 from . import _dtypes as D
 from ._array import Array
-from ._datadep import host_value, unique_sized
+from ._datadep import compared, host_value, unique_sized
 from ._helpers import as_array, binary, wrap
 
 
@@ -70,7 +70,8 @@ def _unique(x, fname):
     # first indices where asked for or where they pick the values' bits: equal integers (and booleans) have equal
     # bits, so np.unique skips the stable sort the indices need (1M int64: ~85 -> ~25 ms)
     index = fname == "unique_all" or not (plain and hv.dtype.kind in "biu")
-    got = np.unique(hv, return_index=index, return_inverse=want_inv, return_counts=want_counts, equal_nan=False)
+    got = np.unique(compared(hv), return_index=index, return_inverse=want_inv, return_counts=want_counts,
+                    equal_nan=False)
     got = got if type(got) is tuple else (got,)
     first = got[1] if index else None
     put = lambda a, shape: wrap(backend.device_put(np.asarray(a, D.DEFAULT_INDEX).reshape(shape)))  # noqa: E731

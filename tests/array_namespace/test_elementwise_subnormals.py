@@ -294,6 +294,30 @@ def test_bit_moves_keep_subnormals():
     np.testing.assert_array_equal(np.from_dlpack(x), v)
 
 
+@pytest.mark.parametrize("dt", ["float32", "float64", "complex64", "complex128"])
+def test_nonzero_and_unique_read_subnormals_as_zero(dt):
+    """Their eager forms compare on the host with NumPy (outside the kernels' mode): they read a subnormal as a zero
+    of its sign, as their traced forms (compared in XLA) and count_nonzero do; the values keep x's bits (the first
+    occurrence's)."""
+    s = float(np.finfo(np.float32 if dt in ("float32", "complex64") else np.float64).smallest_subnormal)
+    v = np.array([3 * s, 0.0, 2.0, -s, np.nan, -0.0, 2.0] + ([complex(s, 1.0), complex(0.0, 1.0)]
+                                                           if dt.startswith("complex") else []), dt)
+    x = xp.asarray(v)
+    with subnormals_flushed(), np.errstate(invalid="ignore"):
+        nz = np.nonzero(v != 0)   # (NumPy's comparison in the mode)
+    f = flush(v)
+    _, first, inv, counts = np.unique(f, return_index=True, return_inverse=True, return_counts=True, equal_nan=False)
+    for how, g in (("eager", lambda f: f), ("jit", jit)):
+        np.testing.assert_array_equal(np.asarray(g(xp.nonzero)(x)[0]), nz[0], err_msg=how)
+        got = g(xp.unique_all)(x)
+        np.testing.assert_array_equal(np.asarray(got.indices), first, err_msg=how)
+        np.testing.assert_array_equal(np.asarray(got.inverse_indices), inv, err_msg=how)
+        np.testing.assert_array_equal(np.asarray(got.counts), counts, err_msg=how)
+        vals = np.asarray(g(xp.unique_values)(x))
+        assert vals.tobytes() == v[first].tobytes(), (how, vals, v[first])
+    assert len(np.unique(v)) > len(first)   # (NumPy in IEEE mode tells the subnormals from the zeros)
+
+
 @pytest.mark.parametrize("dt", ["float32", "float64", "complex128"])
 @pytest.mark.parametrize("fname", ["cumulative_sum", "cumulative_prod"])
 def test_cumulative_first_output_is_flushed_like_the_rest(fname, dt):
