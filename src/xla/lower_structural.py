@@ -201,7 +201,15 @@ def _dot_general(c, x, y, *, dimension_numbers):
     dn = hlo.DotDimensionNumbers.get(lhs_batching_dimensions=list(lb), rhs_batching_dimensions=list(rb),
                                      lhs_contracting_dimensions=list(lc), rhs_contracting_dimensions=list(rc))
     prec = ir.ArrayAttr.get([hlo.PrecisionAttr.get("HIGHEST")] * 2)
-    return hlo.DotGeneralOp(ttype(c.avals_out[0]), x, y, dn, precision_config=prec).result
+    out = c.avals_out[0]
+    d = hlo.DotGeneralOp(ttype(out), x, y, dn, precision_config=prec).result
+    if out.dtype.kind in "fc" and math.prod(c.avals_in[0].shape[i] for i in lc) == 1:
+        # one product per result: XLA's simplifier turns the dot into a multiply, whose -0.0 stayed where a
+        # dot's sum (from +0.0, as NumPy's and XLA's own for longer sums) gives 0.0 (jit(matmul) of (2, 1) and
+        # (1, 2) arrays gave -0.0 where eagerly 0.0). Written out, behind a barrier (x + 0 is folded: _hidden)
+        zero = hlo.BroadcastInDimOp(ttype(out), constant(np.zeros((), out.dtype), out.dtype), []).result
+        return hlo.AddOp(*_hidden(zero, d)).result
+    return d
 
 
 lowering_rules[L.dot_general_p] = _dot_general

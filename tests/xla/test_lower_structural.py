@@ -283,6 +283,22 @@ def test_sum_and_prod_of_one_element_per_result_are_identity_op_x_eagerly_and_un
                 assert _same_bits(got, want), f"{f.__name__}({v!r}) {way}: {np.asarray(got)} != NumPy's {want}"
 
 
+@pytest.mark.parametrize("dtype", [np.float64, np.float32, np.complex128, np.complex64])
+def test_dot_of_one_product_per_result_is_a_sum_from_zero_eagerly_and_under_jit(dtype):
+    """A dot product sums from +0.0 (NumPy's and XLA's own for longer sums): of one product -0.0 it is 0.0. XLA's
+    simplifier turned a dot with a contraction of size 1 into a multiply, so jit(matmul) kept -0.0 (fuzzing)."""
+    a = np.array([[-0.0], [1.0], [np.inf]], dtype)
+    b = np.array([[0.0, -2.0, -0.0]], dtype)
+    cases = [(xp.matmul, np.matmul, (a, b)), (lambda p, q: xp.tensordot(p, q, axes=1), np.matmul, (a[0], b[:, 0])),
+             (lambda p, q: xp.tensordot(p, q, axes=([1], [0])), np.matmul, (a, b)),
+             (xp.matmul, np.matmul, (a[None], b[None]))]
+    for f, ref, args in cases:
+        want = np.asarray(ref(*args))
+        xs = [xp.asarray(t) for t in args]
+        for way, got in (("eager", f(*xs)), ("jit", jit(f)(*xs)), ("vmap", vmap(f)(*[t[None] for t in xs])[0])):
+            assert _same_bits(got, want), f"{way}: {np.asarray(got)} != NumPy's {want}"
+
+
 @settings(max_examples=20, deadline=None, derandomize=True)
 @given(st.lists(st.integers(0, 5), min_size=0, max_size=3), st.data())
 def test_boolean_reductions_lowered_as_byte_min_max_equal_numpy(shape, data):
