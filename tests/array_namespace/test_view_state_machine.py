@@ -182,7 +182,8 @@ class Views(RuleBasedStateMachine):
     @rule(i=consumes(pairs))
     def drop(self, i):
         self.live[i] = None   # (the arrays die: their family's weak lists and memory must not care)
-        gc.collect()
+        gc.collect(1)   # (the young generations, where its cycles are: a full collection costs ~80 ms a step
+        #                  once earlier tests' caches hold ~650k objects, 60 of the suite's seconds)
 
     @invariant()
     def every_array_equals_numpy(self):
