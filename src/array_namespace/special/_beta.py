@@ -274,8 +274,10 @@ def _log_front_big(p, q, x, y):
     w = xp.where(small_x, x, y)
     pr, err = _two_prod(w, n)
     dw = (pr - xp.where(small_x, p, q)) + err + w * ne   # n w - p (or n y - q), Sterbenz-exact first difference
-    d = xp.where(small_x, dw, -dw)
-    e = p * xp.log1p(d / p) + q * xp.log1p(-d / q)
+    pw, qw = xp.where(small_x, p, q), xp.where(small_x, q, p)
+    r = dw / pw   # n w / pw - 1: near -1 where w is far below its mean, where log1p(r) kept only eps / (1 + r) of
+    # its digits (betainc(10, 10, 1e-11) was off by 8e-7) and log(n w / pw) is good to eps
+    e = pw * xp.where(r < -0.5, xp.log(w * n / pw), xp.log1p(r)) + qw * xp.log1p(-dw / qw)
     return (e + 0.5 * (xp.log(q) - xp.log(p) - xp.log(n)) - _LOG_SQRT_2PI
             + _stirling_corr(n) - _stirling_corr(p) - _stirling_corr(q))
 

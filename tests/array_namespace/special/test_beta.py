@@ -309,6 +309,28 @@ def test_betainc_huge_parameters_against_mpmath():
     np.testing.assert_allclose(sc.betainc(a, b, x), want, rtol=5e-11)
 
 
+def test_betainc_far_below_the_mean_against_mpmath():
+    """For a, b >= 10 the front x^a (1-x)^b / (a B) is taken as a log1p of n x / a - 1, which near -1 (x far
+    below its mean a / n) kept only eps / (n x / a) of its digits: betainc(10, 10, 1e-11) was off by 8e-7. The
+    lower tail, and the same values as the upper tail of the swapped parameters at 1 - x (its complement then
+    exact: mpmath at 1 - (1 - x))."""
+    import mpmath
+    mpmath.mp.dps = 40
+    cases = [(a, b, x) for a, b in ((10.0, 10.0), (20.0, 20.0), (10.0, 1e3), (50.0, 10.0))
+             for x in (1e-3, 1e-5, 1e-8, 1e-11, 1e-30)]
+    a, b, x = (np.array(v) for v in zip(*cases))
+    xc = 1 - x
+    want = np.array([float(mpmath.betainc(p, q, 0, t, regularized=True)) for p, q, t in zip(a, b, x)])
+    want_c = np.array([float(mpmath.betainc(p, q, 0, 1 - mpmath.mpf(t), regularized=True))
+                       for p, q, t in zip(a, b, xc)])
+    for f, g, n in ((xp.special.betainc, xp.special.betaincc, len(a)),
+                    (jit(xp.special.betainc), jit(xp.special.betaincc), N_JIT)):
+        got = np.asarray(f(*[xp.asarray(np.resize(v, n)) for v in (a, b, x)]))[:len(a)]
+        np.testing.assert_allclose(got, want, rtol=1e-12)
+        got = np.asarray(g(*[xp.asarray(np.resize(v, n)) for v in (b, a, xc)]))[:len(a)]
+        np.testing.assert_allclose(got, want_c, rtol=1e-12)
+
+
 def test_betainc_out_of_terms_is_nan_not_truncated(monkeypatch):
     # a fraction cut off before it converged is nan (it was returned as it stood: 1e-3 off at a ~ 1e9).
     # With the cap lowered to 50 terms, I_0.5(1e6, 1e6) (needing ~300) is nan, eager and jit; the
