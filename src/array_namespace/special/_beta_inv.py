@@ -50,15 +50,19 @@ def _solve(p, q, y):
     def body(s):
         i, x, done = s
         ib = _ibeta_parts(p, q, x, 1 - x, derivs=False)[0]
-        err = ib - y
-        dens = xp.exp(_xlogy(p - 1, xp.log(x)) + _xlogy(q - 1, xp.log1p(-x)) - bl)
-        u = err / dens
-        corr = xp.minimum(u * ((p - 1) / x - (q - 1) / (1 - x)), 1.0)
+        # Halley's method on g = log(I_x / y) as a function of log x: in the lower tail I_x is near a power of x,
+        # on which it steps exactly, where steps on I_x - y in x crawl or halve (betaincinv(100, 1, 1e-20) stopped
+        # after 40 of them at 0.043, not 0.631); near the root the steps are Halley's on I_x - y in x
+        g = xp.log(ib / y)
+        xv = x * xp.exp(_xlogy(p - 1, xp.log(x)) + _xlogy(q - 1, xp.log1p(-x)) - bl) / ib   # dg / dlog x
+        u = g / xv
+        corr = xp.minimum(u * (p - (q - 1) * x / (1 - x) - xv), 1.0)
         step = u / (1 - 0.5 * corr)
         step = xp.where(xp.isfinite(step), step, 0.0)
-        xn = x - step
+        xn = x * xp.exp(-step)
         xn = xp.where(xn <= 0, 0.5 * x, xp.where(xn >= 1, 0.5 * (x + 1), xn))
-        conv = (xp.abs(xn - x) <= 4 * eps * xn) | (err == 0)
+        xn = xp.where(ib == 0, xp.sqrt(x), xn)   # (I_x underflowed: x is far too small)
+        conv = (xp.abs(xn - x) <= 4 * eps * xn) | (g == 0)
         # I_x itself failed (its fraction out of terms, parameters beyond ~1e11): nan, not a step of 0
         fail = xp.isnan(ib)
         xn = xp.where(fail, xp.nan, xn)
@@ -90,12 +94,18 @@ def _ibinv(a, b, y, yc):
     s = _solve(p, q, r)
     x, xc = xp.where(comp, 1 - s, s), xp.where(comp, s, 1 - s)
     # 1 - s cancels where the wanted side is tiny (betaincinv(0.0123, 0.5, 0.6125) = 2.3e-17 came out 0):
-    # solve those in their own tail, I_x(a, b) = y (or I_xc(b, a) = yc), whatever side y is on
+    # solve those in their own tail, I_x(a, b) = y (or I_xc(b, a) = yc), whatever side y is on, and keep that
+    # where its I is the nearer to the smaller of y, yc (the other side's may have lost its digits to 1 - y:
+    # betaincinv(1e5, 0.5, 1e-20) = 0.99956 came out 1.1e-16 from yc = 1)
     lo, hi = valid & comp & (x < 1e-3), valid & ~comp & (xc < 1e-3)
-    redo = lo | hi
     d = _solve(xp.where(lo, sa, xp.where(hi, sb, 1.0)), xp.where(lo, sb, xp.where(hi, sa, 1.0)),
                xp.where(lo, y, xp.where(hi, yc, 0.5)))
-    x, xc = xp.where(lo, d, xp.where(hi, 1 - d, x)), xp.where(lo, 1 - d, xp.where(hi, d, xc))
+    x2, xc2 = xp.where(lo, d, 1 - d), xp.where(lo, 1 - d, d)
+    i1, i2 = (_ibeta_parts(sa, sb, xp.where(lo | hi, u, 0.5), xp.where(lo | hi, v, 0.5), derivs=False)
+              for u, v in ((x, xc), (x2, xc2)))
+    miss1, miss2 = (xp.where(comp, xp.abs(i[1] - yc), xp.abs(i[0] - y)) for i in (i1, i2))
+    take = (lo | hi) & (miss2 < miss1)
+    x, xc = xp.where(take, x2, x), xp.where(take, xc2, xc)
     return xp.where(valid, x, edge), xp.where(valid, xc, 1 - edge)
 
 

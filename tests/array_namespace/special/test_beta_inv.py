@@ -135,3 +135,27 @@ def test_fdtri_tiny_quantile_against_mpmath():
     for f in (xp.special.fdtri, jit(xp.special.fdtri)):
         got = np.asarray(f(*[xp.asarray(np.full(N_JIT, v)) for v in (dfn, dfd, p)]))
         np.testing.assert_allclose(got, np.full(N_JIT, 4.0538300510887386e-14), rtol=1e-13)
+
+
+def test_betaincinv_far_tails():
+    """Far in a tail I_x is near a power of x: Halley steps on I_x - y in x crawled or halved there and stopped
+    after 40 at a wrong x (betaincinv(100, 1, 1e-20) was 0.043, not 0.631; bdtri(0, 100, 1e-300) 1.0, not
+    0.999), and the complement's redo solved from 1 - y = 1 (betaincinv(1e5, 0.5, 1e-20) was 1.1e-16). Closed
+    forms where b = 1 (x = y^(1/a)) and a = 1 (1 - x = (1 - y)^(1/b)); elsewhere I_x by mpmath at 40 digits."""
+    import mpmath
+    a = np.array([100.0, 1.5, 3.0, 10.0, 1e5, 1.0, 10.0, 10.0, 1e5, 1.5])
+    b = np.array([1.0, 1.0, 1.0, 1.0, 1.0, 50.0, 10.0, 1e3, 0.5, 1.5])
+    y = np.array([1e-20, 1e-300, 1e-100, 1e-300, 1e-20, 1e-200, 1e-100, 1e-300, 1e-20, 1e-300])
+    want = np.where(b == 1, y ** (1 / a), -np.expm1(np.log1p(-y) / b))
+    for f in (xp.special.betaincinv, jit(xp.special.betaincinv)):
+        got = np.asarray(f(*[xp.asarray(np.resize(v, N_JIT)) for v in (a, b, y)]))[:len(a)]
+        closed = (a == 1) | (b == 1)
+        np.testing.assert_allclose(got[closed], want[closed], rtol=1e-13)
+        mpmath.mp.dps = 40
+        for i in np.nonzero(~closed)[0]:
+            back = float(mpmath.betainc(a[i], b[i], 0, got[i], regularized=True))
+            cond = a[i] + abs(b[i] - 1) * got[i] / (1 - got[i])   # (d log I / d log x: an ulp of x moves I so)
+            assert abs(back - y[i]) <= 1e-13 * cond * y[i], (a[i], b[i], y[i], got[i], back)
+    k, n = xp.asarray(np.zeros(3)), xp.asarray(np.array([100.0, 800.0, 10.0]))
+    np.testing.assert_allclose(np.asarray(xp.special.bdtri(k, n, xp.asarray(np.array([1e-300, 1e-20, 1e-100])))),
+                               [0.999, -np.expm1(np.log(1e-20) / 800), 1 - 1e-10], rtol=1e-13)
