@@ -47,6 +47,19 @@ def test_betaln_large_arguments_against_mpmath():
                                rtol=2e-15)
 
 
+def test_betaln_of_a_negative_and_a_large_argument_against_mpmath():
+    """log|B(a, b)| with a < 0 (not a pole) and b, a + b >= 10 takes the Stirling form of lgamma(b) -
+    lgamma(a + b): the log-gamma sum lost 1.5e-7 of betaln(-2.5, 1e10) and 2.3e-8 of betaln(-0.5, 1e8) to the
+    cancellation of the huge log-gammas (found by fuzzing against scipy). mpmath at 40 digits."""
+    import mpmath
+    mpmath.mp.dps = 40
+    a = np.array([-2.5, -0.5, -2.5, 30.0, -2.5, -7.5, -15.5, -0.001])
+    b = np.array([1e10, 1e8, 1e5, -2.5, 12.4, 17.4, 26.0, 10.0])
+    want = [float(mpmath.log(abs(mpmath.beta(mpmath.mpf(p), mpmath.mpf(q))))) for p, q in zip(a, b)]
+    for f in (xp.special.betaln, jit(xp.special.betaln)):
+        np.testing.assert_allclose(np.asarray(f(xp.asarray(a), xp.asarray(b))), want, rtol=4e-15)
+
+
 def test_betaln_grid():
     a = np.concatenate([RNG.uniform(0.01, 10, 30), RNG.uniform(10, 500, 20), RNG.uniform(-20, 0, 10)])
     b = np.concatenate([RNG.uniform(0.01, 30, 30), RNG.uniform(0.1, 2000, 20), RNG.uniform(0.1, 5, 10)])
