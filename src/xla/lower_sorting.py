@@ -210,15 +210,16 @@ def _h_sort(*xs, dimension, is_stable, num_keys):
 # cumsum/cumprod/cummax/cummin: the ufunc's accumulate in the operand's dtype (np.cumsum's own call). A floating
 # sum or product then combines its first output with the scan's padding `pad` (-0.0, 1), as the lowering's scan
 # does: accumulate copies the first element without arithmetic, so a subnormal stayed there
-# (cumulative_sum([1e-310, 1.0]) was [1e-310, 1.0] eagerly, [0.0, 1.0] under jit; README: subnormals).
+# (cumulative_sum([1e-310, 1.0]) was [1e-310, 1.0] eagerly, [0.0, 1.0] under jit; README: subnormals). A complex
+# one part by part: (1+0j) * (inf+0j) would be inf+nanj, where the first output is NumPy's inf+0j.
 def _h_cum(ufunc, bool_ufunc, pad=None):
     def kernel(x, *, axis, reverse):
         if x.dtype.kind == "c" and ufunc in (np.maximum, np.minimum):
             return NotImplemented
         f = (bool_ufunc if x.dtype == np.bool_ else ufunc).accumulate
         out = np.flip(f(np.flip(x, axis), axis, x.dtype), axis) if reverse else f(x, axis, x.dtype)
-        if pad is not None and x.dtype.kind in "fc" and x.shape[axis]:
-            first = np.moveaxis(out, axis, 0)[-1:] if reverse else np.moveaxis(out, axis, 0)[:1]
+        for v in (out.real, out.imag)[:1 + (x.dtype.kind == "c")] if pad is not None and x.dtype.kind in "fc" else ():
+            first = np.moveaxis(v, axis, 0)[-1:] if reverse else np.moveaxis(v, axis, 0)[:1]
             ufunc(first, pad, out=first)
         return out
     return kernel

@@ -338,3 +338,12 @@ def test_cumulative_first_output_is_flushed_like_the_rest(fname, dt):
                              ("vmap", vmap(f)(xp.asarray(v[None]))[0])):
                 got = np.asarray(got)
                 assert got.tobytes() == want.tobytes(), (how, axis, incl, got, want)
+
+
+def test_cumulative_prod_first_output_of_complex_infinities_is_numpys():
+    """The eager kernel flushes a complex first output part by part: (1+0j) * (inf+0j) is inf+nanj, while the
+    first output of NumPy's cumprod (and of ours before the flush) is inf+0j."""
+    v = np.array([complex(np.inf, 0.0), complex(-0.0, np.inf), 2 + 0j])
+    for i in range(2):
+        got = np.asarray(xp.cumulative_prod(xp.asarray(v[i:])))[0]
+        assert got.tobytes() == v[i].tobytes(), (got, v[i])
