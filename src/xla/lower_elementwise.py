@@ -109,6 +109,30 @@ def _conj(c, x):
 
 
 lowering_rules[E.exp2_p] = _exp2
+
+
+def _log1p(c, x):
+    """A real log1p as Goldberg's log(u) * (x / (u - 1)), u = 1 + x (x itself where u rounds to 1, a subnormal
+    x flushed; inf where u is): XLA's own float64 log1p is off by up to 128 ulps near
+    x = -0.41 while its log is good to an ulp, so jit's log1p (and logaddexp, atanh, the special functions built
+    on it) strayed from the host kernel's (NumPy's). u - 1 behind the barrier: XLA folds (1 + x) - 1 into x."""
+    a = c.avals_in[0]
+    if a.dtype.kind != "f":
+        return hlo.Log1pOp(x).result
+    full = lambda v: hlo.BroadcastInDimOp(ttype(a), constant(v, a.dtype), broadcast_dimensions=[]).result  # noqa: E731
+    cmp = lambda p, q: hlo.CompareOp(p, q, hlo.ComparisonDirectionAttr.get("EQ"),  # noqa: E731
+                                     compare_type=hlo.ComparisonTypeAttr.get("FLOAT")).result
+    u = hlo.AddOp(full(1), x).result
+    d = hlo.SubtractOp(*_hidden(u, full(1))).result
+    r = hlo.MulOp(hlo.LogOp(u).result, hlo.DivOp(x, d).result).result
+    lt = hlo.CompareOp(hlo.AbsOp(x).result, full(np.finfo(a.dtype).tiny), hlo.ComparisonDirectionAttr.get("LT"),
+                       compare_type=hlo.ComparisonTypeAttr.get("FLOAT")).result
+    x = hlo.SelectOp(lt, hlo.MulOp(x, full(0)).result, x).result   # (x itself, a subnormal flushed)
+    r = hlo.SelectOp(cmp(d, full(0)), x, r).result
+    return hlo.SelectOp(cmp(u, full(np.inf)), u, r).result
+
+
+lowering_rules[E.log1p_p] = _log1p
 lowering_rules[E.conj_p] = _conj
 
 
