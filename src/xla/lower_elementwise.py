@@ -133,6 +133,34 @@ def _log1p(c, x):
 
 
 lowering_rules[E.log1p_p] = _log1p
+
+
+def _hyperbolic(sinh):
+    """Real cosh as (e/2) e + (1/2) / (e e) with e = exp(|x|/2) (|x|/2 is exact; e/2 first: no overflow below
+    cosh's), and sinh likewise, with -, where |x| >= 1 (below, XLA's own). XLA's formulas take exp(|x| + log(1/2)),
+    whose rounded argument is off by an ulp of |x|: cosh(599.0) and sinh(583.0) were 495 ulps from the host
+    kernel's (NumPy's) in float64, 24 in float32."""
+    def rule(c, x):
+        a = c.avals_in[0]
+        if a.dtype.kind != "f":
+            return (chlo.SinhOp if sinh else chlo.CoshOp)(x).result
+        full = lambda v: hlo.BroadcastInDimOp(ttype(a), constant(v, a.dtype), broadcast_dimensions=[]).result  # noqa: E731
+        cmp = lambda p, q, d: hlo.CompareOp(p, q, hlo.ComparisonDirectionAttr.get(d),  # noqa: E731
+                                            compare_type=hlo.ComparisonTypeAttr.get("FLOAT")).result
+        ax = hlo.AbsOp(x).result
+        e = hlo.ExpOp(hlo.MulOp(ax, full(0.5)).result).result
+        big = hlo.MulOp(hlo.MulOp(e, full(0.5)).result, e).result
+        small = hlo.DivOp(full(0.5), hlo.MulOp(e, e).result).result
+        if not sinh:
+            return hlo.AddOp(big, small).result
+        m = hlo.SubtractOp(big, small).result
+        m = hlo.SelectOp(cmp(x, full(0), "LT"), hlo.NegOp(m).result, m).result
+        return hlo.SelectOp(cmp(ax, full(1), "GE"), m, chlo.SinhOp(x).result).result
+    return rule
+
+
+lowering_rules[E.sinh_p] = _hyperbolic(True)
+lowering_rules[E.cosh_p] = _hyperbolic(False)
 lowering_rules[E.conj_p] = _conj
 
 
