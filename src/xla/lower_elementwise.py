@@ -19,6 +19,15 @@ def _nary(op):
     return rule
 
 
+def _full(value, aval):
+    return hlo.BroadcastInDimOp(ttype(aval), constant(value, aval.dtype), broadcast_dimensions=[]).result
+
+
+def _cmp(x, y, direction):
+    return hlo.CompareOp(x, y, hlo.ComparisonDirectionAttr.get(direction),
+                         compare_type=hlo.ComparisonTypeAttr.get("FLOAT")).result
+
+
 _UNARY = {
     E.neg_p: hlo.NegOp, E.sin_p: hlo.SineOp, E.cos_p: hlo.CosineOp, E.tan_p: hlo.TanOp,
     E.asin_p: chlo.AsinOp, E.acos_p: chlo.AcosOp, E.atan_p: chlo.AtanOp, E.sinh_p: chlo.SinhOp,
@@ -111,25 +120,24 @@ def _conj(c, x):
 lowering_rules[E.exp2_p] = _exp2
 
 
+lowering_rules[E.conj_p] = _conj
+
+
 def _log1p(c, x):
     """A real log1p as Goldberg's log(u) * (x / (u - 1)), u = 1 + x (x itself where u rounds to 1, a subnormal
-    x flushed; inf where u is): XLA's own float64 log1p is off by up to 128 ulps near
-    x = -0.41 while its log is good to an ulp, so jit's log1p (and logaddexp, atanh, the special functions built
-    on it) strayed from the host kernel's (NumPy's). u - 1 behind the barrier: XLA folds (1 + x) - 1 into x."""
+    x flushed; inf where u is): XLA's own float64 log1p is off by up to 128 ulps near x = -0.41 while its log is
+    good to an ulp, so jit's log1p (and logaddexp, atanh, the special functions built on it) strayed from the
+    host kernel's (NumPy's). u - 1 behind the barrier: XLA folds (1 + x) - 1 into x."""
     a = c.avals_in[0]
     if a.dtype.kind != "f":
         return hlo.Log1pOp(x).result
-    full = lambda v: hlo.BroadcastInDimOp(ttype(a), constant(v, a.dtype), broadcast_dimensions=[]).result  # noqa: E731
-    cmp = lambda p, q: hlo.CompareOp(p, q, hlo.ComparisonDirectionAttr.get("EQ"),  # noqa: E731
-                                     compare_type=hlo.ComparisonTypeAttr.get("FLOAT")).result
-    u = hlo.AddOp(full(1), x).result
-    d = hlo.SubtractOp(*_hidden(u, full(1))).result
+    u = hlo.AddOp(_full(1, a), x).result
+    d = hlo.SubtractOp(*_hidden(u, _full(1, a))).result
     r = hlo.MulOp(hlo.LogOp(u).result, hlo.DivOp(x, d).result).result
-    lt = hlo.CompareOp(hlo.AbsOp(x).result, full(np.finfo(a.dtype).tiny), hlo.ComparisonDirectionAttr.get("LT"),
-                       compare_type=hlo.ComparisonTypeAttr.get("FLOAT")).result
-    x = hlo.SelectOp(lt, hlo.MulOp(x, full(0)).result, x).result   # (x itself, a subnormal flushed)
-    r = hlo.SelectOp(cmp(d, full(0)), x, r).result
-    return hlo.SelectOp(cmp(u, full(np.inf)), u, r).result
+    small = _cmp(hlo.AbsOp(x).result, _full(np.finfo(a.dtype).tiny, a), "LT")
+    x = hlo.SelectOp(small, hlo.MulOp(x, _full(0, a)).result, x).result   # (x itself, a subnormal flushed)
+    r = hlo.SelectOp(_cmp(d, _full(0, a), "EQ"), x, r).result
+    return hlo.SelectOp(_cmp(u, _full(np.inf, a), "EQ"), u, r).result
 
 
 lowering_rules[E.log1p_p] = _log1p
@@ -144,24 +152,20 @@ def _hyperbolic(sinh):
         a = c.avals_in[0]
         if a.dtype.kind != "f":
             return (chlo.SinhOp if sinh else chlo.CoshOp)(x).result
-        full = lambda v: hlo.BroadcastInDimOp(ttype(a), constant(v, a.dtype), broadcast_dimensions=[]).result  # noqa: E731
-        cmp = lambda p, q, d: hlo.CompareOp(p, q, hlo.ComparisonDirectionAttr.get(d),  # noqa: E731
-                                            compare_type=hlo.ComparisonTypeAttr.get("FLOAT")).result
         ax = hlo.AbsOp(x).result
-        e = hlo.ExpOp(hlo.MulOp(ax, full(0.5)).result).result
-        big = hlo.MulOp(hlo.MulOp(e, full(0.5)).result, e).result
-        small = hlo.DivOp(full(0.5), hlo.MulOp(e, e).result).result
+        e = hlo.ExpOp(hlo.MulOp(ax, _full(0.5, a)).result).result
+        big = hlo.MulOp(hlo.MulOp(e, _full(0.5, a)).result, e).result
+        small = hlo.DivOp(_full(0.5, a), hlo.MulOp(e, e).result).result
         if not sinh:
             return hlo.AddOp(big, small).result
         m = hlo.SubtractOp(big, small).result
-        m = hlo.SelectOp(cmp(x, full(0), "LT"), hlo.NegOp(m).result, m).result
-        return hlo.SelectOp(cmp(ax, full(1), "GE"), m, chlo.SinhOp(x).result).result
+        m = hlo.SelectOp(_cmp(x, _full(0, a), "LT"), hlo.NegOp(m).result, m).result
+        return hlo.SelectOp(_cmp(ax, _full(1, a), "GE"), m, chlo.SinhOp(x).result).result
     return rule
 
 
 lowering_rules[E.sinh_p] = _hyperbolic(True)
 lowering_rules[E.cosh_p] = _hyperbolic(False)
-lowering_rules[E.conj_p] = _conj
 
 
 def _complex(c, re, im):   # complex(re, im): its host kernel (exact too) is in lower_elementwise_complex.py

@@ -16,8 +16,8 @@ from transforms.primitives import elementwise as E
 
 from ._jaxlib import chlo, hlo, ir
 from .host import host_kernels
-from .lower_elementwise import _UNARY, _nary
-from .lowering import broadcast_to, constant, lowering_rules, ttype
+from .lower_elementwise import _UNARY, _cmp, _full, _nary
+from .lowering import broadcast_to, lowering_rules
 
 
 # ------------------------------------------------------------------ subnormals (xla/host.py, "Subnormals")
@@ -29,15 +29,6 @@ from .lowering import broadcast_to, constant, lowering_rules, ttype
 # complex pow takes (-2.5 + 5e-324j) as -2.5 - 0j). These
 # get the rule's values here: their result, or their operands, flushed explicitly. (|x| < tiny ? x * 0 : x is
 # not an IEEE identity, so no simplifier removes it, as XLA's and LLVM's do with select(x == 0, 0 * x, x).)
-def _full(value, aval):
-    return hlo.BroadcastInDimOp(ttype(aval), constant(value, aval.dtype), broadcast_dimensions=[]).result
-
-
-def _cmp(x, y, direction):
-    return hlo.CompareOp(x, y, hlo.ComparisonDirectionAttr.get(direction),
-                         compare_type=hlo.ComparisonTypeAttr.get("FLOAT")).result
-
-
 def _part(aval):
     """The aval of a complex aval's real or imaginary part."""
     return aval.update(dtype=np.float32 if aval.dtype == np.complex64 else np.float64)

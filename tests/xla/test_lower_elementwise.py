@@ -341,7 +341,8 @@ def test_jit_log1p_is_within_a_few_ulps_of_numpy(dtype):
     log(1 + x) * x / ((1 + x) - 1), jit's log1p stays within 3 ulps of the host kernel's (NumPy's), and keeps
     the edge values: -0.0, -1 -> -inf, inf, NaN below -1, tiny x itself, a subnormal x flushed."""
     x = np.random.default_rng(0).uniform(-0.9, 2.0, 100_000).astype(dtype)
-    x = np.concatenate([x, np.geomspace(1e-30, 1e3, 1000).astype(dtype), -np.geomspace(1e-30, 0.999, 1000).astype(dtype)])
+    x = np.concatenate([x, np.geomspace(1e-30, 1e3, 1000).astype(dtype),
+                        -np.geomspace(1e-30, 0.999, 1000).astype(dtype)])
     got, want = np.asarray(jit(xp.log1p)(xp.asarray(x))), np.log1p(x)
     assert (np.abs(got - want) / np.spacing(np.abs(want))).max() <= 3
     tiny = np.finfo(dtype).tiny
@@ -361,7 +362,8 @@ def test_jit_sinh_and_cosh_of_large_arguments_are_within_a_few_ulps_of_numpy(nam
     they stay within 6 ulps everywhere, up to the overflow and with its infinities where NumPy has them."""
     top = 710.4 if dtype == np.float64 else 89.4
     x = np.random.default_rng(1).uniform(-top, top, 100_000).astype(dtype)
-    x = np.concatenate([x, np.linspace(-3, 3, 10_001, dtype=dtype), np.array([top, -top, 1.2 * top, np.inf, -np.inf, 0.0, -0.0], dtype)])
+    x = np.concatenate([x, np.linspace(-3, 3, 10_001, dtype=dtype),
+                        np.array([top, -top, 1.2 * top, np.inf, -np.inf, 0.0, -0.0], dtype)])
     got, want = np.asarray(jit(getattr(xp, name))(xp.asarray(x))), getattr(np, name)(x)
     fin = np.isfinite(want)
     assert np.array_equal(got[~fin], want[~fin]) and np.array_equal(np.signbit(got), np.signbit(want))
