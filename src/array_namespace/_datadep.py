@@ -66,12 +66,12 @@ def compared(hv):
     compared in XLA: unique_values([0.0, 1e-310]) had two values eagerly, one under jit."""
     if hv.dtype.kind not in "fc":
         return hv
-    tiny = np.finfo(hv.dtype).tiny
-    small = [np.abs(p) < tiny for p in ((hv.real, hv.imag) if hv.dtype.kind == "c" else (hv,))]
-    if not any(np.count_nonzero(m) for m in small):
+    parts = lambda a: (a.real, a.imag) if a.dtype.kind == "c" else (a,)  # noqa: E731
+    small = [np.abs(p) < np.finfo(hv.dtype).tiny for p in parts(hv)]
+    if not any(m.any() for m in small):
         return hv
     hv = hv.copy()
-    for p, m in zip((hv.real, hv.imag) if hv.dtype.kind == "c" else (hv,), small):
+    for p, m in zip(parts(hv), small):
         p[m] = 0
     return hv
 

@@ -28,6 +28,20 @@ def _cmp(x, y, direction):
                          compare_type=hlo.ComparisonTypeAttr.get("FLOAT")).result
 
 
+def _part(aval):
+    """The aval of a complex aval's real or imaginary part."""
+    return aval.update(dtype=np.float32 if aval.dtype == np.complex64 else np.float64)
+
+
+def _flushed(x, aval):
+    """x with its subnormal values (a complex x: parts) as zeros of their sign."""
+    if aval.dtype.kind == "c":
+        part = _part(aval)
+        return hlo.ComplexOp(_flushed(hlo.RealOp(x).result, part), _flushed(hlo.ImagOp(x).result, part)).result
+    small = _cmp(hlo.AbsOp(x).result, _full(np.finfo(aval.dtype).tiny, aval), "LT")
+    return hlo.SelectOp(small, hlo.MulOp(x, _full(0, aval)).result, x).result
+
+
 _UNARY = {
     E.neg_p: hlo.NegOp, E.sin_p: hlo.SineOp, E.cos_p: hlo.CosineOp, E.tan_p: hlo.TanOp,
     E.asin_p: chlo.AsinOp, E.acos_p: chlo.AcosOp, E.atan_p: chlo.AtanOp, E.sinh_p: chlo.SinhOp,
@@ -107,7 +121,7 @@ lowering_rules[E.mul_p] = _as_written(hlo.MulOp, lambda x, y: _one_constant(x, y
 
 def _exp2(c, x):
     a = c.avals_in[0]
-    return hlo.PowOp(hlo.BroadcastInDimOp(ttype(a), constant(2, a.dtype), broadcast_dimensions=[]).result, x).result
+    return hlo.PowOp(_full(2, a), x).result
 
 
 def _conj(c, x):
@@ -136,9 +150,7 @@ def _log1p_of(x, a):
     u = hlo.AddOp(_full(1, a), x).result
     d = hlo.SubtractOp(*_hidden(u, _full(1, a))).result
     r = hlo.MulOp(hlo.LogOp(u).result, hlo.DivOp(x, d).result).result
-    small = _cmp(hlo.AbsOp(x).result, _full(np.finfo(a.dtype).tiny, a), "LT")
-    x = hlo.SelectOp(small, hlo.MulOp(x, _full(0, a)).result, x).result   # (x itself, a subnormal flushed)
-    r = hlo.SelectOp(_cmp(d, _full(0, a), "EQ"), x, r).result
+    r = hlo.SelectOp(_cmp(d, _full(0, a), "EQ"), _flushed(x, a), r).result   # (x itself, a subnormal flushed)
     return hlo.SelectOp(_cmp(u, _full(np.inf, a), "EQ"), u, r).result
 
 
@@ -258,7 +270,7 @@ def _zero_keeping(op, both):
     def rule(c, a, b):
         out = c.avals_out[0]
         a, b = [broadcast_to(x, av, av.update(shape=out.shape)) for x, av in zip((a, b), c.avals_in)]
-        zero = hlo.BroadcastInDimOp(ttype(out), constant(0, out.dtype), broadcast_dimensions=[]).result
+        zero = _full(0, out)
         kind = hlo.ComparisonTypeAttr.get(_compare_type(out.dtype))
         eq = hlo.ComparisonDirectionAttr.get("EQ")
         pred = hlo.CompareOp(a, zero, eq, compare_type=kind).result
@@ -283,7 +295,7 @@ def _convert(c, x, *, new_dtype, weak_type):
         if a.dtype == new_dtype:
             return x
     if new_dtype == np.bool_ and a.dtype.kind != "b":
-        zero = hlo.BroadcastInDimOp(ttype(a), constant(0, a.dtype), broadcast_dimensions=[]).result
+        zero = _full(0, a)
         return hlo.CompareOp(x, zero, hlo.ComparisonDirectionAttr.get("NE"),
                              compare_type=hlo.ComparisonTypeAttr.get(_compare_type(a.dtype))).result
     return hlo.ConvertOp(ttype(out), x).result

@@ -16,7 +16,7 @@ from transforms.primitives import elementwise as E
 
 from ._jaxlib import chlo, hlo, ir
 from .host import host_kernels
-from .lower_elementwise import _UNARY, _cmp, _full, _nary
+from .lower_elementwise import _UNARY, _cmp, _flushed, _full, _nary, _part
 from .lowering import broadcast_to, lowering_rules
 
 
@@ -29,20 +29,6 @@ from .lowering import broadcast_to, lowering_rules
 # complex pow takes (-2.5 + 5e-324j) as -2.5 - 0j). These
 # get the rule's values here: their result, or their operands, flushed explicitly. (|x| < tiny ? x * 0 : x is
 # not an IEEE identity, so no simplifier removes it, as XLA's and LLVM's do with select(x == 0, 0 * x, x).)
-def _part(aval):
-    """The aval of a complex aval's real or imaginary part."""
-    return aval.update(dtype=np.float32 if aval.dtype == np.complex64 else np.float64)
-
-
-def _flushed(x, aval):
-    """x with its subnormal values (a complex x: parts) as zeros of their sign."""
-    if aval.dtype.kind == "c":
-        part = _part(aval)
-        return hlo.ComplexOp(_flushed(hlo.RealOp(x).result, part), _flushed(hlo.ImagOp(x).result, part)).result
-    small = _cmp(hlo.AbsOp(x).result, _full(np.finfo(aval.dtype).tiny, aval), "LT")
-    return hlo.SelectOp(small, hlo.MulOp(x, _full(0, aval)).result, x).result
-
-
 def _flushes(dtype, complex_too=False):
     return np.dtype(dtype) in ("f4", "f8", "c8", "c16")[:4 if complex_too else 2]
 

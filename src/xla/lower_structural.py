@@ -12,7 +12,7 @@ from transforms.primitives import structural as S
 
 from ._jaxlib import hlo, ir
 from .host import Kernel, host_kernels
-from .lower_elementwise import _hidden
+from .lower_elementwise import _full, _hidden
 from .lowering import constant, fill_region, jaxpr_subcomp, lowering_rules, tensor_type, ttype
 
 # ----------------------------------------------------------------------------- shapes
@@ -116,8 +116,7 @@ def _reducer(kind, op):
             # so sum(-0.0) was -0.0 and prod(inf+0j) inf+0j where the host kernels (NumPy's) give identity op x,
             # 0.0 and inf+nanj. Written out, behind a barrier (x + 0 is folded to x too: _hidden)
             one = hlo.ReshapeOp(ttype(out), x).result
-            ident = hlo.BroadcastInDimOp(ttype(out), constant(_identity(kind, a.dtype), a.dtype), []).result
-            return op(*_hidden(ident, one)).result
+            return op(*_hidden(_full(_identity(kind, a.dtype), out), one)).result
         wide = WIDE_ACCUMULATOR.get(a.dtype.name) if kind == "prod" or (
             kind == "sum" and (a.dtype != np.float32 or a.size <= SUM32_WIDE_MAX)) else None
         if wide is not None:
@@ -207,8 +206,7 @@ def _dot_general(c, x, y, *, dimension_numbers):
         # one product per result: XLA's simplifier turns the dot into a multiply, whose -0.0 stayed where a
         # dot's sum (from +0.0, as NumPy's and XLA's own for longer sums) gives 0.0 (jit(matmul) of (2, 1) and
         # (1, 2) arrays gave -0.0 where eagerly 0.0). Written out, behind a barrier (x + 0 is folded: _hidden)
-        zero = hlo.BroadcastInDimOp(ttype(out), constant(np.zeros((), out.dtype), out.dtype), []).result
-        return hlo.AddOp(*_hidden(zero, d)).result
+        return hlo.AddOp(*_hidden(_full(0, out), d)).result
     return d
 
 
