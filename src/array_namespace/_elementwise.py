@@ -144,7 +144,9 @@ def pow(x1, x2, /):
 
     A complex base to a small integral Python exponent (``z ** 2``) is repeated multiplication, as
     NumPy does: XLA's complex pow is exp(y log x), which gives (0+yj) ** 2 an imaginary part of
-    ~1e-13 instead of 0 (scipy.signal's lp2bs_zpk/zpk2tf then leave 5e-11 where 0 belongs).
+    ~1e-13 instead of 0 (scipy.signal's lp2bs_zpk/zpk2tf then leave 5e-11 where 0 belongs). Integers wrap
+    as NumPy's do, for every exponent; a negative integer exponent (unspecified by the standard; NumPy
+    raises) gives 1 for a base of 1, +-1 for -1 and 0 for any other base.
 
     Parameters: x1, x2 (Array or Python scalar): arrays of numeric dtype; their shapes broadcast together.
     Returns: Array: x1 ** x2, of the promoted dtype; the broadcast shape.

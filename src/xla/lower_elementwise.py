@@ -23,9 +23,9 @@ def _full(value, aval):
     return hlo.BroadcastInDimOp(ttype(aval), constant(value, aval.dtype), broadcast_dimensions=[]).result
 
 
-def _cmp(x, y, direction):
+def _cmp(x, y, direction, kind="FLOAT"):
     return hlo.CompareOp(x, y, hlo.ComparisonDirectionAttr.get(direction),
-                         compare_type=hlo.ComparisonTypeAttr.get("FLOAT")).result
+                         compare_type=hlo.ComparisonTypeAttr.get(kind)).result
 
 
 def _part(aval):
@@ -473,16 +473,36 @@ def _h_pow(x, y):
         return complex_pow(x, y)
     if k not in _INT:
         return NotImplemented
-    neg = (y if k == "i" else y.view(np.dtype(f"i{y.dtype.itemsize}"))) < 0   # (XLA compares as signed)
-    # XLA squares-and-multiplies over the exponent's low 6 bits only (wrapping): x ** (y & 63)
-    r = np.power(x, np.where(neg, y.dtype.type(0), y & y.dtype.type(63)))
+    # every bit of y, wrapping as NumPy's own; a negative y: 1 at x = 1, +-1 at x = -1, else 0 (see _int_pow)
+    neg = y < 0
+    r = np.power(x, np.where(neg, y.dtype.type(0), y))
     if neg.any():
-        odd = (y & 1) == 1
-        sx = x.view(np.dtype(f"i{x.dtype.itemsize}"))   # XLA reads the base as signed here too
-        st = sx.dtype.type
-        at_neg = np.where(sx == 1, st(1), np.where(sx == -1, np.where(odd, st(-1), st(1)), st(0))).view(x.dtype)
+        at_neg = np.where(x == 1, x, np.where(x == -1, np.where((y & 1) == 1, x, -x), x.dtype.type(0)))
         r = np.where(neg, at_neg, r)
     return r
+
+
+def _int_pow(c, x, y):
+    """Integer x ** y, wrapping as NumPy's and torch's, by squaring over every bit of y. XLA's own integer pow
+    squares over y's low 6 bits only (int64 3 ** 64 was 1) and reads an unsigned y as signed (uint8 7 ** 255 was
+    0). A negative y (NumPy raises; the standard leaves it unspecified) gives 1 at x = 1, +-1 at x = -1, else 0:
+    XLA's values, kept."""
+    a = c.avals_out[0]
+    x, y = broadcast_to(x, c.avals_in[0], a), broadcast_to(y, c.avals_in[1], a)
+    kind = _compare_type(a.dtype)
+    one, zero = _full(1, a), _full(0, a)
+    acc, sq = one, x
+    for k in range(a.dtype.itemsize * 8 - (a.dtype.kind == "i")):
+        if k:
+            sq = hlo.MulOp(sq, sq).result
+        bit = hlo.AndOp(hlo.ShiftRightLogicalOp(y, _full(k, a)).result, one).result
+        acc = hlo.SelectOp(_cmp(bit, zero, "NE", kind), hlo.MulOp(acc, sq).result, acc).result
+    if a.dtype.kind == "u":
+        return acc
+    odd = _cmp(hlo.AndOp(y, one).result, zero, "NE", kind)
+    at_neg = hlo.SelectOp(_cmp(x, one, "EQ", kind), one, hlo.SelectOp(
+        _cmp(x, _full(-1, a), "EQ", kind), hlo.SelectOp(odd, x, one).result, zero).result).result
+    return hlo.SelectOp(_cmp(y, zero, "LT", kind), at_neg, acc).result
 
 
 host_kernels[E.div_p] = Kernel(np.true_divide, "f", _h_div)

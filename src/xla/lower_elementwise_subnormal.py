@@ -16,7 +16,7 @@ from transforms.primitives import elementwise as E
 
 from ._jaxlib import chlo, hlo, ir
 from .host import host_kernels
-from .lower_elementwise import _UNARY, _cmp, _flushed, _full, _nary, _part
+from .lower_elementwise import _UNARY, _cmp, _flushed, _full, _int_pow, _nary, _part
 from .lowering import broadcast_to, lowering_rules
 
 
@@ -76,7 +76,9 @@ def _splat(x):
 def _pow(c, x, y):
     """A real float to a literal 2 or 3 is x * x (* x), what XLA's simplifier makes of it and the host kernel
     computes (pow's correctly rounded square; the multiply reads a subnormal x as zero by itself, so no flush);
-    any other pow gets its operands flushed."""
+    any other pow gets its operands flushed; an integer pow is _int_pow."""
+    if c.avals_out[0].dtype.kind in "iu":
+        return _int_pow(c, x, y)
     e = _splat(y) if c.avals_in[0].dtype.kind == "f" and c.avals_in[1].shape == () else None
     if e == 2.0 or e == 3.0:
         x = broadcast_to(x, c.avals_in[0], c.avals_out[0])
