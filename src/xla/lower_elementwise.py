@@ -489,12 +489,10 @@ def _int_pow(c, x, y):
     XLA's values, kept."""
     a = c.avals_out[0]
     x, y = broadcast_to(x, c.avals_in[0], a), broadcast_to(y, c.avals_in[1], a)
-    kind = _compare_type(a.dtype)
-    one, zero = _full(1, a), _full(0, a)
+    kind, one, zero = _compare_type(a.dtype), _full(1, a), _full(0, a)
     acc, sq = one, x
     for k in range(a.dtype.itemsize * 8 - (a.dtype.kind == "i")):
-        if k:
-            sq = hlo.MulOp(sq, sq).result
+        sq = hlo.MulOp(sq, sq).result if k else sq
         bit = hlo.AndOp(hlo.ShiftRightLogicalOp(y, _full(k, a)).result, one).result
         acc = hlo.SelectOp(_cmp(bit, zero, "NE", kind), hlo.MulOp(acc, sq).result, acc).result
     if a.dtype.kind == "u":
