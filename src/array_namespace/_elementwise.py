@@ -296,9 +296,8 @@ def _rounding(fname, prim):
         if x.dtype in D.INTEGER:
             return x
         if x.dtype in D.COMPLEX:
-            re, im = bind(prim, bind(P.real_p, x._v)), bind(prim, bind(P.imag_p, x._v))
-            return wrap(bind(P.add_p, P.convert_element_type(re, x.dtype),
-                             bind(P.mul_p, P.convert_element_type(im, x.dtype), _c(1j, x._v))))
+            # each part rounded; complex(re, im), not re + im * 1j (that lost -0.0 and made inf * 1j NaN + inf j)
+            return wrap(bind(P.complex_p, bind(prim, bind(P.real_p, x._v)), bind(prim, bind(P.imag_p, x._v))))
         return wrap(bind(prim, x._v))
     f.__name__ = f.__qualname__ = fname   # (Python names a function by its qualname in a bad-call TypeError)
     return f

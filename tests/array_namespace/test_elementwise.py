@@ -136,3 +136,19 @@ def test_zero_scalar_operands_keep_their_sign_when_reused(dtype):
     for _ in range(2):   # (integer and boolean zeros have no sign: kept like any other value)
         np.testing.assert_array_equal(np.asarray(xp.asarray(np.arange(3)) * 0), np.zeros(3, np.int64))
         np.testing.assert_array_equal(np.asarray(xp.asarray(np.array([True, False])) | False), [True, False])
+
+
+@pytest.mark.parametrize("dtype", ["complex64", "complex128"])
+def test_complex_round_rounds_each_part_as_numpy(dtype):
+    """round of a complex value is complex(round(re), round(im)) bit for bit, zero signs, infinities and NaNs
+    included, eagerly, under jit and vmap: built as re + im * 1j it lost -0.0 (round(0.5 - 0.5j) was 0 + 0j) and
+    made an infinite part's partner NaN (round(-0.0 + inf j) was NaN + inf j)."""
+    parts = np.array([0.0, -0.0, 0.5, -0.5, -0.4, 1.5, 2.5, -2.5, np.inf, -np.inf, np.nan, 3.7e9])
+    z = np.empty((parts.size, parts.size), dtype)
+    z.real, z.imag = parts[:, None], parts[None, :]
+    want = np.round(z)
+    for f in (xp.round, jit(xp.round), vmap(xp.round)):
+        got = np.asarray(f(xp.asarray(z)))
+        for g, w in ((got.real, want.real), (got.imag, want.imag)):
+            np.testing.assert_array_equal(g, w)
+            np.testing.assert_array_equal(np.signbit(g), np.signbit(w))
