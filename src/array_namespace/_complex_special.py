@@ -473,6 +473,20 @@ def _log1p(w):
     return _cplx(P.select_n(small, far, near), bind(P.atan2_p, y, a))
 
 
+def _atanh_fixed(fname, w, out):
+    """XLA's atanh (atan is -1j atanh(1j z)) on the folded w, right where it is not: at 1 + bj (atan: b + 1j) it
+    squares b, so its real part (atan: imaginary part) was inf for 0 < b < ~1e-154 (float32: 1e-19); there it is
+    (log 2 - log b) / 2 to b^2 / 8. And atan(x + 0j) had the imaginary part -0.0 (XLA reads 1j z's -0.0 as +0.0)."""
+    x, y = _re(w), _im(w)
+    one, b = (x, y) if fname == "atanh" else (y, x)
+    part = _re(out) if fname == "atanh" else _im(out)
+    pole = _mul(_sub(_k(np.log(2.0), b), bind(P.log_p, b)), _k(0.5, b))
+    part = P.select_n(_and(_eq(one, 1), bind(P.lt_p, b, _k(1e-8, b))), part, pole)
+    if fname == "atanh":
+        return _cplx(part, _im(out))
+    return _cplx(_re(out), P.select_n(_eq(y, 0), part, y))
+
+
 _FORMULAS = {"sinh": _sinh, "cosh": _cosh, "sin": _sin, "cos": _cos, "expm1": _expm1, "log1p": _log1p}
 
 
@@ -483,6 +497,8 @@ def _body(z, *, fname, prim, divisor):
     w = P.select_n(hit, z, _k(_SAFE, z))
     formula = _FORMULAS.get(fname)
     out = bind(prim, w) if formula is None else formula(w)
+    if fname in ("atan", "atanh"):
+        out = _atanh_fixed(fname, w, out)
     if divisor is not None:   # (a product: complex division has no host kernel)
         out = bind(P.mul_p, out, _k(1.0 / divisor, out))
     return _flip(P.select_n(hit, out, value), unfold_re, unfold_im)

@@ -153,3 +153,21 @@ def test_special_cases_under_vmap_and_symmetries():
         for w, c in zip(eager, conj):   # f(conj(z)) == conj(f(z)), NaNs aside
             if not np.isnan(w.imag):
                 assert c.imag == -w.imag and np.signbit(c.imag) != np.signbit(w.imag), (name, w, c)
+
+
+@pytest.mark.parametrize("dtype", ["complex64", "complex128"])
+def test_complex_atan_and_atanh_at_their_poles_and_on_the_real_axis_as_numpy(dtype):
+    """XLA's atanh squares the imaginary part at 1 + bj, so it was infinite for 0 < b < ~1e-154 (float32: 1e-19),
+    where NumPy gives (log 2 - log b) / 2 (atanh(1 + 1e-300j) = 345.73 + 0.785j); atan likewise at b + 1j. And
+    atan(x + 0j) had the imaginary part -0.0 (NumPy, C99 and the standard's -1j atanh(1j z): +0.0). Eager, jit and
+    vmap against NumPy at 2 ulps-ish, zero signs included."""
+    parts = [0.0, -0.0, 0.5, -0.5, 3.0, -3.0, 1.0, -1.0, 1e30, 1e-9, 1e-18, 1e-30, 1e-150, 1e-200, 1e-300]
+    z = np.array([complex(a, b) for a in parts for b in parts], dtype)
+    with np.errstate(divide="ignore"):
+        wants = (("atanh", np.arctanh(z)), ("atan", np.arctan(z)))
+    for name, want in wants:
+        for f in (getattr(xp, name), jit(getattr(xp, name)), vmap(getattr(xp, name))):
+            got = np.asarray(f(xp.asarray(z)))
+            for g, w in ((got.real, want.real), (got.imag, want.imag)):
+                np.testing.assert_allclose(g, w, rtol=4 * np.finfo(g.dtype).eps, atol=0, err_msg=name)
+                np.testing.assert_array_equal(np.signbit(g), np.signbit(w), err_msg=name)
