@@ -130,7 +130,8 @@ def linspace(start, stop, /, num, *, dtype=None, device=None, endpoint=True):
     Parameters: start, stop (int, float or complex): the interval. num (int): how many values, >= 0. dtype (dtype or
         None): None is float64 (complex128 for complex bounds). device (Device or None): None or the one device.
         endpoint (bool): whether stop is the last value (default True).
-    Returns: Array: 1-D, num values (for an integer dtype the float values rounded toward -inf).
+    Returns: Array: 1-D, num values, computed in double precision and rounded once to dtype, as NumPy's (for an
+        integer dtype the float values rounded toward -inf).
     Raises: TypeError: for a non-numeric bound, a non-integer num, or complex bounds with a real dtype. ValueError:
         for a negative num or an unknown device.
 
@@ -162,14 +163,17 @@ def _linspace(start, stop, num, dtype, device, endpoint):
         return wrap(P.convert_element_type(f, dt))
     start, stop = big_int_as_float(start, dt, "linspace"), big_int_as_float(stop, dt, "linspace")   # (ints past int64: floats)
     div = (num - 1) if endpoint else num
-    i = S.iota(dt, (num,), 0)
+    # computed in double precision and rounded once, as NumPy does: float32 arithmetic rounded i * step and the
+    # sum apart (linspace(-1, 1, 6) had -0.19999999 and 0.20000005; 1e300 bounds gave NaN for NumPy's inf)
+    wide = D.complex128 if dt in D.COMPLEX else D.float64
+    i = S.iota(wide, (num,), 0)
     step = (stop - start) / div if div > 0 else 0.0
-    out = bind(P.add_p, bind(P.mul_p, i, P.convert_element_type(step, dt, True)),
-               P.convert_element_type(start, dt, True))
+    out = bind(P.add_p, bind(P.mul_p, i, P.convert_element_type(step, wide, True)),
+               P.convert_element_type(start, wide, True))
     if endpoint and num > 1:
-        last = bind(P.eq_p, i, P.convert_element_type(num - 1, dt, True))
-        out = P.select_n(last, out, P.convert_element_type(stop, dt, True))
-    return wrap(out)
+        last = bind(P.eq_p, i, P.convert_element_type(num - 1, wide, True))
+        out = P.select_n(last, out, P.convert_element_type(stop, wide, True))
+    return wrap(P.convert_element_type(out, dt) if dt != wide else out)
 
 
 def eye(n_rows, n_cols=None, /, *, k=0, dtype=None, device=None):
