@@ -384,14 +384,17 @@ def matrix_norm(x, /, *, keepdims=False, ord="fro"):
     v = _strong(x)
     nd = x.ndim
     axes = (nd - 2, nd - 1)
-    if ord in ("nuc", 2, -2):
-        if min(x.shape[-2:]) == 0:
-            out = S.full(x.shape[:-2], 0, D.real_dtype(x.dtype))
-        else:
-            (s,) = LP.svd(v, full_matrices=False, compute_uv=False)
-            last = (nd - 2,)
-            out = (R.reduce_sum(s, last) if ord == "nuc"
-                   else bind(R.reduce_max_p if ord == 2 else R.reduce_min_p, s, axes=last))
+    m, n = x.shape[-2:]
+    if ord != "fro" and {1: n, -1: n, math.inf: m, -math.inf: m}.get(ord, min(m, n)) == 0:
+        # the largest of no column sums, row sums or singular values is 0 (a norm; NumPy's); the smallest is none
+        if ord in (-1, -2, -math.inf):
+            raise ValueError(f"matrix_norm: ord={ord!r} of a matrix of shape {(m, n)} is the minimum of an empty set")
+        out = S.full(x.shape[:-2], 0, D.real_dtype(x.dtype))
+    elif ord in ("nuc", 2, -2):
+        (s,) = LP.svd(v, full_matrices=False, compute_uv=False)
+        last = (nd - 2,)
+        out = (R.reduce_sum(s, last) if ord == "nuc"
+               else bind(R.reduce_max_p if ord == 2 else R.reduce_min_p, s, axes=last))
     elif ord == "fro":
         a = bind(P.abs_p, v)
         out = bind(P.sqrt_p, R.reduce_sum(P.mul(a, a), axes))

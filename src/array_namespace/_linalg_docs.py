@@ -125,7 +125,8 @@ DOCS = {
         "column sum of |x|), inf/-inf (max/min row sum), 2/-2 (largest/smallest singular value).",
         f"{_X}. keepdims (bool): keep the two matrix axes with size 1. ord (str, int or float): one of the "
         "above (default 'fro').",
-        "Array: (...), real of x's precision.", f"{_R}, or for another ord.",
+        "Array: (...), real of x's precision (0 for a max or sum over nothing, as NumPy's).",
+        f"{_R}, for another ord, or for -1/-2/-inf where there is nothing to take the minimum of.",
         ">>> xp.linalg.matrix_norm(xp.asarray([[1.0, 2.0], [3.0, 4.0]]), ord=1)\nArray(6.)"),
     "diagonal": _doc(
         "The offset-th diagonal of each matrix of x (the last two axes).",

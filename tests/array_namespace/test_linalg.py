@@ -440,3 +440,22 @@ def test_hermitian_functions_of_a_matrix_near_the_largest_float_stay_finite(fnam
         rtol = 1e-12 if dt == np.float64 else 1e-5
         for way, got in (("eager", g(x)), ("jit", jit(g)(x)), ("vmap", vmap(g)(x))):
             np.testing.assert_allclose(np.asarray(got), want, rtol=rtol, atol=0, err_msg=f"{way} {dt.__name__}")
+
+
+@pytest.mark.parametrize("shape", [(0, 0), (2, 0), (0, 3), (3, 0, 0), (2, 3)])
+@pytest.mark.parametrize("ord", ["fro", "nuc", 1, -1, 2, -2, np.inf, -np.inf])
+def test_matrix_norm_of_empty_matrices_as_numpy(shape, ord):
+    """The largest of no column sums, row sums or singular values is 0, as NumPy's (ord = 1 and inf were -inf:
+    a reduce_max of nothing); the smallest is a ValueError, as NumPy's (ord = -1 and -inf were inf), eagerly and
+    under jit."""
+    a = np.zeros(shape)
+    f = jit(xp.linalg.matrix_norm, static_argnames=("ord", "keepdims"))
+    try:
+        want = np.linalg.norm(a, ord, axis=(-2, -1))
+    except ValueError:
+        for g in (xp.linalg.matrix_norm, f):
+            with pytest.raises(ValueError, match="matrix_norm: ord=.* minimum of an empty set"):
+                g(xp.asarray(a), ord=ord)
+        return
+    for g in (xp.linalg.matrix_norm, f):
+        np.testing.assert_array_equal(np.asarray(g(xp.asarray(a), ord=ord)), want)
