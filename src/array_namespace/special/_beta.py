@@ -4,9 +4,10 @@ Everything here is a composition of namespace functions, so it runs under jit an
 lowers to XLA on any device. The regularised incomplete beta function I_x(a, b) is one
 continued fraction (modified Lentz, under a while_loop that stops when every element has
 converged) evaluated on the side of the symmetry I_x(a, b) = 1 - I_{1-x}(b, a) where it
-converges fast. A while_loop has no reverse mode in this engine, so the function is a
-`custom_jvp`: d/dx is analytic, and d/da, d/db come from the same continued fraction
-differentiated by hand inside the loop (forward recurrences for the derivatives of Lentz's
+converges fast; where that side's first parameter p is below 0.01, its complement 1 - I
+(which would cancel to ~p) is a power series instead (_complement_small_p). A while_loop
+has no reverse mode in this engine, so the function is a `custom_jvp`: d/dx is analytic,
+and d/da, d/db come from the same continued fraction differentiated by hand inside the loop (forward recurrences for the derivatives of Lentz's
 C and D), so both modes, vmap and forward-over-reverse work. The distribution functions
 (stdtr, fdtr, bdtr, nbdtr and complements) are the same core called with x and 1 - x computed
 separately and accurately; the inverses are in _beta_inv.py.
@@ -18,7 +19,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from transforms import custom_jvp, while_loop
+from transforms import cond, custom_jvp, while_loop
 from transforms.core import EVAL, trace_state
 
 from .._helpers import wrap
@@ -287,6 +288,59 @@ def _log_front_big(p, q, x, y):
             + _stirling_corr(n) - _stirling_corr(p) - _stirling_corr(q))
 
 
+_SMALL_P = 1e-2   # below it 1 - I_x(p, q) is taken from the series (_complement_small_p), not from 1 - I
+_EULER = 0.5772156649015329
+_ZETA = (1.6449340668482264, 1.2020569031595943, 1.0823232337111382, 1.0369277551433699, 1.0173430619844491,
+         1.0083492773819228, 1.0040773561979443)   # zeta(2) ... zeta(8)
+
+
+def _lgamma_shift(p, q):
+    """lgamma(q + p) - lgamma(q) - lgamma(1 + p) for 0 < p <= _SMALL_P, q > 0, to a few ulps of its size (~p):
+    q is raised by the recurrence to Q = q + k >= 10 (the factors 1 + p / (q + i), multiplied as 1 + U), where
+    Stirling's form of lgamma(Q + p) - lgamma(Q) keeps p's digits (its correction series differenced term by
+    term: (Q / (Q + p))^n - 1 by the recurrence w_n+2 = w_n + (1 + w_n) v, all of one sign); lgamma(1 + p) =
+    -gamma p + sum_k (-1)^k zeta(k) p^k / k."""
+    xp = _xp()
+    big, u_sum = q, xp.zeros_like(p)
+    for _ in range(10):
+        low = big < 10.0
+        u = xp.where(low, p / big, 0.0)
+        u_sum = u_sum + u + u_sum * u     # (1 + U)(1 + u) - 1
+        big = xp.where(low, big + 1.0, big)
+    out = (big - 0.5) * xp.log1p(p / big) + p * xp.log(big + p) - p - xp.log1p(u_sum)
+    u = -p / (big + p)                    # Q / (Q + p) - 1
+    v, w = u * (2 + u), u
+    r, r2 = 1.0 / big, 1.0 / (big * big)
+    for c in _STIRLING:                   # corr(Q + p) - corr(Q) = sum_k c_k Q^-(2k+1) ((Q / (Q + p))^(2k+1) - 1)
+        out = out + c * r * w
+        r, w = r * r2, w + (1 + w) * v
+    lg1p, pk = -_EULER * p, -p
+    for k, z in enumerate(_ZETA, start=2):
+        pk = -pk * p
+        lg1p = lg1p + z * pk / k
+    return out - lg1p
+
+
+def _complement_small_p(p, q, x, lx):
+    """1 - I_x(p, q) for 0 < p <= _SMALL_P and x <= ~1/2 (where the callers put a small p: see _ibeta_parts),
+    with lx = log x, to its own relative accuracy. 1 - I cancels there to ~p (betainc(10, 1e-10, 0.999) =
+    1 - I_0.001(1e-10, 10) lost eps/p of it; at p = 1e-300 it was negative). The series I = x^p / (p B(p, q))
+    (1 + p S), S = sum_j>=1 (1 - q)_j / j! x^j / (p + j), gives it as -(E1 + E2 + E1 E2 + (1 + E1)(1 + E2) p S),
+    E1 = x^p - 1, E2 = 1 / (p B(p, q)) - 1, each computed from p (DiDonato and Morris's BPSER complement)."""
+    xp = _xp()
+    e1 = xp.expm1(p * lx)
+    e2 = xp.expm1(_lgamma_shift(p, q))
+    eps = float(_finfo(x).eps)
+
+    def term(c):   # (x <= ~1/2, q x < ~3: the terms soon fall by ~x per step; x = 0 stops at once)
+        j, t, s = c
+        t = t * ((j - q) / j) * x
+        return j + 1, t, s + t / (p + j)
+    more = lambda c: (c[0] < 200) & xp.any(xp.abs(c[1]) > eps * xp.abs(c[2]))  # noqa: E731
+    _, _, s = while_loop(more, term, (xp.asarray(1.0, dtype=x.dtype), xp.ones_like(p), xp.zeros_like(p)))
+    return -(e1 + e2 + e1 * e2 + (1 + e1) * (1 + e2) * p * s)
+
+
 def _ibeta_parts(a, b, x, y, derivs):
     """(I, 1 - I) for valid a, b > 0 and 0 <= x <= 1 with y = 1 - x given separately; with derivs
     also (dI/da, dI/db)."""
@@ -323,8 +377,16 @@ def _ibeta_parts(a, b, x, y, derivs):
             front = xp.where(big, xp.exp(_log_front_big(xp.where(big, p, 10.0), xp.where(big, q, 10.0),
                                                         xp.where(big, xx, 0.5), xp.where(big, yy, 0.5))), front)
     j = front * h
-    ib = xp.where(swap, 1 - j, j)
-    ic = xp.where(swap, j, 1 - j)
+    cj = 1 - j
+    small = p <= _SMALL_P
+
+    def series(cj):
+        ps = xp.where(small, p, _SMALL_P)
+        return xp.where(small, _complement_small_p(ps, q, xp.where(small, xx, 0.0), xp.where(small, lxx, -1.0)), cj)
+    if not all_big and not _eager_none(small):   # (a cond: jit runs the series only where an element needs it)
+        cj = cond(xp.any(small), series, lambda cj: cj, cj)
+    ib = xp.where(swap, cj, j)
+    ic = xp.where(swap, j, cj)
     if not derivs:
         return ib, ic
     dj_p = j * (lxx - bl_p - 1 / p + dh[0])

@@ -344,6 +344,26 @@ def test_betainc_far_below_the_mean_against_mpmath():
         np.testing.assert_allclose(got, want_c, rtol=1e-12)
 
 
+def test_betainc_with_a_tiny_parameter_on_the_complement_side_against_mpmath():
+    """I_x(a, b) with b tiny is 1 - I_{1-x}(b, a) ~ b: taken as 1 - I it kept only eps / b of its digits
+    (betainc(2, 1e-10, 0.9) was off by 1e-6, at b = 1e-300 it was negative); it is now the small-parameter
+    series of the complement. The same for betaincc with a tiny a. mpmath at 40 digits; eager and jit."""
+    import mpmath
+    mpmath.mp.dps = 40
+    cases = [(a, b, x) for b in (1e-200, 1e-20, 1e-10, 1e-6, 1e-4, 3e-3, 9e-3) for a in (1e-3, 0.5, 1.0, 2.0, 10.0, 1e3)
+             for x in (1e-5, 0.3, 0.9, 0.999)] + [(1e3, 1e-8, 0.9975), (100.0, 1e-4, 0.975)]
+    a, b, x = (np.array(v) for v in zip(*cases))
+    xc = 1 - x   # (rounded: the complement's reference is at 1 - xc exactly)
+    want = np.array([float(mpmath.betainc(p, q, 0, t, regularized=True)) for p, q, t in zip(a, b, x)])
+    want_c = np.array([float(mpmath.betainc(p, q, 0, 1 - mpmath.mpf(t), regularized=True)) for p, q, t in zip(a, b, xc)])
+    for f, g, n in ((xp.special.betainc, xp.special.betaincc, len(a)),
+                    (jit(xp.special.betainc), jit(xp.special.betaincc), N_JIT)):
+        got = np.asarray(f(*[xp.asarray(np.resize(v, n)) for v in (a, b, x)]))[:len(a)]
+        np.testing.assert_allclose(got, want, rtol=3e-13)
+        got = np.asarray(g(*[xp.asarray(np.resize(v, n)) for v in (b, a, xc)]))[:len(a)]
+        np.testing.assert_allclose(got, want_c, rtol=3e-13)
+
+
 def test_betainc_out_of_terms_is_nan_not_truncated(monkeypatch):
     # a fraction cut off before it converged is nan (it was returned as it stood: 1e-3 off at a ~ 1e9).
     # With the cap lowered to 50 terms, I_0.5(1e6, 1e6) (needing ~300) is nan, eager and jit; the
