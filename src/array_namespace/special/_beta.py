@@ -4,15 +4,16 @@ Everything here is a composition of namespace functions, so it runs under jit an
 lowers to XLA on any device. The regularised incomplete beta function I_x(a, b) is one
 continued fraction (modified Lentz, under a while_loop that stops when every element has
 converged) evaluated on the side of the symmetry I_x(a, b) = 1 - I_{1-x}(b, a) where it
-converges fast; where that side's first parameter p is below 0.01, its complement 1 - I
-(which would cancel to ~p) is a power series instead (_complement_small_p). A while_loop
-has no reverse mode in this engine, so the function is a `custom_jvp`: d/dx is analytic,
-and d/da, d/db come from the same continued fraction differentiated by hand inside the
-loop (forward recurrences for the derivatives of Lentz's C and D), so both modes, vmap and forward-over-reverse work. The distribution functions
-(stdtr, fdtr, bdtr, nbdtr and complements) are the same core called with x and 1 - x computed
-separately and accurately; the inverses are in _beta_inv.py.
-Arguments are validated and promoted here, once: real inputs only, integer/bool -> float64,
-float32 stays float32, all arguments to one dtype (Python scalars weak).
+converges fast; where that side's first parameter p is below 0.01, its complement 1 - I (which
+would cancel to ~p) is a power series instead (_complement_small_p). A while_loop has no
+reverse mode in this engine, so the function is a `custom_jvp`: d/dx is analytic, and d/da,
+d/db come from the same continued fraction differentiated by hand inside the loop (forward
+recurrences for the derivatives of Lentz's C and D), so both modes, vmap and forward-over-reverse
+work. The distribution functions (stdtr, fdtr, bdtr, nbdtr and complements) are the
+same core called with x and 1 - x computed separately and accurately; the inverses are in
+_beta_inv.py.
+Arguments are validated and promoted here, once: real inputs only, integer/bool
+-> float64, float32 stays float32, all arguments to one dtype (Python scalars weak).
 """
 from __future__ import annotations
 
