@@ -5,6 +5,7 @@ Each function validates its dtype category, promotes operands, and binds one pri
 """
 from __future__ import annotations
 
+import builtins
 import sys
 
 import numpy as np
@@ -158,7 +159,7 @@ def pow(x1, x2, /):
     """
     n = x2
     if (isinstance(x1, Array) and x1.dtype in D.COMPLEX and type(n) in (int, float)
-            and float(n).is_integer() and 0 < abs(n) < 100):
+            and float(n).is_integer() and 0 < builtins.abs(n) < 100):   # (builtins: abs here is xp.abs)
         return _complex_int_pow(x1._v, int(n), x1.dtype)
     return _pow(x1, x2)
 
@@ -166,7 +167,7 @@ def pow(x1, x2, /):
 def _complex_int_pow(v, n, dt):
     """z ** 2 is z * z, bit for bit NumPy's; other n square-and-multiply over the bits of |n| (within a
     few ulps of NumPy's pow); a negative n is 1 / z ** |n|. Made of mul/div, so every transform applies."""
-    m = abs(n)
+    m = builtins.abs(int(n))
     if m <= 3:
         r = v if m == 1 else bind(P.mul_p, v, v)
         if m == 3:
