@@ -120,39 +120,38 @@ def polygamma(n, x, /):
     return wrap(G.polygamma(n, x))
 
 
-_BERNOULLI = [1 / 6, -1 / 30, 1 / 42, -1 / 30, 5 / 66, -691 / 2730, 7 / 6, -3617 / 510]
+# zeta(s) - 1/(s - 1), entire: its Taylor coefficients at 0 (mpmath, 50 digits); 18 reach 2e-18 on [-1, 1]
+_ZETA_ENTIRE = (0.5, 0.08106146679532726, -0.0031782279542924255, -0.000785194477042408, 0.00012070049942883505,
+                -1.940896320456038e-06, -1.3011460139596242e-06, 1.6861582638922007e-07, -5.764675979949394e-09,
+                -9.110164892314166e-10, 1.4970075941901138e-10, -9.406895665666177e-12, -4.092582630415831e-14,
+                6.539904805891015e-14, -6.54396874989192e-15, 3.0124248713667866e-16, 3.988894706311055e-18,
+                -1.858215043378503e-18)
 
 
-def _zeta_em(s):
-    """Riemann zeta for 0 <= s < 1 by Euler-Maclaurin summation at N = 10 (error < 1e-17 there)."""
-    xp = _xp()
-    n = 10.0
-    tot = xp.zeros_like(s)
-    for k in range(1, 10):
-        tot = tot + xp.exp(-s * np.log(k))
-    tot = tot + xp.exp((1 - s) * np.log(n)) / (s - 1) + 0.5 * xp.exp(-s * np.log(n))
-    rising, fact = s, 2.0
-    for j, b in enumerate(_BERNOULLI, start=1):
-        tot = tot + (b / fact) * rising * xp.exp((-s - (2 * j - 1)) * np.log(n))
-        rising = rising * (s + 2 * j - 1) * (s + 2 * j)
-        fact *= (2 * j + 1) * (2 * j + 2)
-    return tot
+def _zeta_near_0(s):
+    """Riemann zeta for -1 <= s < 1 as 1/(s - 1) plus its entire part's Taylor series, to a few ulps. (The
+    reflection formula took zeta(1 - s) of a rounded 1 - s: zeta(-1.4e-8) was off by 2e-8 in float64, by 21%
+    at -1.75e-6 in float32; Euler-Maclaurin summation cancels ~20-fold near 0, 60 ulps.)"""
+    acc = _ZETA_ENTIRE[-1]
+    for c in _ZETA_ENTIRE[-2::-1]:
+        acc = acc * s + c
+    return 1.0 / (s - 1.0) + acc
 
 
 def _riemann_zeta(x):
     xp = _xp()
     one = xp.ones_like(x)
     big = wrap(G.zeta(x._v, one._v))                       # x > 1 (inf at 1, 1 at +inf)
-    mid = _zeta_em(xp.where((x >= 0) & (x < 1), x, 0.5 * one))
-    # x < 0: zeta(x) = 2^x pi^(x-1) sin(pi x / 2) Gamma(1 - x) zeta(1 - x), in logs
-    xn = xp.where(x < 0, x, -one)
+    mid = _zeta_near_0(xp.where((x >= -1) & (x < 1), x, 0.5 * one))
+    # x < -1: zeta(x) = 2^x pi^(x-1) sin(pi x / 2) Gamma(1 - x) zeta(1 - x), in logs
+    xn = xp.where(x < -1, x, -2 * one)
     r = xp.remainder(xn, 4.0)                               # sin(pi x / 2) from x mod 4, exactly periodic
     sin = xp.sin(r * (np.pi / 2))
     logmag = xn * np.log(2.0) + (xn - 1) * np.log(np.pi) + wrap(G.lgamma((1 - xn)._v))
     refl = sin * xp.exp(logmag) * wrap(G.zeta((1 - xn)._v, one._v))
     even_neg = (x < 0) & (xp.remainder(x, 2.0) == 0)
     refl = xp.where(even_neg, 0.0, refl)
-    out = xp.where(x >= 1, big, xp.where(x >= 0, mid, refl))
+    out = xp.where(x >= 1, big, xp.where(x >= -1, mid, refl))
     out = xp.where(x == xp.inf, 1.0, out)
     return xp.where((x == -xp.inf) | xp.isnan(x), xp.nan, out)
 
