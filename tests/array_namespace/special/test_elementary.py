@@ -476,3 +476,17 @@ def test_scipy_dispatches_here_under_jit_and_grad():
     np.testing.assert_allclose(np.asarray(ga), sc.softmax(a, axis=1), rtol=1e-12)
     gj = jit(grad(lambda u: sc.logsumexp(u)))(xp.asarray(a[0]))
     np.testing.assert_allclose(np.asarray(gj), sc.softmax(a[0]), rtol=1e-12)
+
+
+@pytest.mark.parametrize("dtype, lo, hi", [(np.float32, 86.0, 93.2), (np.float64, 705.0, 716.3)])
+def test_exprel_where_exp_overflows_but_exprel_does_not(dtype, lo, hi):
+    """(e^x - 1) / x is finite up to x = 93.2 (float32) and 716.4 (float64), while e^x overflows past 88.7 and
+    709.8: expm1(x) / x was inf there. mpmath at 30 digits, eagerly and under jit."""
+    import mpmath
+    mpmath.mp.dps = 30
+    x = np.linspace(lo, hi, 101).astype(dtype)
+    want = np.array([float(mpmath.expm1(mpmath.mpf(float(v))) / mpmath.mpf(float(v))) for v in x])
+    for f in (xp.special.exprel, jit(xp.special.exprel)):
+        got = np.asarray(f(xp.asarray(x)))
+        assert got.dtype == dtype
+        np.testing.assert_allclose(got, want, rtol=8 * np.finfo(dtype).eps, atol=0)
