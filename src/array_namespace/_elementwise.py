@@ -167,7 +167,7 @@ def pow(x1, x2, /):
 def _complex_int_pow(v, n, dt):
     """z ** 2 is z * z, bit for bit NumPy's; other n square-and-multiply over the bits of |n| (within a
     few ulps of NumPy's pow); a negative n is 1 / z ** |n|. Made of mul/div, so every transform applies."""
-    m = builtins.abs(int(n))
+    m = builtins.abs(n)
     if m <= 3:
         r = v if m == 1 else bind(P.mul_p, v, v)
         if m == 3:
