@@ -113,15 +113,19 @@ def _arange(start, stop, step, dtype, device):
         if n and not (info.min <= start <= info.max and info.min <= start + (n - 1) * step <= info.max):
             raise OverflowError(f"arange: values do not fit in {dt.name}")
     _sized((n,), dt, "arange", "start, stop, step")
+    wide = _WIDE.get(dt, dt)   # (single precision: computed in double and rounded once, as linspace)
     if _eager_small((n,)):
-        return _from_host(np.arange(n, dtype=dt) * dt.type(step) + dt.type(start) if n else np.zeros(0, dt),
-                          dt, "arange", fresh=True)
-    idx = S.iota(dt, (n,), 0)
+        v = np.arange(n, dtype=wide) * wide.type(step) + wide.type(start) if n else np.zeros(0, wide)
+        return _from_host(v.astype(dt, copy=False), dt, "arange", fresh=True)
+    idx = S.iota(wide, (n,), 0)
     if step != 1:
-        idx = bind(P.mul_p, idx, P.convert_element_type(step, dt, weak_type=True))
+        idx = bind(P.mul_p, idx, P.convert_element_type(step, wide, weak_type=True))
     if start != 0:
-        idx = bind(P.add_p, idx, P.convert_element_type(start, dt, weak_type=True))
-    return wrap(idx)
+        idx = bind(P.add_p, idx, P.convert_element_type(start, wide, weak_type=True))
+    return wrap(P.convert_element_type(idx, dt) if wide != dt else idx)
+
+
+_WIDE = {D.float32: D.float64, D.complex64: D.complex128}
 
 
 def linspace(start, stop, /, num, *, dtype=None, device=None, endpoint=True):
@@ -165,7 +169,7 @@ def _linspace(start, stop, num, dtype, device, endpoint):
     div = (num - 1) if endpoint else num
     # computed in double precision and rounded once, as NumPy does: float32 arithmetic rounded i * step and the
     # sum apart (linspace(-1, 1, 6) had -0.19999999 and 0.20000005; 1e300 bounds gave NaN for NumPy's inf)
-    wide = D.complex128 if dt in D.COMPLEX else D.float64
+    wide = _WIDE.get(dt, dt)
     i = S.iota(wide, (num,), 0)
     step = (stop - start) / div if div > 0 else 0.0
     out = bind(P.add_p, bind(P.mul_p, i, P.convert_element_type(step, wide, True)),

@@ -102,3 +102,21 @@ def test_large_range_creations_are_not_kept():
     xp.eye(17)
     xp.linspace(0, 1, PL.MADE_MAX_ELEMENTS + 1)
     assert len(PL.MADE) == 0
+
+
+@pytest.mark.parametrize("args", [(0.3, 2.0, 0.1), (-2.5, 7.0, 0.01), (100.7, 0.0, -0.3), (1e-3, 5.0, 1.7),
+                                  (-1.0, 1.0, 2.0 ** -17)])
+def test_single_precision_arange_is_computed_in_double_and_rounded_once(args):
+    """float32 (complex64) arange is start + i * step in float64, rounded once to the dtype, as linspace: float32
+    arithmetic rounded the product and the sum apart, so a quarter of the values were an ulp or more off (NumPy's
+    own float32 arange: half). Eagerly (the last case has 2**18 values: past the host-filled sizes) and under jit,
+    where XLA may fuse the multiply-add (docs/coming-from-jax.md): at most a float64 ulp of the terms apart."""
+    start, stop, step = args
+    i = np.arange(len(np.arange(start, stop, step)))
+    want = (start + i * step).astype(np.float32)
+    np.testing.assert_array_equal(np.asarray(xp.arange(start, stop, step, dtype=xp.float32)), want)
+    np.testing.assert_array_equal(np.asarray(xp.arange(start, stop, step, dtype=xp.complex64)),
+                                  want.astype(np.complex64))
+    got = np.asarray(jit(lambda: xp.arange(start, stop, step, dtype=xp.float32))())
+    fused = np.abs(got.astype(np.float64) - (start + i * step))
+    assert (fused <= np.spacing(np.float32(np.abs(start + i * step))) / 2 + 4e-16 * (abs(start) + np.abs(i * step))).all()
