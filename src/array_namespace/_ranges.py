@@ -81,7 +81,8 @@ def arange(start, /, stop=None, step=1, *, dtype=None, device=None):
     Parameters: start (int or float): the first value (the stop when stop is None, starting from 0). stop (int, float
         or None): the end, excluded. step (int or float): the spacing, not 0. dtype (dtype or None): None is int64
         when all three are ints, else float64. device (Device or None): None or the one device.
-    Returns: Array: 1-D, ceil((stop - start) / step) values (none if that is negative).
+    Returns: Array: 1-D, ceil((stop - start) / step) values (none if that is negative), start + i * step computed
+        in double precision and rounded once to dtype.
     Raises: TypeError: for a bool, complex or non-numeric argument or a bool dtype. ValueError: for step 0, a
         non-finite bound or an unknown device. OverflowError: for values outside an integer dtype's range.
 
