@@ -322,15 +322,11 @@ def test_betainc_huge_parameters_against_mpmath():
     np.testing.assert_allclose(sc.betainc(a, b, x), want, rtol=5e-11)
 
 
-def test_betainc_far_below_the_mean_against_mpmath():
-    """For a, b >= 10 the front x^a (1-x)^b / (a B) is taken as a log1p of n x / a - 1, which near -1 (x far
-    below its mean a / n) kept only eps / (n x / a) of its digits: betainc(10, 10, 1e-11) was off by 8e-7. The
-    lower tail, and the same values as the upper tail of the swapped parameters at 1 - x (its complement then
-    exact: mpmath at 1 - (1 - x))."""
+def _betainc_and_mirrored_betaincc_against_mpmath(cases, rtol):
+    """betainc(a, b, x) and betaincc(b, a, 1 - x) (the same value) against mpmath at 40 digits, eagerly and under
+    jit; the complement's reference is at 1 - (1 - x) exactly (1 - x rounds)."""
     import mpmath
     mpmath.mp.dps = 40
-    cases = [(a, b, x) for a, b in ((10.0, 10.0), (20.0, 20.0), (10.0, 1e3), (50.0, 10.0))
-             for x in (1e-3, 1e-5, 1e-8, 1e-11, 1e-30)]
     a, b, x = (np.array(v) for v in zip(*cases))
     xc = 1 - x
     want = np.array([float(mpmath.betainc(p, q, 0, t, regularized=True)) for p, q, t in zip(a, b, x)])
@@ -339,29 +335,27 @@ def test_betainc_far_below_the_mean_against_mpmath():
     for f, g, n in ((xp.special.betainc, xp.special.betaincc, len(a)),
                     (jit(xp.special.betainc), jit(xp.special.betaincc), N_JIT)):
         got = np.asarray(f(*[xp.asarray(np.resize(v, n)) for v in (a, b, x)]))[:len(a)]
-        np.testing.assert_allclose(got, want, rtol=1e-12)
+        np.testing.assert_allclose(got, want, rtol=rtol)
         got = np.asarray(g(*[xp.asarray(np.resize(v, n)) for v in (b, a, xc)]))[:len(a)]
-        np.testing.assert_allclose(got, want_c, rtol=1e-12)
+        np.testing.assert_allclose(got, want_c, rtol=rtol)
+
+
+def test_betainc_far_below_the_mean_against_mpmath():
+    """For a, b >= 10 the front x^a (1-x)^b / (a B) is taken as a log1p of n x / a - 1, which near -1 (x far
+    below its mean a / n) kept only eps / (n x / a) of its digits: betainc(10, 10, 1e-11) was off by 8e-7. The
+    lower tail, and the same values as the upper tail of the swapped parameters at 1 - x."""
+    _betainc_and_mirrored_betaincc_against_mpmath(
+        [(a, b, x) for a, b in ((10.0, 10.0), (20.0, 20.0), (10.0, 1e3), (50.0, 10.0))
+         for x in (1e-3, 1e-5, 1e-8, 1e-11, 1e-30)], rtol=1e-12)
 
 
 def test_betainc_with_a_tiny_parameter_on_the_complement_side_against_mpmath():
     """I_x(a, b) with b tiny is 1 - I_{1-x}(b, a) ~ b: taken as 1 - I it kept only eps / b of its digits
     (betainc(2, 1e-10, 0.9) was off by 1e-6, at b = 1e-300 it was negative); it is now the small-parameter
-    series of the complement. The same for betaincc with a tiny a. mpmath at 40 digits; eager and jit."""
-    import mpmath
-    mpmath.mp.dps = 40
-    cases = [(a, b, x) for b in (1e-200, 1e-20, 1e-10, 1e-6, 1e-4, 3e-3, 9e-3) for a in (1e-3, 0.5, 1.0, 2.0, 10.0, 1e3)
-             for x in (1e-5, 0.3, 0.9, 0.999)] + [(1e3, 1e-8, 0.9975), (100.0, 1e-4, 0.975)]
-    a, b, x = (np.array(v) for v in zip(*cases))
-    xc = 1 - x   # (rounded: the complement's reference is at 1 - xc exactly)
-    want = np.array([float(mpmath.betainc(p, q, 0, t, regularized=True)) for p, q, t in zip(a, b, x)])
-    want_c = np.array([float(mpmath.betainc(p, q, 0, 1 - mpmath.mpf(t), regularized=True)) for p, q, t in zip(a, b, xc)])
-    for f, g, n in ((xp.special.betainc, xp.special.betaincc, len(a)),
-                    (jit(xp.special.betainc), jit(xp.special.betaincc), N_JIT)):
-        got = np.asarray(f(*[xp.asarray(np.resize(v, n)) for v in (a, b, x)]))[:len(a)]
-        np.testing.assert_allclose(got, want, rtol=3e-13)
-        got = np.asarray(g(*[xp.asarray(np.resize(v, n)) for v in (b, a, xc)]))[:len(a)]
-        np.testing.assert_allclose(got, want_c, rtol=3e-13)
+    series of the complement. The same for betaincc with a tiny a."""
+    _betainc_and_mirrored_betaincc_against_mpmath(
+        [(a, b, x) for b in (1e-200, 1e-20, 1e-10, 1e-6, 1e-4, 3e-3, 9e-3) for a in (1e-3, 0.5, 1.0, 2.0, 10.0, 1e3)
+         for x in (1e-5, 0.3, 0.9, 0.999)] + [(1e3, 1e-8, 0.9975), (100.0, 1e-4, 0.975)], rtol=3e-13)
 
 
 def test_betainc_out_of_terms_is_nan_not_truncated(monkeypatch):
