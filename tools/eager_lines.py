@@ -44,11 +44,11 @@ FILES = [
 # Files holding host kernels beside their lowerings: the kernel rule (see `_kernel_lines`) plus the helpers named.
 KERNEL_FILES = {
     "src/xla/lower_bits.py": [],
-    "src/xla/lower_elementwise.py": ["_max_zeros", "_min_zeros", "_zero_signs", "_safe_divisor", "_pow_float_scalar",
-                                     "_shift_parts"],
+    "src/xla/lower_elementwise.py": ["_max_zeros", "_min_zeros", "_zero_signs", "_safe_divisor", "_shift_parts"],
     "src/xla/lower_elementwise_subnormal.py": ["_ONE", "_ftz", "_daz", "_flushing_result"],
     "src/xla/lower_fft.py": [],
     "src/xla/lower_indexing.py": [],
+    "src/xla/lower_pow.py": ["_pow_float_scalar"],
     "src/xla/lower_lapack.py": ["_per_matrix", "_batch_eye", "_load_lapack", "_LAPACK", "_lu_lapack"],
     "src/xla/lower_sorting.py": ["STABLE_SORT_MAX"],
     "src/xla/lower_special_erf.py": [],

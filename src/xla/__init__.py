@@ -7,6 +7,7 @@ from . import lower_control_flow, lower_custom, lower_elementwise, lower_structu
 from . import lower_bits, lower_fft, lower_indexing, lower_lapack, lower_sorting  # noqa: F401
 from . import lower_special_erf, lower_special_gamma  # noqa: F401
 from . import lower_elementwise_subnormal  # noqa: F401  (after lower_elementwise: the subnormal rule where it breaks)
+from . import lower_pow  # noqa: F401  (after lower_elementwise_subnormal: pow, its float operands flushed)
 from . import lower_callbacks  # noqa: F401  (host callbacks: pure_callback, io_callback, debug_print)
 from . import lower_collectives  # noqa: F401  (psum, all_gather, ... over a pmap's devices)
 from . import pmap_runtime  # noqa: E402  (pmap's programs over several devices)

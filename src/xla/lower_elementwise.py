@@ -7,7 +7,7 @@ from transforms.primitives import elementwise as E
 
 from ._jaxlib import chlo, hlo, ir
 from .host import Kernel, host_kernels
-from .lower_elementwise_complex import COMPLEX_KERNELS, complex_div, complex_pow, complex_sign
+from .lower_elementwise_complex import COMPLEX_KERNELS, complex_div, complex_sign
 from .lowering import broadcast_to, constant, lowering_rules, ttype
 
 
@@ -26,6 +26,14 @@ def _full(value, aval):
 def _cmp(x, y, direction, kind="FLOAT"):
     return hlo.CompareOp(x, y, hlo.ComparisonDirectionAttr.get(direction),
                          compare_type=hlo.ComparisonTypeAttr.get(kind)).result
+
+
+def _splat(x):
+    """The value of x where it is a constant with one value throughout (a literal), else None."""
+    op = getattr(x.owner, "opview", None)
+    a = op.value if isinstance(op, hlo.ConstantOp) else None
+    ok = isinstance(a, (ir.DenseFPElementsAttr, ir.DenseIntElementsAttr)) and a.is_splat
+    return a.get_splat_value().value if ok else None
 
 
 def _part(aval):
@@ -439,73 +447,8 @@ def _h_rem(x, y):   # (floats: the Kernel's ufunc)
     return np.where(zero, x, np.fmod(x, d))
 
 
-def _pow_float_scalar(x, y):
-    """Float x to a 0-d float exponent y: y = 2 or 3 by multiplication -- what XLA makes of a constant exponent
-    under jit (its simplifier: x*x, x*x*x; for 2 also exactly pow's correctly rounded square) -- at a fraction
-    of libm pow's cost (scipy's moments: x ** 2 over large arrays); other exponents: pow."""
-    e = y.item()
-    if e == 2.0:
-        return np.multiply(x, x)
-    if e == 3.0:
-        return np.multiply(np.multiply(x, x), x)
-    if e == 0.5:   # NumPy's power takes sqrt for a scalar 0.5; C pow's (-0) ** 0.5 is +0, (-inf) ** 0.5 is +inf
-        r = np.add(np.sqrt(x), x.dtype.type(0))
-        return np.where(x == -np.inf, x.dtype.type(np.inf), r)
-    return _power(x, y)
-
-
-def _power(x, y):
-    """np.power with the sign of a flushed result: libm's pow sets a negative base's sign on its magnitude after
-    the flush ((-1.8e308) ** -1 = -5.6e-309 becomes +0, XLA's -0: xla/host.py, "Subnormals")."""
-    r = np.power(x, y)
-    zero = r == 0
-    if not zero.any():
-        return r
-    neg = zero & (x < 0) & (np.abs(np.fmod(y, 2)) == 1)   # (an odd integer exponent)
-    return np.where(neg, -np.abs(r), r) if neg.any() else r
-
-
-def _h_pow(x, y):
-    k = x.dtype.kind
-    if k == "f":
-        return _pow_float_scalar(x, y) if y.ndim == 0 else _power(x, y)
-    if k == "c":
-        return complex_pow(x, y)
-    if k not in _INT:
-        return NotImplemented
-    # every bit of y, wrapping as NumPy's own; a negative y: 1 at x = 1, +-1 at x = -1, else 0 (see _int_pow)
-    neg = y < 0
-    r = np.power(x, np.where(neg, y.dtype.type(0), y))
-    if neg.any():
-        at_neg = np.where(x == 1, x, np.where(x == -1, np.where((y & 1) == 1, x, -x), x.dtype.type(0)))
-        r = np.where(neg, at_neg, r)
-    return r
-
-
-def _int_pow(c, x, y):
-    """Integer x ** y, wrapping as NumPy's and torch's, by squaring over every bit of y. XLA's own integer pow
-    squares over y's low 6 bits only (int64 3 ** 64 was 1) and reads an unsigned y as signed (uint8 7 ** 255 was
-    0). A negative y (NumPy raises; the standard leaves it unspecified) gives 1 at x = 1, +-1 at x = -1, else 0:
-    XLA's values, kept."""
-    a = c.avals_out[0]
-    x, y = broadcast_to(x, c.avals_in[0], a), broadcast_to(y, c.avals_in[1], a)
-    kind, one, zero = _compare_type(a.dtype), _full(1, a), _full(0, a)
-    acc, sq = one, x
-    for k in range(a.dtype.itemsize * 8 - (a.dtype.kind == "i")):
-        sq = hlo.MulOp(sq, sq).result if k else sq
-        bit = hlo.AndOp(hlo.ShiftRightLogicalOp(y, _full(k, a)).result, one).result
-        acc = hlo.SelectOp(_cmp(bit, zero, "NE", kind), hlo.MulOp(acc, sq).result, acc).result
-    if a.dtype.kind == "u":
-        return acc
-    odd = _cmp(hlo.AndOp(y, one).result, zero, "NE", kind)
-    at_neg = hlo.SelectOp(_cmp(x, one, "EQ", kind), one, hlo.SelectOp(
-        _cmp(x, _full(-1, a), "EQ", kind), hlo.SelectOp(odd, x, one).result, zero).result).result
-    return hlo.SelectOp(_cmp(y, zero, "LT", kind), at_neg, acc).result
-
-
 host_kernels[E.div_p] = Kernel(np.true_divide, "f", _h_div)
 host_kernels[E.rem_p] = Kernel(np.fmod, "f", _h_rem)
-host_kernels[E.pow_p] = _h_pow
 
 
 def _shift_parts(x, y):

@@ -14,9 +14,9 @@ import numpy as np
 
 from transforms.primitives import elementwise as E
 
-from ._jaxlib import chlo, hlo, ir
+from ._jaxlib import chlo, hlo
 from .host import host_kernels
-from .lower_elementwise import _UNARY, _cmp, _flushed, _full, _int_pow, _nary, _part
+from .lower_elementwise import _UNARY, _cmp, _flushed, _full, _nary, _part
 from .lowering import broadcast_to, lowering_rules
 
 
@@ -26,9 +26,9 @@ from .lowering import broadcast_to, lowering_rules
 # unflushed where sin(0) = 0 is the rule's value), asin's formula takes its smallest normal arguments through a
 # subnormal intermediate (asin(tiny) = 0), and pow and atan2 branch on comparisons that read a subnormal operand
 # as zero while their arithmetic does not agree (0 ** 5e-324 = 0, not 1; atan2(5e-324, 0) = pi/2, not 0;
-# complex pow takes (-2.5 + 5e-324j) as -2.5 - 0j). These
-# get the rule's values here: their result, or their operands, flushed explicitly. (|x| < tiny ? x * 0 : x is
-# not an IEEE identity, so no simplifier removes it, as XLA's and LLVM's do with select(x == 0, 0 * x, x).)
+# complex pow takes (-2.5 + 5e-324j) as -2.5 - 0j). These get the rule's values here (pow's in xla/lower_pow.py,
+# with _flush_operands): their result, or their operands, flushed explicitly. (|x| < tiny ? x * 0 : x is not an
+# IEEE identity, so no simplifier removes it, as XLA's and LLVM's do with select(x == 0, 0 * x, x).)
 def _flushes(dtype, complex_too=False):
     return np.dtype(dtype) in ("f4", "f8", "c8", "c16")[:4 if complex_too else 2]
 
@@ -63,31 +63,6 @@ for _p in (E.sin_p, E.tan_p, E.tanh_p, E.atan_p, E.expm1_p):
     lowering_rules[_p] = _flush_result(_UNARY[_p])
 lowering_rules[E.asin_p] = _flush_result(chlo.AsinOp, passthrough=True)
 lowering_rules[E.atan2_p] = _flush_operands(hlo.Atan2Op)
-_flush_pow = _flush_operands(hlo.PowOp)
-
-
-def _splat(x):
-    """The value of x where it is a float constant with one value throughout (a literal), else None."""
-    op = getattr(x.owner, "opview", None)
-    a = op.value if isinstance(op, hlo.ConstantOp) else None
-    return a.get_splat_value().value if isinstance(a, ir.DenseFPElementsAttr) and a.is_splat else None
-
-
-def _pow(c, x, y):
-    """A real float to a literal 2 or 3 is x * x (* x), what XLA's simplifier makes of it and the host kernel
-    computes (pow's correctly rounded square; the multiply reads a subnormal x as zero by itself, so no flush);
-    any other pow gets its operands flushed; an integer pow is _int_pow."""
-    if c.avals_out[0].dtype.kind in "iu":
-        return _int_pow(c, x, y)
-    e = _splat(y) if c.avals_in[0].dtype.kind == "f" and c.avals_in[1].shape == () else None
-    if e == 2.0 or e == 3.0:
-        x = broadcast_to(x, c.avals_in[0], c.avals_out[0])
-        sq = hlo.MulOp(x, x).result
-        return sq if e == 2.0 else hlo.MulOp(sq, x).result
-    return _flush_pow(c, x, y)
-
-
-lowering_rules[E.pow_p] = _pow
 
 
 # Complex acos, acosh, asin and asinh at their branch points: at z = +-1 + yj with tiny <= |y| < 2 * tiny
