@@ -365,13 +365,17 @@ def entr(x, /):
 
 
 def _rel_parts(x, y):
-    """(x, y > 0; x = 0 <= y; safe x; safe y; log(x / y) also where x / y over- or underflows)."""
+    """(x, y > 0; x = 0 <= y; safe x; safe y; log(x / y) also where x / y over- or underflows). Where x / y is
+    near 1 the log is log1p((x - y) / y), x - y exact: log of the rounded ratio kept only eps / |x / y - 1| of its
+    digits (rel_entr(0.5, 0.5000001) was 1.6e-9 off)."""
     dom = (x > 0) & (y > 0)
     at0 = (x == 0) & (y >= 0)
     xs, ys = _where(dom, x, 1.0), _where(dom, y, 1.0)
     ratio = xs / ys
     ok = xp.isfinite(ratio) & (ratio > 0)
+    near = (ratio > 0.5) & (ratio < 2.0)
     lr = _where(ok, xp.log(_where(ok, ratio, 1.0)), xp.log(xs) - xp.log(ys))
+    lr = _where(near, xp.log1p((xs - ys) / ys), lr)
     return dom, at0, xs, ys, lr
 
 
