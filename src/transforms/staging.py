@@ -211,7 +211,16 @@ class StagingTrace(Trace):
             key = got = None
         if got is not None:
             return _tracer(self, Literal(*got))
-        out = self.stage_eqn(prim, [_tracer(self, _py_literal(x))], params)
+        if t is int and not -2 ** 63 <= x < 2 ** 63 and "new_dtype" in params:
+            # an int past int64 (uint64's upper half): its literal is of the dtype it converts to, as eagerly
+            # (int64's overflowed), and a value outside that dtype is eager's OverflowError
+            dt = np.dtype(params["new_dtype"])
+            if dt.kind in "iu" and not np.iinfo(dt).min <= x <= np.iinfo(dt).max:
+                raise OverflowError(f"Python integer {x} is out of bounds for {dt.name}")
+            lit = new_literal(x, get_aval(np.asarray(x, dt)[()]).update(weak_type=True))
+        else:
+            lit = _py_literal(x)
+        out = self.stage_eqn(prim, [_tracer(self, lit)], params)
         if key is not None and type(out.atom) is Literal:
             if len(_py_folds) >= _FOLD_CACHE_MAX:
                 _py_folds.clear()

@@ -113,3 +113,25 @@ def test_concrete_literal_tracers_give_their_value():
     assert t.concrete("why") == 4.0 and t.host_value("why") == 4.0
     with pytest.raises(TypeError, match="needs a concrete value"):
         trace.new_arg(F64_3).concrete("why")
+
+
+def test_a_python_int_past_int64_next_to_uint64_under_jit_as_eagerly():
+    """A Python int in uint64's upper half (2**63 <= n < 2**64) with a uint64 array: its staged literal was made as
+    int64 first and overflowed, so every jitted `x + 2**63` raised OverflowError while eager gave NumPy's values.
+    Now the literal has the dtype it converts to: jit, vmap and eager agree with NumPy; past uint64 all raise."""
+    from transforms import jit, vmap
+    x = np.array([0, 1, 2, 3, 2 ** 64 - 1], np.uint64)
+    for n in (2 ** 63, 2 ** 63 + 5, 2 ** 64 - 1):
+        u = np.uint64(n)
+        for op, ref in ((lambda a: a + n, x + u), (lambda a: a * n, x * u), (lambda a: a - n, x - u),
+                        (lambda a: a ** n, x ** u), (lambda a: a < n, x < u), (lambda a: xp.maximum(a, n),
+                                                                                np.maximum(x, u))):
+            want = np.asarray(op(xp.asarray(x)))
+            np.testing.assert_array_equal(want, ref)
+            for f in (jit(op), vmap(op)):
+                got = np.asarray(f(xp.asarray(x)))
+                assert got.dtype == want.dtype
+                np.testing.assert_array_equal(got, want)
+    for f in (lambda a: a + 2 ** 64, jit(lambda a: a + 2 ** 64)):
+        with pytest.raises(OverflowError):
+            f(xp.asarray(x))
