@@ -11,7 +11,7 @@ from transforms.primitives import elementwise as E
 
 from ._jaxlib import hlo, ir
 from .host import host_kernels
-from .lower_elementwise import _cmp, _compare_type, _full, _splat
+from .lower_elementwise import _cmp, _full, _splat
 from .lower_elementwise_complex import complex_pow
 from .lower_elementwise_subnormal import _flush_operands
 from .lowering import broadcast_to, constant, lowering_rules, ttype
@@ -74,8 +74,8 @@ def _int_pow(c, x, y):
             sq = hlo.MulOp(sq, sq).result if k else sq
             acc = hlo.MulOp(acc, sq).result if n >> k & 1 else acc
         return acc
-    kind, one, zero, t = _compare_type(a.dtype), _full(1, a), _full(0, a), ttype(a)
-    neg = _cmp(y, zero, "LT", kind)
+    one, zero, t = _full(1, a), _full(0, a), ttype(a)
+    neg = _cmp(y, zero, "LT", a.dtype)
     loop = hlo.WhileOp([t, t, t], [one, x, hlo.SelectOp(neg, zero, y).result])   # (acc, x^(2^k), bits left)
     with ir.InsertionPoint(loop.cond.blocks.append(t, t, t)):
         _, _, e = loop.cond.blocks[0].arguments
@@ -87,15 +87,15 @@ def _int_pow(c, x, y):
         hlo.ReturnOp([red.result])
     with ir.InsertionPoint(loop.body.blocks.append(t, t, t)):
         acc, sq, e = loop.body.blocks[0].arguments
-        bit = _cmp(hlo.AndOp(e, one).result, zero, "NE", kind)
+        bit = _cmp(hlo.AndOp(e, one).result, zero, "NE", a.dtype)
         hlo.ReturnOp([hlo.SelectOp(bit, hlo.MulOp(acc, sq).result, acc).result, hlo.MulOp(sq, sq).result,
                       hlo.ShiftRightLogicalOp(e, one).result])
     acc = loop.results[0]
     if a.dtype.kind == "u":
         return acc
-    odd = _cmp(hlo.AndOp(y, one).result, zero, "NE", kind)
-    at_neg = hlo.SelectOp(_cmp(x, one, "EQ", kind), one, hlo.SelectOp(
-        _cmp(x, _full(-1, a), "EQ", kind), hlo.SelectOp(odd, x, one).result, zero).result).result
+    odd = _cmp(hlo.AndOp(y, one).result, zero, "NE", a.dtype)
+    at_neg = hlo.SelectOp(_cmp(x, one, "EQ", a.dtype), one, hlo.SelectOp(
+        _cmp(x, _full(-1, a), "EQ", a.dtype), hlo.SelectOp(odd, x, one).result, zero).result).result
     return hlo.SelectOp(neg, at_neg, acc).result
 
 

@@ -9,15 +9,9 @@ from transforms.primitives import sorting as T
 
 from ._jaxlib import hlo, ir
 from .host import host_kernels
+from .lower_elementwise import _cmp
 from .lower_structural import WIDE_ACCUMULATOR
 from .lowering import constant, fill_region, lowering_rules, tensor_type, ttype
-
-
-def _cmp(x, y, direction, dtype):
-    kind = np.dtype(dtype).kind
-    ctype = "FLOAT" if kind in "fc" else "SIGNED" if kind == "i" else "UNSIGNED"
-    return hlo.CompareOp(x, y, hlo.ComparisonDirectionAttr.get(direction),
-                         compare_type=hlo.ComparisonTypeAttr.get(ctype)).result
 
 
 def _lt_eq(a, b, dtype):

@@ -12,7 +12,7 @@ from transforms.primitives import structural as S
 
 from ._jaxlib import hlo, ir
 from .host import Kernel, host_kernels
-from .lower_elementwise import _full, _hidden
+from .lower_elementwise import _cmp, _full, _hidden
 from .lowering import constant, fill_region, jaxpr_subcomp, lowering_rules, tensor_type, ttype
 
 # ----------------------------------------------------------------------------- shapes
@@ -131,13 +131,6 @@ lowering_rules[R.reduce_max_p] = _reducer("max", hlo.MaxOp)
 lowering_rules[R.reduce_min_p] = _reducer("min", hlo.MinOp)
 lowering_rules[R.reduce_and_p] = _reducer("and", hlo.AndOp)
 lowering_rules[R.reduce_or_p] = _reducer("or", hlo.OrOp)
-
-
-def _cmp(x, y, direction, dtype):
-    kind = np.dtype(dtype).kind
-    ctype = "FLOAT" if kind in "fc" else "SIGNED" if kind == "i" else "UNSIGNED"
-    return hlo.CompareOp(x, y, hlo.ComparisonDirectionAttr.get(direction),
-                         compare_type=hlo.ComparisonTypeAttr.get(ctype)).result
 
 
 # argmax/argmin along an axis up to this long: a select chain over its slices (elementwise, one fused loop over the
