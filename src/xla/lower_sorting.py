@@ -212,9 +212,10 @@ def _h_cum(ufunc, bool_ufunc, pad=None):
             return NotImplemented
         f = (bool_ufunc if x.dtype == np.bool_ else ufunc).accumulate
         out = np.flip(f(np.flip(x, axis), axis, x.dtype), axis) if reverse else f(x, axis, x.dtype)
-        for v in (out.real, out.imag)[:1 + (x.dtype.kind == "c")] if pad is not None and x.dtype.kind in "fc" else ():
-            first = np.moveaxis(v, axis, 0)[-1:] if reverse else np.moveaxis(v, axis, 0)[:1]
-            ufunc(first, pad, out=first)
+        if pad is not None and x.dtype.kind in "fc":
+            for v in (out.real, out.imag) if x.dtype.kind == "c" else (out,):
+                first = np.moveaxis(v, axis, 0)[-1:] if reverse else np.moveaxis(v, axis, 0)[:1]
+                ufunc(first, pad, out=first)
         return out
     return kernel
 
