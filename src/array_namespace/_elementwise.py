@@ -251,15 +251,7 @@ divide.in_place = _in_place("divide", P.div_p, frozenset(d.dtype for d in D.FLOA
 
 def _floor_div_raw(a, b, dt):
     if dt in D.REAL_FLOAT:
-        q = bind(P.div_p, a, b)
-        f = bind(P.floor_p, q)
-        # a nonzero quotient below the smallest normal is flushed to a zero on the CPU (xla/host.py, "Subnormals"),
-        # whose floor is that zero: where the operands' signs differ (a != 0, b finite) the floor is -1, NumPy's
-        # (-2.2250738585072014e-308 // 3.0 == -1.0: it divides a - fmod(a, b), which is exact)
-        zero = _c(0, dt)
-        lost = bind(P.and_p, bind(P.and_p, bind(P.eq_p, q, zero), bind(P.lt_p, bind(P.mul_p, a, b), zero)),
-                    bind(P.is_finite_p, b))
-        return P.select_n(lost, f, bind(P.sub_p, f, _c(1, dt)))
+        return _float_floor_div(a, b, dt)
     q = bind(P.div_p, a, b)   # truncates toward zero
     if dt in D.UNSIGNED:
         return q
@@ -267,6 +259,25 @@ def _floor_div_raw(a, b, dt):
     zero = _c(0, dt)
     adjust = bind(P.and_p, bind(P.ne_p, r, zero), bind(P.ne_p, bind(P.lt_p, r, zero), bind(P.lt_p, b, zero)))
     return P.select_n(adjust, q, bind(P.sub_p, q, _c(1, dt)))
+
+
+def _float_floor_div(a, b, dt):
+    """The floor of the exact quotient, NumPy's and Python's value. floor(a / b) is one too high where the rounded
+    quotient reaches an integer the exact one does not (1.0 // 0.1 is 9.0; floor(1.0 / 0.1) is 10.0), so this
+    divides a - fmod(a, b), a multiple of b up to rounding, and rounds that to the nearest integer (ties down); a
+    zero takes the quotient's sign. Where fmod is NaN (an infinite a, a zero divisor, NaN) or b is infinite it is
+    floor(a / b): the standard's special cases."""
+    q = bind(P.div_p, a, b)
+    m = bind(P.rem_p, a, b)   # exact; the sign of a
+    zero, one = _c(0, dt), _c(1, dt)
+    d = bind(P.div_p, bind(P.sub_p, a, m), b)
+    signs_differ = bind(P.and_p, bind(P.ne_p, m, zero), bind(P.ne_p, bind(P.lt_p, m, zero), bind(P.lt_p, b, zero)))
+    d = P.select_n(signs_differ, d, bind(P.sub_p, d, one))
+    f = bind(P.floor_p, d)
+    f = P.select_n(bind(P.gt_p, bind(P.sub_p, d, f), _c(0.5, dt)), f, bind(P.add_p, f, one))
+    f = P.select_n(bind(P.eq_p, d, zero), f, bind(P.mul_p, q, zero))
+    finite = bind(P.and_p, bind(P.is_finite_p, m), bind(P.is_finite_p, b))
+    return P.select_n(finite, bind(P.floor_p, q), f)
 
 
 def floor_divide(x1, x2, /):

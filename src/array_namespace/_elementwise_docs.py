@@ -133,7 +133,7 @@ DOCS = {
                       "x1 / x2, of the promoted floating dtype", "xp.divide(xp.asarray([1, 2]), 2)",
                       "Array([0.5, 1. ])"),
     "floor_divide": _binary("Floor division x1 // x2, elementwise (rounds toward -inf).", "realnum",
-                            f"floor(x1 / x2), {_PROMOTED}", "xp.floor_divide(xp.asarray([7, -7]), 2)",
+                            f"the floor of the exact quotient (NumPy's and Python's: 1.0 // 0.1 is 9.0), {_PROMOTED}", "xp.floor_divide(xp.asarray([7, -7]), 2)",
                             "Array([ 3, -4])"),
     "remainder": _binary("x1 modulo x2, elementwise, with the sign of x2 (Python's %).", "realnum",
                          f"x1 - floor(x1 / x2) * x2, {_PROMOTED}", "xp.remainder(xp.asarray([7, -7]), 3)",

@@ -166,3 +166,29 @@ def test_complex_power_of_a_python_int_beyond_int64_as_numpy():
                 got = np.asarray(f(xp.asarray(z)))
                 np.testing.assert_array_equal(np.isfinite(got), np.isfinite(want))
                 np.testing.assert_allclose(got[np.isfinite(want)], want[np.isfinite(want)], rtol=1e-12)
+
+
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+def test_float_floor_divide_is_the_floor_of_the_exact_quotient_as_numpy(dtype):
+    # floor(a / b) was one too high where a / b rounds up to an integer: 1.0 // 0.1 was 10.0 (NumPy, Python,
+    # JAX, torch: 9.0), and half of x // 0.01 for x with two decimals was off
+    rng = np.random.default_rng(11)
+    fi = np.finfo(dtype)
+    a = np.concatenate([rng.standard_normal(3000) * 10.0 ** rng.integers(-5, 5, 3000),
+                        np.round(rng.uniform(-10, 10, 3000), 2), rng.integers(-50, 50, 3000) * 0.1])
+    b = np.concatenate([rng.standard_normal(3000) * 10.0 ** rng.integers(-5, 5, 3000), np.full(3000, 0.01),
+                        rng.choice([0.1, -0.1, 0.3, 0.7, -1.1], 3000)])
+    edge = np.array([0.0, -0.0, 1, -1, 0.5, -1.5, 3, fi.max, -fi.max, fi.tiny, -fi.tiny, fi.eps, 1e10, -1e10,
+                     2.0 ** (fi.nmant + 1), 0.1, -0.1])
+    a = np.concatenate([a, np.repeat(edge, edge.size)]).astype(dtype)
+    b = np.concatenate([b, np.tile(edge, edge.size)]).astype(dtype)
+    a, b = a[b != 0], b[b != 0]   # (a zero divisor: the standard's special cases, test_special_cases.py)
+    with np.errstate(over="ignore", invalid="ignore"):   # (NumPy warns at fi.max // fi.tiny)
+        want = np.floor_divide(a, b)
+    assert float(xp.floor_divide(xp.asarray(dtype(1.0)), dtype(0.1))) == np.floor_divide(dtype(1.0), dtype(0.1))
+    for f in (xp.floor_divide, jit(xp.floor_divide), vmap(xp.floor_divide), lambda x, y: x // y):
+        got = np.asarray(f(xp.asarray(a), xp.asarray(b)))
+        assert got.dtype == want.dtype
+        np.testing.assert_array_equal(got, want)
+        np.testing.assert_array_equal(np.signbit(got), np.signbit(want))
+        np.testing.assert_array_equal(np.asarray(xp.remainder(xp.asarray(a), xp.asarray(b))), np.remainder(a, b))
