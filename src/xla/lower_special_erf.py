@@ -214,8 +214,9 @@ _composite(S.ndtr_p, _impl_ndtr)
 
 def _impl_log_ndtr(x):
     z = mul(x, _c(x, _INV_SQRT2))
-    # x < 0: log Phi(x) = log(erfcx(-x/sqrt 2)/2) - x^2/2 (no underflow however negative x is)
-    lower = sub(log(mul(_c(x, 0.5), bind(S.erfcx_p, neg(z)))), mul(_c(x, 0.5), sq(x)))
+    # x < 0: log Phi(x) = log(erfcx(-x/sqrt 2)/2) - x^2/2 (no underflow however negative x is; (x/2) x, as x^2
+    # overflows from x = -1.3e154 where x^2/2 does not)
+    lower = sub(log(mul(_c(x, 0.5), bind(S.erfcx_p, neg(z)))), mul(mul(_c(x, 0.5), x), x))
     upper = log1p(mul(_c(x, -0.5), bind(S.erfc_p, z)))
     return where(lt(x, 0.0), lower, upper)
 

@@ -48,7 +48,9 @@ UNARY = {
                                -1 + np.logspace(-15, -1, 40)]),
                np.concatenate([np.linspace(-1.2, 1.2, 481), 1 - np.logspace(-7, -1, 20)]), 0, 0),
     "ndtr": (_grid(-37, 40), _grid(-13, 10), 0, 0),
-    "log_ndtr": (np.concatenate([_grid(-1e5, 37), np.linspace(-40, 10, 201)]), _grid(-1e4, 12), 0, 0),
+    # (and where x^2 overflows but x^2 / 2 does not: -1.9e154 < x < -1.3e154, float32 -2.6e19 < x < -1.8e19)
+    "log_ndtr": (np.concatenate([_grid(-1e5, 37), np.linspace(-40, 10, 201), -np.linspace(1.2e154, 2e154, 9)]),
+                 np.concatenate([_grid(-1e4, 12), -np.linspace(1.7e19, 2.7e19, 11)]), 0, 0),
     "ndtri": (np.concatenate([np.logspace(-300, 0, 300), 1 - np.logspace(-16, 0, 100), np.linspace(0, 1, 201),
                               [-0.5, 1.5]]),
               np.concatenate([np.logspace(-37, 0, 100), 1 - np.logspace(-7, 0, 40), np.linspace(0, 1, 201)]), 0, 0),
