@@ -544,9 +544,10 @@ def _inv_solve(a, p, q):
         xn = where(inside, xn, fb)
         fin = or_(le(abs_(sub(xn, x)), mul(_c(x, 16 * eps), xn)), le(abs_(f), _c(f, 4 * eps)))
         return [xn, lo, hi], fin
-    # a root below the smallest normal number (P ~ x^a / Gamma(a+1) there) is returned as 0
+    # a root below the smallest normal number (P ~ x^a / Gamma(a+1) there) is returned as 0, also where the
+    # iteration runs on Q (a tiny a puts P = 1/2 at x = 2**(-1/a): it halved x to 8**-100 = 4.9e-91 and stopped)
     log_tiny = float(np.log(np.finfo(get_aval(a).dtype).tiny))
-    under = and_(not_(use_q), lt(div(add(log(p), lgam1p(a)), a), _c(a, log_tiny)))
+    under = lt(div(add(log(p), lgam1p(a)), a), _c(a, log_tiny))
     x, _, _ = _loop(step, [_inv_start(a, p, q), zero, inf], IGAMMAINV_MAXIT, done0=under)
     return where(under, _c(x, 0), x)
 

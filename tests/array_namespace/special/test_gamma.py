@@ -390,6 +390,22 @@ def test_incomplete_gamma_inverse_values(name):
         np.testing.assert_allclose(back[ok], IG_RY[ok], rtol=1e-12)
 
 
+@pytest.mark.parametrize("dtype", [np.float64, np.float32])
+def test_incomplete_gamma_inverse_roots_below_the_smallest_normal_are_zero_on_either_side(dtype):
+    # a tiny a puts P(a, x) = 1/2 at x = 2**(-1/a): where the iteration ran on Q (y above 1/2) it halved x 100
+    # times and returned 8**-100 = 4.9e-91 (gammainc there is ~1, not y); scipy: 0
+    a = np.array([3.3e-14, 1e-5, 1e-5, 1e-4, 2e-3, 1e-300, 1e-3, 0.5, 3e-4]).astype(dtype)
+    y = np.array([0.5457, 0.9, 0.3, 0.99, 0.999999, 0.7, 0.5, 0.7, 0.2]).astype(dtype)
+    for name, yy in (("gammaincinv", y), ("gammainccinv", 1 - y), ("chdtri", 1 - y)):
+        aa = 2 * a if name == "chdtri" else a
+        want = getattr(sc, name)(aa, yy).astype(dtype)
+        want[np.abs(want) < np.finfo(dtype).tiny] = 0
+        assert (want == 0).sum() >= 5
+        f = getattr(xp.special, name)
+        for got in (f(xp.asarray(aa), xp.asarray(yy)), jit(f)(xp.asarray(aa), xp.asarray(yy))):
+            np.testing.assert_allclose(np.asarray(got), want, rtol=1e-11 if dtype == np.float64 else 2e-5, atol=0)
+
+
 @pytest.mark.parametrize("name", ["gammaincinv", "gammainccinv"])
 def test_incomplete_gamma_inverse_float32(name):
     keep = (IG_RY > 1e-30) & (IG_RA < 200)
