@@ -144,8 +144,16 @@ def stdtrit(df, p, /):
     # two-sided tail probability q = 2 min(p, 1-p): I_x(df/2, 1/2) = q with x = df/(df + t^2)
     q = 2 * xp.minimum(p, 1 - p)
     qc = xp.abs(1 - 2 * p)              # exact for p in [1/4, 3/4]
-    x, xc = _ibinv(df * 0.5, xp.full_like(df, 0.5), q, qc)
-    t = xp.sqrt(df * (xc / x))
+    half = xp.full_like(df, 0.5)
+    # a tiny df puts x below the smallest normal number (t ~ q^(-1/df): stdtrit(0.001, 0.3) = -1.1e220 came out
+    # -inf); there I_x(df/2, 1/2) = x^(df/2) / (df/2 B(df/2, 1/2)) to within x, so log x is explicit
+    pa = xp.where(df > 0, df * 0.5, 1.0)
+    lx = (xp.log(q) + xp.log(pa) + _betaln_pos(pa, half)) / pa
+    under = lx < float(np.log(np.finfo(np.float32 if df.dtype == xp.float32 else np.float64).tiny)) + 20
+    ds = xp.where(under, 1.0, df)   # (the solver's x would be 0 there, its derivatives NaN)
+    x, xc = _ibinv(ds * 0.5, half, q, qc)
+    t = xp.sqrt(ds * (xc / x))
+    t = xp.where(under, xp.sqrt(df) * xp.exp(-0.5 * lx), t)
     t = xp.where(p < 0.5, -t, t)
     t = xp.where(p == 0.5, 0.0, t)
     t = xp.where(df == xp.inf, _ndtri(xp.where(df == xp.inf, p, 0.5)), t)

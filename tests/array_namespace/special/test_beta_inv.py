@@ -82,6 +82,37 @@ def test_stdtrit_at_zero_is_minus_inf():
     assert sc.stdtr(3.0, float(xp.special.stdtrit(3.0, 1e-30))) == pytest.approx(1e-30, rel=1e-9)
 
 
+def test_stdtrit_whose_x_is_below_the_smallest_normal_number():
+    """A tiny df puts x = df / (df + t^2) below the smallest normal number while t is finite (t ~ q^(-1/df)):
+    stdtrit(0.001, 0.3) = -1.1e220 was -inf. Checked through mpmath's distribution function (50 digits) at our t,
+    eager and jit; where the root is beyond the largest double, mpmath's tail at -max is above p (-inf right).
+    (scipy 1.17.1 returns ~+-2e152 for all of these.)"""
+    import mpmath
+    mpmath.mp.dps = 50
+
+    def cdf(df, t):
+        df, t = mpmath.mpf(df), mpmath.mpf(t)
+        return mpmath.betainc(df / 2, 0.5, 0, df / (df + t * t), regularized=True) / 2
+    df = np.array([0.001, 0.05, 0.002, 0.01, 0.02, 0.001, 0.00133, 0.004])
+    p = np.array([0.3, 1e-10, 0.2, 1e-20, 0.49, 0.7, 0.18, 0.999])
+    for f in (xp.special.stdtrit, jit(xp.special.stdtrit)):
+        t = np.asarray(f(xp.asarray(df), xp.asarray(p)))
+        for d, q, v in zip(df, p, t):
+            if np.isinf(v):
+                assert (v < 0) == (q < 0.5) and float(cdf(d, -np.finfo(np.float64).max)) > min(q, 1 - q), (d, q)
+            else:
+                got = float(cdf(d, -abs(v))) if v < 0 else 1 - float(cdf(d, -v))
+                assert got == pytest.approx(q, rel=1e-11), (d, q, v)
+        assert np.isfinite(t).sum() == 5
+    # derivatives there (they were NaN: the solver's x = 0), against central differences
+    from transforms import grad
+    g = grad(lambda d, q: xp.special.stdtrit(d, q), argnums=(0, 1))(xp.asarray(0.001), xp.asarray(0.3))
+    fd = [(float(xp.special.stdtrit(0.001 + h, 0.3)) - float(xp.special.stdtrit(0.001 - h, 0.3))) / (2 * h)
+          for h in (1e-9,)] + [(float(xp.special.stdtrit(0.001, 0.3 + 1e-7)) - float(xp.special.stdtrit(0.001, 0.3 - 1e-7)))
+                               / 2e-7]
+    np.testing.assert_allclose([float(v) for v in g], fd, rtol=1e-5)
+
+
 def test_inverse_is_accurate_where_the_complement_would_cancel():
     """For y > 1/2 the inverse solves the complement and takes 1 - s, which is 0 where the answer is
     below eps (betaincinv(0.0123, 0.5, 0.6125) = 2.3e-17; stdtrit at df = 0.0247 came out -inf):
