@@ -230,12 +230,16 @@ def poch(z, m, /):
     xp = _xp()
     zm = z + m
     val = _sign(zm) * _sign(z) * xp.exp(_lgamma_ratio(z, m))
-    # both at poles: the limit (-1)^m (-z)! / (-z-m)!
-    both = _nonpos_int(zm) & _nonpos_int(z)
+    # an integer m with z + m <= 0 and z < 1: (-1)^m Gamma(1 - z) / Gamma(1 - z - m), both arguments positive (the
+    # limit at two poles; no lgamma of a large negative argument; no pole made by rounding z + m: poch(2.4e-27,
+    # -9.8e24) is ~1/(9.8e24)!, not inf)
+    z_pole, m_int = _nonpos_int(z), xp.floor(m) == m
+    refl = m_int & (zm <= 0) & (z < 1)
     sgn = xp.where(xp.remainder(m, 2.0) == 0, 1.0, -1.0)
-    lim = sgn * xp.exp(_lgamma(xp.where(both, 1 - z, 1.0)) - _lgamma(xp.where(both, 1 - zm, 1.0)))
-    val = xp.where(_nonpos_int(zm), xp.inf, xp.where(_nonpos_int(z), 0.0, val))
-    val = xp.where(both, lim, val)
+    lim = sgn * xp.exp(-_lgamma_ratio(xp.where(refl, 1 - z, 1.0), xp.where(refl, -m, 1.0)))
+    # Gamma(z) at a pole: 0, also where a non-integer m is lost in rounding z + m (poch(-2.4e23, 1.24) was -1)
+    val = xp.where(_nonpos_int(zm) & ~z_pole, xp.inf, xp.where(z_pole, 0.0, val))
+    val = xp.where(refl, lim, val)
     # infinite arguments, as scipy's recurrences leave them
     odd_m = xp.remainder(m, 2.0) == 1
     pos_int_m = (m > 0) & (xp.floor(m) == m)

@@ -255,6 +255,21 @@ def test_step2_grads():
                argnums=(0, 1), rtol=1e-5, atol=1e-7)
 
 
+def test_poch_where_rounding_z_plus_m_makes_or_hides_a_pole():
+    """Gamma(z + m) / Gamma(z) against mpmath where the rounded z + m misleads: z at a pole with a non-integer m
+    lost in z + m is 0 (poch(-2.4e23, 1.24) was -1: taken as two poles), and a tiny z with a huge negative integer
+    m is ~1/|m|! (poch(2.4e-27, -9.8e24) was inf: z + m rounded onto a pole). scipy: NaN for both."""
+    import mpmath
+    mpmath.mp.dps = 60
+    z = np.array([-2.441412770351822e23, -2.441412770351822e23, 2.448400963103922e-27, 1e-20, -5.0, -5.0, 0.3, -20.5,
+                  -3.7, -4e17, 0.0, -1e16])
+    m = np.array([1.2406580982939976, -2.0, -9.781813488795754e24, -30.0, -3.0, 3.0, -5.0, -30.0, -2.0, 0.75, -2.0,
+                  2.5])
+    want = [float(mpmath.rf(mpmath.mpf(a), mpmath.mpf(b))) for a, b in zip(z, m)]
+    for f in (xp.special.poch, jit(xp.special.poch)):
+        np.testing.assert_allclose(np.asarray(f(xp.asarray(z), xp.asarray(m))), want, rtol=1e-13, atol=0)
+
+
 def test_poch_second_derivative_large_z_analytic():
     # d2/dz2 Gamma(z+m)/Gamma(z) = poch * ((psi(z+m) - psi(z))^2 + psi'(z+m) - psi'(z)); finite
     # differences of scipy are too noisy at z = 60 to check this (lgamma ~ 180 there)
