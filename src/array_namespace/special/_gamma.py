@@ -265,11 +265,19 @@ def binom(n, k, /):
         r = xp.where(kx >= i, (r * (i + n - kx)) / i, r)   # exact while below 2**53
     # general: Gamma(n+1) / (Gamma(n-k+1) Gamma(k+1)), 0 where n - k + 1 is a pole
     # (inputs made safe where this branch is not taken, so reverse mode sends no 0 * inf there)
-    pole = _nonpos_int(n - k + 1) | _nonpos_int(k + 1)
+    # (n - k + 1 is a pole only for an integer n where k is one: a rounded n - k can look like one otherwise)
+    pole = (_nonpos_int(n - k + 1) & ((n == nx) | (k != xp.floor(k)))) | _nonpos_int(k + 1)
     off = small | pole
     ng, kg = xp.where(off, 3.5, n), xp.where(off, 1.5, k)
     a, b, c = ng + 1, ng - kg + 1, kg + 1
     g = _sign(a) * _sign(b) * _sign(c) * xp.exp(_lgamma_ratio(b, kg) - _lgamma(c))
+    # an integer k >= 20 past n + 1: (-1)^k Gamma(k - n) / (Gamma(k + 1) Gamma(-n)), k - n and k + 1 positive (n - k + 1
+    # is a large negative argument whose fraction n - k rounds away: binom(1.73, 3.2e15) was 1e8 times too large)
+    refl = (k == xp.floor(k)) & (k >= 20) & (n - k + 1 < 0) & ~pole
+    nr, kr = xp.where(refl, n, 0.5), xp.where(refl, k, 20.0)
+    g_refl = (xp.where(xp.remainder(kr, 2.0) == 0, 1.0, -1.0) * _sign(-nr)
+              * xp.exp(_lgamma_ratio(kr + 1, -nr - 1) - _lgamma(-nr)))
+    g = xp.where(refl, g_refl, g)
     # at a pole of Gamma(n-k+1) the value is 0; its derivative is Gamma(n+1)/Gamma(k+1) times
     # d(1/Gamma)(-p) = (-1)^p p!, carried by (b - stop_gradient(b)) (exactly 0 in value)
     bt, c = n - k + 1, k + 1
