@@ -153,7 +153,7 @@ def stdtrit(df, p, /):
     ds = xp.where(under, 1.0, df)   # (the solver's x would be 0 there, its derivatives NaN)
     x, xc = _ibinv(ds * 0.5, half, q, qc)
     t = xp.sqrt(ds * (xc / x))
-    t = xp.where(under, xp.sqrt(df) * xp.exp(-0.5 * lx), t)
+    t = xp.where(under, xp.exp(0.5 * (xp.log(df) - lx)), t)
     t = xp.where(p < 0.5, -t, t)
     t = xp.where(p == 0.5, 0.0, t)
     t = xp.where(df == xp.inf, _ndtri(xp.where(df == xp.inf, p, 0.5)), t)
@@ -164,8 +164,14 @@ def fdtri(dfn, dfd, p, /):
     """The x with fdtr(dfn, dfd, x) = p (scipy.special.fdtri)."""
     (dfn, dfd, p), _ = _floats("fdtri", ("dfn", "dfd", "p"), (dfn, dfd, p))
     xp = _xp()
-    w, wc = _ibinv(dfn * 0.5, dfd * 0.5, p, 1 - p)
-    x = dfd * w / (dfn * wc)
+    # a tiny dfd puts 1 - w below the smallest normal number while x is finite (fdtri(1, 0.001, 0.3) = 1.5e306 came
+    # out inf); there 1 - p = I_(1-w)(dfd/2, dfn/2) is (1-w)^(dfd/2) / (dfd/2 B) to within 1 - w: log(1 - w) is explicit
+    b = xp.where(dfd > 0, dfd * 0.5, 1.0)
+    lwc = (xp.log(1 - p) + xp.log(b) + _betaln_pos(b, xp.where(dfn > 0, dfn * 0.5, 1.0))) / b
+    under = lwc < float(np.log(np.finfo(np.float32 if p.dtype == xp.float32 else np.float64).tiny)) + 20
+    ds = xp.where(under, 1.0, dfd)   # (the solver's 1 - w would be 0 there, its derivatives NaN)
+    w, wc = _ibinv(dfn * 0.5, ds * 0.5, p, 1 - p)
+    x = xp.where(under, xp.exp(xp.log(dfd / dfn) - lwc), ds * w / (dfn * wc))
     bad = (dfn <= 0) | (dfd <= 0) | xp.isinf(dfn) | xp.isinf(dfd)
     return xp.where(bad, xp.nan, x)
 

@@ -113,6 +113,29 @@ def test_stdtrit_whose_x_is_below_the_smallest_normal_number():
     np.testing.assert_allclose([float(v) for v in g], fd, rtol=1e-5)
 
 
+def test_fdtri_whose_complement_is_below_the_smallest_normal_number():
+    """A tiny dfd puts 1 - w (w = dfn x / (dfd + dfn x)) below the smallest normal number while x is finite:
+    fdtri(1, 0.001, 0.3) = 1.6e306 was inf. Through mpmath's survival function (60 digits) at our x, eager and jit;
+    where the root is beyond the largest double, mpmath at that double is below p (inf right)."""
+    import mpmath
+    mpmath.mp.dps = 60
+
+    def cdf(a, b, x):
+        a, b, x = mpmath.mpf(a), mpmath.mpf(b), mpmath.mpf(x)
+        return 1 - mpmath.betainc(b / 2, a / 2, 0, b / (b + a * x), regularized=True)
+    dfn = np.array([1.0, 5.0, 3.0, 418.493919498276, 2.0, 1.0])
+    dfd = np.array([0.001, 0.004, 0.01, 0.0027243865343930846, 0.003, 0.0012])
+    p = np.array([0.3, 0.6, 0.5, 0.7799406507915625, 0.01, 0.35])
+    for f in (xp.special.fdtri, jit(xp.special.fdtri)):
+        x = np.asarray(f(xp.asarray(dfn), xp.asarray(dfd), xp.asarray(p)))
+        for a, b, q, v in zip(dfn, dfd, p, x):
+            if np.isinf(v):
+                assert float(cdf(a, b, np.finfo(np.float64).max)) < q, (a, b, q)
+            else:
+                assert float(cdf(a, b, v)) == pytest.approx(q, rel=1e-11), (a, b, q, v)
+        assert np.isfinite(x).sum() == 4
+
+
 def test_inverse_is_accurate_where_the_complement_would_cancel():
     """For y > 1/2 the inverse solves the complement and takes 1 - s, which is 0 where the answer is
     below eps (betaincinv(0.0123, 0.5, 0.6125) = 2.3e-17; stdtrit at df = 0.0247 came out -inf):
