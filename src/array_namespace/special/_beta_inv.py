@@ -14,7 +14,7 @@ import numpy as np
 
 from transforms import custom_jvp, while_loop
 
-from ._beta import _INT_LIMIT, _betaln_pos, _c_int, _floats, _ibeta_parts, _xlogy, _xp
+from ._beta import _INT_LIMIT, _betaln_pos, _c_int, _eager_none, _floats, _ibeta_parts, _xlogy, _xp
 
 __all__ = ["betaincinv", "stdtrit", "fdtri", "bdtri", "nbdtri"]
 
@@ -148,16 +148,42 @@ def stdtrit(df, p, /):
     # a tiny df puts x below the smallest normal number (t ~ q^(-1/df): stdtrit(0.001, 0.3) = -1.1e220 came out
     # -inf); there I_x(df/2, 1/2) = x^(df/2) / (df/2 B(df/2, 1/2)) to within x, so log x is explicit
     pa = xp.where(df > 0, df * 0.5, 1.0)
-    lx = (xp.log(q) + xp.log(pa) + _betaln_pos(pa, half)) / pa
+    bl = _betaln_pos(pa, half)
+    lx = (xp.log(q) + xp.log(pa) + bl) / pa
     under = lx < float(np.log(np.finfo(np.float32 if df.dtype == xp.float32 else np.float64).tiny)) + 20
     ds = xp.where(under, 1.0, df)   # (the solver's x would be 0 there, its derivatives NaN)
     x, xc = _ibinv(ds * 0.5, half, q, qc)
     t = xp.sqrt(ds * (xc / x))
     t = xp.where(under, xp.exp(0.5 * (xp.log(df) - lx)), t)
+    # df >= 1e4: the solver's fraction loses ~eps df there (stdtrit(1e10, 0.01) was 1.5e-8 off, at 1e19 0.0); the
+    # root is found on stdtr's expansion instead, which holds for every root whose tail is a normal number there
+    large = (df >= 1e4) & (q > 0) & (q < 1)
+    if not _eager_none(large):
+        dl = xp.where(large, df, 1e4)
+        t = xp.where(large, _large_df_quantile(dl, xp.where(large, q * 0.5, 0.25), -0.5 * xp.log(dl) - bl), t)
     t = xp.where(p < 0.5, -t, t)
     t = xp.where(p == 0.5, 0.0, t)
-    t = xp.where(df == xp.inf, _ndtri(xp.where(df == xp.inf, p, 0.5)), t)
+    normal = df >= 1e20   # (as stdtr: the normal distribution to double precision)
+    t = xp.where(normal, _ndtri(xp.where(normal, p, 0.5)), t)
     return xp.where((df <= 0) | xp.isnan(df), xp.nan, t)
+
+
+def _large_df_quantile(df, q, log_front):
+    """s > 0 with stdtr(df, -s) = q < 1/2 for df >= 1e4: Newton on log stdtr (nearly quadratic in s in the tails)
+    from Cornish and Fisher's expansion about the normal quantile, stdtr by _beta_asym's expansion; log_front is
+    log(1 / (sqrt(df) B(df/2, 1/2))), the log of the density's constant."""
+    xp = _xp()
+    from ._beta_asym import bgrat
+    from ._erf_bessel import erfc
+    z = -_ndtri(q)
+    s = z + (z ** 3 + z) / (4 * df) + (5 * z ** 5 + 16 * z ** 3 + 3 * z) / (96 * df * df)
+    half, lq = xp.full_like(df, 0.5), xp.log(q)
+    for _ in range(2):
+        u = xp.log1p(s * s / df)
+        f = 0.5 * bgrat(df * 0.5, half, -u, lambda w: erfc(xp.sqrt(w)))
+        dens = xp.exp(log_front - 0.5 * (df + 1) * u)
+        s = s + (xp.log(f) - lq) * (f / dens)   # (not (...) * f: below 1e-300 that product is subnormal, flushed)
+    return s
 
 
 def fdtri(dfn, dfd, p, /):

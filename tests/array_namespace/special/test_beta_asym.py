@@ -68,3 +68,17 @@ def test_stdtr_keeps_its_dtype_on_both_sides_of_df_30(dtype):
     assert out.dtype == xp.asarray(df).dtype
     want = [_stdtr_exact(float(d), -2.0) for d in df]
     np.testing.assert_allclose(np.asarray(out), want, rtol=1e-13 if dtype == np.float64 else 2e-6)
+
+
+def test_stdtrit_at_large_df_against_mpmath():
+    """The solver's fraction lost ~eps df (stdtrit(1e10, 0.01) was 1.5e-8 off, stdtrit(1e19, 0.01) 0.0); from
+    df = 1e4 the root is found on stdtr's expansion. Checked through mpmath's distribution function at our t."""
+    df = np.repeat([1e4, 3e4, 1e6, 1e10, 1e16, 1e19], 6)
+    p = np.tile([1e-300, 1e-20, 0.01, 0.3, 0.9, 1 - 1e-12], 6)
+    for f in (xp.special.stdtrit, jit(xp.special.stdtrit)):
+        t = np.asarray(f(xp.asarray(df), xp.asarray(p)))
+        tail = np.array([float(_stdtr_mp(d, v) if v < 0 else 1 - _stdtr_mp(d, v)) for d, v in zip(df, t)])
+        np.testing.assert_allclose(tail, np.minimum(p, 1 - p), rtol=3e-13)   # the tail probability at our t
+    g = grad(lambda d, q: xp.special.stdtrit(d, q), argnums=(0, 1))(xp.asarray(1e6), xp.asarray(0.01))
+    dt_dp = 1 / float(mpmath.diff(lambda v: _stdtr_mp(1e6, v), float(xp.special.stdtrit(1e6, 0.01))))
+    np.testing.assert_allclose(float(g[1]), dt_dp, rtol=1e-9)
