@@ -1,5 +1,6 @@
 """I_x(p, q) for a large p and q <= 1 with x near 1, by the asymptotic expansion in 1/nu (the BGRAT expansion of
-DiDonato and Morris, after Temme): Student's t distribution at large df (q = 1/2) in _beta.stdtr.
+DiDonato and Morris, after Temme): Student's t distribution at large df (q = 1/2), _beta.stdtr and
+_beta_inv.stdtrit.
 
 There the continued fraction for I_x(p, q) runs on the side where its terms nearly cancel: each is formed from a
 rounded x near 1, and the result loses ~eps p of its digits (stdtr(1e10, -4.2) was 2.3e-7 off, stdtr(1e16, -4.2)
