@@ -11,7 +11,8 @@ fit per interval (Chebyshev interpolation, tables derived with mpmath: host_spec
 exp(-x^2) from x^2 split exactly in two; erfinv from Winitzki's closed-form guess polished by three
 Halley steps on erf (on erfc in the tails, where 1 - |y| is exact); the Euler-Maclaurin sum for zeta.
 Every kernel computes in float64 and rounds to the operand's dtype: XLA's float32 expansions are within a few
-ulps of that, so host and jit agree to that (near the zeros of lgamma and digamma: a few ulps of 1, not of the result). Special values are XLA's
+ulps of that, so host and jit agree to that (near the zeros of lgamma and digamma: a few ulps of 1, not of the
+result). Special values are XLA's
 (tests/xla/test_host_special.py compares with the lowering and with scipy): lgamma is +inf at the
 poles and at +-inf; digamma is NaN at the poles (0 included) and at -inf; erfinv(+-1) = +-inf.
 
