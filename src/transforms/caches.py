@@ -82,15 +82,18 @@ def on_resize(kind, hook):
     _hooks[kind].append(hook)
 
 
-def clear_all():
+def clear_all(keep=None):
     """Empty every live cache (each drops its entries and takes a new lock): the backend calls it in a forked
     child, whose executables of the parent's runtime are unusable, and where a lock another thread held at
-    the fork stays held."""
+    the fork stays held. keep: called with each cache's entries (a dict) before it is emptied (the backend
+    keeps them: destroying them in the child can wait on such a lock)."""
     global _registry_lock
     _registry_lock = threading.Lock()
     for kind in _caches:
         for cache in list(_caches[kind]):
             cache._lock = threading.Lock()
+            if keep is not None:
+                keep(dict(cache))
             cache.clear()
 
 

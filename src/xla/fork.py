@@ -21,7 +21,11 @@ had made its client:
   compiler keeps a process-wide thread the fork does not copy); such executables are not written to the disk
   cache (jaxlib re-serializes a loaded executable incompletely). Programs with host callbacks cannot be
   compiled so: they raise a RuntimeError naming spawn/forkserver;
-- locks another thread may have held at the fork are made anew.
+- locks another thread may have held at the fork are made anew;
+- nothing of the parent's runtime is destroyed here: every executable and buffer the child lets go of is kept
+  (_kept). Destroying an executable takes LLVM's process-wide JIT-registration mutex, which a thread of the
+  parent may hold at the fork (freeing one of its own): the child waited on it forever (1 in ~50 forks
+  while another thread ran jit work).
 Cost: the child walks the heap once (gc.get_objects, ~0.3 us an object: ~16 ms for a 50,000-object process).
 A process of a distributed run (xla.distributed) has no working child: the copy cannot rejoin the run, so
 there the child's first use of the runtime raises a RuntimeError saying so (use spawn or forkserver).
@@ -39,7 +43,7 @@ import threading
 
 import numpy as np
 
-from transforms.caches import clear_all as clear_caches
+from transforms.caches import cache_size, clear_all as clear_caches
 from transforms.core import boxing
 from transforms.jaxpr import ClosedJaxpr
 from transforms.jaxpr_transforms import _Staged
@@ -208,10 +212,14 @@ def _revived(raw, old_default):
     return _revive(raw)
 
 
+_kept = []   # in a forked child: the parent's executables and buffers it let go of, never destroyed here
+
+
 def _revive_objects(old_default):
-    """One walk over the heap: every value and executable bound to the parent's client, made this process's."""
+    """One walk over the heap: every value and executable bound to the parent's client, made this process's
+    (what each drops is kept: _kept)."""
     box, buf = boxing.box_type, _jaxlib.ArrayImpl
-    stale = _jaxlib.is_forsaken
+    stale, keep = _jaxlib.is_forsaken, _kept.append
 
     def fix(raw):
         return _revived(raw, old_default) if type(raw) is buf and stale(raw) else raw
@@ -222,18 +230,23 @@ def _revive_objects(old_default):
             if t is box:
                 v = getattr(o, "_v", None)
                 if type(v) is buf and stale(v):
+                    keep(v)
                     o._v = _revived(v, old_default)
             elif t is HostValue:
                 b = o._buf
                 if b is not None and not b.is_deleted():   # (a donated value keeps its deleted buffer: it says so)
+                    keep(b)
                     o._buf = None
             elif t is runtime.Compiled:
+                keep(o.exe)
                 o.exe = _Stale()
             elif t is _Staged:
+                keep((o.exe, o.const_bufs, list(o.consts)))
                 o.exe = o.const_bufs = None
                 o.consts[:] = [fix(c) for c in o.consts]
             elif t is ClosedJaxpr:
                 if any(type(c) is buf for c in o.consts):
+                    keep(list(o.consts))
                     o.consts[:] = [fix(c) for c in o.consts]
         except (RuntimeError, ValueError, MemoryError):   # (one value that cannot be copied must not stop the
             pass            # others; using it raises XLA's error that its buffer is not on this client's device)
@@ -261,6 +274,7 @@ def after_fork_in_parent():
 def after_fork_in_child():
     _jaxlib.native_work = _NativeWork()
     _fresh_locks()
+    _kept.append(dict(pmap_runtime._programs))
     pmap_runtime.after_fork()
     joined = distributed.joined()
     if joined:
@@ -269,15 +283,18 @@ def after_fork_in_child():
         return   # nothing was made from a client: the child makes its own on first use, as the parent did
     old_default = runtime._default_device
     _jaxlib.forsake_client(REFUSAL if joined else None)
+    # dispatchers made here get a cache of their own: the shared one's mutex may be held by a thread of the parent
+    # at the fork (making a dispatcher looks it up), and one made here then waited for it forever
+    _jaxlib.set_dispatch_cache_size(cache_size("jit_dispatch"))
     if _jaxlib.compiled_here or _jaxlib.compile_elsewhere is not None:
         if _jaxlib.compile_elsewhere is not None:
             _jaxlib.compile_elsewhere.forget()
         _jaxlib.compile_elsewhere = _Compiler()
     runtime._default_device = None
-    runtime._exe_cache.clear()
-    runtime._scalar_cache.clear()
-    spmd._programs.clear()
-    clear_caches()
+    for cache in (runtime._exe_cache, runtime._scalar_cache, spmd._programs):
+        _kept.append(dict(cache))
+        cache.clear()
+    clear_caches(keep=_kept.append)
     _revive_objects(old_default)   # (in a distributed run's child: values cannot move; the rest still holds)
 
 

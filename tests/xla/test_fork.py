@@ -250,6 +250,34 @@ def test_a_fork_while_another_thread_runs_eager_and_jit_work():
     ''', env={"ARRAY_NAMESPACE_CACHE": "0"})
 
 
+def test_a_child_destroys_none_of_the_parents_executables():
+    # destroying one takes LLVM's process-wide JIT-registration mutex, which another thread of the parent may
+    # hold at the fork (freeing an executable of its own): the child then waited forever (1 fork in ~50 while a
+    # thread ran jit work). Every executable the child's reset lets go of is kept (xla/fork.py, _kept).
+    run('''
+    import gc
+    from xla import fork, runtime
+    for n in range(3):
+        T.jit(lambda v: xp.sum(v * v) + n)(xp.arange(5.0 + n))
+    float(xp.sum(xp.sin(xp.arange(9.0))))
+    ids = {id(o.exe) for o in gc.get_objects() if type(o) is runtime.Compiled}
+    assert len(ids) >= 3
+    def child():
+        kept, todo = set(), list(fork._kept)
+        while todo:
+            x = todo.pop()
+            kept.add(id(x))
+            if isinstance(x, (list, tuple)):
+                todo.extend(x)
+            elif isinstance(x, dict):
+                todo.extend(x.values())
+            elif type(x) is runtime.Compiled:
+                todo.append(x.exe)
+        return len(ids - kept), float(T.jit(lambda v: xp.sum(v * v))(xp.arange(4.0)))
+    assert in_child(child) == (0, 14.0)
+    ''')
+
+
 def test_a_child_of_a_distributed_process_refuses_clearly():
     # a one-process distributed run: the child cannot rejoin it, so its runtime raises at once, naming
     # spawn/forkserver (never a hang); host-held eager work still runs there; the parent goes on
