@@ -1,6 +1,6 @@
 """pow: its host kernel and its lowering, for real floats, integers and complex numbers (the complex kernel is
 xla/lower_elementwise_complex.py's complex_pow). Registered after xla/lower_elementwise_subnormal.py, whose operand
-flush a float pow takes. Tested in tests/xla/test_lower_elementwise.py (integers), test_host_specialized.py (float
+flush a float pow takes. Tested in tests/xla/test_lower_pow.py (integers), test_host_specialized.py (float
 exponents 2, 3, 0.5) and tests/array_namespace/test_elementwise_subnormals.py.
 """
 from __future__ import annotations

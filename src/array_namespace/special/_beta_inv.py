@@ -14,7 +14,7 @@ import numpy as np
 
 from transforms import custom_jvp, while_loop
 
-from ._beta import _INT_LIMIT, _betaln_pos, _c_int, _eager_none, _floats, _ibeta_parts, _xlogy, _xp
+from ._beta import _INT_LIMIT, _betaln_pos, _c_int, _eager_none, _finfo, _floats, _ibeta_parts, _xlogy, _xp
 
 __all__ = ["betaincinv", "stdtrit", "fdtri", "bdtri", "nbdtri"]
 
@@ -150,7 +150,7 @@ def stdtrit(df, p, /):
     pa = xp.where(df > 0, df * 0.5, 1.0)
     bl = _betaln_pos(pa, half)
     lx = (xp.log(q) + xp.log(pa) + bl) / pa
-    under = lx < float(np.log(np.finfo(np.float32 if df.dtype == xp.float32 else np.float64).tiny)) + 20
+    under = lx < float(np.log(_finfo(df).tiny)) + 20
     ds = xp.where(under, 1.0, df)   # (the solver's x would be 0 there, its derivatives NaN)
     x, xc = _ibinv(ds * 0.5, half, q, qc)
     t = xp.sqrt(ds * (xc / x))
@@ -177,10 +177,10 @@ def _large_df_quantile(df, q, log_front):
     from ._erf_bessel import erfc
     z = -_ndtri(q)
     s = z + (z ** 3 + z) / (4 * df) + (5 * z ** 5 + 16 * z ** 3 + 3 * z) / (96 * df * df)
-    half, lq = xp.full_like(df, 0.5), xp.log(q)
+    lq = xp.log(q)
     for _ in range(2):
         u = xp.log1p(s * s / df)
-        f = 0.5 * bgrat(df * 0.5, half, -u, lambda w: erfc(xp.sqrt(w)))
+        f = 0.5 * bgrat(df * 0.5, 0.5, -u, lambda w: erfc(xp.sqrt(w)))
         dens = xp.exp(log_front - 0.5 * (df + 1) * u)
         s = s + (xp.log(f) - lq) * (f / dens)   # (not (...) * f: below 1e-300 that product is subnormal, flushed)
     return s
@@ -194,7 +194,7 @@ def fdtri(dfn, dfd, p, /):
     # out inf); there 1 - p = I_(1-w)(dfd/2, dfn/2) is (1-w)^(dfd/2) / (dfd/2 B) to within 1 - w: log(1 - w) is explicit
     b = xp.where(dfd > 0, dfd * 0.5, 1.0)
     lwc = (xp.log(1 - p) + xp.log(b) + _betaln_pos(b, xp.where(dfn > 0, dfn * 0.5, 1.0))) / b
-    under = lwc < float(np.log(np.finfo(np.float32 if p.dtype == xp.float32 else np.float64).tiny)) + 20
+    under = lwc < float(np.log(_finfo(p).tiny)) + 20
     ds = xp.where(under, 1.0, dfd)   # (the solver's 1 - w would be 0 there, its derivatives NaN)
     w, wc = _ibinv(dfn * 0.5, ds * 0.5, p, 1 - p)
     x = xp.where(under, xp.exp(xp.log(dfd / dfn) - lwc), ds * w / (dfn * wc))
