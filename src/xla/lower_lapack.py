@@ -187,7 +187,7 @@ def _svd(c, a, *, full_matrices, compute_uv):
     _, s, u, vt, info = lapack_call(
         "gesdd", dt, [a], [True],
         [(shape, dt), (s_av.shape, s_av.dtype), (ushape, dt), (vshape, dt), (batch, np.int32)],
-        [True, False, True, True, False], mode="A" if full else "S")
+        [True, False, True, True, False], mode="A" if full else "S" if compute_uv else "N")
     ok = _info_ok(info, batch)
     outs = [_nan_if_failed(s, ok, s_av.shape, s_av.dtype)]
     if compute_uv:
@@ -456,10 +456,11 @@ def _h_svd(a, *, full_matrices, compute_uv):
     if k == 0:
         outs = [np.zeros(batch + (0,), rdt)]
         return outs + ([_batch_eye(batch, m, uc, a.dtype), _batch_eye(batch, vr, n, a.dtype)] if compute_uv else [])
-    # u and v computed even when dropped: gesdd's values-only path rounds differently from the lowering's
+    if not compute_uv:   # (gesdd's values-only path, as the lowering's mode "N")
+        return _per_matrix(lambda x: [np.linalg.svd(x, compute_uv=False)], a, [((k,), rdt)])
     u, s, vh = _per_matrix(lambda x: np.linalg.svd(x, full_matrices=full), a,
                            [((m, uc), a.dtype), ((k,), rdt), ((vr, n), a.dtype)])
-    return [s, u, vh] if compute_uv else [s]
+    return [s, u, vh]
 
 
 def _h_qr(a, *, full_matrices):
