@@ -343,8 +343,8 @@ def _h_sign(x):
     if k == "u":
         return np.minimum(x, 1)
     if k in "if":
-        s = np.sign(x)   # NaN -> NaN; XLA keeps the sign of zero: sign(-0.0) = -0.0
-        return np.where(x == 0, x, s) if k == "f" else s
+        s = np.sign(x)   # NaN -> NaN; XLA keeps the sign of zero: sign(-0.0) = -0.0, a subnormal's is its signed 0
+        return np.where(x == 0, np.multiply(x, x.dtype.type(0)), s) if k == "f" else s
     return complex_sign(x) if k == "c" else NotImplemented
 
 

@@ -114,10 +114,12 @@ for _p in _BRANCH_POINT:
     lowering_rules[_p] = _kept_at_branch_points(_p, lowering_rules[_p])
 
 
-# Subnormals (xla/host.py): kernels run with them flushed, but libm's float64 sin passes a tiny argument through
-# by its bits (sin(5e-324) = 5e-324) and NumPy's float32 arctan2 divides two flushed operands (atan2(1e-45, 1e-45)
-# = NaN): as in the lowerings above, these results (or operands) are flushed explicitly. In the kernels' mode
-# multiplying by 1 is that flush: one pass, in place on a fresh result.
+# Subnormals (xla/host.py): kernels run with them flushed, but libm may pass a tiny argument through by its bits
+# (sin(5e-324) = 5e-324) and NumPy's float32 arctan2 divides two flushed operands (atan2(1e-45, 1e-45) = NaN): as
+# in the lowerings above, these results (or operands) are flushed explicitly. Which libm forms return the bits
+# depends on the machine (glibc picks a form per CPU, NumPy a SIMD loop per CPU: on an AVX2-only CPU asinh, atanh,
+# log1p and sinh did, on an AVX-512 one they did not), so every function that is x + O(x^2) near 0 gets its result
+# flushed. In the kernels' mode multiplying by 1 is that flush: one pass, in place on a fresh result.
 _ONE = {np.dtype(np.float32): np.float32(1), np.dtype(np.float64): np.float64(1)}
 
 
@@ -129,6 +131,11 @@ def _ftz(r):
 
 
 def _daz(x):
+    """x with its subnormal floats (a complex number's parts, each) read as zeros of their signs."""
+    if x.dtype.kind == "c":   # (part by part: a complex product by 1 would add signed zeros)
+        out = np.empty_like(x)
+        out.real, out.imag = _daz(x.real), _daz(x.imag)
+        return out
     one = _ONE.get(x.dtype)
     return x if one is None else np.multiply(x, one)
 
@@ -140,6 +147,6 @@ def _flushing_result(fn):
     return kernel
 
 
-for _p in (E.sin_p, E.tan_p, E.tanh_p, E.atan_p, E.expm1_p, E.asin_p):
+for _p in (E.sin_p, E.tan_p, E.tanh_p, E.atan_p, E.expm1_p, E.asin_p, E.asinh_p, E.atanh_p, E.log1p_p, E.sinh_p):
     host_kernels[_p].wrap = _flushing_result
 host_kernels[E.atan2_p].wrap = lambda fn: lambda *xs: fn(*map(_daz, xs))

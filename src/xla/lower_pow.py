@@ -13,7 +13,7 @@ from ._jaxlib import hlo, ir
 from .host import host_kernels
 from .lower_elementwise import _cmp, _full, _splat
 from .lower_elementwise_complex import complex_pow
-from .lower_elementwise_subnormal import _flush_operands
+from .lower_elementwise_subnormal import _daz, _flush_operands
 from .lowering import broadcast_to, constant, lowering_rules, ttype
 
 
@@ -33,8 +33,10 @@ def _pow_float_scalar(x, y):
 
 
 def _power(x, y):
-    """np.power with the sign of a flushed result: libm's pow sets a negative base's sign on its magnitude after
-    the flush ((-1.8e308) ** -1 = -5.6e-309 becomes +0, XLA's -0: xla/host.py, "Subnormals")."""
+    """np.power of the flushed operands (as the lowering's: libm's pow may read a subnormal by its bits, 0 **
+    5e-324 = 0, not 1) with the sign of a flushed result: libm's pow sets a negative base's sign on its magnitude
+    after the flush ((-1.8e308) ** -1 = -5.6e-309 becomes +0, XLA's -0: xla/host.py, "Subnormals")."""
+    x, y = _daz(x), _daz(y)
     r = np.power(x, y)
     zero = r == 0
     if not zero.any():
@@ -48,7 +50,7 @@ def _h_pow(x, y):
     if k == "f":
         return _pow_float_scalar(x, y) if y.ndim == 0 else _power(x, y)
     if k == "c":
-        return complex_pow(x, y)
+        return complex_pow(_daz(x), _daz(y))
     if k not in "iu":
         return NotImplemented
     # every bit of y, wrapping as NumPy's own; a negative y: 1 at x = 1, +-1 at x = -1, else 0 (see _int_pow)

@@ -140,6 +140,43 @@ def test_clip(dt):
     check("clip", np.asarray(jit(f)(x)), eager, dt, (v,), "jit vs eager")
 
 
+# Functions that are x + O(x^2) near 0, and pow: libm may pass a tiny argument through by its bits, or branch on
+# its bits, where the mode reads it as zero. Which forms do depends on the CPU (NumPy picks a SIMD loop per CPU,
+# glibc a libm form): on an AVX2-only CPU NumPy's float arcsinh, arctanh, log1p, sinh and power are glibc's, and
+# returned 1e-45 for arcsinh(1e-45) and 0 for 0 ** 5e-324.
+_PASS_THROUGH = ["sin", "tan", "tanh", "atan", "expm1", "asin", "asinh", "atanh", "log1p", "sinh"]
+_SCALAR_LOOPS = """
+import sys
+import numpy as np
+sys.path[:0] = sys.argv[1:]
+import test_elementwise_subnormals as T
+for dt in ("float32", "float64"):
+    for name in T._PASS_THROUGH:
+        T.check(name, T.xp.__dict__[name](T.xp.asarray(T.values(dt))), T.oracle(name, T.values(dt)), dt, (T.values(dt),),
+                "eager vs NumPy in the mode")
+    a, b = T._binary_args(dt)
+    T.check("pow", T.xp.pow(T.xp.asarray(a), T.xp.asarray(b)), T.oracle("pow", a, b), dt, (a, b), "eager vs NumPy in the mode")
+    z, w = T._complex_binary_args(dt)
+    jitted = np.asarray(T.jit(T.xp.pow)(T.xp.asarray(z), T.xp.asarray(w)))
+    assert T.close_complex(T.xp.pow(T.xp.asarray(z), T.xp.asarray(w)), jitted, dt).all(), ("complex pow", dt)
+print("ok")
+"""
+
+
+def test_the_rule_holds_on_numpy_s_loops_without_avx512():
+    """The functions above eagerly, in a process whose NumPy runs the loops of a CPU without AVX-512
+    (NPY_DISABLE_CPU_FEATURES), against NumPy in the mode (complex pow: against jit)."""
+    import os
+    import subprocess
+    import sys
+    here = os.path.dirname(os.path.abspath(__file__))
+    src = os.path.join(os.path.dirname(os.path.dirname(here)), "src")
+    env = dict(os.environ, NPY_DISABLE_CPU_FEATURES="X86_V4 AVX512_ICL AVX512_SPR", PYTHONPATH=src)
+    r = subprocess.run([sys.executable, "-c", _SCALAR_LOOPS, here, os.path.dirname(here)], capture_output=True,
+                       text=True, timeout=300, env=env)
+    assert r.returncode == 0 and r.stdout.strip().endswith("ok"), r.stdout[-3000:] + r.stderr[-3000:]
+
+
 # ------------------------------------------------------------------ complex
 def complex_values(dt, big=30.0, specials=()):
     fi = np.finfo(dt)
