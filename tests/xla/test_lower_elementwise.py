@@ -373,11 +373,14 @@ def test_jit_sinh_and_cosh_of_large_arguments_are_within_a_few_ulps_of_numpy(nam
 @pytest.mark.parametrize("dtype", [np.float64, np.float32])
 def test_jit_atanh_is_within_a_few_ulps_of_numpy(dtype):
     """XLA's atanh is its log1p's, 128 ulps off near x = 0.41 in float64: lowered on the log1p above, of |x| (no
-    1 + t cancelling near -1), it stays within 3 ulps, with the edge values and zero signs of NumPy's."""
+    1 + t cancelling near -1), it stays within 3 ulps (float32: of the float64 value, 3.0 measured -- NumPy's own
+    float32 arctanh is glibc's atanhf on a CPU without AVX-512, 1.5 ulps off), with the edge values and zero signs
+    of NumPy's."""
     x = np.random.default_rng(2).uniform(-1, 1, 100_000).astype(dtype)
     edge = np.array([0.0, -0.0, 1.0, -1.0, 1e-20, -1e-20], dtype)
     got, want = np.asarray(jit(xp.atanh)(xp.asarray(np.concatenate([x, edge])))), np.arctanh(np.concatenate([x, edge]))
+    exact = np.arctanh(np.concatenate([x, edge]).astype(np.float64)) if dtype == np.float32 else want
     fin = np.isfinite(want) & (want != 0)
-    assert (np.abs(got[fin] - want[fin]) / np.spacing(np.abs(want[fin]))).max() <= 3
+    assert (np.abs(got[fin] - exact[fin]) / np.spacing(np.abs(want[fin]))).max() <= (3.5 if dtype == np.float32 else 3)
     assert np.array_equal(got[~fin], want[~fin]) and np.array_equal(np.signbit(got), np.signbit(want))
     assert np.isnan(np.asarray(jit(xp.atanh)(xp.asarray(np.array([1.5, -2.0, np.inf, np.nan], dtype))))).all()

@@ -181,7 +181,8 @@ def _pairwise_bound(n):
                          ids=str)
 @pytest.mark.parametrize("data", ["uniform", "normal"])
 def test_float32_sum_and_mean_under_jit_are_within_numpy_pairwise_bound(shape, axis, data):
-    x = (R.random(shape) if data == "uniform" else R.standard_normal(shape)).astype(np.float32)
+    r = np.random.default_rng(0)   # (its own draws, whatever ran before: the sequential sum's error below is the data's)
+    x = (r.random(shape) if data == "uniform" else r.standard_normal(shape)).astype(np.float32)
     exact, abs_sum = _per_output(_fsum, x, axis), _per_output(lambda r: _fsum(np.abs(r)), x, axis)
     n = x.size // exact.size
     total = np.asarray(jit(lambda a: xp.sum(a, axis=axis))(xp.asarray(x)))
@@ -193,7 +194,8 @@ def test_float32_sum_and_mean_under_jit_are_within_numpy_pairwise_bound(shape, a
         assert np.all(np.abs(total - exact) <= _pairwise_bound(n) * abs_sum)
     # the mean: the sum's error, divided, and one more rounding
     assert np.all(np.abs(mean - exact / n) <= _pairwise_bound(n) * abs_sum / n + np.spacing(np.abs(mean)))
-    # what it is bound to beat: a sequential float32 sum of 2^20 values is ~8 times the bound off
+    # what it is bound to beat: a sequential float32 sum of these 2^20 values is 6.5 times the bound off (0.8 to 8.6
+    # times over seeds 0-11)
     if data == "uniform" and x.size == 2**20:
         assert abs(np.cumsum(x)[-1] - exact) > 4 * _pairwise_bound(n) * abs_sum
 
