@@ -4,10 +4,10 @@ The oracle for a host kernel is the primitive's own lowering run by XLA (the sin
 executable the runtime falls back to): per primitive, per dtype, on grids of special values
 (NaN, +-inf, +-0, subnormals, integer min/max, shifts by >= the bit width, division by zero).
 
-One documented difference: XLA's CPU runtime computes with subnormals flushed to zero
-(FTZ/DAZ: 1e-45 == 0 under jit), host kernels keep IEEE subnormals as NumPy does. The
-comparison skips elements with a subnormal input and flushes the host's subnormal results;
-test_subnormals_are_the_one_difference pins the difference down.
+Subnormals: both flush them (xla/host.py, "Subnormals"; test_subnormals_are_flushed_by_both). The grid
+comparisons skip elements with a subnormal input and flush the host's subnormal results (the special-value
+grids are about the other cases); test_unary_host_equals_xla_on_subnormal_inputs compares those exactly, and
+tests/array_namespace/test_elementwise_subnormals.py every function of the namespace.
 """
 import functools
 
