@@ -48,7 +48,7 @@ def _solve(p, q, y):
     maxit = 40
 
     def body(s):
-        i, x, done = s
+        i, x, done, hi = s
         ib = _ibeta_parts(p, q, x, 1 - x, derivs=False)[0]
         # Halley's method on g = log(I_x / y) as a function of log x: in the lower tail I_x is near a power of x,
         # on which it steps exactly, where steps on I_x - y in x crawl or halve (betaincinv(100, 1, 1e-20) stopped
@@ -61,14 +61,19 @@ def _solve(p, q, y):
         step = xp.where(xp.isfinite(step), step, 0.0)
         xn = x * xp.exp(-step)
         xn = xp.where(xn <= 0, 0.5 * x, xp.where(xn >= 1, 0.5 * (x + 1), xn))
-        xn = xp.where(ib == 0, xp.sqrt(x), xn)   # (I_x underflowed: x is far too small)
+        # I_x underflowed (flushed below the smallest normal): x is too small, by how much unknown -- halfway in
+        # logs to the smallest x seen above the root (hi; 1 at first). Where y is itself near the smallest normal,
+        # a step ending an ulp below the root underflows: a jump to sqrt(x) there cycled until maxit
+        # (betaincinv(3, 3, 2.2250738585072014e-308) was 3.6e-52 under jit, not 1.9e-103)
+        hi = xp.where(ib > y, xp.minimum(hi, x), hi)
+        xn = xp.where(ib == 0, xp.sqrt(x) * xp.sqrt(hi), xn)
         conv = (xp.abs(xn - x) <= 4 * eps * xn) | (g == 0)
         # I_x itself failed (its fraction out of terms, parameters beyond ~1e11): nan, not a step of 0
         fail = xp.isnan(ib)
         xn = xp.where(fail, xp.nan, xn)
-        return i + 1, xp.where(done, x, xn), done | conv | fail
+        return i + 1, xp.where(done, x, xn), done | conv | fail, hi
 
-    init = (xp.asarray(0), _start(p, q, y), xp.zeros(y.shape, dtype=xp.bool))
+    init = (xp.asarray(0), _start(p, q, y), xp.zeros(y.shape, dtype=xp.bool), xp.ones_like(y))
     return while_loop(lambda s: (s[0] < maxit) & xp.any(~s[2]), body, init)[1]
 
 

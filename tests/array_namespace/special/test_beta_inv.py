@@ -213,3 +213,22 @@ def test_betaincinv_far_tails():
     k, n = xp.asarray(np.zeros(3)), xp.asarray(np.array([100.0, 800.0, 10.0]))
     np.testing.assert_allclose(np.asarray(xp.special.bdtri(k, n, xp.asarray(np.array([1e-300, 1e-20, 1e-100])))),
                                [0.999, -np.expm1(np.log(1e-20) / 800), 1 - 1e-10], rtol=1e-13)
+
+
+def test_betaincinv_at_the_smallest_normal_number():
+    """y = the smallest normal: a Halley step ending an ulp below the root underflows I_x to 0, and the jump
+    for an underflowed I_x went to sqrt(x) whatever the iterates above the root had shown, cycling until the
+    iteration limit (betaincinv(3, 3, 2.2e-308) was 3.6e-52 under jit, not 1.9e-103; float32 betaincinv(2, 10,
+    1.2e-38) eagerly 1.2e-10, not 1.5e-20). I_x of the answer by mpmath at 40 digits; d log I / d log x ~ a."""
+    import mpmath
+    mpmath.mp.dps = 40
+    a, b = np.array([3.0, 2.0, 10.0]), np.array([3.0, 10.0, 2.0])
+    for dt, fs, rtol in ((np.float64, (xp.special.betaincinv, jit(xp.special.betaincinv)), 1e-12),
+                         (np.float32, (xp.special.betaincinv,), 2e-4)):
+        y = float(np.finfo(dt).tiny)
+        for f in fs:
+            n = N_JIT if dt == np.float64 else len(a)
+            got = np.asarray(f(*[xp.asarray(np.resize(v, n).astype(dt)) for v in (a, b, np.full(n, y))]))[:len(a)]
+            for i in range(len(a)):
+                back = float(mpmath.betainc(a[i], b[i], 0, float(got[i]), regularized=True))
+                assert abs(back / y - 1) <= rtol, (dt, a[i], b[i], got[i], back)
