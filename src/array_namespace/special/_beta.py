@@ -25,7 +25,7 @@ from transforms.core import EVAL, trace_state
 
 from .._helpers import wrap
 from .._staged import bucketed
-from ._promote import check_args, raw_floats
+from ._promote import check_args, in_float64, raw_floats
 
 __all__ = ["betaln", "betainc", "betaincc", "stdtr", "fdtr", "fdtrc", "bdtr", "bdtrc", "nbdtr", "nbdtrc"]
 
@@ -134,8 +134,12 @@ def _betaln_pos(a, b, big=True):
 
 
 def betaln(a, b, /):
-    """log|B(a, b)| (scipy.special.betaln), with scipy's values at the poles and infinities."""
+    """log|B(a, b)| (scipy.special.betaln), with scipy's values at the poles and infinities; float32 in float64."""
     (a, b), _ = _floats("betaln", ("a", "b"), (a, b))
+    return in_float64(_betaln, (a, b))
+
+
+def _betaln(a, b):
     xp = _xp()
     from ._gamma import gammaln
     pos = (a > 0) & (b > 0) & xp.isfinite(a) & xp.isfinite(b)

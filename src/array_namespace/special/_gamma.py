@@ -18,7 +18,7 @@ from transforms.primitives import special_gamma as G
 from transforms.primitives.elementwise import full_like_scalar
 
 from .._helpers import wrap
-from ._promote import raw_floats
+from ._promote import in_float64, raw_floats
 
 __all__ = ["gammaln", "loggamma", "gamma", "gammasgn", "rgamma", "psi", "digamma", "polygamma", "zeta", "zetac",
            "multigammaln", "poch", "binom", "gammainc", "gammaincc", "gammaincinv", "gammainccinv", "chdtr",
@@ -225,8 +225,12 @@ def _lgamma_ratio(b, m):
 
 
 def poch(z, m, /):
-    """Pochhammer's rising factorial Gamma(z + m) / Gamma(z) (scipy.special.poch)."""
+    """Pochhammer's rising factorial Gamma(z + m) / Gamma(z) (scipy.special.poch); float32 in float64."""
     z, m, _ = _floats("poch", ("z", "m"), z, m)
+    return in_float64(_poch, (z, m))
+
+
+def _poch(z, m):
     xp = _xp()
     zm = z + m
     val = _sign(zm) * _sign(z) * xp.exp(_lgamma_ratio(z, m))
@@ -251,8 +255,12 @@ def poch(z, m, /):
 
 def binom(n, k, /):
     """Binomial coefficient n choose k for real n, k (scipy.special.binom): exact products for
-    integer k below 20 (after the symmetry k -> n - k), Gamma ratios otherwise."""
+    integer k below 20 (after the symmetry k -> n - k), Gamma ratios otherwise; float32 in float64."""
     n, k, _ = _floats("binom", ("n", "k"), n, k)
+    return in_float64(_binom, (n, k))
+
+
+def _binom(n, k):
     xp = _xp()
     kx = xp.floor(k)
     int_k = (k == kx) & ((xp.abs(n) > 1e-8) | (n == 0))

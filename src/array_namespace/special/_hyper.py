@@ -35,6 +35,7 @@ from transforms import custom_jvp, jvp, while_loop
 
 from .._staged import bucketed
 from ._beta import _finfo, _floats, _two_prod, _xp
+from ._promote import in_float64
 
 __all__ = ["hyp1f1", "lpmv"]
 
@@ -332,20 +333,11 @@ def _m_jvp(primals, tangents):
     return out, da * ta + db * tb + dx * tx
 
 
-def _in_float64(fn, args):
-    """fn on float64 copies of float32 arguments, its result rounded back to float32: the series and
-    recurrences then keep float64's margin against cancellation, and float32 in -> float32 out."""
-    xp = _xp()
-    if args[0].dtype == xp.float64:
-        return fn(*args)
-    return xp.astype(fn(*[xp.astype(v, xp.float64) for v in args]), args[0].dtype)
-
-
 def hyp1f1(a, b, x, /):
     """Confluent hypergeometric function M(a, b, x) = 1F1(a; b; x) for real arguments
     (scipy.special.hyp1f1), differentiable in a, b and x."""
     (a, b, x), dt = _floats("hyp1f1", ("a", "b", "x"), (a, b, x))
-    return _in_float64(lambda *v: bucketed(_m, v, (1.0, 1.0, 0.0)), (a, b, x))
+    return in_float64(lambda *v: bucketed(_m, v, (1.0, 1.0, 0.0)), (a, b, x))
 
 
 # --------------------------------------------------------------------------- lpmv
@@ -500,4 +492,4 @@ def lpmv(m, v, x, /):
         if isinstance(arg, numbers.Complex) and not isinstance(arg, numbers.Real):
             raise TypeError(f"lpmv: {name} must be real, got a complex scalar; complex input is not supported")
     (m, v, x), _ = _floats("lpmv", ("m", "v", "x"), (m, v, x))
-    return _in_float64(lambda *v: bucketed(_lpmv, v, (0.0, 0.5, 0.5)), (m, v, x))
+    return in_float64(lambda *v: bucketed(_lpmv, v, (0.0, 0.5, 0.5)), (m, v, x))
