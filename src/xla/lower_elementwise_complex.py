@@ -117,11 +117,6 @@ host_kernels[E.complex_p] = _h_complex
 
 
 # ------------------------------------------------------------------ pow: XLA's expansion
-def _flushed(v):
-    tiny = np.finfo(v.dtype).tiny
-    return np.where(np.abs(v) < tiny, v.dtype.type(0), v) if (np.abs(v) < tiny).any() else v
-
-
 def complex_pow(x, y):
     """x ** y for complex x, y as XLA expands it: with r = |x| (hypot) and t = arg x (atan2),
     r^c e^(-d t) (cos q + i sin q), q = c t + d log r, for y = c + di (the two factors of the
@@ -136,7 +131,7 @@ def complex_pow(x, y):
         r, t = np.abs(x), np.arctan2(b, a)
         # (XLA's CPU code flushes subnormal results to zero: so do the two factors, whose product
         # would otherwise be normal where XLA's is 0 -- or NaN, as inf * 0)
-        coeff = np.multiply(_flushed(np.power(r, c)), _flushed(np.exp(np.negative(np.multiply(d, t)))))
+        coeff = np.multiply(_ftz(np.power(r, c)), _ftz(np.exp(np.negative(np.multiply(d, t)))))
         q = np.add(np.multiply(c, t), np.multiply(d, np.log(r)))
         out = np.empty(np.broadcast_shapes(x.shape, y.shape), x.dtype)
         out.real, out.imag = np.multiply(coeff, np.cos(q)), np.multiply(coeff, np.sin(q))

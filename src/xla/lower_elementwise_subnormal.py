@@ -17,6 +17,7 @@ from transforms.primitives import elementwise as E
 from ._jaxlib import chlo, hlo
 from .host import host_kernels
 from .lower_elementwise import _UNARY, _cmp, _flushed, _full, _nary, _part
+from .lower_elementwise_complex import _h_complex
 from .lowering import broadcast_to, lowering_rules
 
 
@@ -130,12 +131,9 @@ def _ftz(r):
     return np.multiply(r, one, out=r) if r.__class__ is np.ndarray and r.flags.writeable else r * one
 
 
-def _daz(x):
-    """x with its subnormal floats (a complex number's parts, each) read as zeros of their signs."""
-    if x.dtype.kind == "c":   # (part by part: a complex product by 1 would add signed zeros)
-        out = np.empty_like(x)
-        out.real, out.imag = _daz(x.real), _daz(x.imag)
-        return out
+def _daz(x):   # (a complex number's parts each: a complex product by 1 would add signed zeros)
+    if x.dtype.kind == "c":
+        return _h_complex(_daz(x.real), _daz(x.imag))
     one = _ONE.get(x.dtype)
     return x if one is None else np.multiply(x, one)
 

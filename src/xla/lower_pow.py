@@ -33,9 +33,8 @@ def _pow_float_scalar(x, y):
 
 
 def _power(x, y):
-    """np.power of the flushed operands (as the lowering's: libm's pow may read a subnormal by its bits, 0 **
-    5e-324 = 0, not 1) with the sign of a flushed result: libm's pow sets a negative base's sign on its magnitude
-    after the flush ((-1.8e308) ** -1 = -5.6e-309 becomes +0, XLA's -0: xla/host.py, "Subnormals")."""
+    """np.power of flushed operands (libm's pow may read a subnormal's bits: 0 ** 5e-324 = 0, the rule's 1), with the
+    sign of a flushed result ((-1.8e308) ** -1 = -5.6e-309 comes out +0, XLA's -0: xla/host.py, "Subnormals")."""
     x, y = _daz(x), _daz(y)
     r = np.power(x, y)
     zero = r == 0
