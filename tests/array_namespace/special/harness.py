@@ -37,6 +37,25 @@ def check_values(name, args, *, dtype=np.float64, rtol=None, atol=0.0, oracle=No
                                err_msg=f"{name}{tuple(np.asarray(a).tolist() for a in np_args)}")
 
 
+def check_float32_ulps(name, args, *, ulps=1.0, under_jit=True):
+    """xp.special.<name> of float32 `args` within `ulps` of scipy's float64 value at those points (what scipy's
+    float32 loops round), eagerly and, with under_jit, under jit (on the points tiled to N_JIT where they are 1-D
+    and of one length: the program other float32 tests of the function compile)."""
+    f = getattr(xp.special, name)
+    want = getattr(sc, name)(*[np.asarray(a, np.float64) for a in args])
+    ok = np.isfinite(want) & (np.abs(want) < 1e38) & (np.abs(want) > 1e-37)
+    runs = [(f, args, want, ok)]
+    if under_jit:
+        big = tiled(args)
+        runs.append((jit(f), args, want, ok) if big is None else
+                    (jit(f), big, np.resize(want, N_JIT), np.resize(ok, N_JIT)))
+    for g, a, w, k in runs:
+        got = np.asarray(g(*map(xp.asarray, a)))
+        assert got.dtype == np.float32, (name, got.dtype)
+        err = np.abs(got[k] - w[k]) / np.spacing(np.abs(w[k]).astype(np.float32))
+        assert err.max() <= ulps, (name, err.max(), [np.asarray(v)[k][np.argmax(err)] for v in a])
+
+
 def check_transforms(name, args, *, rtol=1e-10, atol=0.0, oracle=None):
     """jit == eager == scipy, vmap == loop over the first axis of every array argument."""
     f, ref = getattr(xp.special, name), oracle or getattr(sc, name)
