@@ -483,8 +483,9 @@ host_kernels[E.shift_right_logical_p] = _h_shift_right_logical
 
 
 def _h_select_n(pred, *cases):
-    if len(cases) == 1:
-        return np.broadcast_to(cases[0], np.broadcast_shapes(pred.shape, cases[0].shape))
+    if len(cases) == 1 or pred.size and not any(pred.strides):   # (one predicate value broadcast, as linalg's
+        case = cases[min(int(pred.flat[0]), len(cases) - 1)] if pred.size else cases[0]   # finiteness guard:
+        return np.broadcast_to(case, np.broadcast_shapes(pred.shape, case.shape))   # one whole case, no copy)
     res = cases[-1]   # as the lowering: case i where pred == i, else the last case
     for i in range(len(cases) - 2, -1, -1):
         res = np.where(pred == i, cases[i], res)
@@ -492,7 +493,9 @@ def _h_select_n(pred, *cases):
 
 
 def _s_select_n(avals, params):
-    return (lambda p, a, b: np.where(p, b, a)) if len(avals) == 3 else None
+    if len(avals) != 3:
+        return None
+    return lambda p, a, b: _h_select_n(p, a, b) if p.size and not any(p.strides) else np.where(p, b, a)
 
 
 host_kernels[E.select_n_p] = Kernel(rest=_h_select_n, special=_s_select_n)

@@ -217,15 +217,29 @@ def test_eager_pow_equals_jit_bit_for_bit_for_2_and_3(dt):
 
 def test_select_n_specialised_equals_the_kernel():
     rng = np.random.default_rng(3)
-    cases = []
+    cases, two_way = [], []
     for dt in DTYPES:
         s = specials(dt)
         a, b = rng.choice(s, 12), rng.choice(s, 12)
         p = rng.random(12) < 0.5
-        cases += [(E.select_n_p, args, {}) for args in (
-            (p, a, b), (p.reshape(3, 4), a.reshape(3, 4), b.reshape(3, 4)), (np.zeros((0,), bool), a[:0], b[:0]),
-            (p.astype(np.int32) * 2, a, b, a))]   # (the last, 3-way: the general kernel)
-    assert all(_check_all(cases)[::4])   # (1-d 2-way: specialised)
+        args = [(p, a, b), (p.reshape(3, 4), a.reshape(3, 4), b.reshape(3, 4)), (np.zeros((0,), bool), a[:0], b[:0]),
+                (p.astype(np.int32) * 2, a, b, a)]   # (the last, 3-way: the general kernel)
+        for v in (0, 1):   # one predicate value broadcast (linalg's finiteness guard): a whole case, not copied
+            args += [(np.broadcast_to(np.bool_(v), (12,)), a, b), (np.broadcast_to(np.bool_(v), (3, 4)), a[:4], b.reshape(3, 4)),
+                     (np.broadcast_to(np.int32(3 * v), (12,)), a, b, a[5])]
+        cases += [(E.select_n_p, arg, {}) for arg in args]
+        two_way += [len(arg) == 3 for arg in args]
+    assert _check_all(cases) == two_way   # (2-way: specialised)
+
+
+def test_select_by_one_broadcast_value_is_never_written_through():
+    a, b = xp.asarray([1.0, 2.0, 3.0]), xp.asarray([5.0, 6.0, 7.0])
+    for cond, src in ((True, a), (False, b)):
+        y = xp.where(xp.asarray(cond), a, b)
+        y += 1.0
+        y[0] = -1.0
+        assert np.array_equal(np.asarray(a), [1.0, 2.0, 3.0]) and np.array_equal(np.asarray(b), [5.0, 6.0, 7.0])
+        assert np.array_equal(np.asarray(y), np.concatenate([[-1.0], np.asarray(src)[1:] + 1.0]))
 
 
 def test_reshape_and_transpose_specialised_equal_the_kernel():
