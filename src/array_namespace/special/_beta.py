@@ -535,11 +535,15 @@ def fdtrc(dfn, dfd, x, /):
 
 
 def _binom_args(fname, k, n, p):
+    """floor(k), n as scipy's C code sees it, p, and where scipy's common domain check fails. scipy's double loop
+    casts n to a C int: a float n beyond the int range becomes INT_MIN there (x86's conversion), so the check n <
+    floor(k) holds unless k is as low; bdtrc(k < 0) is 1 for any such n, NaN's and infinities aside."""
     n = _c_int(fname, "n", n)
     (k, n, p), _ = _floats(fname, ("k", "n", "p"), (k, n, p))
     xp = _xp()
-    fk, n = xp.floor(k), xp.trunc(n)
-    bad = xp.isnan(p) | xp.isnan(k) | xp.isnan(n) | (p < 0) | (p > 1) | (n < 0) | (n >= _INT_LIMIT) | xp.isinf(k)
+    fk, t = xp.floor(k), xp.trunc(n)
+    n = xp.where((t >= _INT_LIMIT) | (t < -_INT_LIMIT), -_INT_LIMIT, t)
+    bad = xp.isnan(p) | xp.isnan(k) | xp.isnan(t) | xp.isinf(t) | (p < 0) | (p > 1) | (n < fk)
     return fk, n, p, bad
 
 
@@ -549,7 +553,7 @@ def bdtr(k, n, p, /):
     xp = _xp()
     out = _ibeta_call(n - fk, fk + 1, 1 - p, p)[0]
     out = xp.where(fk == n, 1.0, out)
-    return xp.where(bad | (fk < 0) | (n < fk), xp.nan, out)
+    return xp.where(bad | (fk < 0), xp.nan, out)
 
 
 def bdtrc(k, n, p, /):
@@ -557,8 +561,8 @@ def bdtrc(k, n, p, /):
     fk, n, p, bad = _binom_args("bdtrc", k, n, p)
     xp = _xp()
     out = _ibeta_call(n - fk, fk + 1, 1 - p, p)[1]
-    out = xp.where(fk == n, 0.0, xp.where(fk < 0, 1.0, out))
-    return xp.where(bad | (n < fk), xp.nan, out)
+    out = xp.where(fk < 0, 1.0, xp.where(fk == n, 0.0, out))   # (scipy's order: bdtrc(-1, -1, p) is 1)
+    return xp.where(bad, xp.nan, out)
 
 
 def _nbinom_args(fname, k, n, p):
