@@ -27,7 +27,7 @@ def _pow_float_scalar(x, y):
     if e == 3.0:
         return np.multiply(np.multiply(x, x), x)
     if e == 0.5:   # NumPy's power takes sqrt for a scalar 0.5; C pow's (-0) ** 0.5 is +0, (-inf) ** 0.5 is +inf
-        r = np.add(np.sqrt(x), x.dtype.type(0))
+        r = np.abs(np.sqrt(x))   # (the lowering's: XLA drops a "+ 0")
         return np.where(x == -np.inf, x.dtype.type(np.inf), r)
     return _power(x, y)
 
@@ -108,15 +108,21 @@ _flush_pow = _flush_operands(hlo.PowOp)
 
 def _pow(c, x, y):
     """A real float to a literal 2 or 3 is x * x (* x), what XLA's simplifier makes of it and the host kernel
-    computes (pow's correctly rounded square; the multiply reads a subnormal x as zero by itself, so no flush);
-    any other pow gets its operands flushed; an integer pow is _int_pow."""
-    if c.avals_out[0].dtype.kind in "iu":
+    computes (pow's correctly rounded square; the multiply reads a subnormal x as zero by itself, so no flush); to a
+    literal 0.5 it is the host kernel's sqrt with pow's -0 and -inf cases (the correctly rounded value, as XLA's pow
+    gives it, at ~1/15 of its cost); any other pow gets its operands flushed; an integer pow is _int_pow."""
+    a = c.avals_out[0]
+    if a.dtype.kind in "iu":
         return _int_pow(c, x, y)
     e = _splat(y) if c.avals_in[0].dtype.kind == "f" and c.avals_in[1].shape == () else None
+    if e in (2.0, 3.0, 0.5):
+        x = broadcast_to(x, c.avals_in[0], a)
     if e == 2.0 or e == 3.0:
-        x = broadcast_to(x, c.avals_in[0], c.avals_out[0])
         sq = hlo.MulOp(x, x).result
         return sq if e == 2.0 else hlo.MulOp(sq, x).result
+    if e == 0.5:   # (|sqrt(-0)| is +0, as is sqrt of a subnormal x, flushed as pow's operand)
+        r = hlo.AbsOp(hlo.SqrtOp(x).result).result
+        return hlo.SelectOp(_cmp(x, _full(-np.inf, a), "EQ", a.dtype), _full(np.inf, a), r).result
     return _flush_pow(c, x, y)
 
 

@@ -205,14 +205,19 @@ def test_pow_by_a_scalar_exponent(dt):
 
 
 @pytest.mark.parametrize("dt", [np.float32, np.float64])
-def test_eager_pow_equals_jit_bit_for_bit_for_2_and_3(dt):
+def test_eager_pow_equals_jit_bit_for_bit_for_2_3_and_half(dt):
     a = np.concatenate([specials(np.dtype(dt)), np.random.default_rng(2).standard_normal(300).astype(dt) * 5])
     x = xp.asarray(a)
-    for e in (2, 3, 2.0, 3.0):
+    for e in (2, 3, 2.0, 3.0, 0.5):
         eager = x ** e
         assert eager.dtype == x.dtype
         comp = jit(lambda v, e=e: v ** e)(x)
         _same_bits(np.asarray(eager), np.asarray(comp), f"x ** {e!r}")
+    half = np.asarray(x ** 0.5)   # pow's correctly rounded value: sqrt's, with +0 at -0 and +inf at -inf
+    want = np.where(a == -np.inf, np.inf, np.abs(np.sqrt(np.where(np.abs(a) < np.finfo(dt).tiny, 0, a))))
+    _same_bits(half, want.astype(dt), "x ** 0.5")
+    text = jit(lambda v: v ** 0.5).lower(x).as_text()   # (XLA's pow costs ~15x sqrt on the CPU)
+    assert "stablehlo.sqrt" in text and "stablehlo.power" not in text, text
 
 
 def test_select_n_specialised_equals_the_kernel():
