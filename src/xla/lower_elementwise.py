@@ -458,12 +458,10 @@ def _h_shift_left(x, y):
 def _h_shift_right_arithmetic(x, y):
     if x.dtype.kind not in _INT:
         return NotImplemented
+    if x.dtype.kind == "u":   # arithmetic shift of an unsigned value: its bits as signed (a huge y stays out of range)
+        i = np.dtype(f"i{x.dtype.itemsize}")
+        return _h_shift_right_arithmetic(x.view(i), y.view(i)).view(x.dtype)
     s, out = _shift_parts(x, y)
-    if x.dtype.kind == "u":   # arithmetic shift of an unsigned value: as signed bits
-        sx = x.view(np.dtype(f"i{x.dtype.itemsize}"))
-        fill = np.where(sx < 0, x.dtype.type(np.iinfo(x.dtype).max), x.dtype.type(0))
-        r = np.right_shift(sx, s.view(sx.dtype)).view(x.dtype)
-        return np.where(out, fill, r)
     fill = np.where(x < 0, x.dtype.type(-1), x.dtype.type(0))
     return np.where(out, fill, np.right_shift(x, s))
 
@@ -483,19 +481,18 @@ host_kernels[E.shift_right_logical_p] = _h_shift_right_logical
 
 
 def _h_select_n(pred, *cases):
-    if len(cases) == 1 or pred.size and not any(pred.strides):   # (one predicate value broadcast, as linalg's
-        case = cases[min(int(pred.flat[0]), len(cases) - 1)] if pred.size else cases[0]   # finiteness guard:
-        return np.broadcast_to(case, np.broadcast_shapes(pred.shape, case.shape))   # one whole case, no copy)
-    res = cases[-1]   # as the lowering: case i where pred == i, else the last case
+    i = int(pred.flat[0]) if pred.size and not any(pred.strides) else None   # (one value broadcast: linalg's guard)
+    if len(cases) == 1 or i is not None:   # (one whole case, not copied; as the lowering: case i, else the last)
+        case = cases[i if i is not None and 0 <= i < len(cases) else -1]
+        return np.broadcast_to(case, np.broadcast_shapes(pred.shape, case.shape))
+    res = cases[-1]
     for i in range(len(cases) - 2, -1, -1):
         res = np.where(pred == i, cases[i], res)
     return res
 
 
 def _s_select_n(avals, params):
-    if len(avals) != 3:
-        return None
-    return lambda p, a, b: _h_select_n(p, a, b) if p.size and not any(p.strides) else np.where(p, b, a)
+    return (lambda p, a, b: np.where(p, b, a) if any(p.strides) else _h_select_n(p, a, b)) if len(avals) == 3 else None
 
 
 host_kernels[E.select_n_p] = Kernel(rest=_h_select_n, special=_s_select_n)
