@@ -23,9 +23,12 @@ had made its client:
   compiled so: they raise a RuntimeError naming spawn/forkserver;
 - locks another thread may have held at the fork are made anew;
 - nothing of the parent's runtime is destroyed here: every executable and buffer the child lets go of is kept
-  (_kept). Destroying an executable takes LLVM's process-wide JIT-registration mutex, which a thread of the
-  parent may hold at the fork (freeing one of its own): the child waited on it forever (measured: 2 hung in
-  ~1,000 forks while another thread ran jit work, under load).
+  (_kept), past the interpreter's exit too. Destroying an executable takes LLVM's process-wide JIT-registration
+  mutex, which a thread of the parent may hold at the fork (freeing one of its own, or registering one its
+  compile just made): the child waited on it forever (measured: 2 hung in ~1,000 forks while another thread
+  ran jit work, under load; and 1 in ~3,200 at sys.exit, whose teardown of module globals freed _kept);
+  for the same mutex, the C exit handlers of the parent's runtime are skipped in the child
+  (_skip_the_parents_exit_handlers).
 Cost: the child walks the heap once (gc.get_objects, ~0.3 us an object: ~16 ms for a 50,000-object process).
 A process of a distributed run (xla.distributed) has no working child: the copy cannot rejoin the run, so
 there the child's first use of the runtime raises a RuntimeError saying so (use spawn or forkserver).
@@ -33,6 +36,7 @@ The host thread pool (host_parallel.py) and the compile cache's writer (compile_
 """
 from __future__ import annotations
 
+import ctypes
 import gc
 import os
 import pickle
@@ -252,6 +256,22 @@ def _revive_objects(old_default):
             pass            # others; using it raises XLA's error that its buffer is not on this client's device)
 
 
+def _skip_the_parents_exit_handlers():
+    """In a child whose parent compiled: its C-level exit ends at once (_exit, same status) once Python has
+    finalized, instead of running the exit handlers registered before the fork, the C++ destructors of the
+    parent's runtime. One of them, LLVM's GDB JIT-registration listener's, takes the mutex a compile of the
+    parent may hold at the fork: XLA's codegen thread registers an object with it after the compile is
+    already done (LLVM's onObjEmit completes the lookup first), so waiting for compiles does not exclude it,
+    and the child hung in exit() (gdb: __run_exit_handlers -> ~GDBJITRegistrationListener). Python's own
+    exit (atexit, flushing sys.stdout, teardown) runs as before; C stdio buffers are not flushed (as os._exit,
+    which multiprocessing's workers end with). glibc only (on_exit)."""
+    libc = ctypes.CDLL(None)
+    on_exit = getattr(libc, "on_exit", None)
+    if on_exit is not None:
+        on_exit.argtypes = (ctypes.c_void_p, ctypes.c_void_p)
+        on_exit(ctypes.cast(libc["_exit"], ctypes.c_void_p), None)   # called as _exit(status, arg)
+
+
 def before_fork():
     """In the parent, just before a fork: let every computation in flight finish, so the child inherits
     finished values (one still being computed would never finish there: the thread computing it is not
@@ -272,6 +292,7 @@ def after_fork_in_parent():
 
 
 def after_fork_in_child():
+    ctypes.pythonapi.Py_IncRef(ctypes.py_object(_kept))   # (the interpreter's teardown clears module globals)
     _jaxlib.native_work = _NativeWork()
     _fresh_locks()
     _kept.append(dict(pmap_runtime._programs))
@@ -287,6 +308,7 @@ def after_fork_in_child():
     # at the fork (making a dispatcher looks it up), and one made here then waited for it forever
     _jaxlib.set_dispatch_cache_size(cache_size("jit_dispatch"))
     if _jaxlib.compiled_here or _jaxlib.compile_elsewhere is not None:
+        _skip_the_parents_exit_handlers()
         if _jaxlib.compile_elsewhere is not None:
             _jaxlib.compile_elsewhere.forget()
         _jaxlib.compile_elsewhere = _Compiler()

@@ -278,6 +278,48 @@ def test_a_child_destroys_none_of_the_parents_executables():
     ''')
 
 
+def test_a_child_exits_though_llvms_jit_registration_lock_was_held_at_the_fork():
+    # a thread of the parent registering or freeing a compiled object holds LLVM's GDB JIT-registration mutex;
+    # forked then, the child's copy of it stays locked. The child's sys.exit hung on it: the interpreter's
+    # teardown freed fork._kept, destroying the parent's executables (gdb: list_dealloc -> ~PyLoadedExecutable
+    # -> ~ExecutionEngine -> notifyFreeingObject; 1 fork in ~3,200 of the busy-thread scenario), then exit()
+    # ran the listener's C++ destructor (-> ~GDBJITRegistrationListener). Here the parent holds the mutex itself
+    # across the fork, so the child meets it every time. (The mutex is found by its symbol in jaxlib's library:
+    # skipped where that is stripped.)
+    import importlib.util
+    lib = os.path.join(os.path.dirname(importlib.util.find_spec("jaxlib").origin), "libjax_common.so")
+    try:
+        nm = subprocess.run(["nm", lib], capture_output=True, text=True, timeout=120).stdout
+    except (OSError, subprocess.TimeoutExpired):
+        nm = ""
+    sym = "_ZZN12_GLOBAL__N_126GDBJITRegistrationListener8instanceEvE8Instance"
+    found = [int(line.split()[0], 16) for line in nm.splitlines() if line.endswith(" " + sym)]
+    if not found:
+        pytest.skip("LLVM's GDB JIT-registration listener is not among jaxlib's symbols (nm missing or stripped)")
+    run(f'''
+    import ctypes
+    for n in range(3):   # executables compiled here (registered with LLVM's GDB listener), one per program
+        assert float(T.jit(lambda v: xp.sum(v * v) + n)(xp.arange(4.0))) == 14.0 + n
+    lib = os.path.realpath({lib!r})
+    base = next(int(f[0].split("-")[0], 16) for f in (line.split() for line in open("/proc/self/maps"))
+                if len(f) >= 6 and int(f[2], 16) == 0 and os.path.realpath(f[5]) == lib)
+    mutex = ctypes.c_void_p(base + {found[0]} + 8)   # (the listener's vtable, then its sys::Mutex)
+    libc = ctypes.CDLL(None)
+    held = []
+    def release():
+        if held:
+            assert libc.pthread_mutex_unlock(mutex) == 0
+            held.clear()
+    os.register_at_fork(after_in_parent=release)
+    assert libc.pthread_mutex_lock(mutex) == 0   # as a thread registering or freeing an object does
+    held.append(1)
+    child = lambda: float(T.jit(lambda v: xp.sum(v * 3.0))(xp.arange(4.0)))
+    assert in_child(child, timeout=40) == 18.0   # a normal exit: the interpreter's teardown
+    assert not held
+    assert float(T.jit(lambda v: xp.sum(v * 5.0))(xp.arange(4.0))) == 30.0   # the parent goes on
+    ''', env={"ARRAY_NAMESPACE_CACHE": "0"})
+
+
 def test_a_child_of_a_distributed_process_refuses_clearly():
     # a one-process distributed run: the child cannot rejoin it, so its runtime raises at once, naming
     # spawn/forkserver (never a hang); host-held eager work still runs there; the parent goes on
