@@ -535,9 +535,10 @@ def fdtrc(dfn, dfd, x, /):
 
 
 def _binom_args(fname, k, n, p):
-    """floor(k), n as scipy's C code sees it, p, and where scipy's common domain check fails. scipy's double loop
-    casts n to a C int: a float n beyond the int range becomes INT_MIN there (x86's conversion), so the check n <
-    floor(k) holds unless k is as low; bdtrc(k < 0) is 1 for any such n, NaN's and infinities aside."""
+    """floor(k), n as scipy's C code sees it, p, and where scipy's common domain check (NaN p, k or n; infinite n;
+    p outside [0, 1]; n < floor(k)) fails. scipy's double loop casts n to a C int: a float n beyond the int range
+    becomes INT_MIN there (x86's conversion), so the check fails unless k is as low. Where it passes, bdtrc of a
+    k < 0 is 1, a negative n included."""
     n = _c_int(fname, "n", n)
     (k, n, p), _ = _floats(fname, ("k", "n", "p"), (k, n, p))
     xp = _xp()
