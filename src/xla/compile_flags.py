@@ -15,8 +15,10 @@ them, is too).
     jax-ml/jax#37465);
   - row reductions win: special.logsumexp(axis=1) 1839 vs 922 us, a row softmax 1707 vs 1056,
     stats.pearsonr(axis=0) (it reduces the last axis after a moveaxis) 1976 vs 1685; sum(exp(a), axis=1) 5x.
-  Matmuls stay on YNNPACK either way. (A change of the rule changes executables the persistent cache keys by
-  the module's text: bump compile_cache.FORMAT_VERSION with it.)
+  Matmuls stay on YNNPACK either way. On the emitter a column reduction's first level is one reduce fused
+  with its elementwise producer (lower_structural._column_first_level): without it XLA wrote the producer out
+  whole, and a 4000x4000 column sum of an expression lost 4-5x to YNNPACK. (A change of the rule changes
+  executables the persistent cache keys by the module's text: bump compile_cache.FORMAT_VERSION with it.)
 Tried and left out: `xla_cpu_use_fusion_emitters=false` (XLA:CPU's elemental emitter) halves the compile time of
 most programs for the same bits, but compiling `jit(vmap(random.poisson))` with it did not end (killed after 2 and 7 min)
 (tests/transforms/test_random_dists.py::test_poisson_chi_square; 5 s with the MLIR emitters).
