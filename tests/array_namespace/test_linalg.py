@@ -84,6 +84,29 @@ def test_singular_det_and_slogdet():
     assert float(sign) == 0.0 and float(logabs) == -math.inf
 
 
+@pytest.mark.parametrize("dtype", ["complex128", "complex64"])
+def test_complex_det_past_the_range_is_numpys_infinity_in_the_determinant_s_direction(dtype):
+    """The product of the LU diagonal overflowed to NaN (complex multiplication's inf - inf); NumPy's det (its sign
+    times exp(log|det|)) is an infinity in the determinant's direction: so is ours, eagerly, under jit and vmap.
+    Non-finite entries stay NaN, zero stays zero, ordinary values are unchanged."""
+    big = 1e200 if dtype == "complex128" else 1e25
+    mats = np.stack([np.diag([big * (1 + 1j), big, 1e10j]),                      # (-inf+infj)
+                     np.diag([big * (1 + 1j), big, 1e10]),                       # (inf+infj)
+                     np.array([[0, big * (1 + 1j), 0], [big, 0, 0], [0, 0, 1e10j]]),   # one swap: (inf-infj)
+                     np.diag([big * 1j, big, 1e10]),      # (nan+infj): 0 * inf, NumPy's complex128 (complex64: 0+infj)
+                     np.diag([np.nan, 1, 1]), np.diag([0, big, big]),
+                     CGEN[0]]).astype(dtype)
+    with np.errstate(all="ignore"):
+        want = np.linalg.det(mats)
+    want[3] = complex(np.nan, np.inf)
+    for way, got in (("eager", LA.det(xp.asarray(mats))), ("jit", jit(LA.det)(xp.asarray(mats))),
+                     ("vmap", vmap(LA.det)(xp.asarray(mats)))):
+        got = np.asarray(got)
+        assert got.dtype == np.dtype(dtype), way
+        np.testing.assert_array_equal(got[:6], want[:6], err_msg=way)
+        close(got[6], want[6], dtype)
+
+
 @pytest.mark.parametrize("dtype", REAL_DTYPES)
 def test_solve(dtype):
     a, b = GEN.astype(dtype), RHS.astype(dtype)
