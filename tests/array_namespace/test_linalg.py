@@ -107,6 +107,23 @@ def test_complex_det_past_the_range_is_numpys_infinity_in_the_determinant_s_dire
         close(got[6], want[6], dtype)
 
 
+@pytest.mark.parametrize("dtype", ["float64", "float32"])
+def test_real_det_whose_partial_products_leave_the_range_is_numpys(dtype):
+    """det(diag(1e300, 1e300, 1e-300)) was inf (the LU diagonal's running product overflowed), and
+    det(diag(1e-300, 1e-300, 1e300)) 0: NumPy's (sign * exp(log|det|)) 1e300 and 1e-300, eagerly, under jit and vmap;
+    a determinant truly past the range is NumPy's signed infinity."""
+    e = 300 if dtype == "float64" else 30
+    mats = np.stack([np.diag([10.0 ** e, 10.0 ** e, 10.0 ** -e]), np.diag([10.0 ** -e, 10.0 ** -e, 10.0 ** e]),
+                     np.diag([10.0 ** e, -(10.0 ** e), 10.0 ** -e]), np.diag([10.0 ** e, 10.0 ** e, -1.0])]).astype(dtype)
+    with np.errstate(all="ignore"):
+        want = np.linalg.det(mats)
+    for way, got in (("eager", LA.det(xp.asarray(mats))), ("jit", jit(LA.det)(xp.asarray(mats))),
+                     ("vmap", vmap(LA.det)(xp.asarray(mats)))):
+        got = np.asarray(got)
+        np.testing.assert_allclose(got[:3], want[:3], rtol=1e-12 if dtype == "float64" else 1e-5, err_msg=way)
+        assert got[3] == want[3] == -np.inf, way
+
+
 @pytest.mark.parametrize("dtype", REAL_DTYPES)
 def test_solve(dtype):
     a, b = GEN.astype(dtype), RHS.astype(dtype)
