@@ -342,9 +342,8 @@ def _h_sign(x):
     k = x.dtype.kind
     if k == "u":
         return np.minimum(x, 1)
-    if k in "if":
-        s = np.sign(x)   # NaN -> NaN; XLA keeps the sign of zero: sign(-0.0) = -0.0, a subnormal's is its signed 0
-        return np.where(x == 0, np.multiply(x, x.dtype.type(0)), s) if k == "f" else s
+    if k in "if":   # (NaN -> NaN; XLA keeps the sign of zero: sign(-0.0) = -0.0, a subnormal's is its signed 0)
+        return np.copysign(np.sign(x), x) if k == "f" else np.sign(x)
     return complex_sign(x) if k == "c" else NotImplemented
 
 
@@ -396,10 +395,8 @@ def _h_extremum(fn, zeros):
     return kernel
 
 
-def _h_nextafter(x, y):
-    if x.dtype.kind != "f":
-        return NotImplemented
-    return np.where(x == y, y, np.nextafter(x, y))   # x == y gives y (so the sign of a zero y)
+def _h_nextafter(x, y):   # (x == y gives y: so the sign of a zero y)
+    return np.where(x == y, y, np.nextafter(x, y)) if x.dtype.kind == "f" else NotImplemented
 
 
 host_kernels[E.max_p] = _h_extremum(np.maximum, _max_zeros)
@@ -483,8 +480,11 @@ host_kernels[E.shift_right_logical_p] = _h_shift_right_logical
 def _h_select_n(pred, *cases):
     i = int(pred.flat[0]) if pred.size and not any(pred.strides) else None   # (one value broadcast: linalg's guard)
     if len(cases) == 1 or i is not None:   # (one whole case, not copied; as the lowering: case i, else the last)
-        case = cases[i if i is not None and 0 <= i < len(cases) else -1]
-        return np.broadcast_to(case, np.broadcast_shapes(pred.shape, case.shape))
+        case, shape = cases[i if i is not None and 0 <= i < len(cases) else -1], np.broadcast_shapes(
+            pred.shape, *(c.shape for c in cases))
+        out = np.asarray(case).view() if case.shape == shape else np.broadcast_to(case, shape)
+        out.flags.writeable = False   # (a view never written through; broadcast_to's iterator cost ~6 us at 0-d)
+        return out
     res = cases[-1]
     for i in range(len(cases) - 2, -1, -1):
         res = np.where(pred == i, cases[i], res)

@@ -286,8 +286,8 @@ host_kernels[S.slice_p] = lambda x, *, start_indices, limit_indices, strides: x[
     slice(s, l, st) for s, l, st in zip(start_indices, limit_indices, strides))]
 host_kernels[S.pad_p] = _h_pad
 host_kernels[S.rev_p] = lambda x, *, dimensions: np.flip(x, dimensions) if dimensions else x
-host_kernels[S.iota_p] = lambda *, dtype, shape, dimension: _h_broadcast_in_dim(
-    np.arange(shape[dimension], dtype=dtype), shape=shape, broadcast_dimensions=(dimension,))
+host_kernels[S.iota_p] = lambda *, dtype, shape, dimension: np.arange(shape[0], dtype=dtype) if len(shape) == 1 else \
+    _h_broadcast_in_dim(np.arange(shape[dimension], dtype=dtype), shape=shape, broadcast_dimensions=(dimension,))
 
 
 def _zero_signs(kind, x, axes, r):

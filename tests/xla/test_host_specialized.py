@@ -231,7 +231,9 @@ def test_select_n_specialised_equals_the_kernel():
                 (p.astype(np.int32) * 2, a, b, a)]   # (the last, 3-way: the general kernel)
         for v in (0, 1):   # one predicate value broadcast (linalg's finiteness guard): a whole case, not copied
             args += [(np.broadcast_to(np.bool_(v), (12,)), a, b), (np.broadcast_to(np.bool_(v), (3, 4)), a[:4], b.reshape(3, 4)),
-                     (np.broadcast_to(np.int32(3 * v), (12,)), a, b, a[5])]
+                     (np.broadcast_to(np.int32(3 * v), (12,)), a, b, a[5]),
+                     (np.asarray(np.bool_(v)), a, b), (np.asarray(np.bool_(v)), a[0], b[1]),   # (0-d: a view)
+                     (np.asarray(np.bool_(v)), a[0], b)]   # (the output takes every operand's shape, not the chosen one's)
         cases += [(E.select_n_p, arg, {}) for arg in args]
         two_way += [len(arg) == 3 for arg in args]
     assert _check_all(cases) == two_way   # (2-way: specialised)
