@@ -349,6 +349,7 @@ def test_a_column_reduction_of_an_expression_writes_no_temporary_of_the_operands
              (lambda a, b: xp.all(a > b - 2.0, axis=axis), lambda a, b: (a > b - 2.0).all(axis), (y, yh)),
              (lambda a, b: xp.max(a - b, axis=axis), lambda a, b: (a - b).max(axis), (yi, yi[::-1])),
              (lambda a, b: xp.sum(a * b, axis=axis), lambda a, b: (a * b).sum(axis), (yi, yi[::-1]))]
+    fused = len(cases)   # (the cases before argmax's)
     if not isinstance(axis, tuple):   # (values only: argmax reads its operand twice, so XLA writes it out)
         cases.append((lambda a, b: xp.argmax(a - b, axis=axis), lambda a, b: (a - b).argmax(axis), (y, yh)))
     for i, (ours, ref, args) in enumerate(cases):
@@ -360,4 +361,4 @@ def test_a_column_reduction_of_an_expression_writes_no_temporary_of_the_operands
         else:
             np.testing.assert_array_equal(got, want)
         full = f"{np.asarray(args[0]).dtype.name.replace('float', 'f').replace('int', 's')}[{','.join(map(str, shape))}]"
-        assert i == 8 or full not in _entry_shapes(f.compiled(*xs).as_text()), (i, full)
+        assert i >= fused or full not in _entry_shapes(f.compiled(*xs).as_text()), (i, full)
