@@ -16,6 +16,7 @@ from typing import NamedTuple
 import numpy as np
 
 from transforms.core import bind
+from transforms.custom_derivatives import custom_jvp
 from transforms.primitives import elementwise as P
 from transforms.primitives import lapack as LP
 from transforms.primitives import reductions as R
@@ -213,26 +214,77 @@ def inv(x, /):
 @compiled
 def det(x, /):
     x = _matrix("det", x)
-    a = _strong(x)
     if x.shape[-1] == 0:
         return wrap(S.full(x.shape[:-2], 1, x.dtype))
-    lu, piv, _ = LP.lu(a)
+    return _det(wrap(_strong(x)))
+
+
+@custom_jvp
+def _det(a):
+    """det of a non-empty stack of square matrices (an Array); its derivative is tr(adj(a) da) (`_adjugate`)."""
+    lu, piv, _ = LP.lu(a._v)
+    return wrap(_det_of_lu(lu, piv, a.dtype))
+
+
+@_det.defjvp
+def _det_jvp(primals, tangents):
+    (a,), (ta,) = primals, tangents
+    lu, piv, perm = LP.lu(a._v)
+    adj = _adjugate(lu, piv, perm)
+    n = len(S.shape_of(adj)) - 2
+    return wrap(_det_of_lu(lu, piv, a.dtype)), wrap(R.reduce_sum(P.mul(LP.mT(adj), ta._v), (n, n + 1)))
+
+
+def _adjugate(lu, piv, perm):
+    """adj(a) = det(a) inv(a) from a's LU (a[perm] = L U: adj(a) = sign adj(U) L^-1 I[perm]), right also where a
+    is singular with one zero pivot, where the LU's own derivative gave det(a) inv(a) = 0 * inf: NaN. With u_kk the
+    smallest pivot and V the U with u_kk replaced by r = max |u_ii| (1 where all are 0), Sherman-Morrison gives
+    adj(U) = D (u_kk V^-1 - (u_kk - r) r x y), D = prod_{i != k} u_ii, x = V^-1 e_k, y = e_k^T V^-1; |u_kk| <= r,
+    so nothing cancels. Two zero pivots leave V singular: NaN (adj(a) is then 0 or not by a's rank, which the LU
+    does not tell). Second derivatives at a singular a still go through the LU's derivative: NaN."""
+    d = LP.diagonal(lu)
+    shp, dt = S.shape_of(lu), S.dtype_of(lu)
+    last = len(shp) - 2
+    ad = bind(P.abs_p, d)
+    k = bind(R.argmin_p, ad, axes=(last,), index_dtype=np.dtype(np.int32))
+    lead = tuple(range(last))
+    e = bind(P.eq_p, S.iota(np.int32, S.shape_of(d), last), S.broadcast_in_dim(k, S.shape_of(d), lead))   # (i == k)
+    r = bind(R.reduce_max_p, ad, axes=(last,))
+    r = P.convert_element_type(P.select_n(bind(P.eq_p, r, _c(r, 0)), r, _c(r, 1)), dt)
+    on_k = bind(P.and_p, bind(P.eq_p, S.iota(np.int32, shp, last), S.iota(np.int32, shp, last + 1)),
+                S.broadcast_in_dim(e, shp, lead + (last + 1,)))
+    v = P.select_n(on_k, lu, S.broadcast_in_dim(r, shp, lead))
+    rows = S.broadcast_in_dim(perm, shp, lead + (last,))
+    pm = P.convert_element_type(bind(P.eq_p, rows, S.iota(S.dtype_of(perm), shp, last + 1)), dt)   # P = I[perm]
+    w = LP.triangular_solve(v, LP.triangular_solve(lu, pm, lower=True, unit_diagonal=True), lower=False)
+    ek = P.convert_element_type(e, dt)
+    x = LP.triangular_solve(v, S.broadcast_in_dim(ek, shp[:-1] + (1,), lead + (last,)), lower=False)  # (..., n, 1)
+    yw = R.reduce_sum(P.mul(S.broadcast_in_dim(ek, shp, lead + (last,)), w), (last,))               # e_k^T W
+    ukk = R.reduce_sum(P.mul(ek, d), (last,))
+    dk = bind(R.reduce_prod_p, P.select_n(e, d, _c(d, 1)), axes=(last,))                            # D
+    outer = P.mul(S.broadcast_in_dim(x, shp, lead + (last, last + 1)), S.broadcast_in_dim(yw, shp, lead + (last + 1,)))
+    sc = lambda s: S.broadcast_in_dim(s, shp, lead)   # noqa: E731
+    adj_u = P.sub(P.mul(sc(ukk), w), P.mul(sc(P.mul(P.sub(ukk, r), r)), outer))
+    return P.mul(adj_u, sc(P.mul(dk, _parity_sign(piv, dt))))
+
+
+def _det_of_lu(lu, piv, dtype):
+    """det from a's LU factors (the product of U's diagonal, the permutation's sign)."""
     d = LP.diagonal(lu)
     last = (len(S.shape_of(d)) - 1,)
-    sign = _parity_sign(piv, x.dtype)
+    sign = _parity_sign(piv, dtype)
     det = P.mul(bind(R.reduce_prod_p, d, axes=last), sign)
     # Where a partial product of the LU diagonal left the range (a determinant 1e300 * 1e300 * 1e-300 was inf, one
     # past the range NaN in complex arithmetic: inf - inf), NumPy's formula, sign * exp(log|det|): its value, an
     # infinity in the determinant's direction or 0. Elsewhere the product, which rounds less (5, NumPy 4.999...).
-    unit, logabs = _unit_logabs(d, last) if x.dtype in D.COMPLEX else (
+    unit, logabs = _unit_logabs(d, last) if dtype in D.COMPLEX else (
         bind(P.sign_p, d), R.reduce_sum(bind(P.log_p, bind(P.abs_p, d)), last))
     big = P.mul(P.mul(bind(R.reduce_prod_p, unit, axes=last), sign),
-                P.convert_element_type(bind(P.exp_p, logabs), x.dtype))
-    r, fi = bind(P.abs_p, det), np.finfo(D.real_dtype(x.dtype))
+                P.convert_element_type(bind(P.exp_p, logabs), dtype))
+    r, fi = bind(P.abs_p, det), np.finfo(D.real_dtype(dtype))
     normal = bind(P.and_p, bind(P.ge_p, r, _c(r, fi.tiny)), bind(P.le_p, r, _c(r, fi.max)))
     factors = bind(P.lt_p, bind(P.abs_p, logabs), _c(logabs, np.inf))   # (every |d| finite and nonzero)
-    det = P.select_n(bind(P.and_p, factors, bind(P.not_p, normal)), det, big)
-    return wrap(det)
+    return P.select_n(bind(P.and_p, factors, bind(P.not_p, normal)), det, big)
 
 
 def _unit_logabs(d, last):

@@ -10,7 +10,7 @@ import numpy as np
 import pytest
 
 import array_namespace as xp
-from transforms import grad, jit, jvp, vmap
+from transforms import grad, hessian, jit, jvp, vmap
 from finite_diff import central_diff as _fd
 
 LA = xp.linalg
@@ -402,6 +402,48 @@ def test_grad_matches_finite_differences(name):
     want = _fd(f_np, a)
     np.testing.assert_allclose(np.asarray(g), want, rtol=1e-5, atol=1e-6)
     np.testing.assert_allclose(float(tout), np.sum(want * t), rtol=1e-5, atol=1e-6)
+
+
+# singular matrices whose LU has one zero pivot: last ([[1, 2], [2, 4]]), first (a zero first column), 1x1
+SINGULAR = [np.array([[1.0, 2.0], [2.0, 4.0]]), np.array([[0.0, 1.0], [0.0, 1.0]]),
+            np.array([[0.0, 1.0, 2.0], [0.0, 3.0, 4.0], [0.0, 5.0, 7.0]]), np.array([[0.0]]),
+            np.array([[1.0, 2.0, 3.0], [2.0, 4.0, 6.0], [1.0, 0.0, 1.0]])]
+
+
+@pytest.mark.parametrize("i", range(len(SINGULAR)))
+def test_det_gradient_at_a_singular_matrix_is_its_adjugate(i):
+    """grad(det) at a singular matrix was NaN everywhere (the LU's derivative: det * inv = 0 * inf); det is a
+    polynomial, so its gradient there is the cofactor matrix, which central differences give: eagerly, under
+    jit, vmap (beside a nonsingular matrix) and in forward mode."""
+    a = SINGULAR[i]
+    want = _fd(np.linalg.det, a)
+    for way, g in (("eager", grad(LA.det)(xp.asarray(a))), ("jit", jit(grad(LA.det))(xp.asarray(a))),
+                   ("vmap", vmap(grad(LA.det))(xp.asarray(np.stack([a, a + np.eye(len(a))])))[0])):
+        np.testing.assert_allclose(np.asarray(g), want, rtol=1e-7, atol=1e-7, err_msg=way)
+    t = RNG.standard_normal(a.shape)
+    tout = jvp(LA.det, (xp.asarray(a),), (xp.asarray(t),))[1]
+    np.testing.assert_allclose(float(tout), np.sum(want * t), rtol=1e-7, atol=1e-7)
+
+
+def test_det_gradient_at_a_singular_complex_matrix_and_second_derivatives():
+    """Complex: forward mode at a singular matrix against differences along a complex direction. Second derivatives
+    of det at an invertible matrix against differences of its gradient (the cofactor matrix, det * inv^T)."""
+    a = np.array([[1 + 1j, 2.0], [2 + 2j, 4.0]])
+    t = CGEN[0][:2, :2]
+    eps = 1e-6
+    fd = (np.linalg.det(a + eps * t) - np.linalg.det(a - eps * t)) / (2 * eps)
+    np.testing.assert_allclose(complex(jvp(LA.det, (xp.asarray(a),), (xp.asarray(t),))[1]), fd, rtol=1e-7)
+    a = GEN[0]
+    cof = lambda m: np.linalg.det(m) * np.linalg.inv(m).T           # noqa: E731
+    want = np.stack([_fd(lambda m: cof(m)[idx], a) for idx in np.ndindex(3, 3)]).reshape(3, 3, 3, 3)
+    np.testing.assert_allclose(np.asarray(jit(hessian(LA.det))(xp.asarray(a))), want, rtol=1e-6, atol=1e-7)
+
+
+def test_det_gradient_with_two_zero_pivots_is_nan_not_a_guess():
+    """Two zero pivots: the adjugate is 0 (rank n - 2 or less: zeros, ones) or not ([[0, 1], [0, 0]], rank n - 1),
+    which the LU does not tell; NaN rather than a guess (JAX gives 0 for all of them)."""
+    for a in (np.zeros((3, 3)), np.ones((3, 3)), np.array([[0.0, 1.0], [0.0, 0.0]])):
+        assert np.isnan(np.asarray(grad(LA.det)(xp.asarray(a)))).all()
 
 
 def test_svd_vectors_jvp_complex():
