@@ -27,7 +27,8 @@ from .lowering import broadcast_to, lowering_rules
 # unflushed where sin(0) = 0 is the rule's value), asin's formula takes its smallest normal arguments through a
 # subnormal intermediate (asin(tiny) = 0), and pow and atan2 branch on comparisons that read a subnormal operand
 # as zero while their arithmetic does not agree (0 ** 5e-324 = 0, not 1; atan2(5e-324, 0) = pi/2, not 0;
-# complex pow takes (-2.5 + 5e-324j) as -2.5 - 0j). These get the rule's values here (pow's in xla/lower_pow.py,
+# complex pow takes (-2.5 + 5e-324j) as -2.5 - 0j), and float32 cbrt on an AVX-512 CPU reads a subnormal by its
+# bits, not as a zero (cbrt(1e-45) = -5.6e-16; on an AVX2 CPU 0). These get the rule's values here (pow's in xla/lower_pow.py,
 # with _flush_operands): their result, or their operands, flushed explicitly. (|x| < tiny ? x * 0 : x is not an
 # IEEE identity, so no simplifier removes it, as XLA's and LLVM's do with select(x == 0, 0 * x, x).)
 def _flushes(dtype, complex_too=False):
@@ -64,6 +65,7 @@ for _p in (E.sin_p, E.tan_p, E.tanh_p, E.atan_p, E.expm1_p):
     lowering_rules[_p] = _flush_result(_UNARY[_p])
 lowering_rules[E.asin_p] = _flush_result(chlo.AsinOp, passthrough=True)
 lowering_rules[E.atan2_p] = _flush_operands(hlo.Atan2Op)
+lowering_rules[E.cbrt_p] = _flush_operands(hlo.CbrtOp)
 
 
 # Complex acos, acosh, asin and asinh at their branch points: at z = +-1 + yj with tiny <= |y| < 2 * tiny
