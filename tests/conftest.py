@@ -5,7 +5,9 @@ import sys
 sys.path.insert(0, os.path.join(os.path.dirname(__file__), "..", "src"))
 sys.path.insert(0, os.path.dirname(__file__))
 os.environ["SCIPY_ARRAY_API"] = "1"  # before anything imports scipy (array-API dispatch; tests/downstream)
-if "ARRAY_NAMESPACE_CACHE_DIR" not in os.environ:  # persistent compile cache: a session temp dir, never ~/.cache
+# persistent compile cache: a session temp dir, never ~/.cache (made by the first conftest to run, pytest-xdist's
+# controller: its workers inherit it, so a program one of them compiles the others load)
+if "ARRAY_NAMESPACE_CACHE_DIR" not in os.environ:
     import atexit, glob, shutil, tempfile  # noqa: E401
     _prefix = os.path.join(tempfile.gettempdir(), "array_namespace_cache_")
     for _old in glob.glob(_prefix + "*_*") if os.name == "posix" else ():  # left by killed sessions
