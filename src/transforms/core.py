@@ -301,6 +301,17 @@ trace_state = _state   # public: `trace_state.trace is EVAL` is the hot-path tes
 tracing = [0]
 _tracing_lock = threading.Lock()
 
+
+def _after_fork_in_child():
+    """A forked child has only the forking thread: the count is its own, and the lock is new (another thread of the
+    parent may have held it at the fork, and would never release it here)."""
+    global _tracing_lock
+    _tracing_lock = threading.Lock()
+    tracing[0] = 0 if _state.trace is EVAL else 1
+
+
+os.register_at_fork(after_in_child=_after_fork_in_child)
+
 try:   # bind's eager case in C (transforms/_bind.c, optional): the same calls without a Python frame
     from . import _bind as _c_bind
 except ImportError:

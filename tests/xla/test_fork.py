@@ -250,6 +250,33 @@ def test_a_fork_while_another_thread_runs_eager_and_jit_work():
     ''', env={"ARRAY_NAMESPACE_CACHE": "0"})
 
 
+def test_a_child_traces_though_another_thread_held_the_tracing_count_lock_at_the_fork():
+    # a thread entering or leaving a trace holds transforms.core's counting lock for an instant; forked then,
+    # the child's copy stayed locked and its first trace (any jit, grad or vmap) hung. Here another thread holds
+    # it across the fork, so the child meets it every time; the child's count of tracing threads is its own (0).
+    run('''
+    import threading
+    from transforms import core
+    held, done = threading.Event(), threading.Event()
+    def holder():
+        with core._tracing_lock:
+            held.set()
+            done.wait()
+    th = threading.Thread(target=holder)
+    th.start()
+    held.wait()
+    def child():
+        assert core.tracing[0] == 0
+        return float(T.jit(lambda v: xp.sum(v * 3.0))(xp.arange(4.0))), float(T.grad(lambda v: v * v)(xp.asarray(2.0)))
+    try:
+        assert in_child(child, timeout=40) == (18.0, 4.0)
+    finally:
+        done.set()
+        th.join()
+    assert float(T.jit(lambda v: xp.sum(v * 5.0))(xp.arange(4.0))) == 30.0   # the parent goes on
+    ''')
+
+
 def test_a_child_destroys_none_of_the_parents_executables():
     # destroying one takes LLVM's process-wide JIT-registration mutex, which another thread of the parent may
     # hold at the fork (freeing an executable of its own): the child then waited forever (1 fork in ~50 while a
