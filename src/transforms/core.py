@@ -303,8 +303,9 @@ _tracing_lock = threading.Lock()
 
 
 def _after_fork_in_child():
-    """A forked child has only the forking thread: the count is its own, and the lock is new (another thread of the
-    parent may have held it at the fork, and would never release it here)."""
+    """A forked child has only the forking thread: the count is its own, and the lock is new (a thread of the parent
+    holding it at the fork -- under the GIL only if a switch point lands in its block; on a free-threaded build at
+    any time -- would never release it here)."""
     global _tracing_lock
     _tracing_lock = threading.Lock()
     tracing[0] = 0 if _state.trace is EVAL else 1

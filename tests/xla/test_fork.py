@@ -251,9 +251,11 @@ def test_a_fork_while_another_thread_runs_eager_and_jit_work():
 
 
 def test_a_child_traces_though_another_thread_held_the_tracing_count_lock_at_the_fork():
-    # a thread entering or leaving a trace holds transforms.core's counting lock for an instant; forked then,
-    # the child's copy stayed locked and its first trace (any jit, grad or vmap) hung. Here another thread holds
-    # it across the fork, so the child meets it every time; the child's count of tracing threads is its own (0).
+    # a thread entering or leaving a trace holds transforms.core's counting lock for an instant. Under the GIL a
+    # fork cannot land in that instant today (the block has no point where the interpreter switches threads); on
+    # a free-threaded build it can, and the child's copy stayed locked: its first trace (any jit, grad or vmap)
+    # hung. Here another thread holds the lock across the fork, so the child meets it every time; the child's
+    # count of tracing threads is its own (0).
     run('''
     import threading
     from transforms import core
