@@ -12,7 +12,7 @@ from transforms.primitives import structural as S
 
 from ._jaxlib import hlo, ir
 from .host import Kernel, host_kernels
-from .lower_elementwise import _cmp, _full, _hidden
+from .lower_elementwise import _cmp, _flushed, _full, _hidden
 from .lowering import constant, fill_region, jaxpr_subcomp, lowering_rules, tensor_type, ttype
 
 # ----------------------------------------------------------------------------- shapes
@@ -141,11 +141,16 @@ def _reducer(kind, op):
             k, o = ("min", hlo.MinOp) if kind in ("and", "min") else ("max", hlo.MaxOp)
             u = hlo.ConvertOp(tensor_type(a.shape, np.uint8), x).result
             return hlo.ConvertOp(ttype(out), _reduce(u, np.uint8, out.shape, axes, k, o)).result
-        if kind in ("sum", "prod") and a.dtype.kind in "fc" and math.prod(a.shape[d] for d in axes) == 1:
+        if kind in ("sum", "prod", "max", "min") and a.dtype.kind in "fc" and math.prod(a.shape[d] for d in axes) == 1:
             # one element per result: XLA's simplifier turns the reduce into that element, dropping the identity,
             # so sum(-0.0) was -0.0 and prod(inf+0j) inf+0j where the host kernels (NumPy's) give identity op x,
-            # 0.0 and inf+nanj. Written out, behind a barrier (x + 0 is folded to x too: _hidden)
+            # 0.0 and inf+nanj. Written out, behind a barrier (x + 0 is folded to x too: _hidden). That element is
+            # a result of arithmetic, so a subnormal is a zero of its sign (README: subnormals), as eagerly; LLVM
+            # still folds 1 * x into x, and max and min have no identity to add: flushed explicitly
+            # (jit(xp.max)(xp.asarray([1.5e-323])) was 1.5e-323, eagerly 0.0)
             one = hlo.ReshapeOp(ttype(out), x).result
+            if kind != "sum":
+                return _flushed(one if kind != "prod" else op(*_hidden(_full(1, out), one)).result, out)
             return op(*_hidden(_full(_identity(kind, a.dtype), out), one)).result
         wide = WIDE_ACCUMULATOR.get(a.dtype.name) if kind == "prod" or (
             kind == "sum" and (a.dtype != np.float32 or a.size <= SUM32_WIDE_MAX)) else None

@@ -384,3 +384,28 @@ def test_cumulative_prod_first_output_of_complex_infinities_is_numpys():
     for i in range(2):
         got = np.asarray(xp.cumulative_prod(xp.asarray(v[i:])))[0]
         assert got.tobytes() == v[i].tobytes(), (got, v[i])
+
+
+@pytest.mark.parametrize("dt", ["float32", "float64", "complex128"])
+def test_reductions_and_scans_over_one_element_flush_it(dt):
+    """Over an axis of length 1 (or axes whose sizes multiply to 1) a sum, product, max, min or cumulative sum or
+    product is that element, and XLA's simplifier made it that element unchanged: a subnormal stayed under jit
+    (jit(xp.max)(xp.asarray([1.5e-323])) was 1.5e-323, eagerly 0.0; prod and the scans too, found by the fuzzer).
+    It is a result of arithmetic: a zero of its sign, eagerly, under jit and vmap, as NumPy's in the mode."""
+    s = float(np.finfo(np.float32 if dt == "float32" else np.float64).smallest_subnormal)
+    v = np.array([[3 * s, -3 * s, -0.0, 2.0, np.nan]], dt)
+    if dt.startswith("complex"):
+        v = v + 1j * np.array([[-s, 1.0, s, -0.0, 0.0]])
+    cases = [("sum", "sum", 0), ("prod", "prod", 0), ("cumulative_sum", "cumsum", 0),
+             ("cumulative_prod", "cumprod", 0), ("sum", "sum", (0, 1))]
+    if not dt.startswith("complex"):   # (no max or min of complex numbers in the standard)
+        cases += [("max", "max", 0), ("min", "min", 0), ("max", "max", (0, 1))]
+    for fname, npname, axis in cases:
+        x = v if axis == 0 else v.reshape(1, 1, -1)
+        with subnormals_flushed(), np.errstate(invalid="ignore"):
+            want = flush(getattr(np, npname)(flush(x), axis=axis))
+        f = functools.partial(getattr(xp, fname), axis=axis)
+        for how, got in (("eager", f(xp.asarray(x))), ("jit", jit(f)(xp.asarray(x))),
+                         ("vmap", vmap(f)(xp.asarray(x[None]))[0])):
+            got = np.asarray(got)
+            assert got.tobytes() == want.tobytes(), (fname, axis, how, got, want)
