@@ -149,6 +149,9 @@ def _special():
         ]
     out += [Case("special.i1-1000-float32", S.i1, _unif(1000, -30, 30, dtype=np.float32)),
             Case("special.logit-65536", S.logit, _unif(65536, 0.001, 0.999))]
+    # (an inverse: its two while_loops staged once per size bucket, its first call at a bucket run plain)
+    out.append(Case("special.stdtrit-64", S.stdtrit, lambda k, r: _unif(64, 0.5, 30)(k, r)
+                    + _unif(64, 0.01, 0.99)(k, r), heavy=True))
     # (at 1,000 only: op by op, its series takes ~4 s a call at 65,536 elements)
     out.append(Case("special.hyp1f1-1000", S.hyp1f1, lambda k, r: _unif(1000, 0.1, 3, 2)(k, r)
                     + _unif(1000, -5, 5)(k, r), heavy=True))

@@ -16,6 +16,7 @@ import numpy as np
 
 from transforms import custom_jvp, while_loop
 
+from .._staged import bucketed
 from ._beta import _INT_LIMIT, _betaln_pos, _c_int, _eager_none, _finfo, _floats, _ibeta_parts, _xlogy, _xp
 from ._promote import in_float64
 
@@ -90,8 +91,7 @@ def _inv_edges(a, b, y, yc):
     return ~(nan | x0 | x1), val
 
 
-@custom_jvp
-def _ibinv(a, b, y, yc):
+def _ibinv_value(a, b, y, yc):
     """(x, 1 - x) with I_x(a, b) = y; yc = 1 - y supplied by the caller."""
     xp = _xp()
     valid, edge = _inv_edges(a, b, y, yc)
@@ -117,6 +117,9 @@ def _ibinv(a, b, y, yc):
     return xp.where(valid, x, edge), xp.where(valid, xc, 1 - edge)
 
 
+_ibinv = custom_jvp(_ibinv_value)
+
+
 @_ibinv.defjvp
 def _ibinv_jvp(primals, tangents):
     xp = _xp()
@@ -134,10 +137,16 @@ def _ibinv_jvp(primals, tangents):
     return (x, xc), (t, -t)
 
 
+def _ibinv_call(a, b, y, yc):
+    """_ibinv on Arrays of one shape; eagerly staged once per power-of-two size bucket, as betainc's _ibeta: its
+    while_loops were traced again on every eager call (stdtrit of 6 values: ~70 ms a call)."""
+    return bucketed(_ibinv, (a, b, y, yc), (1.0, 1.0, 0.5, 0.5), first=_ibinv_value)
+
+
 def betaincinv(a, b, y, /):
     """x with I_x(a, b) = y (scipy.special.betaincinv)."""
     (a, b, y), _ = _floats("betaincinv", ("a", "b", "y"), (a, b, y))
-    return in_float64(lambda a, b, y: _ibinv(a, b, y, 1 - y)[0], (a, b, y))
+    return in_float64(lambda a, b, y: _ibinv_call(a, b, y, 1 - y)[0], (a, b, y))
 
 
 def _ndtri(p):
@@ -164,7 +173,7 @@ def _stdtrit(df, p):
     lx = (xp.log(q) + xp.log(pa) + bl) / pa
     under = lx < float(np.log(_finfo(df).tiny)) + 20
     ds = xp.where(under, 1.0, df)   # (the solver's x would be 0 there, its derivatives NaN)
-    x, xc = _ibinv(ds * 0.5, half, q, qc)
+    x, xc = _ibinv_call(ds * 0.5, half, q, qc)
     t = xp.sqrt(ds * (xc / x))
     t = xp.where(under, xp.exp(0.5 * (xp.log(df) - lx)), t)
     # df >= 1e4: the solver's fraction loses ~eps df there (stdtrit(1e10, 0.01) was 1.5e-8 off, at 1e19 0.0); the
@@ -212,7 +221,7 @@ def _fdtri(dfn, dfd, p):
     lwc = (xp.log(1 - p) + xp.log(b) + _betaln_pos(b, xp.where(dfn > 0, dfn * 0.5, 1.0))) / b
     under = lwc < float(np.log(_finfo(p).tiny)) + 20
     ds = xp.where(under, 1.0, dfd)   # (the solver's 1 - w would be 0 there, its derivatives NaN)
-    w, wc = _ibinv(dfn * 0.5, ds * 0.5, p, 1 - p)
+    w, wc = _ibinv_call(dfn * 0.5, ds * 0.5, p, 1 - p)
     x = xp.where(under, xp.exp(xp.log(dfd / dfn) - lwc), ds * w / (dfn * wc))
     bad = (dfn <= 0) | (dfd <= 0) | xp.isinf(dfn) | xp.isinf(dfd)
     return xp.where(bad, xp.nan, x)
@@ -229,7 +238,7 @@ def _bdtri(k, n, y):
     xp = _xp()
     fk, n = xp.floor(k), xp.trunc(n)
     # I_{1-p}(n - k, k + 1) = y
-    _, p = _ibinv(n - fk, fk + 1, y, 1 - y)
+    _, p = _ibinv_call(n - fk, fk + 1, y, 1 - y)
     bad = xp.isnan(k) | xp.isnan(n) | xp.isinf(k) | (fk < 0) | (n <= fk) | (n >= _INT_LIMIT)
     return xp.where(bad, xp.nan, p)
 
@@ -244,7 +253,7 @@ def nbdtri(k, n, y, /):
 def _nbdtri(k, n, y):
     xp = _xp()
     k, n = xp.trunc(k), xp.trunc(n)
-    p, _ = _ibinv(n, k + 1, y, 1 - y)
+    p, _ = _ibinv_call(n, k + 1, y, 1 - y)
     bad = (xp.isnan(k) | xp.isnan(n) | xp.isinf(k) | xp.isinf(n) | (k < 0) | (n <= 0)
            | (n >= _INT_LIMIT) | (k >= _INT_LIMIT - 1))   # C int k + 1 overflows
     return xp.where(bad, xp.nan, p)
