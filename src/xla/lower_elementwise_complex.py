@@ -120,8 +120,8 @@ host_kernels[E.complex_p] = _h_complex
 def complex_pow(x, y):
     """x ** y for complex x, y as XLA expands it: with r = |x| (hypot) and t = arg x (atan2),
     r^c e^(-d t) (cos q + i sin q), q = c t + d log r, for y = c + di (the two factors of the
-    coefficient flushed to zero where subnormal, as XLA's CPU code does); at x == 0 (either sign of
-    either part): 1 where y == 0, 0 where y is real and positive, NaN + NaN j elsewhere. Equal to
+    coefficient flushed to zero where subnormal, as XLA's CPU code does); 1 + 0j where y == 0 or x == 1;
+    at x == 0 (either sign of either part): 0 where y is real and positive, NaN + NaN j elsewhere. Equal to
     XLA to a few ulps on grids of finite values (tests/xla/test_host_kernels_complex.py); a
     non-finite part declines (NotImplemented: XLA runs it)."""
     if not (_all_finite(x) and _all_finite(y)):
@@ -135,11 +135,12 @@ def complex_pow(x, y):
         q = np.add(np.multiply(c, t), np.multiply(d, np.log(r)))
         out = np.empty(np.broadcast_shapes(x.shape, y.shape), x.dtype)
         out.real, out.imag = np.multiply(coeff, np.cos(q)), np.multiply(coeff, np.sin(q))
-    zero = (a == 0) & (b == 0)
-    if zero.any():
-        at_zero = np.where((c == 0) & (d == 0), x.dtype.type(1),
-                           np.where((d == 0) & (c > 0), x.dtype.type(0), x.dtype.type(complex(np.nan, np.nan))))
-        out = np.where(zero, at_zero, out)
+    # XLA's special cases: 1 (+0j) at y == 0 and at x == 1 (the formula's imaginary part is -0.0 for some: pow(1,
+    # -1-1j) was 1-0j eagerly, 1+0j under jit); at x == 0, 0 where y is real and positive, NaN + NaN j elsewhere
+    one, zero = ((c == 0) & (d == 0)) | ((a == 1) & (b == 0)), (a == 0) & (b == 0)
+    if one.any() or zero.any():
+        at_zero = np.where((d == 0) & (c > 0), x.dtype.type(0), x.dtype.type(complex(np.nan, np.nan)))
+        out = np.where(one, x.dtype.type(1), np.where(zero, at_zero, out))
     return out
 
 

@@ -209,6 +209,23 @@ def test_complex_pow_on_host_equals_xla(dt):
         pow_close(_host(E.pow_p, [a, b], {})[0], _xla(E.pow_p, [a, b], {})[0], a, b, f"pow[{dt.name}] 0-d")
 
 
+@pytest.mark.parametrize("dt", CDTYPES, ids=str)
+def test_complex_pow_at_a_zero_exponent_or_base_one_is_xlas_one_bit_for_bit(dt):
+    """XLA's expansion gives 1 + 0j where y == 0 (either sign of either part) and where x == 1; the formula's
+    imaginary part is -0.0 at some of them (pow(2, -0-0j), pow(1, -1-1j) were 1-0j eagerly, 1+0j under jit;
+    found by tools/fuzz_transforms.py, seed 202). Host == XLA there, signs of zeros included; eager == jit."""
+    x, y = _pow_grid(dt)
+    k = ((y.real == 0) & (y.imag == 0)) | (x == 1)
+    x, y = x[k], y[k]
+    got, want = _host(E.pow_p, [x, y], {})[0], _xla(E.pow_p, [x, y], {})[0]
+    bad = (got.view(np.uint8).reshape(len(x), -1) != want.view(np.uint8).reshape(len(x), -1)).any(axis=1)
+    assert not bad.any(), (x[bad][:4], y[bad][:4], got[bad][:4], want[bad][:4])
+    assert (want == 1).all()
+    f = lambda a, b: xp.pow(a, b)  # noqa: E731
+    for base, exps in ((1, xp.asarray(y)), (xp.asarray(x), xp.asarray(dt.type(complex(-0.0, -0.0))))):
+        assert np.asarray(f(base, exps)).tobytes() == np.asarray(jit(f)(base, exps)).tobytes()
+
+
 def test_complex_pow_declines_nonfinite_parts_and_eager_equals_xla():
     for dt in CDTYPES:
         x = np.array([complex(np.inf, 1), complex(1, np.nan), 2 + 1j], dt)
