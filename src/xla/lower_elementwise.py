@@ -130,22 +130,39 @@ def _as_written(op, hide):
     return rule
 
 
-# x + -0.0, x - 0.0, x * +-1 and x / +-1 are IEEE identities but for a subnormal x, which the rule flushes (README:
-# subnormals); LLVM folds them into x (or -x) past every barrier (jit(lambda v: v / 1)(5e-324) was 5e-324, eagerly
-# 0.0). Where the constant operand is one of these, the result is flushed explicitly.
-_FOLDED = {hlo.AddOp: (-0.0,), hlo.SubtractOp: (0.0,), hlo.MulOp: (1.0, -1.0), hlo.DivOp: (1.0, -1.0)}
+# x + -0.0, -0.0 + x, x - 0.0, -0.0 - x, x * +-1 and x / +-1 are IEEE identities but for a subnormal x, which the
+# rule flushes (README: subnormals); LLVM folds them into x (or -x) past every barrier (jit(lambda v: v / 1)(5e-324)
+# was 5e-324, eagerly 0.0), and a complex operation's real and imaginary parts the same way (z - 1.0 kept a
+# subnormal imaginary part). Where a float constant operand is one of these, the result is flushed explicitly; a
+# complex result with any constant operand is (its constant's parts are not readable here; two selects a part).
+_FOLDED = {hlo.AddOp: ((-0.0,), (-0.0,)), hlo.SubtractOp: ((-0.0,), (0.0,)), hlo.MulOp: ((1.0, -1.0), (1.0, -1.0)),
+           hlo.DivOp: ((), (1.0, -1.0))}   # (the left operand's values, the right's)
 
 
 def _folds_to_operand(op, x, y, dtype):
-    if np.dtype(dtype) not in (np.float32, np.float64):   # (float16's arithmetic runs in float32: nothing flushed)
+    dt = np.dtype(dtype)
+    if dt in (np.complex64, np.complex128):
+        return _is_constant(x) or _is_constant(y)
+    if dt not in (np.float32, np.float64):   # (float16's arithmetic runs in float32: nothing flushed)
         return False
-    splats = [_splat(v) for v in ((y,) if op in (hlo.SubtractOp, hlo.DivOp) else (x, y))]
-    return any(s is not None and s == f and np.signbit(s) == np.signbit(f) for s in splats for f in _FOLDED[op])
+    return any(s is not None and s == f and np.signbit(s) == np.signbit(f)
+               for v, fs in zip((x, y), _FOLDED[op]) for s in [_splat(v)] for f in fs)
 
 
 lowering_rules[E.div_p] = _as_written(hlo.DivOp, lambda x, y: True)
 lowering_rules[E.add_p] = _as_written(hlo.AddOp, _one_constant)
-lowering_rules[E.sub_p] = _as_written(hlo.SubtractOp, _one_constant)
+_sub = _as_written(hlo.SubtractOp, _one_constant)
+
+
+def _sub_rule(c, x, y):
+    """x - c for a complex constant c as x + (-c), as IEEE defines it: LLVM folded the real part of x - (-0-0j)
+    into x's (a subnormal -s came out -0.0 flushed, where -0.0 - -0.0 is +0.0), and leaves x + 0.0 alone."""
+    if c.avals_out[0].dtype.kind == "c" and _is_constant(y) and not _is_constant(x):
+        return lowering_rules[E.add_p](c, x, hlo.NegOp(y).result)
+    return _sub(c, x, y)
+
+
+lowering_rules[E.sub_p] = _sub_rule
 lowering_rules[E.mul_p] = _as_written(hlo.MulOp, lambda x, y: _one_constant(x, y) or _from_bool(x) or _from_bool(y))
 
 

@@ -411,19 +411,25 @@ def test_reductions_and_scans_over_one_element_flush_it(dt):
             assert got.tobytes() == want.tobytes(), (fname, axis, how, got, want)
 
 
-@pytest.mark.parametrize("dt", ["float32", "float64"])
+@pytest.mark.parametrize("dt", ["float32", "float64", "complex64", "complex128"])
 def test_identities_with_a_literal_flush_under_jit(dt):
-    """x + -0.0, x - 0.0, x * +-1 and x / +-1 with a literal are IEEE identities but for a subnormal x; LLVM folds
-    them into x (or -x) past XLA's barriers, so under jit a subnormal came back as it was (jit(lambda v: v / 1) of
-    1e-310 was 1e-310, eagerly 0.0; found by the fuzzer, seed 119). Eager, jit and vmap against NumPy in the mode."""
+    """x + -0.0, -0.0 - x, x - 0.0, x * +-1 and x / +-1 with a literal are IEEE identities but for a subnormal x; LLVM
+    folds them into x (or -x) past XLA's barriers, and a complex operation's parts the same way, so under jit a
+    subnormal came back as it was (jit(lambda v: v / 1) of 1e-310 was 1e-310, eagerly 0.0; z - 1.0 kept a subnormal
+    imaginary part; found by the fuzzer, seeds 119, 307 and 321). Eager, jit and vmap against NumPy in the mode."""
     v = values(dt)
+    if dt.startswith("complex"):
+        v = v + 1j * v[::-1]
     cases = {"x * 1.0": lambda x: x * 1.0, "1.0 * x": lambda x: 1.0 * x, "x * -1.0": lambda x: x * -1.0,
              "multiply(x, 1)": lambda x: x.__array_namespace__().multiply(x, 1.0), "x / 1": lambda x: x / 1,
              "x / -1.0": lambda x: x / -1.0, "x - 0.0": lambda x: x - 0.0, "x + -0.0": lambda x: x + -0.0,
-             "-0.0 + x": lambda x: -0.0 + x, "x + 0.0": lambda x: x + 0.0}
+             "-0.0 + x": lambda x: -0.0 + x, "x + 0.0": lambda x: x + 0.0, "-0.0 - x": lambda x: -0.0 - x,
+             "x - 1.0": lambda x: x - 1.0, "x - 1j": lambda x: x - 1j, "x + (-0-1j)": lambda x: x + complex(-0.0, -1.0),
+             "x - (-0-0j)": lambda x: x - complex(-0.0, -0.0), "x * 1j": lambda x: x * 1j,
+             "x * (1+0j)": lambda x: x * (1 + 0j), "1j - x": lambda x: 1j - x}
     for what, f in cases.items():
         with subnormals_flushed():
             want = flush(f(flush(v)))
         for how, got in (("eager", f(xp.asarray(v))), ("jit", jit(f)(xp.asarray(v))), ("vmap", vmap(f)(xp.asarray(v)))):
             got = np.asarray(got)
-            assert got.tobytes() == want.tobytes(), (what, how, got, want)
+            assert got.dtype == want.dtype and got.tobytes() == want.tobytes(), (what, how, got, want)
