@@ -12,14 +12,31 @@ from transforms.jaxpr_transforms import stage
 from transforms.primitives import special_gamma as G
 
 from . import host_special as HS
-from ._jaxlib import chlo
+from ._jaxlib import chlo, hlo
 from .host import host_kernels
-from .lower_elementwise import _nary
-from .lowering import jaxpr_subcomp, lowering_rules
+from .lower_elementwise import _cmp, _full, _nary
+from .lowering import broadcast_to, jaxpr_subcomp, lowering_rules
 
 lowering_rules[G.lgamma_p] = _nary(chlo.LgammaOp)
 lowering_rules[G.digamma_p] = _nary(chlo.DigammaOp)
-lowering_rules[G.zeta_chlo_p] = _nary(chlo.ZetaOp)
+_zeta = _nary(chlo.ZetaOp)
+
+
+def _zeta_rule(c, x, q):
+    """CHLO's Hurwitz zeta, but for a finite x >= 1e15 and q > 0 the host kernel's (and scipy's) q^-x limit: 0 for
+    q > 1, 1 at q = 1, inf below. XLA's series gives NaN there from x ~ 1e16 (jit(polygamma)(1e300, 0.5) was NaN)."""
+    a = c.avals_out[0]
+    out = _zeta(c, x, q)
+    x, q = (broadcast_to(v, av, a) for v, av in zip((x, q), c.avals_in))
+    big = hlo.AndOp(hlo.AndOp(_cmp(x, _full(1e15, a), "GE", a.dtype), _cmp(x, _full(np.inf, a), "LT", a.dtype)).result,
+                    _cmp(q, _full(0, a), "GT", a.dtype)).result
+    one = _cmp(q, _full(1, a), "EQ", a.dtype)
+    tail = hlo.SelectOp(_cmp(q, _full(1, a), "GT", a.dtype), _full(0, a),
+                        hlo.SelectOp(one, _full(1, a), _full(np.inf, a)).result).result
+    return hlo.SelectOp(big, tail, out).result
+
+
+lowering_rules[G.zeta_chlo_p] = _zeta_rule
 host_kernels[G.lgamma_p] = HS.lgamma_kernel
 host_kernels[G.digamma_p] = HS.digamma_kernel
 host_kernels[G.zeta_chlo_p] = HS.zeta_kernel

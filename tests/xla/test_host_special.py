@@ -15,6 +15,7 @@ import scipy.special as sc
 
 import array_namespace as xp
 from lower_harness import XLA_LEN
+from transforms import jit
 from transforms.core import ShapedArray, impl_rules
 from transforms.primitives import elementwise as E
 from transforms.primitives import special_erf as SE
@@ -121,6 +122,20 @@ def test_zeta_chlo_kernel_equals_xla(dt):
         keep = ~(np.abs(want) < 1e-30)
         got, want, x, q = got[keep], want[keep], x[keep], q[keep]
     assert_close(got, want, [x, q], f"zeta_chlo[{dt.__name__}]", 8, floor=0.0)
+
+
+def test_zeta_chlo_at_huge_x_is_the_limit_q_to_the_minus_x():
+    """For a finite x >= 1e15 and q > 0 zeta(x, q) is q^-x's limit: 0 above q = 1, 1 at it, inf below (scipy's too).
+    XLA's series gave NaN from x ~ 1e16, so jit(polygamma)(1e300, 0.5) was NaN where eager gives -inf (found by
+    an eager-vs-jit sweep of xp.special). Host == lowering there, and polygamma eager == jit."""
+    x = np.array([1e15, 1e16, 1e300, np.finfo(np.float64).max] * 3 + [1e16])
+    q = np.repeat([1.0, 0.5, 2.0], 4).tolist() + [1e-300]
+    x, q = np.asarray(x), np.asarray(q)
+    want = np.where(q > 1, 0.0, np.where(q == 1, 1.0, np.inf))
+    np.testing.assert_array_equal(_host(SG.zeta_chlo_p, x, q), want)
+    np.testing.assert_array_equal(_xla(SG.zeta_chlo_p, x, q), want)
+    n, v = xp.asarray([np.finfo(np.float64).max, 1e300, 1e16]), xp.asarray([0.5, 0.5, 2.0])
+    np.testing.assert_array_equal(np.asarray(jit(xp.special.polygamma)(n, v)), np.asarray(xp.special.polygamma(n, v)))
 
 
 def test_zeta_chlo_declines_negative_non_integer_q_at_integer_x():
