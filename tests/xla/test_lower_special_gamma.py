@@ -49,6 +49,11 @@ def _cases():
             Case(f"zeta-{dt.__name__}", raw(SG.zeta_p), _quiet(sc.zeta),
                  [np.array([2, 3.5, 1.5, 1.0, 0.5, 10, np.inf, np.nan, 4], dt),
                   np.array([1, 0.5, 2, 1, 1, 3, 2, 1, -2.5], dt)], rtol * 10, atol, False),
+            # (the Hurwitz primitive itself: at a finite x >= 1e15, q > 0, q^-x's limit; scipy's NaN for q > 1 there
+            # is left out)
+            Case(f"zeta_chlo-{dt.__name__}", raw(SG.zeta_chlo_p), _quiet(sc.zeta),
+                 [np.array([2, 3.5, 1.5, 10, 1e15, 1e16, 3e38, 1e16, 1e15], dt),
+                  np.array([1, 0.5, 2, 3, 1, 0.5, 1, 1, 0.25], dt)], rtol * 10, atol, False),
             Case(f"polygamma-{dt.__name__}", raw(SG.polygamma_p), _quiet(sc.polygamma),
                  [np.array([0, 1, 2, 3, 1, 0, 0, 4, 1], dt), np.array([0.5, 2, 3.5, 10, -1.5, 0.0, np.inf, 1, np.nan], dt)],
                  rtol * 10, atol, False),
