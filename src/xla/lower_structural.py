@@ -149,9 +149,10 @@ def _reducer(kind, op):
             # still folds 1 * x into x, and max and min have no identity to add: flushed explicitly
             # (jit(xp.max)(xp.asarray([1.5e-323])) was 1.5e-323, eagerly 0.0)
             one = hlo.ReshapeOp(ttype(out), x).result
-            if kind != "sum":
-                return _flushed(one if kind != "prod" else op(*_hidden(_full(1, out), one)).result, out)
-            return op(*_hidden(_full(_identity(kind, a.dtype), out), one)).result
+            if kind in ("max", "min"):
+                return _flushed(one, out)
+            r = op(*_hidden(_full(_identity(kind, a.dtype), out), one)).result
+            return r if kind == "sum" else _flushed(r, out)
         wide = WIDE_ACCUMULATOR.get(a.dtype.name) if kind == "prod" or (
             kind == "sum" and (a.dtype != np.float32 or a.size <= SUM32_WIDE_MAX)) else None
         if wide is not None:
