@@ -13,11 +13,21 @@
  *                             both put back after (host.quiet: kernels run through it or HostImpl, which does
  *                             the same: a register read, a write only when the bits change)
  *   HostImpl                  a primitive's eager impl on host-held values (below)
+ *   kept() -> (blocks, bytes) what the kernels' memory handler keeps now (below)
  * Optional (pyproject.toml): where it is not
  * built, host.py warns once and kernels keep subnormals. */
 #define PY_SSIZE_T_CLEAN
 #include <Python.h>
 #include <structmember.h>
+#define NPY_NO_DEPRECATED_API NPY_1_22_API_VERSION
+#define NPY_TARGET_VERSION NPY_1_22_API_VERSION
+#include <numpy/arrayobject.h>
+#include <pthread.h>
+#if defined(__GLIBC__)
+#include <malloc.h>
+#else
+#define malloc_usable_size(p) ((size_t)0)   /* (elsewhere no block is kept: the handler is not set) */
+#endif
 /* the calling thread's flush bits: x86-64 MXCSR's FTZ (0x8000: a subnormal result is written as zero) and DAZ
  * (0x40: a subnormal operand is read as zero); aarch64 FPCR's FZ (bit 24: both); elsewhere none (FPMODE_FLUSH 0) */
 #if defined(__x86_64__) || defined(_M_X64)
@@ -52,6 +62,66 @@ static inline void fpmode_set(unsigned bits) {
     if ((w & FPMODE_FLUSH) != bits) fpmode_write((w & ~FPMODE_FLUSH) | bits);
 }
 
+
+/* ---------------------------------------------------------------- the kernels' memory handler
+ * glibc returns a freed block of a few hundred KiB or more to the OS (munmap, or a trim of the heap's top), so the
+ * next kernel output of that size page-faults in again, page by page: about half the time of a medium eager call
+ * (scipy's skew on 2020x70: ~3.9 -> ~1.5 ms). So kernels allocate through this NumPy memory handler, set around
+ * each run as the error state is: only the arrays our kernels make use it; user NumPy code keeps NumPy's. It is
+ * NumPy's handler (at import) but for one thing: a freed block of KEEP_MIN bytes or more is kept, at most KEEP_N
+ * blocks and KEEP_MAX bytes (glibc's own ceiling for freed memory it keeps), the slots taken in turn (the oldest
+ * kept block goes back to NumPy's handler to make room), and handed out again for a request it fits with little
+ * waste. */
+#define KEEP_MIN ((size_t)64 << 10)
+#define KEEP_N 32
+#define KEEP_MAX ((size_t)64 << 20)
+static struct { void *p; size_t n; } kept[KEEP_N];
+static size_t kept_bytes, next_slot;
+static char kept_lock;   /* a spin lock, held for a few loads and stores (never across a call) */
+static PyDataMemAllocator base;   /* NumPy's handler's */
+static PyObject *handler = NULL;  /* a capsule of k_handler, or NULL: kernels keep NumPy's handler */
+static void lock(void) { while (__atomic_test_and_set(&kept_lock, __ATOMIC_ACQUIRE)) ; }
+static void unlock(void) { __atomic_clear(&kept_lock, __ATOMIC_RELEASE); }
+static void unlock_in_child(void) { kept_lock = 0; }   /* (a fork while another thread held it) */
+
+static void *k_malloc(void *ctx, size_t n) {   /* a kept block of n to n + n/8 + KEEP_MIN bytes, or NumPy's */
+    void *p = NULL;
+    if (n >= KEEP_MIN) {
+        lock();
+        for (size_t j = 1, i; j <= KEEP_N && p == NULL; j++)   /* (the latest kept first: its memory is the warmest) */
+            if (kept[i = (next_slot + KEEP_N - j) % KEEP_N].p != NULL && kept[i].n >= n && kept[i].n - n <= n / 8 + KEEP_MIN) {
+                p = kept[i].p; kept_bytes -= kept[i].n; kept[i].p = NULL;
+            }
+        unlock();
+    }
+    return p != NULL ? p : base.malloc(base.ctx, n);
+}
+static void *k_calloc(void *ctx, size_t k, size_t m) { return base.calloc(base.ctx, k, m); }   /* (no kept block) */
+static void *k_realloc(void *ctx, void *p, size_t n) { return base.realloc(base.ctx, p, n); }
+static void k_free(void *ctx, void *p, size_t size) {   /* p kept in the next slot, or back to NumPy's */
+    size_t n = p == NULL ? 0 : malloc_usable_size(p);
+    void *out = p;
+    if (n >= KEEP_MIN && n <= KEEP_MAX) {
+        lock();
+        size_t i = next_slot, left = kept_bytes - (kept[i].p == NULL ? 0 : kept[i].n);
+        next_slot = (i + 1) % KEEP_N;
+        if (left + n <= KEEP_MAX) {
+            out = kept[i].p; size = kept[i].n;
+            kept[i].p = p; kept[i].n = n; kept_bytes = left + n;
+        }
+        unlock();
+    }
+    if (out != NULL) base.free(base.ctx, out, size);
+}
+static PyDataMem_Handler k_handler = {"array_namespace_kernels", 1, {NULL, k_malloc, k_calloc, k_realloc, k_free}};
+
+static PyObject *kept_info(PyObject *self, PyObject *unused) {
+    lock();
+    size_t blocks = 0, bytes = kept_bytes;
+    for (int i = 0; i < KEEP_N; i++) blocks += kept[i].p != NULL;
+    unlock();
+    return Py_BuildValue("nn", (Py_ssize_t)blocks, (Py_ssize_t)bytes);
+}
 
 static PyObject *errvar = NULL;   /* NumPy's error-state ContextVar, or NULL: quiet sets the mode alone */
 
@@ -100,21 +170,30 @@ static PyObject *configure(PyObject *self, PyObject *args) {
     Py_RETURN_NONE;
 }
 
-/* fn(*args, **kw) as a kernel runs: NumPy's error state `quiet` (warnings silenced), subnormals flushed; both
- * put back after, as they were (a nested run keeps the outer one's) */
+/* fn(*args, **kw) as a kernel runs: NumPy's error state `quiet` (warnings silenced), subnormals flushed, the
+ * kernels' memory handler; all put back after, as they were (a nested run keeps the outer one's) */
 static PyObject *quiet_vcall(PyObject *fn, PyObject *const *args, size_t nargsf, PyObject *kw) {
-    PyObject *tok = NULL, *et, *ev, *etb;
+    PyObject *tok = NULL, *oldh = NULL, *out = NULL, *et, *ev, *etb;
     if (errvar != NULL && (tok = PyContextVar_Set(errvar, quiet)) == NULL) return NULL;
-    unsigned old = fpmode_get();
-    fpmode_set(FPMODE_FLUSH);
-    PyObject *out = PyObject_Vectorcall(fn, args, nargsf, kw);
-    fpmode_set(old);
+    if (handler == NULL || (oldh = PyDataMem_SetHandler(handler)) != NULL) {
+        unsigned old = fpmode_get();
+        fpmode_set(FPMODE_FLUSH);
+        out = PyObject_Vectorcall(fn, args, nargsf, kw);
+        fpmode_set(old);
+    }
+    PyErr_Fetch(&et, &ev, &etb);   /* (the resets run with no exception pending) */
+    int failed = 0;
+    if (oldh != NULL) {
+        PyObject *h = PyDataMem_SetHandler(oldh);
+        failed = h == NULL;
+        Py_XDECREF(h); Py_DECREF(oldh);
+    }
     if (tok != NULL) {
-        PyErr_Fetch(&et, &ev, &etb);   /* (the reset runs with no exception pending) */
-        if (PyContextVar_Reset(errvar, tok) < 0 && et == NULL) Py_CLEAR(out);
-        if (et != NULL) PyErr_Restore(et, ev, etb);
+        failed |= PyContextVar_Reset(errvar, tok) < 0;
         Py_DECREF(tok);
     }
+    if (et != NULL) PyErr_Restore(et, ev, etb);
+    else if (failed) Py_CLEAR(out);
     return out;
 }
 
@@ -281,6 +360,7 @@ static PyMethodDef methods[] = {
     {"get", get, METH_NOARGS, "get() -> the flush bits set in this thread now (0 or FLUSH)"},
     {"set", set, METH_O, "set(bits) -> the old bits: this thread's flush bits set to 0 or FLUSH"},
     {"configure", configure, METH_VARARGS, "configure(var, quiet, HostValue, ndarray): see the source"},
+    {"kept", kept_info, METH_NOARGS, "kept() -> (blocks, bytes) that the kernels' memory handler keeps now"},
     {"quiet", (PyCFunction)(void (*)(void))quiet_call, METH_FASTCALL | METH_KEYWORDS,
      "quiet(fn, *args, **kwargs): fn's result, run as a kernel runs (warnings silenced, subnormals flushed)"},
     {NULL, NULL, 0, NULL},
@@ -291,6 +371,16 @@ static struct PyModuleDef module = {PyModuleDef_HEAD_INIT, "_fpmode", NULL, -1, 
 PyMODINIT_FUNC PyInit__fpmode(void) {
     PyObject *m = PyModule_Create(&module);
     if (m == NULL) return NULL;
+    PyObject *np_handler = _import_array() < 0 ? NULL : PyDataMem_GetHandler();   /* (none: NumPy's kept) */
+    PyDataMem_Handler *h = np_handler == NULL ? NULL : PyCapsule_GetPointer(np_handler, "mem_handler");
+#if defined(__GLIBC__)
+    if (h != NULL && (handler = PyCapsule_New(&k_handler, "mem_handler", NULL)) != NULL) {
+        base = h->allocator;
+        pthread_atfork(NULL, NULL, unlock_in_child);
+    }
+#endif
+    Py_XDECREF(np_handler);
+    PyErr_Clear();
     str_dtype = PyUnicode_InternFromString("dtype");
     str_shape = PyUnicode_InternFromString("shape");
     if (str_dtype == NULL || str_shape == NULL

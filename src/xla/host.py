@@ -26,7 +26,8 @@ same sign (DAZ+FTZ), eagerly and under jit; operations that only move or reinter
 reshape, bitcast, asarray, conversion to NumPy or DLPack) keep subnormals. `quiet`, which runs
 every kernel, sets this thread's mode and puts it back (NumPy code outside a kernel keeps IEEE arithmetic); the
 C workers of host_parallel copy the calling thread's mode. The switch is the C extension `_fpmode`; where it was
-not built, importing warns once (RuntimeWarning) and kernels keep subnormals.
+not built, importing warns once (RuntimeWarning) and kernels keep subnormals. `quiet` also sets _fpmode's NumPy
+memory handler, which keeps freed blocks for the next kernel (medium results stop page-faulting in afresh).
 """
 from __future__ import annotations
 
