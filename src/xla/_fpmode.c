@@ -13,7 +13,7 @@
  *                             both put back after (host.quiet: kernels run through it or HostImpl, which does
  *                             the same: a register read, a write only when the bits change)
  *   HostImpl                  a primitive's eager impl on host-held values (below)
- *   kept() -> (blocks, bytes) what the kernels' memory handler keeps now (below)
+ *   kept() -> (blocks, bytes) what the kernels' memory handler keeps now (below; glibc builds)
  * Optional (pyproject.toml): where it is not
  * built, host.py warns once and kernels keep subnormals. */
 #define PY_SSIZE_T_CLEAN
@@ -22,12 +22,6 @@
 #define NPY_NO_DEPRECATED_API NPY_1_22_API_VERSION
 #define NPY_TARGET_VERSION NPY_1_22_API_VERSION
 #include <numpy/arrayobject.h>
-#include <pthread.h>
-#if defined(__GLIBC__)
-#include <malloc.h>
-#else
-#define malloc_usable_size(p) ((size_t)0)   /* (elsewhere no block is kept: the handler is not set) */
-#endif
 /* the calling thread's flush bits: x86-64 MXCSR's FTZ (0x8000: a subnormal result is written as zero) and DAZ
  * (0x40: a subnormal operand is read as zero); aarch64 FPCR's FZ (bit 24: both); elsewhere none (FPMODE_FLUSH 0) */
 #if defined(__x86_64__) || defined(_M_X64)
@@ -72,14 +66,17 @@ static inline void fpmode_set(unsigned bits) {
  * blocks and KEEP_MAX bytes (glibc's own ceiling for freed memory it keeps), the slots taken in turn (the oldest
  * kept block goes back to NumPy's handler to make room), and handed out again for a request it fits with little
  * waste. */
+static PyObject *handler = NULL;  /* a capsule of k_handler, or NULL: kernels keep NumPy's handler */
+#if defined(__GLIBC__)   /* (elsewhere kernels keep NumPy's handler) */
+#include <malloc.h>
+#include <pthread.h>
 #define KEEP_MIN ((size_t)64 << 10)
 #define KEEP_N 32
 #define KEEP_MAX ((size_t)64 << 20)
 static struct { void *p; size_t n; } kept[KEEP_N];
 static size_t kept_bytes, next_slot;
 static char kept_lock;   /* a spin lock, held for a few loads and stores (never across a call) */
-static PyDataMemAllocator base;   /* NumPy's handler's */
-static PyObject *handler = NULL;  /* a capsule of k_handler, or NULL: kernels keep NumPy's handler */
+static PyDataMemAllocator base;   /* NumPy's default handler's */
 static void lock(void) { while (__atomic_test_and_set(&kept_lock, __ATOMIC_ACQUIRE)) ; }
 static void unlock(void) { __atomic_clear(&kept_lock, __ATOMIC_RELEASE); }
 static void unlock_in_child(void) { kept_lock = 0; }   /* (a fork while another thread held it) */
@@ -122,6 +119,7 @@ static PyObject *kept_info(PyObject *self, PyObject *unused) {
     unlock();
     return Py_BuildValue("nn", (Py_ssize_t)blocks, (Py_ssize_t)bytes);
 }
+#endif
 
 static PyObject *errvar = NULL;   /* NumPy's error-state ContextVar, or NULL: quiet sets the mode alone */
 
@@ -360,7 +358,9 @@ static PyMethodDef methods[] = {
     {"get", get, METH_NOARGS, "get() -> the flush bits set in this thread now (0 or FLUSH)"},
     {"set", set, METH_O, "set(bits) -> the old bits: this thread's flush bits set to 0 or FLUSH"},
     {"configure", configure, METH_VARARGS, "configure(var, quiet, HostValue, ndarray): see the source"},
+#if defined(__GLIBC__)
     {"kept", kept_info, METH_NOARGS, "kept() -> (blocks, bytes) that the kernels' memory handler keeps now"},
+#endif
     {"quiet", (PyCFunction)(void (*)(void))quiet_call, METH_FASTCALL | METH_KEYWORDS,
      "quiet(fn, *args, **kwargs): fn's result, run as a kernel runs (warnings silenced, subnormals flushed)"},
     {NULL, NULL, 0, NULL},
@@ -371,16 +371,17 @@ static struct PyModuleDef module = {PyModuleDef_HEAD_INIT, "_fpmode", NULL, -1, 
 PyMODINIT_FUNC PyInit__fpmode(void) {
     PyObject *m = PyModule_Create(&module);
     if (m == NULL) return NULL;
-    PyObject *np_handler = _import_array() < 0 ? NULL : PyDataMem_GetHandler();   /* (none: NumPy's kept) */
+#if defined(__GLIBC__)   /* (NumPy's default handler, whose blocks are glibc's; another there: none set) */
+    PyObject *np_handler = _import_array() < 0 ? NULL : PyDataMem_GetHandler();
     PyDataMem_Handler *h = np_handler == NULL ? NULL : PyCapsule_GetPointer(np_handler, "mem_handler");
-#if defined(__GLIBC__)
-    if (h != NULL && (handler = PyCapsule_New(&k_handler, "mem_handler", NULL)) != NULL) {
+    if (h != NULL && strcmp(h->name, "default_allocator") == 0
+            && (handler = PyCapsule_New(&k_handler, "mem_handler", NULL)) != NULL) {
         base = h->allocator;
         pthread_atfork(NULL, NULL, unlock_in_child);
     }
-#endif
     Py_XDECREF(np_handler);
     PyErr_Clear();
+#endif
     str_dtype = PyUnicode_InternFromString("dtype");
     str_shape = PyUnicode_InternFromString("shape");
     if (str_dtype == NULL || str_shape == NULL
