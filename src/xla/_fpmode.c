@@ -86,7 +86,8 @@ static void *k_malloc(void *ctx, size_t n) {   /* a kept block of n to n + n/8 +
     if (n >= KEEP_MIN) {
         lock();
         for (size_t j = 1, i; j <= KEEP_N && p == NULL; j++)   /* (the latest kept first: its memory is the warmest) */
-            if (kept[i = (next_slot + KEEP_N - j) % KEEP_N].p != NULL && kept[i].n >= n && kept[i].n - n <= n / 8 + KEEP_MIN) {
+            if (kept[i = (next_slot + KEEP_N - j) % KEEP_N].p != NULL && kept[i].n >= n
+                    && kept[i].n - n <= n / 8 + KEEP_MIN) {
                 p = kept[i].p; kept_bytes -= kept[i].n; kept[i].p = NULL;
             }
         unlock();

@@ -29,8 +29,8 @@ from .lowering import broadcast_to, lowering_rules
 # as zero while their arithmetic does not agree (0 ** 5e-324 = 0, not 1; atan2(5e-324, 0) = pi/2, not 0;
 # complex pow takes (-2.5 + 5e-324j) as -2.5 - 0j), and float32 cbrt on an AVX-512 CPU reads a subnormal by its
 # bits, not as a zero (cbrt(1e-45) = -5.6e-16; on an AVX2 CPU 0). These get the rule's values here (pow's in
-# xla/lower_pow.py, with _flush_operands): their result, or their operands, flushed explicitly. (|x| < tiny ? x * 0 : x is not an
-# IEEE identity, so no simplifier removes it, as XLA's and LLVM's do with select(x == 0, 0 * x, x).)
+# xla/lower_pow.py, with _flush_operands): their result, or their operands, flushed explicitly. (|x| < tiny ? x * 0
+# : x is not an IEEE identity, so no simplifier removes it, as XLA's and LLVM's do with select(x == 0, 0 * x, x).)
 def _flushes(dtype, complex_too=False):
     return np.dtype(dtype) in ("f4", "f8", "c8", "c16")[:4 if complex_too else 2]
 
