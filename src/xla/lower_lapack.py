@@ -408,9 +408,10 @@ lowering_rules[LP.solve_p] = _solve
 # numpy.linalg runs the same LAPACK drivers the lowerings call (potrf, syevd/heevd, gesdd, geqrf+orgqr,
 # geev), single precision staying single. Where one matrix of a batch fails (LinAlgError: not positive
 # definite, no convergence), that matrix's outputs are NaN, as the lowering's info check makes them.
-# NumPy exposes no getrf or trsm: lu calls the getrf of the LAPACK NumPy links (ctypes), triangular_solve
-# its cblas trsm; both decline (NotImplemented: the XLA executable runs) where that library is not found, on
-# non-finite input, whose NaN placement is the LAPACK kernel's own, and triangular_solve on a singular triangle.
+# NumPy exposes no getrf or trsm: lu calls scipy's getrf and triangular_solve its trsm (scipy.linalg.lapack/blas,
+# the library jaxlib's kernels call under jit; jaxlib requires scipy); both decline (NotImplemented: the XLA
+# executable runs) where scipy is missing, on non-finite input, whose NaN placement is the LAPACK kernel's own,
+# and triangular_solve on a singular triangle.
 # solve is NumPy's gesv (getrf + getrs: the same factorisation as its lowering's, the two triangular solves
 # LAPACK's instead of XLA's, equal to rounding); it declines non-finite input and an exactly singular matrix.
 
@@ -480,17 +481,15 @@ def _h_eig(a):
 
 
 def _h_lu(a):
-    if not np.isfinite(a).all():
+    getrf = _scipy_routine(a.dtype, "getrf")
+    if getrf is None or not np.isfinite(a).all():
         return NotImplemented
     batch, (m, n) = a.shape[:-2], a.shape[-2:]
     k = min(m, n)
     x = a.reshape((math.prod(batch), m, n)).copy()   # (math.prod: ~0.1 us, np.prod ~3)
     piv = np.zeros((x.shape[0], k), np.int32)
-    getrf = _LAPACK.get(a.dtype.char, (None,))[0]
-    if getrf is None:
-        return NotImplemented   # (no LAPACK of NumPy's found: the bind compiles XLA's lu, LAPACK's getrf too)
-    if k:
-        _lu_lapack(getrf, x, piv)
+    for b in range(x.shape[0] if k else 0):
+        x[b], piv[b], _ = getrf(x[b])   # (0-based pivots; info > 0: U exactly singular, still valid)
     perm = np.empty((x.shape[0], m), np.int32)
     for b, pv in enumerate(piv.tolist()):   # the row swaps j <-> piv[j], in order, on the identity
         pm = list(range(m))
@@ -500,64 +499,34 @@ def _h_lu(a):
     return [x.reshape(a.shape), piv.reshape(batch + (k,)), perm.reshape(batch + (m,))]
 
 
-def _load_lapack():
-    """(?getrf, cblas ?trsm) of the OpenBLAS NumPy's own linalg links (the ILP64 scipy-openblas of NumPy's
-    wheels), by dtype char; {} where that library is not found (then eager lu and triangular_solve run XLA's)."""
-    import ctypes
-    import glob
-    import os
-    libs = os.path.join(os.path.dirname(np.__file__), os.pardir, "numpy.libs")
-    i64, i32, p = ctypes.POINTER(ctypes.c_int64), ctypes.c_int, ctypes.c_void_p
-    for path in sorted(glob.glob(os.path.join(libs, "libscipy_openblas64_*.so"))):
-        try:
-            lib = ctypes.CDLL(path)
-            fns = {c: (getattr(lib, f"scipy_{t}getrf_64_"), getattr(lib, f"scipy_cblas_{t}trsm64_"), alpha)
-                   for c, t, alpha in zip("fdFD", "sdcz", (ctypes.c_float, ctypes.c_double, p, p))}
-        except (OSError, AttributeError):
-            continue
-        for getrf, trsm, alpha in fns.values():   # getrf(m, n, a, lda, ipiv, info), Fortran: all by reference;
-            getrf.restype = trsm.restype = None   # trsm(order, side, uplo, trans, diag, m, n, alpha, a, lda, b, ldb)
-            getrf.argtypes = [i64, i64, p, i64, p, i64]
-            trsm.argtypes = [i32] * 5 + [ctypes.c_int64] * 2 + [alpha, p, ctypes.c_int64, p, ctypes.c_int64]
-        return fns
-    return {}
-
-
-_LAPACK = _load_lapack()
-
-
-def _lu_lapack(getrf, x, piv):
-    """Overwrite x[b] (m, n) with its LU factors (unit L below the diagonal), piv[b] the 0-based pivots: LAPACK's
-    getrf itself, one matrix at a time (column-major copies)."""
-    import ctypes
-    _, m, n = x.shape
-    k = min(m, n)
-    cm, cn, info = ctypes.c_int64(m), ctypes.c_int64(n), ctypes.c_int64(0)
-    ipiv = np.empty(k, np.int64)
-    for b in range(x.shape[0]):
-        f = np.asfortranarray(x[b])
-        getrf(cm, cn, f.ctypes.data, cm, ipiv.ctypes.data, info)   # (info > 0: U exactly singular, still valid)
-        if info.value < 0:
-            raise AssertionError(f"getrf: argument {-info.value} rejected")
-        x[b] = f
-        piv[b] = ipiv - 1
+@functools.cache
+def _scipy_routine(dtype, name):
+    """scipy's LAPACK or BLAS routine `name` for `dtype` (getrf -> dgetrf for float64; f2py's calls cost ~1 us),
+    or None: another dtype, or no scipy."""
+    try:
+        from scipy.linalg import blas, lapack
+    except ImportError:
+        return None
+    full = _PREFIX.get(dtype.name, "?") + name
+    return getattr(lapack, full, None) or getattr(blas, full, None)
 
 
 def _h_triangular_solve(a, b, *, left_side, lower, transpose_a, conjugate_a, unit_diagonal):
-    """BLAS trsm, one matrix at a time (the triangle of `a` it names read, the other ignored)."""
-    trsm = _LAPACK.get(a.dtype.char, (None, None))[1]
+    """BLAS trsm, one matrix at a time (the triangle of `a` it names read, the other ignored). trsm is column-major,
+    where a row-major matrix reads as its transpose: op(A) X = B is X^T op(A)^T = B^T, the side and the triangle
+    swapped, the same op."""
+    trsm = _scipy_routine(a.dtype, "trsm")
     if trsm is None or not (np.isfinite(a).all() and np.isfinite(b).all()) or not (
             unit_diagonal or np.diagonal(a, 0, -2, -1).all()):
         return NotImplemented   # (a zero on the diagonal: the lowering's inf/NaN pattern is XLA's own)
-    t = np.ascontiguousarray(np.conj(a) if conjugate_a and not transpose_a else a)
-    x, k, one = np.array(b, order="C"), a.shape[-1], np.ones(1, a.dtype)   # (x solved in place)
-    m, n = x.shape[-2:]
-    side, uplo, diag = 141 if left_side else 142, 122 if lower else 121, 132 if unit_diagonal else 131
-    trans = (113 if conjugate_a else 112) if transpose_a else 111   # (CBLAS: row-major 101, conj-transposed 113)
-    alpha = one.ctypes.data if a.dtype.kind == "c" else 1.0   # (a complex alpha by address)
-    ta, xa, step_t, step_x = t.ctypes.data, x.ctypes.data, k * k * t.itemsize, m * n * x.itemsize
-    for i in range(x.size // (m * n) if x.size else 0):   # (the matrices, by address)
-        trsm(101, side, uplo, trans, diag, m, n, alpha, ta + i * step_t, k, xa + i * step_x, n)
+    t = np.conj(a) if conjugate_a and not transpose_a else a
+    x = np.array(b, order="C")   # (solved in place, matrix by matrix)
+    flags = dict(side=int(left_side), lower=int(not lower), diag=int(unit_diagonal),
+                 trans_a=(2 if conjugate_a else 1) if transpose_a else 0)
+    nb = math.prod(x.shape[:-2])
+    tm, xm = t.reshape((nb,) + t.shape[-2:]), x.reshape((nb,) + x.shape[-2:])
+    for i in range(nb if x.size else 0):
+        xm[i] = trsm(1.0, tm[i].T, xm[i].T, **flags).T
     return x
 
 

@@ -186,19 +186,35 @@ def test_lu_singular_and_ties():
         a[::-1].copy(), np.stack([a[::-1], a]), b)])
 
 
-def test_lu_without_numpys_lapack_declines_to_xla(monkeypatch):
-    """Where NumPy's own LAPACK is not found (the search knows its Linux wheels' library), the kernels decline
-    and eager lu and triangular_solve run XLA's (LAPACK's getrf and BLAS trsm as under jit): one algorithm
-    everywhere, no second implementation."""
+def test_lu_without_scipy_declines_to_xla(monkeypatch):
+    """Where scipy's LAPACK is missing (jaxlib requires scipy, so only a broken install), the kernels decline and
+    eager lu and triangular_solve run XLA's (LAPACK's getrf and trsm as under jit): one algorithm everywhere, no
+    second implementation."""
     from xla import lower_lapack
-    assert set(lower_lapack._LAPACK) == set("fdFD")   # (this machine's wheels: the library is found)
-    monkeypatch.setattr(lower_lapack, "_LAPACK", {})
+    assert lower_lapack._scipy_routine(np.dtype(np.float64), "getrf") is not None   # (scipy is here)
+    monkeypatch.setattr(lower_lapack, "_scipy_routine", lambda dtype, name: None)
     check(LP.lu_p, [np.eye(3) + 1.0], {}, declines=True)
     check(LP.triangular_solve_p, [np.eye(3) + np.tril(np.ones((3, 3))), np.ones((3, 2))], TS[0], declines=True)
     a = np.array([[1.0, 2.0, 0.5], [3.0, -1.0, 2.0], [0.0, 4.0, 1.0]])
     lu, piv, perm = (np.asarray(o) for o in LP.lu_p.bind(xp.asarray(a)._v))
     l, u = np.tril(lu, -1) + np.eye(3), np.triu(lu)
     np.testing.assert_allclose(a[perm], l @ u, rtol=1e-14)
+
+
+@pytest.mark.parametrize("dt", DTYPES, ids=str)
+def test_lu_kernel_is_the_lowerings_bit_for_bit(dt):
+    """Eager lu calls the getrf that jit's LAPACK kernel calls (scipy's), so the factors and pivots of eager and
+    jitted lu (det, slogdet) agree bit for bit: a batch, tall, wide, larger, singular."""
+    rng = np.random.default_rng(8)
+    sing = _rand(rng, (5, 5), dt)
+    sing[:, 2] = sing[:, 0]
+    cases = [(LP.lu_p, [m], {}) for m in (_rand(rng, (3, 6, 6), dt), _rand(rng, (9, 4), dt), _rand(rng, (4, 9), dt),
+                                          _rand(rng, (70, 70), dt), sing)]
+    for case, want in zip(cases, xla_many(cases)):
+        got = _host(*case)
+        assert got is not None and len(got) == len(want) == 3
+        for g, w in zip(got, want):
+            assert g.dtype == w.dtype and np.array_equal(g, w), (dt, case[1][0].shape)
 
 
 def test_lu_declines_non_finite():
