@@ -249,7 +249,7 @@ except (ImportError, AttributeError):   # (the optional extension was not built)
 try:
     from numpy._core._ufunc_config import _extobj_contextvar as _errvar, _make_extobj
     QUIET = _make_extobj(all="ignore")
-except ImportError:   # pragma: no cover - NumPy 1.x: its error state is no context variable
+except ImportError:   # pragma: no cover - a NumPy that keeps its error state elsewhere (private names)
     _errvar = QUIET = None
 # whether host kernels flush subnormals (False: the extension is missing, or this machine's mode cannot be set,
 # where XLA's CPU runtime does not flush either)
