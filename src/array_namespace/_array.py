@@ -464,14 +464,15 @@ class Array:
 
     def __getitem__(self, key):
         v = self._v
-        if type(key) is int and len(v.aval.shape) == 1 and not tracing[0]:
-            # x[i] of a 1-D array, the commonest read in a loop: one element (a copy, not a view), eagerly straight
-            # from the backend's basic indexing (None: _indexing's path, which also raises an index out of range)
+        one = VW.selects_one_element(key) and (1 if type(key) is int else len(key)) == len(v.aval.shape)
+        if one and not tracing[0]:
+            # x[i], x[i, j]: one element picked by ints, the commonest read in a loop (a copy, not a view: NumPy's
+            # scalar), eagerly straight from the backend's basic indexing (None: _indexing's path, which also
+            # raises an index out of range)
             out = backend.eager_getitem(v, key)
             if out is not None:
                 return H.wrap(out)
-        view = VW._is_basic_key(key) and not (   # (NumPy: one element picked by ints is a scalar copy)
-            VW.selects_one_element(key) and (1 if type(key) is int else len(key)) == self.ndim)
+        view = not one and VW._is_basic_key(key)
         out = _module("_indexing").getitem(self, key, view)
         if out is not self and view:
             VW.view_of(out, self, "index", key, v)

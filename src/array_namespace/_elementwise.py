@@ -71,8 +71,10 @@ def _binary(fname, prim, allowed):
 def _in_place(fname, prim, allowed_np):
     def in_place(x, other):
         """Eagerly, x op= other written into x's memory where x alone holds its value and keeps its dtype and shape
-        (NumPy's cost, not a new array per update), by the out-of-place op's kernel (its bits); whether done."""
-        if tracing[0] and trace_state.trace is not EVAL or sys.getrefcount(x._v) > 2 or VW.has_views(x):
+        (NumPy's cost, not a new array per update), by the out-of-place op's kernel (its bits); whether done. Not
+        for a 0-d x: one element, whose new array costs less than the checks that x's memory may take it."""
+        if tracing[0] and trace_state.trace is not EVAL or not x._v.aval.shape or sys.getrefcount(x._v) > 2 or \
+                VW.has_views(x):
             return False
         v, w, dt = binary(fname, x, other)   # (the op's own first step: its errors, its promotion)
         out = backend.eager_in_place(prim, (v, w), {}) if v is x._v and dt in allowed_np else None
