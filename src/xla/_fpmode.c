@@ -14,8 +14,7 @@
  *                             the same: a register read, a write only when the bits change)
  *   HostImpl                  a primitive's eager impl on host-held values (below)
  *   kept() -> (blocks, bytes) what the kernels' memory handler keeps now (below; glibc builds)
- * Optional (pyproject.toml): where it is not
- * built, host.py warns once and kernels keep subnormals. */
+ * Required (pyproject.toml): without it eager and jitted results would differ on subnormals. */
 #define PY_SSIZE_T_CLEAN
 #include <Python.h>
 #include <structmember.h>

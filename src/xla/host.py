@@ -25,8 +25,8 @@ operation reads a subnormal operand as a zero of the same sign and writes a subn
 same sign (DAZ+FTZ), eagerly and under jit; operations that only move or reinterpret bits (copies, indexing,
 reshape, bitcast, asarray, conversion to NumPy or DLPack) keep subnormals. `quiet`, which runs
 every kernel, sets this thread's mode and puts it back (NumPy code outside a kernel keeps IEEE arithmetic); the
-C workers of host_parallel copy the calling thread's mode. The switch is the C extension `_fpmode`; where it was
-not built, importing warns once (RuntimeWarning) and kernels keep subnormals. `quiet` also sets _fpmode's NumPy
+C workers of host_parallel copy the calling thread's mode. The switch is the C extension `_fpmode`, built with the
+package (required: without it eager and jitted results would differ on subnormals). `quiet` also sets _fpmode's NumPy
 memory handler, which keeps freed blocks for the next kernel (medium results stop page-faulting in afresh).
 """
 from __future__ import annotations
@@ -41,7 +41,7 @@ import numpy as np
 
 from transforms.core import ShapedArray
 
-from . import _jaxlib
+from . import _fpmode, _jaxlib
 
 host_kernels: dict = {}   # prim -> kernel: a function or a Kernel (filled at import by the lower_* modules)
 
@@ -242,36 +242,21 @@ def copy_aligned(x, dtype):
 # back after. np.errstate costs ~4 us per entry; setting NumPy's error-state context variable and the control bits
 # in one C call costs ~0.2 us.
 try:
-    from . import _fpmode
-    _fpmode.HostImpl   # (a build from before HostImpl counts as none: pip install -e . rebuilds it)
-except (ImportError, AttributeError):   # (the optional extension was not built)
-    _fpmode = None
-try:
     from numpy._core._ufunc_config import _extobj_contextvar as _errvar, _make_extobj
-    QUIET = _make_extobj(all="ignore")
 except ImportError:   # pragma: no cover - a NumPy that keeps its error state elsewhere (private names)
-    _errvar = QUIET = None
-# whether host kernels flush subnormals (False: the extension is missing, or this machine's mode cannot be set,
-# where XLA's CPU runtime does not flush either)
-FLUSHES = _fpmode is not None and _fpmode.supported
-
-if _fpmode is None:
-    import warnings
-    warnings.warn("xla._fpmode (a C extension) was not built: eager host kernels keep subnormal floats where XLA "
-                  "(jit, and eager XLA executables) flushes them to zero, so eager and jitted results can differ "
-                  "on subnormal inputs; reinstall with a C compiler (pip install -e .) to build it",
-                  RuntimeWarning, stacklevel=2)
-else:
-    _fpmode.configure(_errvar, QUIET, HostValue, np.ndarray)
+    _errvar = None
+# whether host kernels flush subnormals (False where this machine's mode cannot be set: XLA's CPU runtime does not
+# flush there either)
+FLUSHES = _fpmode.supported
+_fpmode.configure(_errvar, None if _errvar is None else _make_extobj(all="ignore"), HostValue, np.ndarray)
+# runtime._make_host_impl's C call, and quiet as one C call, where NumPy's error state is that context variable
+HostImpl = None if _errvar is None else _fpmode.HostImpl
+if HostImpl is not None:
     quiet = _fpmode.quiet
-# runtime._make_host_impl's C call (where NumPy's error state is a context variable: NumPy 2)
-HostImpl = None if _fpmode is None or _errvar is None else _fpmode.HostImpl
-if HostImpl is None:   # (quiet in Python: np.errstate around the C one, or around the call)
-    _flushed = _fpmode.quiet if _fpmode is not None else (lambda fn, *args, **params: fn(*args, **params))
-
+else:   # (np.errstate around the C call)
     def quiet(fn, *args, **params):
         with np.errstate(all="ignore"):
-            return _flushed(fn, *args, **params)
+            return _fpmode.quiet(fn, *args, **params)
 
 
 def thread_start():

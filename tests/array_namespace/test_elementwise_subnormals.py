@@ -18,7 +18,7 @@ from transforms import jit, vmap
 from xla import host
 from fpmode_util import subnormals_flushed
 
-pytestmark = [pytest.mark.skipif(not host.FLUSHES, reason="host kernels do not flush subnormals here (no _fpmode)"),
+pytestmark = [pytest.mark.skipif(not host.FLUSHES, reason="host kernels do not flush subnormals here (no mode to set)"),
               pytest.mark.filterwarnings("ignore:invalid value encountered:RuntimeWarning")]   # (inf - inf)
 
 TOL = {"float32": 1e-5, "float64": 1e-9}   # tests/test_op_table.py's rtol for eager against NumPy

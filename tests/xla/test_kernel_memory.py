@@ -14,9 +14,9 @@ from thread_util import run_threads
 from xla import host
 
 _fpmode = host._fpmode
-pytestmark = pytest.mark.skipif(_fpmode is None or not hasattr(_fpmode, "kept") or not sys.platform.startswith("linux"),
+pytestmark = pytest.mark.skipif(not hasattr(_fpmode, "kept") or not sys.platform.startswith("linux"),
                                 reason="the handler is set on glibc builds of xla._fpmode only")
-_handler_name = np._core.multiarray.get_handler_name if hasattr(np, "_core") else np.core.multiarray.get_handler_name
+_handler_name = np._core.multiarray.get_handler_name
 KERNELS = "array_namespace_kernels"
 
 

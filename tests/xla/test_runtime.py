@@ -229,7 +229,7 @@ from transforms.core import ShapedArray, impl_rules  # noqa: E402
 from xla import host  # noqa: E402
 
 _needs_c = pytest.mark.skipif(host.MODE != "host" or host.HostImpl is None,
-                              reason="host kernels off, or xla._fpmode not built: the Python impl runs")
+                              reason="host kernels off, or NumPy's error state is no context variable: Python runs")
 
 
 def _python_impl(prim):
