@@ -36,7 +36,6 @@ FILES = [
     "src/xla/host_parallel.py",         # large host kernels over the cores
     "src/xla/host_program.py",          # a staged jaxpr as a flat list of bound kernels
     "src/xla/host_special.py",          # special functions' host kernels
-    "src/xla/host_special_tables.py",   # their coefficient tables
     "src/xla/lower_elementwise_complex.py",   # the complex transcendentals' host kernels
     "src/xla/_fpmode.c",                # host kernels in XLA's floating-point mode (FTZ/DAZ)
 ]

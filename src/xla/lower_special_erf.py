@@ -5,7 +5,7 @@ Everything else is an approximation written once as a composition of elementwise
 primitives (`_impl_*`, raw values in, raw value out) and staged into the module at
 lowering time (`_composite`), so it runs unchanged on every backend and dtype; eagerly on the
 CPU that same staged body runs op by op on host kernels (xla/host_special.py), and erf, erfc
-and erfinv have NumPy kernels of their own there.
+and erfinv have scipy.special's ufuncs as their kernels there.
 
 The methods are the classical ones: Chebyshev expansions (Clenshaw) and rational
 approximations on fixed intervals joined by `where`, Hankel asymptotic forms for the

@@ -1,5 +1,5 @@
 """Lowering of the gamma family: CHLO's lgamma/digamma/zeta ops (XLA expands them; their host kernels are
-NumPy ports of the same functions, xla/host_special.py), and the composite primitives (zeta, polygamma,
+scipy.special's gammaln and psi, and a NumPy zeta: xla/host_special.py), and the composite primitives (zeta, polygamma,
 incomplete gamma), whose `*_impl` compositions from transforms/primitives/special_gamma.py are staged once
 per operand type and inlined -- and, eagerly on the CPU, run op by op on host kernels from that same jaxpr."""
 from __future__ import annotations
