@@ -213,6 +213,13 @@ def _nonpos_int(x):
     return (x <= 0) & (xp.floor(x) == x)
 
 
+def _sinpi(a):
+    """sin(pi a), exactly zero at the integers (its derivative pi cos(pi a) is kept)."""
+    xp = _xp()
+    n = xp.round(a)
+    return xp.sin(np.pi * (a - n)) * (1.0 - 2.0 * xp.remainder(n, 2.0))
+
+
 def _lgamma_ratio(b, m):
     """lgamma(b + m) - lgamma(b) without the cancellation of two huge logs: Stirling's series for
     both when b, b + m >= 20 (5 correction terms: error below 1e-17 there), else directly."""
@@ -245,8 +252,14 @@ def _poch(z, m):
     refl = m_int & (zm <= 0) & (z < 1)
     sgn = xp.where(xp.remainder(m, 2.0) == 0, 1.0, -1.0)
     lim = sgn * xp.exp(-_lgamma_ratio(xp.where(refl, 1 - z, 1.0), xp.where(refl, -m, 1.0)))
-    # Gamma(z) at a pole: 0, also where a non-integer m is lost in rounding z + m (poch(-2.4e23, 1.24) was -1)
-    val = xp.where(_nonpos_int(zm) & ~z_pole, xp.inf, xp.where(z_pole, 0.0, val))
+    # Gamma(z) at a pole: 0, also where a non-integer m is lost in rounding z + m (poch(-2.4e23, 1.24) was -1); as
+    # Gamma(z + m) Gamma(1 - z) sin(pi z) / pi, a smooth zero whose z-derivatives are poch's (a constant 0 had
+    # none: grad of poch(z, 3) at z = -1 was 0, not -1)
+    zp = xp.where(z_pole, z, 0.0)
+    at_pole = _sign(zm) * xp.exp(_lgamma(xp.where(z_pole, zm, 1.0)) + _lgamma(1 - zp)) * _sinpi(zp) / np.pi
+    at_pole = xp.where(xp.isnan(at_pole), 0.0, at_pole)   # (inf * 0 where Gamma(z + m) overflows)
+    at_pole = at_pole - wrap(bind(stop_gradient_p, at_pole._v))   # (exactly +0.0, as scipy's; the derivatives kept)
+    val = xp.where(_nonpos_int(zm) & ~z_pole, xp.inf, xp.where(z_pole, at_pole, val))
     val = xp.where(refl, lim, val)
     # infinite arguments, as scipy's recurrences leave them
     odd_m = xp.remainder(m, 2.0) == 1

@@ -35,6 +35,7 @@ from transforms import custom_jvp, jvp, while_loop
 
 from .._staged import bucketed
 from ._beta import _finfo, _floats, _two_prod, _xp
+from ._gamma import _sinpi
 from ._promote import in_float64
 
 __all__ = ["hyp1f1", "lpmv"]
@@ -63,10 +64,11 @@ def _exact_mul(u, v):
     return pr, err == 0
 
 
-def _ratio_sum(num, den, z, renorm, with_err=False):
+def _ratio_sum(num, den, z, renorm, with_err=False, no_tail=None):
     """sum_n t_n with t_0 = 1, t_{n+1} = t_n * prod(p + n for p in num) z / (prod(q + n for q in den) (n+1)).
     A zero factor ends the primal terms but not a shadow term (the zero factor replaced by 1), whose
-    convergence is waited for, so forward derivatives through the loop are complete. With `renorm`
+    convergence is waited for, so forward derivatives through the loop are complete (but where `no_tail`:
+    the caller takes no parameter derivative there, and the sum ends with its terms). With `renorm`
     the sum is kept below R by rescaling: returns (S, k) with the value S * R**k; else (S, 0).
     A terminating series whose every operation up to its zero factor was exact (checked by error-free
     transformations: integers and dyadic rationals, hyp1f1(9, 8, -8) = e^-8 M(-1, 8, 8) = 0) is exact,
@@ -137,6 +139,8 @@ def _ratio_sum(num, den, z, renorm, with_err=False):
         conv = (xp.abs(tn) <= eps * xp.abs(Sn)) & (qn <= eps * Qn) & mono
         if len(num) > len(den):    # 2F1: the shadow's ratio tends to z
             conv = conv | ((t == 0) & (xp.abs(z) >= 1))
+        if no_tail is not None:
+            conv = conv | (no_tail & ended_n)
         keep = lambda old, new: xp.where(done, old, new)  # noqa: E731
         return (n + 1, keep(t, tn), keep(S, Sn), keep(q, qn), keep(Q, Qn), keep(k, kn),
                 done | conv | xp.isnan(Sn), keep(P, Pn), keep(exact, exact_n), keep(ended, ended_n))
@@ -153,13 +157,6 @@ def _ratio_sum(num, den, z, renorm, with_err=False):
 
 
 # --------------------------------------------------------------------------- hyp1f1
-def _sinpi(a):
-    """sin(pi a), exactly zero at the integers (its derivative pi cos(pi a) is kept)."""
-    xp = _xp()
-    n = xp.round(a)
-    return xp.sin(np.pi * (a - n)) * (1.0 - 2.0 * xp.remainder(n, 2.0))
-
-
 def _rgamma_parts(a):
     """1/Gamma(a) = f * exp(g): for a < 1/2 by reflection, Gamma(1 - a) sin(pi a) / pi, so that it is a
     smooth zero at the poles (its derivative there, (-1)^n n!, is what the parameter derivatives need)."""
@@ -341,17 +338,23 @@ def hyp1f1(a, b, x, /):
 
 
 # --------------------------------------------------------------------------- lpmv
-def _lpmv_pos(m, v, x):
-    """P_v^m(x) by the Gauss series in (1 - x)/2, m >= 0, v >= -1/2 (x >= 0; m = 0 also 1 < x < 3)."""
+def _lpmv_pos(m, v, x, lower):
+    """P_v^m(x) by the Gauss series in (1 - x)/2, m >= 0, v >= -1/2 (x >= 0; m = 0 also 1 < x < 3); where `lower`
+    (an integer v < m), P_v^-m(x) = ((1 - x)/(1 + x))^(m/2) / m! 2F1(-v, v + 1; m + 1; (1 - x)/2) for -1 < x <= 1
+    (P_v^m's Gamma ratio, 0 there, is not in it), the 2F1 by Pfaff's transformation ((1 + x)/2)^v
+    2F1(-v, m - v; m + 1; (x - 1)/(x + 1)): v + 1 terms of one sign (the other form cancels), summed without the
+    tail a v-derivative would need (_lpmv_jvp gives none there)."""
     xp = _xp()
     from ._gamma import poch, gammaln
-    z = (1 - x) * 0.5
-    F, _, _ = _ratio_sum([m - v, m + v + 1], [m + 1], z, False)
+    z = xp.where(lower, (x - 1) / (x + 1), (1 - x) * 0.5)
+    F, _, _ = _ratio_sum([xp.where(lower, -v, m - v), m + xp.where(lower, -v, v + 1)], [m + 1], z, False,
+                         no_tail=lower)
     # (-1)^m (1 - x^2)^(m/2) Gamma(v+m+1) / (Gamma(v-m+1) 2^m m!)
     pre = xp.exp(0.5 * m * xp.log1p(-x * x) - m * np.log(2.0) - gammaln(m + 1)) * poch(v - m + 1, 2 * m)
     pre = xp.where(m == 0, 1.0, xp.where(xp.abs(x) == 1, 0.0, pre))
     sign = 1.0 - 2.0 * (m % 2)
-    return sign * pre * F
+    low = xp.exp(0.5 * m * (xp.log1p(-x) - xp.log1p(x)) + v * (xp.log1p(x) - np.log(2.0)) - gammaln(m + 1))
+    return xp.where(lower, low, sign * pre) * F
 
 
 def _lpmv_log(m, v, x):
@@ -394,12 +397,12 @@ def _lpmv_log(m, v, x):
     return t1 + t2
 
 
-def _lpmv_base(sm, sv, x, ok, refl, use_log):
-    """P_sv^sm(x) by a series: the Gauss series (at -x, with the parity sign, where `refl`), or the
-    logarithmic expansion about x = -1 (where `use_log`)."""
+def _lpmv_base(sm, sv, x, ok, refl, use_log, lower):
+    """P_sv^sm(x) by a series: the Gauss series (at -x, with the parity sign, where `refl`; P_sv^-sm where `lower`),
+    or the logarithmic expansion about x = -1 (where `use_log`)."""
     xp = _xp()
     xpos = xp.where(ok & ~use_log, xp.where(refl, -x, x), 0.5)
-    p_pos = _lpmv_pos(sm, sv, xpos)
+    p_pos = _lpmv_pos(sm, sv, xpos, lower)
     p_pos = xp.where(refl & (((sv + sm) % 2) == 1), -p_pos, p_pos)
     xlog = xp.where(ok & use_log, x, -0.5)
     svl = xp.where(ok & use_log, sv, 0.5)
@@ -433,9 +436,12 @@ def _lpmv_impl(m, v, x, reflect=True):
     ax = xp.abs(x)
     out_dom = (ax > 1) & ((mm != 0) | (~vint & ((x < -1) | (x >= 3))))
     bad = bad | out_dom
-    end_neg = (x == -1) & ~vint                  # logarithmic singularity at x = -1
+    # negative order at an integer degree below it: P_v^m = 0 and Gamma(v-m+1) has a pole, so the relation at the end
+    # is 0/0 (NaN, scipy's too); a terminating Gauss series gives P_v^-m itself (_lpmv_pos), at x itself (no parity)
+    lower = neg & vint & (vv < mm)
+    end_neg = (x == -1) & (~vint | lower)        # the singularity at x = -1 (logarithmic at a non-integer degree)
     # integer degree: reflect x < 0 onto x > 0
-    refl = (x < 0) & vint & reflect
+    refl = (x < 0) & vint & reflect & ~lower
     use_log = (x < 0) & ~vint & ~end_neg
     ok = ~bad & ~end_neg
     sm, sv = xp.where(ok, mm, 0.0), xp.where(ok, vv, 0.5)
@@ -453,12 +459,12 @@ def _lpmv_impl(m, v, x, reflect=True):
     j = xp.where(too_far, 0.0, j)
     w0 = sv - j
     st = lambda t: xp.stack([t, t])  # noqa: E731
-    pb = _lpmv_base(st(sm), xp.stack([w0, w0 + 1]), st(x), st(ok), st(refl), st(use_log))
+    pb = _lpmv_base(st(sm), xp.stack([w0, w0 + 1]), st(x), st(ok), st(refl), st(use_log), st(lower))
     xr = xp.where(ok, x, 0.5)
     p = xp.where(j >= 2, _deg_rec(sm, w0 + 1, xr, j - 1, pb[0], pb[1]), pb[0])
     bad = bad | too_far
     # negative order: P_v^{-m} = (-1)^m Gamma(v-m+1)/Gamma(v+m+1) P_v^m
-    p = xp.where(neg, (1.0 - 2.0 * (sm % 2)) / poch(sv - sm + 1, 2 * sm) * p, p)
+    p = xp.where(neg & ~lower, (1.0 - 2.0 * (sm % 2)) / poch(sv - sm + 1, 2 * sm) * p, p)
     p = xp.where(end_neg, xp.where(mm == 0, -xp.inf, xp.inf), p)
     return xp.where(bad, xp.nan, p)
 
@@ -482,6 +488,10 @@ def _lpmv_jvp(primals, tangents):
     # at integer degree with x < 0 the value comes by reflection, which has no v-derivative: the
     # derivative there is that of the Gauss series at x itself (converging for x > -1)
     _, dv = jvp(lambda v: _lpmv_impl(m, v, x, reflect=False), (v,), (xp.ones_like(v),))
+    # a negative order below an integer degree: its terminating series is summed without the tail a v-derivative
+    # needs (_lpmv_pos): NaN, never a truncated one
+    vv = xp.where(v < -0.5, -v - 1, v)
+    dv = xp.where((m < 0) & (xp.floor(vv) == vv) & (vv < -m), xp.nan, dv)
     return out, dv * tv + dx * tx
 
 

@@ -287,6 +287,28 @@ def test_poch_where_rounding_z_plus_m_makes_or_hides_a_pole():
         np.testing.assert_allclose(np.asarray(f(xp.asarray(z), xp.asarray(m))), want, rtol=1e-13, atol=0)
 
 
+def test_poch_derivatives_at_a_pole_of_gamma_z():
+    """At z = -k (Gamma(z) has a pole, Gamma(z + m) not) poch is 0 in z's neighbourhood only at z itself: its
+    z-derivative is Gamma(z + m) (-1)^k k!, not 0 (grad of poch(z, 3) at z = -1 was 0, and so was lpmv's
+    v-derivative at an integer degree below a positive order). First and second derivatives, reverse, forward and
+    under jit, against mpmath's rising factorial differentiated; the value stays +0.0 (scipy's)."""
+    import mpmath
+    from transforms import jvp
+    mpmath.mp.dps = 40
+    z = np.array([-1.0, -2.0, -1.0, -3.0, 0.0, -0.0, -4.0])
+    m = np.array([3.0, 5.0, 2.5, 1.5, 2.0, 1.0, 0.25])
+    d1 = [float(mpmath.diff(lambda t: mpmath.rf(t, b), a)) for a, b in zip(z, m)]
+    d2 = [float(mpmath.diff(lambda t: mpmath.rf(t, b), a, 2)) for a, b in zip(z, m)]
+    f = lambda v: xp.special.poch(v, xp.asarray(m))   # noqa: E731
+    val = np.asarray(f(xp.asarray(z)))
+    assert np.all(val == 0) and not np.signbit(val).any()
+    for g in (grad(lambda v: xp.sum(f(v))), jit(grad(lambda v: xp.sum(f(v))))):
+        np.testing.assert_allclose(np.asarray(g(xp.asarray(z))), d1, rtol=1e-12, atol=1e-300)
+    np.testing.assert_allclose(np.asarray(jvp(f, (xp.asarray(z),), (xp.ones(7),))[1]), d1, rtol=1e-12)
+    second = jvp(grad(lambda v: xp.sum(f(v))), (xp.asarray(z),), (xp.ones(7),))[1]
+    np.testing.assert_allclose(np.asarray(second), d2, rtol=1e-9, atol=1e-12)
+
+
 def test_poch_second_derivative_large_z_analytic():
     # d2/dz2 Gamma(z+m)/Gamma(z) = poch * ((psi(z+m) - psi(z))^2 + psi'(z+m) - psi'(z)); finite
     # differences of scipy are too noisy at z = 60 to check this (lgamma ~ 180 there)

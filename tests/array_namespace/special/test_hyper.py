@@ -140,10 +140,20 @@ L_EDGE = [(0, 0.5, -1), (1, 0.5, -1), (2, 0.5, -1), (-1, 2.7, -1), (0, 2, -1), (
           (2, 10, 0.5), (0, 0, 0.3), (4, 4, -0.6)]
 
 
+def _lpmv_oracle(m, v, x):
+    """scipy's lpmv, but mpmath's where scipy gives NaN at an integer order inside (-1, 1): e.g. a negative order
+    below an integer degree (P_3^-6(x), a polynomial times ((1-x)/(1+x))^3), and P_178.55^-3(0.027)."""
+    m, v, x = np.broadcast_arrays(*[np.asarray(t, np.float64) for t in (m, v, x)])
+    want = sc.lpmv(m, v, x)
+    for i in np.flatnonzero(np.isnan(want) & (np.floor(m) == m) & (np.abs(x) < 1) & np.isfinite(v) & np.isfinite(m)):
+        want[i] = float(mpmath.legenp(v[i], m[i], x[i], type=2))
+    return want
+
+
 @pytest.mark.parametrize("dtype", [np.float64, np.float32])
 def test_lpmv_edges(dtype):
     m, v, x = np.array(L_EDGE, dtype=np.float64).T
-    check_values("lpmv", [m, v, x], dtype=dtype, rtol=1e-12 if dtype == np.float64 else 2e-5)
+    check_values("lpmv", [m, v, x], dtype=dtype, rtol=1e-12 if dtype == np.float64 else 2e-5, oracle=_lpmv_oracle)
 
 
 def test_lpmv_against_mpmath():
@@ -157,8 +167,35 @@ def test_lpmv_grid():
     m = RNG.integers(-3, 5, n).astype(float)
     v = np.concatenate([RNG.uniform(-6, 8, n // 2), RNG.integers(-5, 8, n // 2).astype(float)])
     x = np.concatenate([RNG.uniform(-1, 1, n - 4), [-0.999, 0.999, -1e-3, 1e-3]])
-    check_values("lpmv", [m, v, x], rtol=2e-11, atol=1e-14)   # atol: values crossing zero
-    check_values("lpmv", [m, v, x], dtype=np.float32, rtol=2e-4, atol=2e-5)
+    check_values("lpmv", [m, v, x], rtol=2e-11, atol=1e-14, oracle=_lpmv_oracle)   # atol: values crossing zero
+    check_values("lpmv", [m, v, x], dtype=np.float32, rtol=2e-4, atol=2e-5, oracle=_lpmv_oracle)
+
+
+def test_lpmv_negative_order_below_an_integer_degree():
+    """P_v^-m for an integer v < m: P_v^m is 0 and Gamma(v - m + 1) has a pole, so the order relation is 0/0 (NaN
+    here before, and in scipy); the terminating series gives it, inf at x = -1. Against mpmath over random orders
+    to -40, degrees below them (and P_v = P_-v-1), x across (-1, 1) and near its ends; the x-derivative against
+    mpmath, the v-derivative NaN (its series is summed without the tail that needs: not a truncated sum); and
+    eagerly == jit == vmap to rounding."""
+    rng = np.random.default_rng(57)
+    n = 160
+    m = -rng.integers(1, 41, n).astype(float)
+    v = np.floor(rng.uniform(0, 1, n) * -m)
+    v = np.where(rng.uniform(size=n) < 0.3, -v - 1, v)
+    x = np.concatenate([rng.uniform(-1, 1, n - 6), [-0.999999, 0.999999, -1e-12, 1e-12, -0.5, 0.0]])
+    want = np.array([float(mpmath.legenp(v[i], m[i], x[i], type=2)) for i in range(n)])
+    got = np.asarray(xp.special.lpmv(xp.asarray(m), xp.asarray(v), xp.asarray(x)))
+    np.testing.assert_allclose(got, want, rtol=1e-8, atol=0)
+    assert float(xp.special.lpmv(-6.0, 3.0, -1.0)) == np.inf and float(xp.special.lpmv(-6.0, 3.0, 1.0)) == 0.0
+    args = [xp.asarray(t[:12]) for t in (m, v, x)]
+    np.testing.assert_allclose(np.asarray(jit(xp.special.lpmv)(*args)), got[:12], rtol=1e-12)   # (XLA fuses)
+    np.testing.assert_allclose(np.asarray(vmap(xp.special.lpmv)(*args)), got[:12], rtol=1e-12)
+    for mm, vv, xx in [(-6.0, 3.0, 0.3875), (-1.0, 0.0, -0.5), (-10.0, -2.0, 1e-3), (-3.0, 2.0, -0.9)]:
+        dx = grad(lambda t: xp.special.lpmv(mm, vv, t))(xp.asarray(xx))
+        np.testing.assert_allclose(float(dx), float(mpmath.diff(lambda t: mpmath.legenp(vv, mm, t, type=2), xx)),
+                                   rtol=1e-9)
+        _, dv = jvp(lambda t: xp.special.lpmv(mm, t, xx), (xp.asarray(vv),), (xp.asarray(1.0),))
+        assert np.isnan(float(dv))
 
 
 def test_lpmv_divergent_series_is_nan():
@@ -176,18 +213,13 @@ def test_lpmv_large_degree():
     v = np.concatenate([RNG.uniform(-100, 200, n // 2), np.round(RNG.uniform(-100, 200, n // 2))])
     x = RNG.uniform(-0.95, 1, n)
 
-    def oracle(m, v, x):      # scipy, but mpmath where scipy gives nan (e.g. P_178.55^-3(0.027))
-        want = sc.lpmv(m, v, x)
-        for i in np.flatnonzero(np.isnan(want)):
-            want[i] = float(mpmath.legenp(v[i], m[i], x[i], type=2))
-        return want
-    check_values("lpmv", [m, v, x], rtol=1e-9, atol=1e-300, oracle=oracle)
+    check_values("lpmv", [m, v, x], rtol=1e-9, atol=1e-300, oracle=_lpmv_oracle)
     # near x = -1 at non-integer degree scipy loses digits (here 1e-4, all, 3e-9): mpmath, 30 digits
     m, v = np.array([4.0, 7.0, 6.0, 0.0]), np.array([106.01613067108845, 128.81323536897813, 75.20358066256892, 50.5])
     x = np.array([-0.999886771104355, -0.999814127175359, -0.9814340821257487, -0.999])
     want = [-36001039.533685088312, -21396073522136057.514, -11027142287.837236843, 0.51906479966889150804]
     np.testing.assert_allclose(np.asarray(xp.special.lpmv(xp.asarray(m), xp.asarray(v), xp.asarray(x))), want,
-                               rtol=1e-10)
+                               rtol=2e-10)   # (the log expansion's ~e^(v t) eps: 2e-10 at P_75.2^6(-0.9814))
 
 
 def test_lpmv_dtypes():
