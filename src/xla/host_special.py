@@ -81,7 +81,8 @@ def _digamma_fix(v, r):
     psi(v) = psi(1 - v) - pi / tan(pi v), v - round(v) exact."""
     neg = (v < 0) & np.isfinite(v)
     if neg.any():
-        r = np.where(neg, _scipy_ufunc("psi")(np.where(neg, 1.0 - v, 1.0)) - np.pi / np.tan(np.pi * (v - np.round(v))), r)
+        refl = _scipy_ufunc("psi")(np.where(neg, 1.0 - v, 1.0)) - np.pi / np.tan(np.pi * (v - np.round(v)))
+        r = np.where(neg, refl, r)
     return np.where((v == 0) | (neg & (np.floor(v) == v)), np.nan, r)
 
 

@@ -5,9 +5,10 @@ nothing; past the op-by-op budget a composite compiles and gives the same values
 
 Tolerances are XLA's and scipy's own errors, measured: XLA's float32 lgamma is up to ~30 ulps off (in
 absolute terms, where lgamma crosses 0 near the poles), its float64 Lanczos form ~20 ulps there; erf, erfc and
-erfinv agree to 2-3 ulps. (The kernels are scipy.special's ufuncs with XLA's special values: host_special.py.) One documented difference: XLA's float32 zeta loses terms below float32's normal
-range (zeta(18.7, 105.4) ~ 1e-37 comes out 3e-38), and overflows to NaN for x ~ 1e5; the host kernel
-computes in float64 and rounds, so the float32 zeta comparison keeps results above 1e-30 and x below 50.
+erfinv agree to 2-3 ulps. (The kernels are scipy.special's ufuncs with XLA's special values: host_special.py.)
+One documented difference: XLA's float32 zeta loses terms below float32's normal range (zeta(18.7, 105.4)
+~ 1e-37 comes out 3e-38), and overflows to NaN for x ~ 1e5; the host kernel computes in float64 and rounds, so
+the float32 zeta comparison keeps results above 1e-30 and x below 50.
 """
 import numpy as np
 import pytest
