@@ -91,6 +91,17 @@ def form(kernel, in_avals, params, split=None):
     return functools.partial(kernel, **params) if params else kernel
 
 
+@functools.cache
+def scipy_function(module, name):
+    """scipy.<module>.<name> (scipy comes with jaxlib, which requires it; imported at the first kernel that asks), or
+    None where it is missing: the kernel calling it then declines (NotImplemented: XLA's executable runs)."""
+    try:
+        import importlib
+        return getattr(importlib.import_module("scipy." + module), name, None)
+    except ImportError:
+        return None
+
+
 def declines(*xs, **params):
     """The kernel of an equation no kernel covers: the equation binds (its single-op executable runs)."""
     return NotImplemented

@@ -22,9 +22,9 @@ primitive's compiled impl runs.
 """
 from __future__ import annotations
 
-import functools
-
 import numpy as np
+
+from .host import scipy_function
 
 _FLOATS = (np.dtype(np.float16), np.dtype(np.float32), np.dtype(np.float64))
 
@@ -39,20 +39,11 @@ def _back(r, dt):
     return r.astype(dt) if r.dtype != dt else r
 
 
-@functools.cache
-def _scipy_ufunc(name):
-    try:
-        from scipy import special
-    except ImportError:
-        return None
-    return getattr(special, name)
-
-
 def _scipy_kernel(name, fix=None):
     """The host kernel of scipy.special's unary ufunc `name`: float64, then `fix(v, r)` (XLA's values where scipy's
     differ), rounded back to the operand's dtype."""
     def kernel(x):
-        fn, v = _scipy_ufunc(name), _f64(x)
+        fn, v = scipy_function("special", name), _f64(x)
         if fn is None or v is None:
             return NotImplemented
         r = np.asarray(fn(v))
@@ -81,14 +72,14 @@ def _digamma_fix(v, r):
     psi(v) = psi(1 - v) - pi / tan(pi v), v - round(v) exact."""
     neg = (v < 0) & np.isfinite(v)
     if neg.any():
-        refl = _scipy_ufunc("psi")(np.where(neg, 1.0 - v, 1.0)) - np.pi / np.tan(np.pi * (v - np.round(v)))
+        refl = scipy_function("special", "psi")(np.where(neg, 1.0 - v, 1.0)) - np.pi / np.tan(np.pi * (v - np.round(v)))
         r = np.where(neg, refl, r)
     return np.where((v == 0) | (neg & (np.floor(v) == v)), np.nan, r)
 
 
 erf_kernel = _scipy_kernel("erf")
 erfc_kernel = _scipy_kernel("erfc", lambda v, r: np.where(   # (0 from 27.3: erfc is below the subnormals there)
-    v > 0.5, np.where(v < 27.3, exp_neg_sq(v) * _scipy_ufunc("erfcx")(v), 0.0), r))
+    v > 0.5, np.where(v < 27.3, exp_neg_sq(v) * scipy_function("special", "erfcx")(v), 0.0), r))
 erfinv_kernel = _scipy_kernel("erfinv", lambda v, r: np.copysign(r, v))   # (scipy: erfinv(-0.0) = +0.0)
 lgamma_kernel = _scipy_kernel("gammaln", _lgamma_fix)
 digamma_kernel = _scipy_kernel("psi", _digamma_fix)

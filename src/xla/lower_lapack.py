@@ -26,7 +26,7 @@ from transforms.primitives.structural import reshape
 
 from . import _jaxlib
 from ._jaxlib import hlo, ir
-from .host import host_kernels
+from .host import host_kernels, scipy_function
 from .lower_shard_map import program_partitions
 from .lowering import constant, fill_region, jaxpr_subcomp, lowering_rules, tensor_type, ttype
 
@@ -499,16 +499,11 @@ def _h_lu(a):
     return [x.reshape(a.shape), piv.reshape(batch + (k,)), perm.reshape(batch + (m,))]
 
 
-@functools.cache
 def _scipy_routine(dtype, name):
     """scipy's LAPACK or BLAS routine `name` for `dtype` (getrf -> dgetrf for float64; f2py's calls cost ~1 us),
     or None: another dtype, or no scipy."""
-    try:
-        from scipy.linalg import blas, lapack
-    except ImportError:
-        return None
     full = _PREFIX.get(dtype.name, "?") + name
-    return getattr(lapack, full, None) or getattr(blas, full, None)
+    return scipy_function("linalg.lapack", full) or scipy_function("linalg.blas", full)
 
 
 def _h_triangular_solve(a, b, *, left_side, lower, transpose_a, conjugate_a, unit_diagonal):
