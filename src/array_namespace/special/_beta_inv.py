@@ -14,10 +14,11 @@ from __future__ import annotations
 
 import numpy as np
 
-from transforms import custom_jvp, while_loop
+from transforms import custom_jvp, stop_gradient, while_loop
 
 from .._staged import bucketed
-from ._beta import _INT_LIMIT, _betaln_pos, _c_int, _eager_none, _finfo, _floats, _ibeta_parts, _xlogy, _xp
+from ._beta import (_INT_LIMIT, _SMALL_P, _betaln_pos, _c_int, _eager_none, _finfo, _floats, _ibeta_parts, _log_pb,
+                    _xlogy, _xp)
 from ._promote import in_float64
 
 __all__ = ["betaincinv", "stdtrit", "fdtri", "bdtri", "nbdtri"]
@@ -166,12 +167,14 @@ def _stdtrit(df, p):
     q = 2 * xp.minimum(p, 1 - p)
     qc = xp.abs(1 - 2 * p)              # exact for p in [1/4, 3/4]
     half = xp.full_like(df, 0.5)
-    # a tiny df puts x below the smallest normal number (t ~ q^(-1/df): stdtrit(0.001, 0.3) = -1.1e220 came out
-    # -inf); there I_x(df/2, 1/2) = x^(df/2) / (df/2 B(df/2, 1/2)) to within x, so log x is explicit
+    # a small df puts x far into the tail (t ~ q^(-1/df)), where I_x(df/2, 1/2) = x^(df/2) / (df/2 B(df/2, 1/2))
+    # to within x, so log x is explicit: taken wherever x < eps/4 (stdtrit(0.001, 0.3) = -1.1e220, x below the
+    # smallest normal, came out -inf from the solver; stdtrit(1e-4, 0.49), x = e^-404, lost 6e-12 in it: a
+    # relative error r of I_x is r / (df/2) in x)
     pa = xp.where(df > 0, df * 0.5, 1.0)
     bl = _betaln_pos(pa, half)
-    lx = (xp.log(q) + xp.log(pa) + bl) / pa
-    under = lx < float(np.log(_finfo(df).tiny)) + 20
+    lx = (xp.log(q) + _log_pb(pa, half)) / pa
+    under = lx < float(np.log(_finfo(df).eps / 4))
     ds = xp.where(under, 1.0, df)   # (the solver's x would be 0 there, its derivatives NaN)
     x, xc = _ibinv_call(ds * 0.5, half, q, qc)
     t = xp.sqrt(ds * (xc / x))
@@ -215,15 +218,33 @@ def fdtri(dfn, dfd, p, /):
 
 def _fdtri(dfn, dfd, p):
     xp = _xp()
-    # a tiny dfd puts 1 - w below the smallest normal number while x is finite (fdtri(1, 0.001, 0.3) = 1.5e306 came
-    # out inf); there 1 - p = I_(1-w)(dfd/2, dfn/2) is (1-w)^(dfd/2) / (dfd/2 B) to within 1 - w: log(1 - w) is explicit
+    # a small dfd puts 1 - w far into the tail, where 1 - p = I_(1-w)(b, a) (b = dfd/2, a = dfn/2) is
+    # (1-w)^b / (b B(b, a)) to within |1 - a| b (1 - w): log(1 - w) is explicit, taken wherever (|1 - a| + 1) (1 - w)
+    # < eps/4 (fdtri(1, 0.001, 0.3) = 1.5e306, 1 - w below the smallest normal, came out inf from the solver, and
+    # fdtri(5, 1e-10, 1e-8) lost 8.6e-6 there: it solves for the rounded 1 - p, whose error is amplified by 1/b)
+    a = xp.where(dfn > 0, dfn * 0.5, 1.0)
     b = xp.where(dfd > 0, dfd * 0.5, 1.0)
-    lwc = (xp.log(1 - p) + xp.log(b) + _betaln_pos(b, xp.where(dfn > 0, dfn * 0.5, 1.0))) / b
-    under = lwc < float(np.log(_finfo(p).tiny)) + 20
+    lwc = (xp.log1p(-p) + _log_pb(b, a)) / b
+    under = lwc + xp.log1p(xp.abs(1 - a)) < float(np.log(_finfo(p).eps / 4))
     ds = xp.where(under, 1.0, dfd)   # (the solver's 1 - w would be 0 there, its derivatives NaN)
     w, wc = _ibinv_call(dfn * 0.5, ds * 0.5, p, 1 - p)
-    x = xp.where(under, xp.exp(xp.log(dfd / dfn) - lwc), ds * w / (dfn * wc))
     bad = (dfn <= 0) | (dfd <= 0) | xp.isinf(dfn) | xp.isinf(dfd)
+    # nearer in, a small b amplifies the same rounding (fdtri(2, 1e-8, 1e-7) was 1e-8 off): the solver's 1 - w is
+    # polished by Newton steps on log(1 - I_z(b, a)) = log p in log z, whose 1 - I is computed, not 1 - p rounded;
+    # its derivatives stay the solver's (the root moved by ~1e-8 of itself)
+    polish = ~under & ~bad & (b <= _SMALL_P) & (wc > 0) & (wc <= 0.5) & (p > 0)
+    if not _eager_none(polish):
+        bs, as_ = xp.where(polish, b, _SMALL_P), xp.where(polish, a, 1.0)
+        ps, z = xp.where(polish, p, 0.5), xp.where(polish, wc, 0.25)
+        bl = _betaln_pos(bs, as_)
+        for _ in range(2):   # (quadratic: from the solver's ~1e-8, one step is enough; the second checks it)
+            lz = xp.log(z)
+            c = _ibeta_parts(bs, as_, z, 1 - z, derivs=False)[1]
+            dc = -xp.exp(bs * lz + (as_ - 1) * xp.log1p(-z) - bl)   # d(1 - I_z) / d log z
+            z = xp.exp(lz - (xp.log(c) - xp.log(ps)) * (c / dc))
+        wc = wc + stop_gradient(xp.where(polish, z, wc) - wc)
+        w = xp.where(polish, 1 - wc, w)   # (1 - wc is exact for wc <= 1/2; elsewhere w is the solver's own)
+    x = xp.where(under, xp.exp(xp.log(dfd / dfn) - lwc), ds * w / (dfn * wc))
     return xp.where(bad, xp.nan, x)
 
 

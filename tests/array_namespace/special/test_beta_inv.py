@@ -244,3 +244,45 @@ def test_float32_inverses_are_solved_in_float64(name):
     par = lambda: (rng.choice([1e-3, 1e-1, 1.0, 10.0, 1e3], 2000) * rng.random(2000)).astype(np.float32)  # noqa: E731
     args = [par() for _ in range(1 if name == "stdtrit" else 2)] + [rng.random(2000).astype(np.float32)]
     check_float32_ulps(name, args, under_jit=name == "stdtrit")
+
+
+def test_fdtri_and_stdtrit_with_a_small_dfd_against_mpmath():
+    """A small b = dfd/2 amplifies by 1/b the rounding of 1 - p, for which the solver solved (fdtri(5, 1e-10, 1e-8)
+    was 8.6e-6 off; these draws up to 1e-2), and the tail form's log b + betaln(b, a) cancelled to ~b
+    (stdtrit(1e-4, 0.49) was 6e-12 off). The forward check cdf(x) = p cannot see such errors (a relative change r
+    of x moves the cdf by ~b r), so the oracle is the root itself: p = 1 - I_z(b, a) from a drawn z (then rounded)
+    is solved again for z in mpmath (40 digits), x = dfd (1 - z) / (dfn z). Eager and jit; derivatives against
+    central differences in the tail form and in the polished solve."""
+    import mpmath
+    mpmath.mp.dps = 40
+    rng = np.random.default_rng(5)
+    dfd, dfn, lz = 10 ** rng.uniform(-12, -1.5, 40), 10 ** rng.uniform(-1, 2.5, 40), -rng.uniform(0.7, 700, 40)
+    p, want = [], []
+    for a, b, u in zip(dfn / 2, dfd / 2, lz):
+        a, b = mpmath.mpf(a), mpmath.mpf(b)
+        q = float(mpmath.betainc(b, a, mpmath.exp(u), 1, regularized=True))
+        z = mpmath.exp(mpmath.findroot(lambda v: mpmath.log(mpmath.betainc(b, a, mpmath.exp(v), 1, regularized=True)
+                                                            / q), u))
+        p.append(q)
+        want.append(float(b * (1 - z) / (a * z)))
+    for f in (xp.special.fdtri, jit(xp.special.fdtri)):
+        np.testing.assert_allclose(np.asarray(f(xp.asarray(dfn), xp.asarray(dfd), xp.asarray(p))), want, rtol=5e-13)
+    # stdtrit(df, q), q < 1/2: I_x(df/2, 1/2) = 2q, x = df / (df + t^2), t < 0; x = e^-404, e^-356, e^-4000
+    df, q = np.array([1e-4, 1e-3, 2e-5]), np.array([0.49, 0.3, 0.45])
+    want = []
+    for d, v in zip(df, q):
+        h = mpmath.mpf(d) / 2
+        lx0 = (mpmath.log(2 * v) + mpmath.log(h * mpmath.beta(h, 0.5))) / h
+        x = mpmath.exp(mpmath.findroot(lambda u: mpmath.log(mpmath.betainc(h, 0.5, 0, mpmath.exp(u), regularized=True)
+                                                            / (2 * v)), lx0))
+        want.append(-float(mpmath.sqrt(2 * h * (1 / x - 1))))
+    for f in (xp.special.stdtrit, jit(xp.special.stdtrit)):
+        np.testing.assert_allclose(np.asarray(f(xp.asarray(df), xp.asarray(q))), want, rtol=1e-13)
+    from transforms import grad
+    fd = lambda a, b, q: float(xp.special.fdtri(a, b, q))  # noqa: E731
+    for a, b, q, h in ((2.0, 1e-8, 1e-7, (1e-7, 1e-14, 1e-14)), (5.0, 1e-10, 1e-8, (1e-6, 1e-16, 1e-16))):
+        g = grad(xp.special.fdtri, argnums=(0, 1, 2))(xp.asarray(a), xp.asarray(b), xp.asarray(q))
+        num = [(fd(a + h[0], b, q) - fd(a - h[0], b, q)) / (2 * h[0]),
+               (fd(a, b + h[1], q) - fd(a, b - h[1], q)) / (2 * h[1]),
+               (fd(a, b, q + h[2]) - fd(a, b, q - h[2])) / (2 * h[2])]
+        np.testing.assert_allclose([float(v) for v in g], num, rtol=1e-5)
