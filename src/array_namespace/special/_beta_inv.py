@@ -226,8 +226,12 @@ def _fdtri(dfn, dfd, p):
     b = xp.where(dfd > 0, dfd * 0.5, 1.0)
     lwc = (xp.log1p(-p) + _log_pb(b, a)) / b
     under = lwc + xp.log1p(xp.abs(1 - a)) < float(np.log(_finfo(p).eps / 4))
-    ds = xp.where(under, 1.0, dfd)   # (the solver's 1 - w would be 0 there, its derivatives NaN)
-    w, wc = _ibinv_call(dfn * 0.5, ds * 0.5, p, 1 - p)
+    # likewise a small p puts w far into its lower tail, where p = I_w(a, b) is w^a / (a B(a, b)) to within |1 - b| a w
+    # (fdtri(0.026, 14.9, 8.9e-5) = 1.27e-305 came out 0: the solver's w = 2.2e-309 is below the smallest normal)
+    lw = (xp.log(p) + _log_pb(a, b)) / a
+    low = ~under & (lw + xp.log1p(xp.abs(1 - b)) < float(np.log(_finfo(p).eps / 4)))
+    ds, ps = xp.where(under, 1.0, dfd), xp.where(low, 0.5, p)   # (the solver's 1 - w or w would be 0 there)
+    w, wc = _ibinv_call(dfn * 0.5, ds * 0.5, ps, 1 - ps)
     bad = (dfn <= 0) | (dfd <= 0) | xp.isinf(dfn) | xp.isinf(dfd)
     # nearer in, a small b amplifies the same rounding (fdtri(2, 1e-8, 1e-7) was 1e-8 off): the solver's 1 - w is
     # polished by Newton steps on log(1 - I_z(b, a)) = log p in log z, whose 1 - I is computed, not 1 - p rounded;
@@ -245,6 +249,7 @@ def _fdtri(dfn, dfd, p):
         wc = wc + stop_gradient(xp.where(polish, z, wc) - wc)
         w = xp.where(polish, 1 - wc, w)   # (1 - wc is exact for wc <= 1/2; elsewhere w is the solver's own)
     x = xp.where(under, xp.exp(xp.log(dfd / dfn) - lwc), ds * w / (dfn * wc))
+    x = xp.where(low, xp.exp(xp.log(dfd / dfn) + lw), x)
     return xp.where(bad, xp.nan, x)
 
 

@@ -286,3 +286,29 @@ def test_fdtri_and_stdtrit_with_a_small_dfd_against_mpmath():
                (fd(a, b + h[1], q) - fd(a, b - h[1], q)) / (2 * h[1]),
                (fd(a, b, q + h[2]) - fd(a, b, q - h[2])) / (2 * h[2])]
         np.testing.assert_allclose([float(v) for v in g], num, rtol=1e-5)
+
+
+def test_fdtri_whose_w_is_below_the_smallest_normal_number():
+    """x = (dfd / dfn) w / (1 - w) is a normal number while w is not, where dfd / dfn is large: fdtri(0.026, 14.9,
+    8.9e-5) = 1.27e-305 came out 0 (the solver's w, flushed). Points drawn by their answer (log x in [-708, -695]),
+    p = I_w(dfn/2, dfd/2) there and rounded, then solved again for x in mpmath (40 digits); eager and jit. The
+    p-derivative there is x / (p dfn/2) (the tail's x ~ p^(2/dfn))."""
+    import mpmath
+    mpmath.mp.dps = 40
+    rng = np.random.default_rng(7)
+    dfn, dfd, lx = 10 ** rng.uniform(-2, -0.5, 30), 10 ** rng.uniform(1, 3, 30), rng.uniform(-708, -695, 30)
+    p, want = [], []
+    for a, b, u in zip(dfn / 2, dfd / 2, lx):
+        a, b = mpmath.mpf(a), mpmath.mpf(b)
+        w = lambda v: 1 / (1 + b / (a * mpmath.exp(v)))  # noqa: E731  (x = (b/a) w / (1 - w))
+        q = float(mpmath.betainc(a, b, 0, w(u), regularized=True))
+        p.append(q)
+        want.append(float(mpmath.exp(mpmath.findroot(lambda v: mpmath.log(mpmath.betainc(a, b, 0, w(v),
+                                                                                          regularized=True) / q), u))))
+    assert min(want) < 1e-305 and min(p) > 0
+    for f in (xp.special.fdtri, jit(xp.special.fdtri)):
+        np.testing.assert_allclose(np.asarray(f(xp.asarray(dfn), xp.asarray(dfd), xp.asarray(p))), want, rtol=1e-12)
+    from transforms import grad
+    i = int(np.argmin(want))
+    g = grad(xp.special.fdtri, argnums=2)(xp.asarray(dfn[i]), xp.asarray(dfd[i]), xp.asarray(p[i]))
+    np.testing.assert_allclose(float(g), want[i] / (p[i] * dfn[i] / 2), rtol=1e-9)
