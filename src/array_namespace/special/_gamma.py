@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from transforms import custom_jvp
 from transforms.core import bind
 from transforms.custom_derivatives import stop_gradient_p
 from transforms.primitives import special_gamma as G
@@ -208,6 +209,26 @@ def multigammaln(a, d, /):
     return xp.where(a <= 0.5 * (d - 1), xp.nan, out)
 
 
+def _zero_times_exp(s, lg):
+    """s exp(lg), where a zero s gives 0 even if exp(lg) overflows: a smooth zero times a factor that may overflow
+    (poch at a pole of Gamma(z)). Its derivatives are ds exp(lg) + (s exp(lg)) dlg, so they overflow to inf
+    where the true ones do (grad of poch(z, 400.5) at z = -200 was 0: the NaN of inf * 0 had been selected
+    away, and with it the derivative)."""
+    xp = _xp()
+    return xp.where(s == 0, s, s * xp.exp(lg))
+
+
+def _zero_times_exp_jvp(primals, tangents):
+    s, lg = primals
+    ds, dlg = tangents
+    out = _zero_times_exp(s, lg)
+    return out, ds * _xp().exp(lg) + out * dlg
+
+
+_zero_times_exp = custom_jvp(_zero_times_exp)
+_zero_times_exp.defjvp(_zero_times_exp_jvp)
+
+
 def _nonpos_int(x):
     xp = _xp()
     return (x <= 0) & (xp.floor(x) == x)
@@ -256,8 +277,7 @@ def _poch(z, m):
     # Gamma(z + m) Gamma(1 - z) sin(pi z) / pi, a smooth zero whose z-derivatives are poch's (a constant 0 had
     # none: grad of poch(z, 3) at z = -1 was 0, not -1)
     zp = xp.where(z_pole, z, 0.0)
-    at_pole = _sign(zm) * xp.exp(_lgamma(xp.where(z_pole, zm, 1.0)) + _lgamma(1 - zp)) * _sinpi(zp) / np.pi
-    at_pole = xp.where(xp.isnan(at_pole), 0.0, at_pole)   # (inf * 0 where Gamma(z + m) overflows)
+    at_pole = _sign(zm) * _zero_times_exp(_sinpi(zp) / np.pi, _lgamma(xp.where(z_pole, zm, 1.0)) + _lgamma(1 - zp))
     at_pole = at_pole - wrap(bind(stop_gradient_p, at_pole._v))   # (exactly +0.0, as scipy's; the derivatives kept)
     val = xp.where(_nonpos_int(zm) & ~z_pole, xp.inf, xp.where(z_pole, at_pole, val))
     val = xp.where(refl, lim, val)

@@ -307,6 +307,15 @@ def test_poch_derivatives_at_a_pole_of_gamma_z():
     np.testing.assert_allclose(np.asarray(jvp(f, (xp.asarray(z),), (xp.ones(7),))[1]), d1, rtol=1e-12)
     second = jvp(grad(lambda v: xp.sum(f(v))), (xp.asarray(z),), (xp.ones(7),))[1]
     np.testing.assert_allclose(np.asarray(second), d2, rtol=1e-9, atol=1e-12)
+    # where Gamma(z + m) overflows the derivative Gamma(z + m) (-1)^k k! does too: +-inf, not 0 (it was 0: the NaN of
+    # inf * 0 in the value was selected away, and its derivative with it); near the overflow it is still finite
+    zs, ms = np.array([-200.0, -3.0, -2.0]), np.array([400.5, 200.5, 150.5])
+    fo = lambda v: xp.special.poch(v, xp.asarray(ms))   # noqa: E731
+    for g in (grad(lambda v: xp.sum(fo(v))), jit(grad(lambda v: xp.sum(fo(v))))):
+        got = np.asarray(g(xp.asarray(zs)))
+        assert got[0] == np.inf and got[1] == -np.inf, got
+        np.testing.assert_allclose(got[2], float(mpmath.diff(lambda t: mpmath.rf(t, 150.5), -2.0)), rtol=1e-12)
+    assert np.all(np.asarray(fo(xp.asarray(zs))) == 0)
 
 
 def test_poch_second_derivative_large_z_analytic():
