@@ -328,11 +328,11 @@ def _binom(n, k):
     bt, c = n - k + 1, k + 1
     bp = xp.where(_nonpos_int(bt), bt, -1.0)
     p = -bp
-    d_rg = xp.where(xp.remainder(p, 2.0) == 0, 1.0, -1.0) * xp.exp(_lgamma(p + 1))
     np1, kp1 = xp.where(pole, n, 3.5) + 1, xp.where(pole, k, 1.5) + 1
-    g_pole = _sign(np1) * _sign(kp1) * xp.exp(_lgamma(np1) - _lgamma(kp1)) * d_rg
-    # (a coefficient that over/underflows to inf * 0, e.g. n, k ~ 1e18, would make the exact 0 a NaN)
-    g_pole = xp.where(xp.isfinite(g_pole), g_pole, 0.0) * (bt - wrap(bind(stop_gradient_p, bt._v)))
+    sgn = _sign(np1) * _sign(kp1) * xp.where(xp.remainder(p, 2.0) == 0, 1.0, -1.0)
+    # (a coefficient that overflows, e.g. n, k ~ 1e18, keeps the exact 0; its derivative is then +-inf)
+    g_pole = _zero_times_exp(sgn * (bt - wrap(bind(stop_gradient_p, bt._v))),
+                             _lgamma(np1) - _lgamma(kp1) + _lgamma(p + 1))
     g = xp.where(pole, xp.where(_nonpos_int(c), 0.0, g_pole), g)
     b = bt
     # derivatives of the exact product: it is a polynomial in n (right d/dn) unless the symmetry
