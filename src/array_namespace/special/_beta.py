@@ -326,16 +326,6 @@ def _lgamma_shift(p, q):
     return out - lg1p
 
 
-def _log_pb(p, q):
-    """log(p B(p, q)) for p, q > 0: the tail constant of I_x(p, q) ~ x^p / (p B(p, q)). For a small p, log p and
-    log B(p, q) ~ -log p cancel to ~p, so there it is -_lgamma_shift(p, q) (fdtri(5, 1e-10, 1e-8) lost 8.6e-6 of
-    its digits to log p + betaln)."""
-    xp = _xp()
-    small = p <= _SMALL_P
-    ps = xp.where(small, p, _SMALL_P)
-    return xp.where(small, -_lgamma_shift(ps, q), xp.log(p) + _betaln_pos(p, q))
-
-
 def _complement_small_p(p, q, x, lx):
     """1 - I_x(p, q) for 0 < p <= _SMALL_P and x <= ~1/2 (where the callers put a small p: see _ibeta_parts),
     with lx = log x, to its own relative accuracy. 1 - I cancels there to ~p (betainc(10, 1e-10, 0.999) =
