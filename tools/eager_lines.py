@@ -31,6 +31,7 @@ ROOT = os.path.normpath(os.path.join(os.path.dirname(os.path.abspath(__file__)),
 FILES = [
     "src/xla/host.py",                  # the host-kernel tables, HostValue, quiet error state
     "src/xla/host_basic_index.py",      # x[k] / x[k] = v of a host-held value on NumPy
+    "src/xla/host_blas.py",             # LAPACK kernels' BLAS on one thread
     "src/xla/host_control_flow.py",     # eager while/cond/scan on host programs
     "src/xla/host_eager.py",            # the eager policy: host program, bind or compile
     "src/xla/host_parallel.py",         # large host kernels over the cores

@@ -27,6 +27,7 @@ from transforms.primitives.structural import reshape
 from . import _jaxlib
 from ._jaxlib import hlo, ir
 from .host import host_kernels, scipy_function
+from .host_blas import one_thread
 from .lower_shard_map import program_partitions
 from .lowering import constant, fill_region, jaxpr_subcomp, lowering_rules, tensor_type, ttype
 
@@ -536,5 +537,5 @@ def _h_solve(a, b):
 for _p, _k in ((LP.cholesky_p, _h_cholesky), (LP.eigh_p, _h_eigh), (LP.svd_p, _h_svd), (LP.qr_p, _h_qr),
                (LP.eig_p, _h_eig), (LP.lu_p, _h_lu), (LP.triangular_solve_p, _h_triangular_solve),
                (LP.solve_p, _h_solve)):
-    host_kernels[_p] = _k
+    host_kernels[_p] = one_thread(_k)
 

@@ -1,0 +1,87 @@
+"""Eager LAPACK kernels run their BLAS on one OpenBLAS thread up to host_parallel.MIN_ELEMENTS elements
+(xla/host_blas.py): their bits do not depend on the thread count; the count is put back after each call, also
+when calls overlap in several threads; larger matrices keep OpenBLAS's threads."""
+import os
+import subprocess
+import sys
+import threading
+
+import numpy as np
+import pytest
+
+import array_namespace as xp
+from xla import host_blas
+from xla.host_parallel import MIN_ELEMENTS
+
+_SCRIPT = r"""
+import hashlib, numpy as np, array_namespace as xp
+h = lambda *r: hashlib.sha256(b"".join(np.asarray(x).tobytes() for x in r)).hexdigest()[:16]
+A = xp.asarray(np.random.default_rng(0).standard_normal((2028, 78)))
+B = xp.asarray(np.random.default_rng(1).standard_normal((300, 300)))
+Bn = np.asarray(B)
+S = xp.asarray(np.einsum("ki,kj->ij", Bn, Bn, optimize=False) + 300 * np.eye(300))   # (no BLAS in the input)
+print(" ".join([h(*xp.linalg.svd(A, full_matrices=False)), h(*xp.linalg.qr(B)), h(*xp.linalg.eigh(S)),
+                h(xp.linalg.cholesky(S)), h(xp.linalg.solve(B, B[:, :3])), h(xp.linalg.det(B)), h(xp.linalg.inv(B))]))
+"""
+
+
+def _libs():
+    host_blas.one_thread(lambda a: a)(np.zeros((2, 2)))   # (finds the libraries)
+    return host_blas._libs
+
+
+needs_openblas = pytest.mark.skipif(sys.platform != "linux" or not _libs(),
+                                    reason="OpenBLAS's thread count is set only where /proc/self/maps lists it")
+
+
+@needs_openblas
+def test_eager_factorizations_do_not_depend_on_the_openblas_thread_count():
+    """svd of 2028x78, qr, solve, det and inv of 300x300 differ between one OpenBLAS thread and two in NumPy
+    itself (and did eagerly here); eigh and cholesky of an SPD matrix made without BLAS."""
+    outs = []
+    for n in ("1", "2"):
+        env = dict(os.environ, OPENBLAS_NUM_THREADS=n)
+        outs.append(subprocess.run([sys.executable, "-c", _SCRIPT], env=env, capture_output=True, text=True,
+                                   check=True, timeout=300).stdout.split())
+    assert len(outs[0]) == 7 and outs[0] == outs[1]
+
+
+@needs_openblas
+def test_the_count_is_one_inside_a_kernel_and_put_back_after(monkeypatch):
+    before = [get() for _, get in host_blas._libs]
+    if max(before) < 2:
+        pytest.skip("OpenBLAS runs on one thread here already")
+    seen = []
+    svd = np.linalg.svd
+
+    def spy(*a, **k):
+        seen.append([get() for _, get in host_blas._libs])
+        return svd(*a, **k)
+    monkeypatch.setattr(np.linalg, "svd", spy)
+    small = xp.asarray(np.random.default_rng(2).standard_normal((200, 30)))
+    big = xp.asarray(np.random.default_rng(3).standard_normal((MIN_ELEMENTS // 64 + 1, 64)))
+    xp.linalg.svd(small)[0].block_until_ready()
+    xp.linalg.svd(big, full_matrices=False)[0].block_until_ready()
+    assert seen == [[1] * len(before), before]
+    assert [get() for _, get in host_blas._libs] == before
+
+
+@needs_openblas
+def test_overlapping_calls_in_threads_give_the_serial_bits_and_put_the_count_back():
+    before = [get() for _, get in host_blas._libs]
+    a = xp.asarray(np.random.default_rng(4).standard_normal((600, 70)))
+    want = [np.asarray(v).tobytes() for v in xp.linalg.svd(a, full_matrices=False)]
+    bad = []
+
+    def work():
+        for _ in range(15):
+            got = [np.asarray(v).tobytes() for v in xp.linalg.svd(a, full_matrices=False)]
+            if got != want:
+                bad.append(got)
+    threads = [threading.Thread(target=work) for _ in range(4)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    assert not bad
+    assert host_blas._held == 0 and [get() for _, get in host_blas._libs] == before
