@@ -72,16 +72,16 @@ def one_thread(kernel):
             with _lock:
                 _held -= 1
                 if not _held:
-                    for (set_, _), n in zip(_libs, _saved):
-                        set_(n)
+                    for (set_, _), k in zip(_libs, _saved):
+                        set_(k)
     return run
 
 
 def _after_fork():
     global _held, _lock
     if _held:   # (a kernel of another parent thread was running: the child's libraries get their count back)
-        for (set_, _), n in zip(_libs, _saved):
-            set_(n)
+        for (set_, _), k in zip(_libs, _saved):
+            set_(k)
     _held, _lock = 0, threading.Lock()
 
 

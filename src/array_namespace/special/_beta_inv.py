@@ -249,13 +249,13 @@ def _fdtri(dfn, dfd, p):
     polish = ~under & ~bad & (b <= _SMALL_P) & (wc > 0) & (wc <= 0.5) & (p > 0)
     if not _eager_none(polish):
         bs, as_ = xp.where(polish, b, _SMALL_P), xp.where(polish, a, 1.0)
-        ps, z = xp.where(polish, p, 0.5), xp.where(polish, wc, 0.25)
+        pp, z = xp.where(polish, p, 0.5), xp.where(polish, wc, 0.25)
         bl = _betaln_pos(bs, as_)
         for _ in range(2):   # (quadratic: from the solver's ~1e-8, one step is enough; the second checks it)
             lz = xp.log(z)
             c = _ibeta_parts(bs, as_, z, 1 - z, derivs=False)[1]
             dc = -xp.exp(bs * lz + (as_ - 1) * xp.log1p(-z) - bl)   # d(1 - I_z) / d log z
-            z = xp.exp(lz - (xp.log(c) - xp.log(ps)) * (c / dc))
+            z = xp.exp(lz - (xp.log(c) - xp.log(pp)) * (c / dc))
         wc = wc + stop_gradient(xp.where(polish, z, wc) - wc)
         w = xp.where(polish, 1 - wc, w)   # (1 - wc is exact for wc <= 1/2; elsewhere w is the solver's own)
     x = xp.where(under, xp.exp(xp.log(dfd / dfn) - lwc), ds * w / (dfn * wc))
