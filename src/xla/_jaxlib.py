@@ -505,24 +505,6 @@ def is_ours(arr):
     return d.client is client()
 
 
-_lapack_ready = False
-
-
-def ensure_lapack():
-    """Register jaxlib's LAPACK FFI kernels (once); without initialize() they segfault."""
-    global _lapack_ready
-    if not _lapack_ready:
-        with _init_lock:
-            if not _lapack_ready:
-                from jaxlib.cpu import _lapack
-                for name, capsule in _lapack.registrations().items():
-                    xc.register_custom_call_target(name, capsule, platform="cpu", api_version=1)
-                    if name.endswith("_ffi"):   # SPMD: partitioned along leading (batch) dimensions
-                        xc.register_custom_call_as_batch_partitionable(name)
-                _lapack.initialize()
-                _lapack_ready = True
-
-
 # --------------------------------------------------------------------- C++ jit dispatch
 # jaxlib's C++ `pjit` dispatcher checks a call's signature and runs a cached executable
 # without entering Python. Protocol (learned from jaxlib 0.10.2's pjit.cc): it flattens the

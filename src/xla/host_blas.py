@@ -1,17 +1,21 @@
-"""Eager LAPACK kernels on matrices up to host_parallel.MIN_ELEMENTS elements run their BLAS on one thread.
+"""LAPACK kernels on matrices up to host_parallel.MIN_ELEMENTS elements run their BLAS on one thread, eager and jit.
 
 Why: NumPy's and scipy's OpenBLAS divide each BLAS call inside a factorization over their threads, so (1) the
 result's bits depend on the core count (svd of 2028x78, qr of 300x300 differ between one thread and two), and (2)
 on matrices this size the hand-offs cost more than they save (2 cores: svd and qr of 2028x78 12-13 ms on two
-threads, 5-6.5 ms on one; PCA, Ridge and LDA fits on 2028x78 about halve). One thread makes the bits a function
-of the call alone, as issue 23 asks of eager results. Larger matrices keep OpenBLAS's threads (from the size where
-splitting work over threads pays, host_parallel's bound); their bits depend on the core count, as `@`'s do.
+threads, 5-6.5 ms on one; PCA, Ridge and LDA fits on 2028x78 about halve, eager and jitted). One thread makes the
+bits a function of the call alone, as issue 23 asks of eager results, and jit gets the same speed. Larger matrices
+keep OpenBLAS's threads (from the size where splitting work over threads pays, host_parallel's bound); their bits
+depend on the core count, as `@`'s do.
 
 How: OpenBLAS's thread count is one setting per library and process (its `_local` setter is global too), so the
 first of overlapping kernel calls, in any thread, sets each OpenBLAS library the process has loaded to one thread and
-the last puts back what it found. BLAS run meanwhile by other threads (user code) runs on one thread too. The
-libraries are found once, in /proc/self/maps, after scipy.linalg is imported (scipy's OpenBLAS is a second
-library); elsewhere, or with another BLAS (MKL, Accelerate), nothing is set.
+the last puts back what it found (the count lives in C, xla/_blas_threads.c, as jitted kernels run on XLA's threads
+without the GIL). BLAS run meanwhile by other threads (user code) runs on one thread too. Eager kernels are wrapped
+by `one_thread`; a jitted LAPACK custom call whose operands are that small calls jaxlib's handler through a C
+trampoline registered under `jit_target`'s name. The libraries are found once, in /proc/self/maps, after
+scipy.linalg is imported (scipy's OpenBLAS is a second library: jaxlib's kernels call it); elsewhere, or with another
+BLAS (MKL, Accelerate), nothing is set.
 """
 from __future__ import annotations
 
@@ -19,6 +23,7 @@ import ctypes
 import os
 import threading
 
+from . import _blas_threads
 from .host import scipy_function
 from .host_parallel import MIN_ELEMENTS
 
@@ -26,7 +31,7 @@ _NAMES = (("scipy_openblas_set_num_threads64_", "scipy_openblas_get_num_threads6
           ("scipy_openblas_set_num_threads", "scipy_openblas_get_num_threads"),
           ("openblas_set_num_threads", "openblas_get_num_threads"))
 _libs = None   # [(set, get)] per OpenBLAS library loaded: found at first use
-_held, _saved, _lock = 0, [], threading.Lock()
+_find_lock = threading.Lock()
 
 
 def _openblas():
@@ -49,41 +54,51 @@ def _openblas():
     return found
 
 
+def libraries():
+    """[(set, get)] of each OpenBLAS library loaded, found (and handed to the C counter) at the first call."""
+    global _libs
+    if _libs is None:
+        with _find_lock:
+            if _libs is None:
+                found = _openblas()
+                _blas_threads.libraries([tuple(ctypes.cast(f, ctypes.c_void_p).value for f in pair) for pair in found])
+                _libs = found
+    return _libs
+
+
+def small(n_elements):
+    """Whether a kernel whose operands total n_elements elements runs its BLAS on one thread."""
+    return n_elements <= MIN_ELEMENTS
+
+
 def one_thread(kernel):
-    """kernel (of numpy arrays), its BLAS on one thread where its operands total at most MIN_ELEMENTS elements."""
+    """kernel (of numpy arrays), its BLAS on one thread where its operands are small."""
     def run(*xs, **params):
-        global _libs, _held
         n = 0
         for x in xs:
             n += x.size
-        if n > MIN_ELEMENTS:
+        if not small(n):
             return kernel(*xs, **params)
-        with _lock:
-            if _libs is None:
-                _libs = _openblas()
-            if not _held:
-                _saved[:] = [get() for _, get in _libs]
-                for set_, _ in _libs:
-                    set_(1)
-            _held += 1
+        if _libs is None:
+            libraries()
+        _blas_threads.hold()
         try:
             return kernel(*xs, **params)
         finally:
-            with _lock:
-                _held -= 1
-                if not _held:
-                    for (set_, _), k in zip(_libs, _saved):
-                        set_(k)
+            _blas_threads.release()
     return run
 
 
-def _after_fork():
-    global _held, _lock
-    if _held:   # (a kernel of another parent thread was running: the child's libraries get their count back)
-        for (set_, _), k in zip(_libs, _saved):
-            set_(k)
-    _held, _lock = 0, threading.Lock()
+def jit_target(name):
+    """The name a jitted custom call on small operands uses for jaxlib's LAPACK target `name`."""
+    return name + "_one_thread"
+
+
+def one_thread_handler(capsule):
+    """jaxlib's FFI handler capsule, wrapped to run inside a hold (register it under jit_target's name)."""
+    libraries()
+    return _blas_threads.one_thread(capsule)
 
 
 if hasattr(os, "register_at_fork"):
-    os.register_at_fork(after_in_child=_after_fork)
+    os.register_at_fork(after_in_child=_blas_threads.after_fork)

@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import functools
 import math
+import threading
 
 import numpy as np
 
@@ -27,7 +28,7 @@ from transforms.primitives.structural import reshape
 from . import _jaxlib
 from ._jaxlib import hlo, ir
 from .host import host_kernels, scipy_function
-from .host_blas import one_thread
+from .host_blas import jit_target, one_thread, one_thread_handler, small
 from .lower_shard_map import program_partitions
 from .lowering import constant, fill_region, jaxpr_subcomp, lowering_rules, tensor_type, ttype
 
@@ -50,13 +51,39 @@ def _char(c):
     return ir.IntegerAttr.get(ir.IntegerType.get_unsigned(8), ord(c))
 
 
+_registered, _register_lock = False, threading.Lock()
+
+
+def _register():
+    """Register jaxlib's LAPACK FFI kernels (once; without initialize() they segfault), each also under
+    host_blas.jit_target's name, run on one OpenBLAS thread (the target calls on small operands use)."""
+    global _registered
+    with _register_lock:
+        if _registered:
+            return
+        from jaxlib.cpu import _lapack
+        for name, capsule in _lapack.registrations().items():
+            for target, handler in ((name, capsule), (jit_target(name), one_thread_handler(capsule))):
+                _jaxlib.xc.register_custom_call_target(target, handler, platform="cpu", api_version=1)
+                if name.endswith("_ffi"):   # SPMD: partitioned along leading (batch) dimensions
+                    _jaxlib.xc.register_custom_call_as_batch_partitionable(target)
+        _lapack.initialize()
+        _registered = True
+
+
 def lapack_call(name, dtype, operands, operand_matrix, results, result_matrix, **attrs):
     """Emit a LAPACK FFI custom call. `results` are (shape, dtype) pairs; *_matrix flag the
-    operands/results stored column-major. Returns the result Values."""
-    _jaxlib.ensure_lapack()
-    in_ranks = [len(ir.RankedTensorType(o.type).shape) for o in operands]
+    operands/results stored column-major. Returns the result Values. Operands totalling at most
+    host_blas's bound run their BLAS on one thread, as eager kernels do (see xla/host_blas.py)."""
+    if not _registered:
+        _register()
+    in_shapes = [ir.RankedTensorType(o.type).shape for o in operands]
+    in_ranks = [len(s) for s in in_shapes]
+    target = _target(name, dtype)
+    if small(sum(math.prod(s) for s in in_shapes)):
+        target = jit_target(target)
     op = hlo.CustomCallOp(
-        [tensor_type(s, d) for s, d in results], list(operands), _target(name, dtype),
+        [tensor_type(s, d) for s, d in results], list(operands), target,
         api_version=ir.IntegerAttr.get(ir.IntegerType.get_signless(32), 4),
         backend_config=ir.DictAttr.get({k: _char(v) for k, v in attrs.items()}),
         operand_layouts=ir.ArrayAttr.get([_layout(r, m) for r, m in zip(in_ranks, operand_matrix)]),
@@ -64,7 +91,7 @@ def lapack_call(name, dtype, operands, operand_matrix, results, result_matrix, *
     nb = max(in_ranks) - 2   # (leading dimensions of the matrix operands: batch, partitionable in SPMD)
     if nb > 0 and min(in_ranks + [len(s) for s, _ in results]) >= nb:
         op.attributes["mhlo.frontend_attributes"] = ir.DictAttr.get({"num_batch_dims": ir.StringAttr.get(str(nb))})
-        op.attributes["sdy.sharding_rule"] = _batch_rule(nb, [ir.RankedTensorType(o.type).shape for o in operands],
+        op.attributes["sdy.sharding_rule"] = _batch_rule(nb, in_shapes,
                                                          [s for s, _ in results])
     return list(op.results)
 

@@ -1,4 +1,4 @@
-"""Eager LAPACK kernels run their BLAS on one OpenBLAS thread up to host_parallel.MIN_ELEMENTS elements
+"""LAPACK kernels, eager and jitted, run their BLAS on one OpenBLAS thread up to host_parallel.MIN_ELEMENTS elements
 (xla/host_blas.py): their bits do not depend on the thread count; the count is put back after each call, also
 when calls overlap in several threads; larger matrices keep OpenBLAS's threads."""
 import os
@@ -10,7 +10,8 @@ import numpy as np
 import pytest
 
 import array_namespace as xp
-from xla import host_blas
+from transforms import jit
+from xla import _blas_threads, host_blas
 from xla.host_parallel import MIN_ELEMENTS
 
 _SCRIPT = r"""
@@ -20,42 +21,43 @@ A = xp.asarray(np.random.default_rng(0).standard_normal((2028, 78)))
 B = xp.asarray(np.random.default_rng(1).standard_normal((300, 300)))
 Bn = np.asarray(B)
 S = xp.asarray(np.einsum("ki,kj->ij", Bn, Bn, optimize=False) + 300 * np.eye(300))   # (no BLAS in the input)
-print(" ".join([h(*xp.linalg.svd(A, full_matrices=False)), h(*xp.linalg.qr(B)), h(*xp.linalg.eigh(S)),
-                h(xp.linalg.cholesky(S)), h(xp.linalg.solve(B, B[:, :3])), h(xp.linalg.det(B)), h(xp.linalg.inv(B))]))
+J = {JIT}
+print(" ".join([h(*J(lambda a: xp.linalg.svd(a, full_matrices=False))(A)), h(*J(xp.linalg.qr)(B)),
+                h(*J(xp.linalg.eigh)(S)), h(J(xp.linalg.cholesky)(S)), h(J(xp.linalg.solve)(B, B[:, :3])),
+                h(J(xp.linalg.det)(B)), h(J(xp.linalg.inv)(B))]))
 """
 
 
-def _libs():
-    host_blas.one_thread(lambda a: a)(np.zeros((2, 2)))   # (finds the libraries)
-    return host_blas._libs
-
-
-needs_openblas = pytest.mark.skipif(sys.platform != "linux" or not _libs(),
+needs_openblas = pytest.mark.skipif(sys.platform != "linux" or not host_blas.libraries(),
                                     reason="OpenBLAS's thread count is set only where /proc/self/maps lists it")
 
 
 @needs_openblas
-def test_eager_factorizations_do_not_depend_on_the_openblas_thread_count():
+@pytest.mark.parametrize("how", ["eager", "jit"])
+def test_factorizations_do_not_depend_on_the_openblas_thread_count(how):
     """svd of 2028x78, qr, solve, det and inv of 300x300 differ between one OpenBLAS thread and two in NumPy
-    itself (and did eagerly here); eigh and cholesky of an SPD matrix made without BLAS."""
+    itself (and did here, eagerly and jitted: jaxlib's kernels call scipy's OpenBLAS); eigh and cholesky of an
+    SPD matrix made without BLAS."""
+    script = _SCRIPT.replace("{JIT}", "jit" if how == "jit" else "lambda f: f")
+    script = ("from transforms import jit\n" if how == "jit" else "") + script
     outs = []
     for n in ("1", "2"):
         env = dict(os.environ, OPENBLAS_NUM_THREADS=n)
-        outs.append(subprocess.run([sys.executable, "-c", _SCRIPT], env=env, capture_output=True, text=True,
+        outs.append(subprocess.run([sys.executable, "-c", script], env=env, capture_output=True, text=True,
                                    check=True, timeout=300).stdout.split())
     assert len(outs[0]) == 7 and outs[0] == outs[1]
 
 
 @needs_openblas
 def test_the_count_is_one_inside_a_kernel_and_put_back_after(monkeypatch):
-    before = [get() for _, get in host_blas._libs]
+    before = [get() for _, get in host_blas.libraries()]
     if max(before) < 2:
         pytest.skip("OpenBLAS runs on one thread here already")
     seen = []
     svd = np.linalg.svd
 
     def spy(*a, **k):
-        seen.append([get() for _, get in host_blas._libs])
+        seen.append([get() for _, get in host_blas.libraries()])
         return svd(*a, **k)
     monkeypatch.setattr(np.linalg, "svd", spy)
     small = xp.asarray(np.random.default_rng(2).standard_normal((200, 30)))
@@ -63,12 +65,12 @@ def test_the_count_is_one_inside_a_kernel_and_put_back_after(monkeypatch):
     xp.linalg.svd(small)[0].block_until_ready()
     xp.linalg.svd(big, full_matrices=False)[0].block_until_ready()
     assert seen == [[1] * len(before), before]
-    assert [get() for _, get in host_blas._libs] == before
+    assert [get() for _, get in host_blas.libraries()] == before
 
 
 @needs_openblas
 def test_overlapping_calls_in_threads_give_the_serial_bits_and_put_the_count_back():
-    before = [get() for _, get in host_blas._libs]
+    before = [get() for _, get in host_blas.libraries()]
     a = xp.asarray(np.random.default_rng(4).standard_normal((600, 70)))
     want = [np.asarray(v).tobytes() for v in xp.linalg.svd(a, full_matrices=False)]
     bad = []
@@ -84,4 +86,19 @@ def test_overlapping_calls_in_threads_give_the_serial_bits_and_put_the_count_bac
     for t in threads:
         t.join()
     assert not bad
-    assert host_blas._held == 0 and [get() for _, get in host_blas._libs] == before
+    assert _blas_threads.held() == 0 and [get() for _, get in host_blas.libraries()] == before
+
+
+@needs_openblas
+def test_jitted_kernels_put_the_count_back_and_large_ones_keep_the_threads():
+    """A jitted factorization holds one thread only while its kernel runs (the C trampoline); past the bound it
+    calls jaxlib's kernel directly (its target in the compiled program)."""
+    before = [get() for _, get in host_blas.libraries()]
+    small = xp.asarray(np.random.default_rng(5).standard_normal((200, 30)))
+    big = xp.asarray(np.random.default_rng(6).standard_normal((MIN_ELEMENTS // 64 + 1, 64)))
+    f = jit(lambda a: xp.linalg.svd(a, full_matrices=False)[1])
+    assert np.allclose(np.asarray(f(small)), np.linalg.svd(np.asarray(small), compute_uv=False))
+    assert np.allclose(np.asarray(f(big)), np.linalg.svd(np.asarray(big), compute_uv=False))
+    assert _blas_threads.held() == 0 and [get() for _, get in host_blas.libraries()] == before
+    texts = [f.lower(a).as_text() for a in (small, big)]
+    assert "gesdd_ffi_one_thread" in texts[0] and "gesdd_ffi_one_thread" not in texts[1]
