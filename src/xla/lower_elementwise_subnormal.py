@@ -118,7 +118,8 @@ for _p in _BRANCH_POINT:
 
 
 # Subnormals (xla/host.py): kernels run with them flushed, but libm may pass a tiny argument through by its bits
-# (sin(5e-324) = 5e-324) and NumPy's float32 arctan2 divides two flushed operands (atan2(1e-45, 1e-45) = NaN): as
+# (sin(5e-324) = 5e-324), NumPy's float32 arctan2 divides two flushed operands (atan2(1e-45, 1e-45) = NaN) and its
+# float32 cbrt on an AVX2 CPU reads a subnormal by its bits (cbrt(1e-45) = -5.6e-16, as XLA's on AVX-512): as
 # in the lowerings above, these results (or operands) are flushed explicitly. Which libm forms return the bits
 # depends on the machine (glibc picks a form per CPU, NumPy a SIMD loop per CPU: on an AVX2-only CPU asinh, atanh,
 # log1p and sinh did, on an AVX-512 one they did not), so every function that is x + O(x^2) near 0 gets its result
@@ -149,4 +150,5 @@ def _flushing_result(fn):
 
 for _p in (E.sin_p, E.tan_p, E.tanh_p, E.atan_p, E.expm1_p, E.asin_p, E.asinh_p, E.atanh_p, E.log1p_p, E.sinh_p):
     host_kernels[_p].wrap = _flushing_result
-host_kernels[E.atan2_p].wrap = lambda fn: lambda *xs: fn(*map(_daz, xs))
+for _p in (E.atan2_p, E.cbrt_p):
+    host_kernels[_p].wrap = lambda fn: lambda *xs: fn(*map(_daz, xs))
