@@ -9,7 +9,8 @@
  *   one_thread(capsule) -> capsule   an XLA FFI handler (jaxlib's "xla._CUSTOM_CALL_TARGET" capsule) that runs
  *                        the given one inside hold()/release(); every call of the handler (each FFI stage) is
  *                        forwarded unchanged
- *   after_fork()         in a child: the count is put back if a parent thread held it, the lock is new
+ *   after_fork()         in a child: no holds; if a parent thread held one at the fork, the counts stay one until
+ *                        the child's first kernel ends (a fork waits for a count change in progress: fork_prepare)
  * Required (pyproject.toml), as jitted and eager factorizations share it. */
 #define PY_SSIZE_T_CLEAN
 #include <Python.h>
@@ -28,9 +29,11 @@ static int saved[MAX_LIBS];
 static int nlibs, holds;
 static pthread_mutex_t lock = PTHREAD_MUTEX_INITIALIZER;
 
+static int pending;   /* in a child forked during a hold: the counts are still one, `saved` holds the originals */
+
 static void hold_(void) {
     pthread_mutex_lock(&lock);
-    if (holds++ == 0)
+    if (holds++ == 0 && !pending)
         for (int i = 0; i < nlibs; i++) {
             saved[i] = getters[i]();
             if (saved[i] != 1) setters[i](1);
@@ -40,9 +43,11 @@ static void hold_(void) {
 
 static void release_(void) {
     pthread_mutex_lock(&lock);
-    if (--holds == 0)
+    if (--holds == 0) {
         for (int i = 0; i < nlibs; i++)
             if (saved[i] != 1) setters[i](saved[i]);
+        pending = 0;
+    }
     pthread_mutex_unlock(&lock);
 }
 
@@ -58,6 +63,15 @@ static handler_fn trampolines[SLOTS] = {A10(0), A10(1), A10(2), A10(3), A10(4), 
                                         A10(9)};
 
 static const char CAPSULE[] = "xla._CUSTOM_CALL_TARGET";
+
+/* A fork waits for a hold or release in progress: another thread's setter call re-starting OpenBLAS's threads
+ * after OpenBLAS's own fork handler stopped them left the child joining threads it does not have (at exit), or
+ * waiting on OpenBLAS's lock (at its next count change). Registered once the libraries are loaded, after their
+ * handlers, so that this prepare handler runs before theirs. */
+static void fork_prepare(void) { pthread_mutex_lock(&lock); }
+static void fork_parent(void) { pthread_mutex_unlock(&lock); }
+static void fork_child(void) { pthread_mutex_init(&lock, NULL); }
+static int fork_handlers;
 
 static PyObject *libraries(PyObject *self, PyObject *arg) {
     PyObject *seq = PySequence_Fast(arg, "libraries: expected a sequence of (set, get) addresses");
@@ -86,6 +100,10 @@ static PyObject *libraries(PyObject *self, PyObject *arg) {
         nlibs = (int)n;
     }
     pthread_mutex_unlock(&lock);
+    if (ok && !fork_handlers) {
+        pthread_atfork(fork_prepare, fork_parent, fork_child);
+        fork_handlers = 1;
+    }
     if (!ok) {
         PyErr_SetString(PyExc_RuntimeError, "libraries: cannot change the libraries while a kernel holds them");
         return NULL;
@@ -115,10 +133,9 @@ static PyObject *one_thread(PyObject *self, PyObject *capsule) {
 }
 
 static PyObject *after_fork(PyObject *self, PyObject *unused) {
-    pthread_mutex_init(&lock, NULL);   /* (a parent thread may have held it at the fork) */
-    if (holds)
-        for (int i = 0; i < nlibs; i++)
-            if (saved[i] != 1) setters[i](saved[i]);
+    /* No OpenBLAS call here: a lock of OpenBLAS's that another parent thread held at the fork (its memory
+     * allocator's, inside a kernel) stays held in the child, and a count change there waited on it forever. */
+    if (holds) pending = 1;
     holds = 0;
     Py_RETURN_NONE;
 }
@@ -129,7 +146,7 @@ static PyMethodDef methods[] = {
     {"release", release, METH_NOARGS, "End a hold: the last one puts every library's count back."},
     {"held", held, METH_NOARGS, "The number of holds now."},
     {"one_thread", one_thread, METH_O, "An XLA FFI handler capsule that runs the given one inside a hold."},
-    {"after_fork", after_fork, METH_NOARGS, "In a child: put the counts back if held, a new lock."},
+    {"after_fork", after_fork, METH_NOARGS, "In a child: no holds (counts held at the fork come back later)."},
     {NULL, NULL, 0, NULL}};
 
 static struct PyModuleDef module = {PyModuleDef_HEAD_INIT, "_blas_threads", NULL, -1, methods};

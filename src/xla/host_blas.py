@@ -15,7 +15,9 @@ without the GIL). BLAS run meanwhile by other threads (user code) runs on one th
 by `one_thread`; a jitted LAPACK custom call whose operands are that small calls jaxlib's handler through a C
 trampoline registered under `jit_target`'s name. The libraries are found once, in /proc/self/maps, after
 scipy.linalg is imported (scipy's OpenBLAS is a second library: jaxlib's kernels call it); elsewhere, or with another
-BLAS (MKL, Accelerate), nothing is set.
+BLAS (MKL, Accelerate), nothing is set. A fork waits for a count change in progress; a child forked while a kernel
+held the count makes no OpenBLAS call at the fork (a lock of OpenBLAS's may be held there) and gets its counts back
+when its own first kernel ends.
 """
 from __future__ import annotations
 

@@ -279,6 +279,54 @@ def test_a_child_traces_though_another_thread_held_the_tracing_count_lock_at_the
     ''')
 
 
+def test_a_fork_while_another_thread_runs_small_factorizations():
+    # eager and jitted LAPACK kernels on small matrices set OpenBLAS to one thread and back around each call
+    # (xla/host_blas.py). A child forked meanwhile hung: it put the counts back at once, inside OpenBLAS, whose
+    # allocator lock another parent thread held at the fork. Now a child makes no OpenBLAS call at the fork (one
+    # forked during a hold gets its counts back when its own first kernel ends), and a fork waits for a count
+    # change in progress (one re-started OpenBLAS's threads after OpenBLAS's own fork handler had stopped them).
+    run('''
+    import threading
+    from xla import _blas_threads, host_blas
+    a = xp.asarray(np.random.default_rng(0).standard_normal((300, 60)))
+    want = np.linalg.svd(np.asarray(a), compute_uv=False)
+    svd = T.jit(lambda a: xp.linalg.svd(a, full_matrices=False)[1])
+    close(svd(a), want)
+    close(xp.linalg.svd(a)[1], want)
+    before = [g() for _, g in host_blas.libraries()]
+    counts = lambda: [g() for _, g in host_blas.libraries()]
+    _blas_threads.hold()   # (a kernel of this process runs at the fork: the child holds nothing, counts one)
+    def child_held():
+        assert _blas_threads.held() == 0
+        at_fork = counts()
+        close(xp.linalg.svd(a)[1], want)
+        return at_fork, counts()
+    try:
+        assert in_child(child_held, timeout=40) == ([1] * len(before), before)
+    finally:
+        _blas_threads.release()
+    assert counts() == before
+    stop = []
+    def busy():
+        while not stop:
+            svd(a).block_until_ready()
+            xp.linalg.svd(a)[1].block_until_ready()
+    def child():   # (no BLAS here: a child's own kernels can still meet an OpenBLAS lock held at the fork)
+        assert _blas_threads.held() == 0
+        return float(xp.sum(xp.arange(10.0)))
+    th = threading.Thread(target=busy)
+    th.start()
+    try:
+        for i in range(12):
+            time.sleep(0.03)
+            assert in_child(child, timeout=40, normal_exit=bool(i % 2)) == 45.0
+    finally:
+        stop.append(1)
+        th.join()
+    assert counts() == before and _blas_threads.held() == 0
+    ''')
+
+
 def test_a_child_destroys_none_of_the_parents_executables():
     # destroying one takes LLVM's process-wide JIT-registration mutex, which another thread of the parent may
     # hold at the fork (freeing an executable of its own): the child then waited forever (1 fork in ~50 while a
