@@ -77,7 +77,7 @@ def _module(name):
 
 
 class Array:
-    # _base (set only on the results NumPy makes views): (the parent handle, kind, arg); _views: weak
+    # _base (None but on the results NumPy makes views): (the parent handle, kind, arg); _views: None or weak
     # references to the array's live views. Writes into any array of such a family reach all of it
     # (_views.py; _span: a view's elements' range in its root, worked out once). Like a NumPy view's .base,
     # _base keeps the parent alive (a chain x[0][1:] of temporaries too).

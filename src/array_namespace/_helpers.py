@@ -31,7 +31,8 @@ def wrap(v):
     a = object.__new__(Array)
     a._v = v
     a._trace = trace_state.trace if tracing[0] else EVAL   # (no thread traces: eager, without the thread-local read)
-    return a
+    a._base = a._views = None   # (set slots: the view checks on every write and call read them in ~40 ns; an
+    return a                    # unset slot's getattr(a, "_base", None) raises inside, ~170 ns each)
 
 
 _WEAK: dict = {}   # eagerly: (type, value, dtype) -> the weakly typed 0-d raw value (immutable, reused)

@@ -11,8 +11,8 @@ to write instead. Two tables:
   attributes whose lookup raises AttributeError with the hint (so `hasattr(x, "mean")` stays False).
   Not an `Array.__getattr__`: on Python 3.11 defining `__getattr__` on a class stops the interpreter
   specialising *every* attribute load on its instances (`x._v`, `x.shape`: measured 2-4x slower) and
-  routes each expected miss (the unset `_ver` / `_base` slots, probes like
-  `hasattr(x, "__cuda_array_interface__")`) through a Python call; descriptors on a fixed list of
+  routes each expected miss (probes like `hasattr(x, "__cuda_array_interface__")`) through a
+  Python call; descriptors on a fixed list of
   names cost nothing anywhere else.
 """
 from __future__ import annotations

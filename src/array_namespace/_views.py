@@ -112,7 +112,6 @@ def view_of(out, parent, kind, arg, v0):
     if out is parent:
         return out
     out._base = (parent, kind, arg)
-    out._views = None   # (a set slot: a family walk reads it fast, where an unset one raises inside getattr)
     with LOCK:
         views = getattr(parent, "_views", None)
         if views is None:

@@ -3,7 +3,7 @@
  * ~0.15 us of a ~4 us call. They do what jit_dispatch.array_node's Python versions do: flatten gives
  * ((value,), None), for a host-held value its live device buffer, and leaves every other case (no
  * buffer yet, a deleted one) to the Python fallback it is configured with, which makes the buffer or
- * raises; unflatten makes an eager Array around the buffer, as object.__new__ and two slot writes do.
+ * raises; unflatten makes an eager Array around the buffer, as the namespace's wrap does.
  * Optional (pyproject.toml): where it is not built, the Python versions run. */
 #define PY_SSIZE_T_CLEAN
 #include <Python.h>
@@ -11,7 +11,7 @@
 
 static PyTypeObject *box_type = NULL, *host_type = NULL;
 static PyObject *eval_trace = NULL, *fallback = NULL, *is_deleted_name = NULL;
-static Py_ssize_t off_v = -1, off_trace = -1, off_buf = -1;
+static Py_ssize_t off_v = -1, off_trace = -1, off_base = -1, off_views = -1, off_buf = -1;
 
 static Py_ssize_t slot_offset(PyTypeObject *t, const char *name) {
     PyObject *d = PyDict_GetItemString(t->tp_dict, name);   /* borrowed */
@@ -35,12 +35,14 @@ static PyObject *configure(PyObject *self, PyObject *args) {
         return NULL;
     Py_ssize_t ov = slot_offset((PyTypeObject *)bt, "_v"), ot = slot_offset((PyTypeObject *)bt, "_trace");
     if (ov < 0 || ot < 0) return NULL;
+    Py_ssize_t oba = slot_offset((PyTypeObject *)bt, "_base"), ovw = slot_offset((PyTypeObject *)bt, "_views");
+    if (oba < 0 || ovw < 0) return NULL;
     Py_ssize_t ob = slot_offset((PyTypeObject *)ht, "_buf");
     if (ob < 0) return NULL;
     Py_INCREF(bt); Py_INCREF(ht); Py_INCREF(ev); Py_INCREF(fb);
     Py_XSETREF(box_type, (PyTypeObject *)bt); Py_XSETREF(host_type, (PyTypeObject *)ht);
     Py_XSETREF(eval_trace, ev); Py_XSETREF(fallback, fb);
-    off_v = ov; off_trace = ot; off_buf = ob;
+    off_v = ov; off_trace = ot; off_base = oba; off_views = ovw; off_buf = ob;
     Py_RETURN_NONE;
 }
 
@@ -74,7 +76,7 @@ static PyObject *flatten(PyObject *self, PyObject *a) {
     return out;
 }
 
-/* an eager Array of `leaf` (owned by EVAL), as object.__new__ and two slot writes make it */
+/* an eager Array of `leaf` (owned by EVAL, no view family), as array_namespace._helpers.wrap makes it */
 static PyObject *new_box(PyObject *leaf) {
     PyObject *a = box_type->tp_alloc(box_type, 0);
     if (a == NULL) return NULL;
@@ -82,6 +84,10 @@ static PyObject *new_box(PyObject *leaf) {
     SLOT(a, off_v) = leaf;
     Py_INCREF(eval_trace);
     SLOT(a, off_trace) = eval_trace;
+    Py_INCREF(Py_None);
+    SLOT(a, off_base) = Py_None;
+    Py_INCREF(Py_None);
+    SLOT(a, off_views) = Py_None;
     return a;
 }
 

@@ -68,6 +68,7 @@ def array_node(native=True):
         a = new(box_type)
         a._v = kids[0]
         a._trace = EVAL
+        a._base = a._views = None   # (as the namespace's wrap makes it)
         return a
     return _arg_buffer, unflatten
 
