@@ -19,6 +19,13 @@ cores other processes hold: a 2000x80 SVD took 1.3-1.9 s instead of 80 ms at loa
 inherit the environment, so ``OPENBLAS_NUM_THREADS=1`` makes such rows comparable; the warm CPU-time table is
 steadier than wall time there too.
 
+torch runs its CPU kernels on GNU OpenMP workers that spin after each parallel region (libgomp's default wait
+policy), so it splits an op over the cores from ~32k elements at almost no hand-off cost; ours sleep between tasks
+(issue 23: nothing spins), and waking one costs more than a 2000x70 elementwise op (2 vCPUs: a thread-pool round
+trip ~90 us; add of 2024x74 float64: torch 17 us spinning, 96 us with ``OMP_WAIT_POLICY=PASSIVE``, ours 54 us).
+``OMP_WAIT_POLICY=PASSIVE`` makes torch's workers sleep as ours do (only torch reads it: NumPy's and scipy's
+OpenBLAS are pthread builds, XLA's pool is Eigen's), for a like-for-like torch column.
+
 Backends: ``ours`` (array_namespace), ``strict`` (array_api_strict, the reference; required),
 ``torch`` (torch CPU tensors, float64; the libraries reach them through their vendored
 ``array_api_compat.torch``), ``numpy`` (plain NumPy arrays, which the libraries wrap in their
