@@ -418,21 +418,23 @@ def _zero_signs(x, y, r, zeros):
     return np.where((x == 0) & (y == 0), zeros(x, y), r)
 
 
-def _h_extremum(fn, zeros):
-    def kernel(x, y):
-        if x.dtype.kind not in "biuf":
-            return NotImplemented
-        r = fn(x, y)   # NaN-propagating, as XLA
-        return _zero_signs(x, y, r, zeros) if x.dtype.kind == "f" else r
-    return kernel
+def _zero_signs_of(zeros):
+    """max/min's Kernel wrap: the ufunc's result (NaN-propagating, as XLA's; over the cores where large) with
+    the zeros' signs made XLA's."""
+    def wrap(fn):
+        def kernel(x, y):
+            r = fn(x, y)
+            return _zero_signs(x, y, r, zeros) if x.dtype.kind == "f" else r
+        return kernel
+    return wrap
 
 
 def _h_nextafter(x, y):   # (x == y gives y: so the sign of a zero y)
     return np.where(x == y, y, np.nextafter(x, y)) if x.dtype.kind == "f" else NotImplemented
 
 
-host_kernels[E.max_p] = _h_extremum(np.maximum, _max_zeros)
-host_kernels[E.min_p] = _h_extremum(np.minimum, _min_zeros)
+host_kernels[E.max_p] = Kernel(np.maximum, "biuf", wrap=_zero_signs_of(_max_zeros))
+host_kernels[E.min_p] = Kernel(np.minimum, "biuf", wrap=_zero_signs_of(_min_zeros))
 host_kernels[E.nextafter_p] = _h_nextafter
 
 

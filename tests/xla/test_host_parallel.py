@@ -133,6 +133,27 @@ def test_eager_ops_on_large_operands_take_it_and_equal_numpy(two_threads, spy):
     assert runtime.compile_calls[0] == before and calls and all(calls)
 
 
+@pytest.mark.skipif(host.MODE == "xla", reason="host kernels switched off (ARRAY_NAMESPACE_EAGER=xla)")
+@pytest.mark.parametrize("fn", ["maximum", "minimum"])
+def test_large_max_and_min_split_and_keep_xlas_zero_signs(two_threads, spy, fn):
+    # max/min are the ufunc over the cores, then their zeros' signs made XLA's (max(-0.0, +0.0) = +0.0, min = -0.0;
+    # NumPy's SIMD loops pick either): relu by a 0-d zero, and two arrays of zeros of both signs, as jit gives
+    calls = spy(host_parallel, "split")
+    rng = np.random.default_rng(5)
+    a = rng.standard_normal((1030, 521))
+    a[::7] = -0.0
+    a[1::7] = 0.0
+    a[2, :5] = np.nan
+    b = np.where(rng.random(a.shape) < 0.5, -0.0, 0.0)
+    f = getattr(xp, fn)
+    from transforms import jit
+    for y in (xp.asarray(0.0), xp.asarray(-0.0), xp.asarray(b)):
+        x = xp.asarray(a)
+        got, want = np.asarray(f(x, y)), np.asarray(jit(f)(x, y))
+        assert got.tobytes() == want.tobytes(), (fn, np.asarray(y).ravel()[:3])
+    assert calls and all(calls)
+
+
 def test_several_threads_at_once(two_threads):
     rng = np.random.default_rng(4)
     xs = [rng.standard_normal((1024, 600)) for _ in range(4)]

@@ -148,7 +148,7 @@ _UNARY_PRIMS = [p for p in _FORMS if p.name in {
     "exp2", "expm1", "log", "log1p", "sqrt", "cbrt", "floor", "ceil", "round", "is_finite", "abs", "real", "imag",
     "conj", "not"}]
 _BINARY_PRIMS = [p for p in _FORMS if p.name in {
-    "add", "sub", "mul", "atan2", "and", "or", "xor", "eq", "ne", "lt", "le", "gt", "ge"}]
+    "add", "sub", "mul", "atan2", "and", "or", "xor", "eq", "ne", "lt", "le", "gt", "ge", "max", "min"}]
 
 
 @pytest.mark.parametrize("prim", _REDUCERS, ids=lambda p: p.name)
