@@ -124,3 +124,49 @@ def test_scan_with_a_switch_in_its_body_equals_jit(reverse):
     xs = xp.asarray(np.array([1.0, -3.0, np.inf, 0.25, -0.0]))
     for k in (-1, 1, 7):      # clamped to the first / last branch
         _check(f, xs, xp.asarray(k, dtype=xp.int32))
+
+
+def _in_place_steps(closed):
+    return sum(s.__qualname__.startswith("_step_in_place") for s in host_program.Program(closed).steps)
+
+
+def test_a_last_read_intermediate_is_overwritten_in_place_with_the_same_bits():
+    # std's squared deviations: d * d written into d's memory (d is read there last), as NumPy's std does
+    rng = np.random.default_rng(0)
+    a = rng.standard_normal((300, 40))
+    x = xp.asarray(a)
+
+    def f(x):
+        d = x - xp.mean(x, axis=0)
+        return xp.sqrt(xp.sum(d * d, axis=0) / 300.0)
+    closed, (out,) = _run(f, x)
+    assert _in_place_steps(closed) >= 1
+    assert out.tobytes() == np.std(a, axis=0).tobytes()
+    assert np.asarray(x).tobytes() == a.tobytes()   # (an input is never written)
+
+
+def test_an_intermediate_still_read_later_through_an_alias_or_a_view_is_not_overwritten():
+    from transforms import stop_gradient
+    a = np.linspace(-3.0, 3.0, 120).reshape(12, 10)
+    x = xp.asarray(a)
+
+    def aliased(x):   # stop_gradient's result shares d's slot: read after d * d
+        d = x - 1.0
+        w = stop_gradient(d)
+        return d * d + w
+
+    def viewed(x):   # the reshape is a NumPy view of d's memory, returned after d * d
+        d = x - 1.0
+        v = xp.reshape(d, (-1,))
+        return d * d, v
+
+    def twice(x):   # d read again after the first product
+        d = x - 1.0
+        return (d * d) * d
+    d = a - 1.0
+    wants = {aliased: [d * d + d], viewed: [d * d, d.reshape(-1)], twice: [(d * d) * d]}
+    for f, want in wants.items():
+        closed, outs = _run(f, x)
+        for o, w in zip(outs, want):
+            assert o.tobytes() == np.asarray(w).tobytes(), f.__name__
+    assert np.asarray(x).tobytes() == a.tobytes()
