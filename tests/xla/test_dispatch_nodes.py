@@ -70,6 +70,7 @@ def test_both_callbacks_agree_value_for_value():
         pa, ca = pu(None, pf(a)[0]), cu(None, cf(a)[0])
         assert type(pa) is type(ca) is boxing.box_type
         assert pa._v is ca._v and pa._trace is ca._trace is EVAL
+        assert pa._base is ca._base is None and pa._views is ca._views is None   # (as wrap makes an Array)
 
 
 def test_unflatten_makes_an_eager_array_around_the_buffer(node):
