@@ -10,6 +10,7 @@ import numpy as np
 import pytest
 
 import array_namespace as xp
+from transforms import jit
 from transforms.core import ShapedArray
 from xla import host, host_parallel, runtime
 from thread_util import run_threads
@@ -146,7 +147,6 @@ def test_large_max_and_min_split_and_keep_xlas_zero_signs(two_threads, spy, fn):
     a[2, :5] = np.nan
     b = np.where(rng.random(a.shape) < 0.5, -0.0, 0.0)
     f = getattr(xp, fn)
-    from transforms import jit
     for y in (xp.asarray(0.0), xp.asarray(-0.0), xp.asarray(b)):
         x = xp.asarray(a)
         got, want = np.asarray(f(x, y)), np.asarray(jit(f)(x, y))

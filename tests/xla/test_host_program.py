@@ -9,7 +9,7 @@ import numpy as np
 import pytest
 
 import array_namespace as xp
-from transforms import jit, make_jaxpr, scan, switch, while_loop
+from transforms import jit, make_jaxpr, scan, stop_gradient, switch, while_loop
 from transforms.jaxpr import eval_jaxpr
 from transforms.primitives import elementwise as E
 from xla import host, host_program
@@ -146,7 +146,6 @@ def test_a_last_read_intermediate_is_overwritten_in_place_with_the_same_bits():
 
 
 def test_an_intermediate_still_read_later_through_an_alias_or_a_view_is_not_overwritten():
-    from transforms import stop_gradient
     a = np.linspace(-3.0, 3.0, 120).reshape(12, 10)
     x = xp.asarray(a)
 
