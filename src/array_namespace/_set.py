@@ -68,11 +68,15 @@ def _unique(x, fname):
     hv = np.asarray(hv if hv is not None else np.zeros(0, x.dtype)).reshape(-1)
     plain = not isinstance(v, Tracer) and not v.aval.weak_type   # (no gradient to carry)
     # first indices where asked for or where they pick the values' bits: equal integers (and booleans) have equal
-    # bits, so np.unique skips the stable sort the indices need (1M int64: ~85 -> ~25 ms)
-    index = fname == "unique_all" or not (plain and hv.dtype.kind in "biu")
-    got = np.unique(compared(hv), return_index=index, return_inverse=want_inv, return_counts=want_counts,
-                    equal_nan=False)
+    # bits, so np.unique skips the stable sort the indices need (1M int64: ~85 -> ~25 ms); so do equal real floats
+    # but for the zeros (signed, and the subnormals compared as zeros) and the NaNs (each its own value), whose
+    # bits the first occurrences then give (`_first_bits`) where no inverse asks for the order of the NaNs
+    index = fname == "unique_all" or not (plain and (hv.dtype.kind in "biu" or hv.dtype.kind == "f" and not want_inv))
+    c = compared(hv)
+    got = np.unique(c, return_index=index, return_inverse=want_inv, return_counts=want_counts, equal_nan=False)
     got = got if type(got) is tuple else (got,)
+    if not index and hv.dtype.kind == "f":
+        _first_bits(got[0], hv, c)
     first = got[1] if index else None
     put = lambda a, shape: wrap(backend.device_put(np.asarray(a, D.DEFAULT_INDEX).reshape(shape)))  # noqa: E731
     if plain:
@@ -89,6 +93,17 @@ def _unique(x, fname):
     inv = put(got[1 + index], x.shape) if want_inv else None
     counts = put(got[-1], (-1,)) if want_counts else None
     return x, values, put(first, (-1,)) if fname == "unique_all" else None, inv, counts
+
+
+def _first_bits(vals, hv, c):
+    """np.unique's sorted real values `vals` of `c` (hv compared) given the bits of their first occurrences in hv: its
+    zero (any zero or subnormal) the first one's, its NaNs (one per NaN of hv, last) hv's in their order."""
+    i = np.searchsorted(vals, 0)   # (vals are sorted, NaNs last)
+    if i < len(vals) and vals[i] == 0:
+        vals[i] = hv[np.argmax(c == 0)]
+    if len(vals) and np.isnan(vals[-1]):
+        nan = np.isnan(c)
+        vals[len(vals) - np.count_nonzero(nan):] = hv[nan]
 
 
 def unique_all(x, /):

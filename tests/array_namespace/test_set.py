@@ -39,7 +39,8 @@ def test_unique_variants():
 
 @pytest.mark.parametrize("dt", ["int8", "uint8", "int16", "uint32", "int64", "uint64", "bool", "float32", "float64"])
 def test_unique_functions_match_numpy_on_every_dtype(dt):
-    # integers and booleans read their values from np.unique without first indices; floats pick theirs by index
+    # integers, booleans and real floats (but for unique_inverse) read their values from np.unique without first
+    # indices
     a = np.random.default_rng(5).integers(0, 7, (40, 30)).astype(dt)
     x = xp.asarray(a)
     vals, first, inv, counts = np.unique(a, return_index=True, return_inverse=True, return_counts=True)
@@ -47,6 +48,29 @@ def test_unique_functions_match_numpy_on_every_dtype(dt):
                       (xp.unique_inverse(x).inverse_indices, inv.reshape(a.shape)), (xp.unique_all(x).indices, first)]:
         assert np.asarray(got).tobytes() == np.asarray(want, got.dtype).tobytes() and got.shape == want.shape
     assert xp.unique_values(x).dtype == x.dtype and xp.unique_counts(x).values.dtype == x.dtype
+
+
+@pytest.mark.parametrize("dt", [np.float32, np.float64])
+def test_unique_float_values_keep_the_bits_of_first_occurrences(dt):
+    """unique_values and unique_counts of real floats sort without first indices (a fast sort): of the values that
+    compare equal with other bits, the zero is still the first zero's (+0.0 or -0.0, or a subnormal's bits: compared
+    as a zero) and the NaNs, each its own value, are x's in x's order (their payloads and signs), as unique_all's
+    values (picked by first index), eagerly and under jit."""
+    u = np.dtype(dt.__name__.replace("float", "uint"))
+    nan = np.asarray(np.nan, dt).view(u)
+    nans = np.array([nan | 5, nan | 3 | np.asarray(-0.0, dt).view(u), nan, nan | 1], u).view(dt)
+    rng = np.random.default_rng(7)
+    for first_zero in (-0.0, 0.0, float(np.finfo(dt).smallest_subnormal)):
+        pool = np.concatenate([nans, np.array([1.5, -2.0, 0.0, -0.0, 3.0], dt)])
+        v = np.concatenate([np.array([2.5, first_zero], dt), rng.choice(pool, 3000)]).astype(dt)
+        x = xp.asarray(v)
+        want = np.asarray(xp.unique_all(x).values)
+        assert want[0] == -2.0 and want[1].tobytes() == v[1].tobytes()   # (the oracle: v[first index])
+        for how, g in (("eager", lambda f: f), ("jit", jit)):
+            assert np.asarray(g(xp.unique_values)(x)).tobytes() == want.tobytes(), (how, first_zero)
+            got = g(xp.unique_counts)(x)
+            assert np.asarray(got.values).tobytes() == want.tobytes(), (how, first_zero)
+            np.testing.assert_array_equal(np.asarray(got.counts), np.asarray(xp.unique_all(x).counts))
 
 
 def test_unique_under_transforms():
