@@ -219,8 +219,9 @@ def _h_cum(ufunc, bool_ufunc, pad=None):
         f = (bool_ufunc if x.dtype == np.bool_ else ufunc).accumulate
         out = np.flip(f(np.flip(x, axis), axis, x.dtype), axis) if reverse else f(x, axis, x.dtype)
         if pad is not None and x.dtype.kind in "fc":
+            at = (slice(None),) * axis + (slice(-1, None) if reverse else slice(0, 1),)   # (np.moveaxis: ~3 us)
             for v in (out.real, out.imag) if x.dtype.kind == "c" else (out,):
-                first = np.moveaxis(v, axis, 0)[-1:] if reverse else np.moveaxis(v, axis, 0)[:1]
+                first = v[at]
                 ufunc(first, pad, out=first)
         return out
     return kernel
