@@ -72,7 +72,7 @@ def _step_kernel(eqn, k, ins, outs, reuse=None):
                 r[i] = _fit(v, a)
         return step
     (o,), (aval,) = outs, out_avals
-    dt = aval.dtype
+    dt, sc = aval.dtype, aval.dtype.type   # (sc: a ufunc's result type at a 0-d output, which only needs the array)
     # a ufunc whose own result dtype is the output's, at a non-0-d output, gives an ndarray of that dtype: unchecked
     exact = type(kern) is np.ufunc and kern.nout == 1 and kern.nin == len(ins) and aval.shape != () and \
         _natural_dtype(kern, tuple(a.dtype for a in in_avals)) == dt
@@ -94,7 +94,7 @@ def _step_kernel(eqn, k, ins, outs, reuse=None):
         def step(r):
             res = kern(r[a])
             if res.__class__ is not _nd or res.dtype is not dt:
-                res = slow(res, [r[a]])
+                res = _asarray(res) if res.__class__ is sc else slow(res, [r[a]])
             r[o] = res
     elif len(ins) == 2:
         a, b = ins
@@ -106,14 +106,14 @@ def _step_kernel(eqn, k, ins, outs, reuse=None):
         def step(r):
             res = kern(r[a], r[b])
             if res.__class__ is not _nd or res.dtype is not dt:
-                res = slow(res, [r[a], r[b]])
+                res = _asarray(res) if res.__class__ is sc else slow(res, [r[a], r[b]])
             r[o] = res
     else:
         def step(r):
             vals = [r[i] for i in ins]
             res = kern(*vals)
             if res.__class__ is not _nd or res.dtype is not dt:
-                res = slow(res, vals)
+                res = _asarray(res) if res.__class__ is sc else slow(res, vals)
             r[o] = res
     return step
 
