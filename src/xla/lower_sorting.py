@@ -164,9 +164,11 @@ lowering_rules[T.cummin_p] = _cum("min", hlo.MinOp, hlo.AndOp)
 
 # Up to this many elements NumPy's stable sort (a timsort) is as quick as its fast sort (a SIMD quicksort) plus the
 # fix-ups below. Sorted values: the fix-ups are a few passes over the operand (~3.5 us at a few hundred elements), while
-# timsort costs up to ~10x the fast sort on rows from ~100 long (300x300 by rows: 2.4 ms stable, 0.26 ms fast with
-# the fix-ups), so an operand of more elements takes the fast sort, whatever its rows' length. argsort: its fix-up (a
-# second sort, of int64 keys) costs ~15-25 us more a call, so only rows longer than this take it.
+# timsort costs up to ~10x the fast sort on rows from ~8 long (300x300 by rows: 2.4 ms stable, 0.26 ms fast with the
+# fix-ups), so an operand of more elements takes the fast sort where its rows are longer than 4 (rows of 4 or fewer
+# sort as fast stably: 20000x4, 516 us against 569 us with the fix-ups; rows of 5-12 in operands of a few thousand
+# elements lose ~3-7 us, 3000x8 gains 175 -> 64 us). argsort: its fix-up (a second sort, of int64 keys) costs ~15-25 us
+# more a call, so only rows longer than this take it.
 STABLE_SORT_MAX = 1024
 
 
@@ -178,13 +180,13 @@ def _h_sort(*xs, dimension, is_stable, num_keys):
         # NumPy's fastest sort, then bit for bit a stable one (NumPy's stable sort, a timsort, is ~10x slower on 1M
         # floats): values comparing equal have equal bits but for the zeros (in the kernels' DAZ mode with the
         # subnormals) and the NaNs, whose two blocks then take their elements in input order
-        fix = x.dtype.kind == "f" and x.size > STABLE_SORT_MAX
+        fix = x.dtype.kind == "f" and x.size > STABLE_SORT_MAX and x.shape[dimension] > 4
         out = np.sort(x, axis=dimension, kind=None if fix or x.dtype.kind != "f" else "stable")
         if fix:
             xm, om = x.swapaxes(dimension, -1), out.swapaxes(dimension, -1)   # (rows in the same order)
             for same in (lambda v: v == 0, np.isnan):
                 m = same(om)
-                if m.any():
+                if np.count_nonzero(m):   # (ndarray.any's Python wrapper: ~1.5 us)
                     om[m] = xm[same(xm)]
         return [out]
     if num_keys == 1 and x.dtype.kind in "biuf" and STABLE_SORT_MAX < x.shape[dimension] < 2 ** 31:   # (n * n fits)
