@@ -39,8 +39,8 @@ def test_unique_variants():
 
 @pytest.mark.parametrize("dt", ["int8", "uint8", "int16", "uint32", "int64", "uint64", "bool", "float32", "float64"])
 def test_unique_functions_match_numpy_on_every_dtype(dt):
-    # integers, booleans and real floats (but for unique_inverse) read their values from np.unique without first
-    # indices
+    # integers and booleans (and, in unique_values and unique_counts, real floats) read their values from np.unique
+    # without first indices
     a = np.random.default_rng(5).integers(0, 7, (40, 30)).astype(dt)
     x = xp.asarray(a)
     vals, first, inv, counts = np.unique(a, return_index=True, return_inverse=True, return_counts=True)

@@ -157,7 +157,7 @@ def _payload_nans(dt, k, rng):
     return bits.view(dt)
 
 
-@pytest.mark.parametrize("stable_max", [0, None])   # (0: every float row takes the fast sort and its fix-up)
+@pytest.mark.parametrize("stable_max", [0, None])   # (0: each float row longer than 4 takes the fast sort, fix-ups)
 @pytest.mark.parametrize("dt", [np.float64, np.float32, np.float16, np.int64, np.int8, np.uint16, np.bool_])
 # ((400, 5), 1): more elements than STABLE_SORT_MAX in rows of 5, the fast sort and its fix-up by default
 @pytest.mark.parametrize("shape,axis", [((1500,), 0), ((7, 40), 1), ((1100, 3), 0), ((400, 5), 1), ((2, 1100, 3), 1),
