@@ -142,6 +142,10 @@ def test_a_last_read_intermediate_is_overwritten_in_place_with_the_same_bits():
     closed, (out,) = _run(f, x)
     assert _in_place_steps(closed) >= 1
     assert out.tobytes() == np.std(a, axis=0).tobytes()
+    # a one-operand step too: exp(d) into d's memory, the same bits as NumPy's out-of-place exp
+    closed, (out,) = _run(lambda x: xp.exp(x - 1.0), x)
+    assert _in_place_steps(closed) == 1
+    assert out.tobytes() == np.exp(a - 1.0).tobytes()
     assert np.asarray(x).tobytes() == a.tobytes()   # (an input is never written)
 
 
@@ -162,8 +166,19 @@ def test_an_intermediate_still_read_later_through_an_alias_or_a_view_is_not_over
     def twice(x):   # d read again after the first product
         d = x - 1.0
         return (d * d) * d
+
+    def aliased_unary(x):   # the same for a one-operand step (its own step form)
+        d = x - 1.0
+        w = stop_gradient(d)
+        return xp.exp(d) + w
+
+    def viewed_unary(x):
+        d = x - 1.0
+        v = xp.reshape(d, (-1,))
+        return xp.exp(d), v
     d = a - 1.0
-    wants = {aliased: [d * d + d], viewed: [d * d, d.reshape(-1)], twice: [(d * d) * d]}
+    wants = {aliased: [d * d + d], viewed: [d * d, d.reshape(-1)], twice: [(d * d) * d],
+             aliased_unary: [np.exp(d) + d], viewed_unary: [np.exp(d), d.reshape(-1)]}
     for f, want in wants.items():
         closed, outs = _run(f, x)
         for o, w in zip(outs, want):
