@@ -71,7 +71,7 @@ def _digamma_fix(v, r):
     """NaN at +-0 (scipy: -+inf); below 0, reflected onto psi(1 - v) (scipy's own is ~1e4 ulps off near the poles):
     psi(v) = psi(1 - v) - pi / tan(pi v), v - round(v) exact."""
     neg = (v < 0) & np.isfinite(v)
-    if neg.any():
+    if np.count_nonzero(neg):
         refl = scipy_function("special", "psi")(np.where(neg, 1.0 - v, 1.0)) - np.pi / np.tan(np.pi * (v - np.round(v)))
         r = np.where(neg, refl, r)
     return np.where((v == 0) | (neg & (np.floor(v) == v)), np.nan, r)

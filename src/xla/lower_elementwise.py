@@ -413,7 +413,7 @@ def _zero_signs(x, y, r, zeros):
                 return r
             if zeros is _max_zeros and not np.signbit(s):
                 return np.add(r, s, out=r)
-    if not (r == 0).any():
+    if not np.count_nonzero(r == 0):   # (ndarray.any's Python wrapper: ~0.5 us more)
         return r
     return np.where((x == 0) & (y == 0), zeros(x, y), r)
 

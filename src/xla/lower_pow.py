@@ -38,10 +38,10 @@ def _power(x, y):
     x, y = _daz(x), _daz(y)
     r = np.power(x, y)
     zero = r == 0
-    if not zero.any():
+    if not np.count_nonzero(zero):   # (ndarray.any's Python wrapper: ~0.5 us more)
         return r
     neg = zero & (x < 0) & (np.abs(np.fmod(y, 2)) == 1)   # (an odd integer exponent)
-    return np.where(neg, -np.abs(r), r) if neg.any() else r
+    return np.where(neg, -np.abs(r), r) if np.count_nonzero(neg) else r
 
 
 def _h_pow(x, y):
@@ -55,7 +55,7 @@ def _h_pow(x, y):
     # every bit of y, wrapping as NumPy's own; a negative y: 1 at x = 1, +-1 at x = -1, else 0 (see _int_pow)
     neg = y < 0
     r = np.power(x, np.where(neg, y.dtype.type(0), y))
-    if neg.any():
+    if np.count_nonzero(neg):
         at_neg = np.where(x == 1, x, np.where(x == -1, np.where((y & 1) == 1, x, -x), x.dtype.type(0)))
         r = np.where(neg, at_neg, r)
     return r

@@ -301,7 +301,7 @@ def _zero_signs(kind, x, axes, r):
     NumPy's reduce keeps the zero its loop meets first (so the answer moved with the order). A zero result is
     fixed to XLA's, so eager and jit agree; r is right wherever it is not zero."""
     z = r == 0
-    if not z.any():
+    if not np.count_nonzero(z):   # (ndarray.any's Python wrapper: ~0.5 us more)
         return r
     sign = np.signbit(x)
     other = (x == 0) & (~sign if kind == "max" else sign)   # (a +0.0 for max, a -0.0 for min: it wins)
