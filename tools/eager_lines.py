@@ -67,7 +67,7 @@ NAMES = {
     "src/array_namespace/_statistical.py": [
         "_MOMENT_ON_HOST"],
     "src/array_namespace/_helpers.py": ["UNSTAGED_CALLS"],
-    "src/array_namespace/_elementwise.py": ["_in_place"],            # x op= y written into x's memory
+    "src/array_namespace/_elementwise.py": ["_in_place", "IN_PLACE_MIN_BYTES"],   # x op= y written into x's memory
     "src/xla/runtime.py": [
         "_kernels_on", "_SPLIT_MIN", "_np_of", "_box_host", "eager_in_place", "_make_host_impl"],
 }

@@ -1,4 +1,5 @@
-"""`x op= y` eagerly writes into x's memory where x alone holds its value, with the bits of `x op y`.
+"""`x op= y` eagerly writes into x's memory where x alone holds its value and takes IN_PLACE_MIN_BYTES or more, with
+the bits of `x op y` (a smaller x is rebound to the new array `x op y`: its checks cost more than the allocation).
 
 NumPy's `+=` costs what it writes; a new array per update also faults in fresh pages for a large one (sklearn's
 euclidean_distances adds twice in place to an n x n matrix). The write must never be seen by another holder of
@@ -8,6 +9,7 @@ import numpy as np
 import pytest
 
 import array_namespace as xp
+from array_namespace._elementwise import IN_PLACE_MIN_BYTES
 from xla import host_parallel
 from transforms import jit, vmap
 
@@ -37,8 +39,9 @@ def _data(rng, shape, dt):
 @pytest.mark.parametrize("op,dt", _CASES)
 def test_in_place_operator_writes_x_memory_with_the_bits_of_the_operator(op, dt, other):
     rng = np.random.default_rng(len(op + dt + other))
-    a = _data(rng, (6, 5), dt)
-    b = {"same shape": _data(rng, (6, 5), dt), "row": _data(rng, (5,), dt), "column": _data(rng, (6, 1), dt),
+    m, n = 256, 257   # (at least IN_PLACE_MIN_BYTES for every dtype, uint8 and bool included)
+    a = _data(rng, (m, n), dt)
+    b = {"same shape": _data(rng, (m, n), dt), "row": _data(rng, (n,), dt), "column": _data(rng, (m, 1), dt),
          "0-d": _data(rng, (), dt)}.get(other)
     fn, name = _OPS[op]
     y = (True if dt == "bool" else 3) if other == "scalar" else xp.asarray(b)
@@ -71,20 +74,36 @@ def test_a_large_in_place_update_split_over_the_cores_has_the_bits_of_the_operat
         assert _addr(x) == before
 
 
+@pytest.mark.parametrize("dt", ["float64", "uint8"])
+def test_a_small_x_is_rebound_with_the_bits_of_the_operator_and_a_large_one_written_in_place(dt):
+    """Below IN_PLACE_MIN_BYTES x takes the new array x op y (the same bits); from it, x's own memory."""
+    rng = np.random.default_rng(3)
+    k = IN_PLACE_MIN_BYTES // np.dtype(dt).itemsize
+    for n, in_place in ((k - 1, False), (k, True), (7, False)):
+        a, b = _data(rng, (n,), dt), _data(rng, (n,), dt)
+        x = xp.asarray(a) + 0
+        before = _addr(x)
+        x += xp.asarray(b)
+        assert np.asarray(x).tobytes() == (a + b).tobytes()
+        if before is not None:
+            assert (_addr(x) == before) == in_place, n
+
+
 @pytest.mark.parametrize("holder", ["copy=False", "reshape", "jit const", "dlpack", "numpy", "vmap identity"])
 def test_another_holder_keeps_its_value(holder):
-    """x op= y never changes what something else holding x's value or memory sees."""
-    a = np.arange(12.0).reshape(3, 4)
+    """x op= y never changes what something else holding x's value or memory sees (x large enough to be written
+    in place were it alone)."""
+    a = np.arange(96 * 100.0).reshape(96, 100)
     x = xp.asarray(a) + 0.0
     if holder == "copy=False":   # (the same handle, as NumPy's asarray gives: it sees the update)
         other, want = xp.asarray(x, copy=False), a + 1.0
     elif holder == "reshape":
-        other, want = xp.reshape(x, (12,)), a.reshape(12)
+        other, want = xp.reshape(x, (-1,)), a.reshape(-1)
     elif holder == "vmap identity":   # (another handle of x's very value)
         other, want = vmap(lambda t: t)(x), a
     elif holder == "jit const":
         f = jit(lambda t: t + x)
-        f(xp.zeros((3, 4)))
+        f(xp.zeros(a.shape))
         other, want = None, a
     elif holder == "dlpack":
         other, want = np.from_dlpack(x), a.copy()
@@ -93,9 +112,9 @@ def test_another_holder_keeps_its_value(holder):
     x += 1.0
     np.testing.assert_array_equal(np.asarray(x), a + 1.0)
     if holder == "jit const":
-        np.testing.assert_array_equal(np.asarray(f(xp.zeros((3, 4)))), want)
+        np.testing.assert_array_equal(np.asarray(f(xp.zeros(a.shape))), want)
     elif holder == "reshape":   # (a reshape of x is NumPy's view: it sees the write, as NumPy's does)
-        np.testing.assert_array_equal(np.asarray(other), (a + 1.0).reshape(12))
+        np.testing.assert_array_equal(np.asarray(other), (a + 1.0).reshape(-1))
     else:
         np.testing.assert_array_equal(np.asarray(other), want)
 
