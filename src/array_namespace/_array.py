@@ -427,10 +427,11 @@ class Array:
         # one memory, which takes the write (_views.write_eager); under a transform the family path runs (write)
         sole = sys.getrefcount(self._v) <= 2
         family = VW.has_views(self)
-        if (sole or family) and (not tracing[0] or trace_state.trace is EVAL):
-            # eagerly, x alone holding its value: a value of x's dtype (an Array, or a Python scalar converted as
-            # update does) goes straight into x's memory where the backend takes the key (update's first step; the
-            # aval is unchanged); a view family's, into its one memory that all of it reads (_views.write_eager)
+        if not tracing[0] or trace_state.trace is EVAL:
+            # eagerly: a value of x's dtype (an Array, or a Python scalar converted as update does) goes straight into
+            # x's memory where x alone holds its value, else into a copy of it, where the backend takes the key
+            # (update's first step; the aval is unchanged); a view family's, into its one memory that all of it
+            # reads (_views.write_eager)
             dt = self._v.aval.dtype
             if type(value) is Array and value._v.aval.dtype == dt:
                 v = value._v   # (binary's result for a value of x's dtype, without its call: an element loop's case)
@@ -443,7 +444,7 @@ class Array:
                 if VW.write_eager(self, H.host_key(key), v):
                     return
             elif v is not None:
-                out = backend.eager_setitem(self._v, H.host_key(key), v)
+                out = backend.eager_setitem(self._v, H.host_key(key), v, copy=not sole)
                 if out is not None:
                     self._v = out
                     self._trace = EVAL

@@ -59,8 +59,9 @@ class Backend:
                                                    the namespace's path; it validates and raises); key: the
                                                    namespace's, a boolean mask Array given as its raw value; view:
                                                    the result shares raw's memory where it can (a namespace view)
-    eager_setitem(raw, key, value) -> raw | None   x[key] = value (value checked and cast) written into the memory of
-                                                   x's value, which its only holder gives up (None: not done)
+    eager_setitem(raw, key, value, copy=False) -> raw | None   x[key] = value (value checked and cast) written into
+                                                   the memory of x's value, which its only holder gives up, else
+                                                   (copy: another array holds raw too) into a copy (None: not done)
     eager_family_setitem(raws, layouts, i, key, value) -> raws | None   x[key] = value for x the i-th array of a
                                                    view family (raws: their values, the root's first, each given up
                                                    by its array; layouts() -> (strides, offset) in the root), written
@@ -82,7 +83,7 @@ class Backend:
         self.run_by_op = None                        # (None: the engine binds the equations one by one)
         self.eager_in_place = lambda prim, args, params: None   # (no in-place updates: always a new value)
         self.eager_getitem = lambda raw, key, view=False: None   # (indexing binds its gather)
-        self.eager_setitem = lambda raw, key, value: None   # (and its scatter)
+        self.eager_setitem = lambda raw, key, value, copy=False: None   # (and its scatter)
         self.eager_family_setitem = lambda raws, layouts, i, key, value: None   # (a view family: its rules)
         self.box_fn = lambda box_type, wrap: wrap
         self.adopt = lambda raw: raw                 # (every value of the buffer type is the backend's own)

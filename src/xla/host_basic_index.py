@@ -7,10 +7,9 @@ ever-new shapes, where the namespace's path (a plan per (shape, key), a gather o
 elements by the same rules, so the value is NumPy's: no plan, no primitive, the same bits. Anything else (an int
 out of range, a zero step, two Ellipses, NumPy integers, a value not host-held: a device buffer, donated, over
 several devices) returns None and the namespace's path runs (and raises its errors). A read the namespace makes
-a view is NumPy's view of x's memory; any other read is a copy. A write goes into memory only its array holds
-(host.sole_holder), or that only one view family holds (eager_family_setitem; else that memory is copied first).
-An integer index array along one axis (x[idx], x[:, idx]: xp.take), read only, and a boolean mask over exactly
-x's leading dims are NumPy's indexing too (the same elements in row-major order): ~1 us, not ~50-70 us.
+a view is NumPy's view of x's memory; any other read is a copy. A write goes into memory only its array (or its
+view family) holds (host.sole_holder), else into a copy. An integer index array along one axis (x[idx], x[:, idx]:
+xp.take), read only, and a boolean mask over exactly x's leading dims are NumPy's indexing too: ~1 us, not ~50-70.
 """
 from __future__ import annotations
 
@@ -122,12 +121,11 @@ def eager_getitem(v, key, view=False):
     return HostValue(out, host.shared_aval(out.shape, a[1], a[2]))
 
 
-def eager_setitem(v, key, value):
-    """`x[key] = value` (value: raw, of x's dtype) written into the memory of x's raw value `v`, which its only
-    holder gives up: the value (same aval, same memory) or None (declined: the namespace's path runs)."""
-    if not _live(v) or not _live(value) or not host.sole_holder((v,)) or not _assign(v, key, value):
-        return None
-    return HostValue(v.np, v.aval)
+def eager_setitem(v, key, value, copy=False):
+    """`x[key] = value` (value: raw, of x's dtype) into the memory of x's raw value `v` where its only holder gives
+    it up, else (copy: another array holds `v`) into a copy (the same bits): the new value, or None (declined)."""
+    x = _assign(v, key, value, copy or not host.sole_holder((v,))) if _live(v) and _live(value) else None
+    return None if x is None else HostValue(x, v.aval)
 
 
 def eager_family_setitem(vals, layouts, i, key, value):
@@ -145,20 +143,21 @@ def eager_family_setitem(vals, layouts, i, key, value):
         vals = [HostValue(np.ndarray(hv.aval.shape, root.dtype, root, min(off * n, root.nbytes),   # (min: empty views)
                                      tuple(s * n for s in st)), hv.aval)
                 for hv, (st, off) in zip(vals, layouts())]
-    return vals if _assign(vals[i], key, value) else None
+    return vals if _assign(vals[i], key, value) is not None else None
 
 
-def _assign(v, key, value):
-    """Write `value` at `key` into host value `v`'s memory; whether done (value's shape broadcasts to the selection
-    without new leading axes, as the namespace requires; NumPy would allow them)."""
+def _assign(v, key, value, copy=False):
+    """Write `value` at `key` into host value `v`'s memory (copy: into a copy): the array written, or None where
+    value's shape does not broadcast to the selection without new leading axes (the namespace's rule)."""
     a = v.aval
     k = _numpy_key(a[0], key)
     if k is None or value.aval[1] != a[1]:
-        return False
+        return None
     vs = value.aval[0]
     if vs:   # (a 0-d value fits any selection)
         ts = (int(np.count_nonzero(k)),) + a[0][k.ndim:] if type(k) is np.ndarray else v.np[k].shape
         if vs != ts and (len(vs) > len(ts) or any(p != q and p != 1 for p, q in zip(vs[::-1], ts[::-1]))):
-            return False
-    v.np[k] = value.np   # (NumPy reads an overlapping value as it was before the write; a mask writes through x)
-    return True
+            return None
+    x = v.np.copy() if copy else v.np
+    x[k] = value.np   # (NumPy reads an overlapping value as it was before the write; a mask writes through x)
+    return x

@@ -168,7 +168,7 @@ def _set_planned(x_np, key, value, monkeypatch):
     """x[key] = value through the namespace's own path (the direct write switched off)."""
     x = xp.asarray(x_np)
     with monkeypatch.context() as m:
-        m.setattr(backend, "eager_setitem", lambda v, k, val: None)
+        m.setattr(backend, "eager_setitem", lambda v, k, val, copy=False: None)
         x[key] = value
     return np.asarray(x)
 
@@ -215,17 +215,40 @@ def test_a_diagonal_filled_element_by_element_writes_in_place(written):
     assert x._v.np.ctypes.data == addr and len(written) == 40 and all(written)   # (no copy of x per write)
 
 
-def test_shared_values_and_bad_values_take_the_namespaces_path(written, monkeypatch):
+@pytest.mark.parametrize("dt", [np.float64, np.int32])
+@pytest.mark.parametrize("shape, key, value", SET_CASES, ids=repr)
+def test_a_write_into_a_shared_value_goes_into_a_copy_with_the_planned_scatters_bits(written, monkeypatch, dt, shape,
+                                                                                      key, value):
+    x_np = (np.arange(np.prod(shape)).reshape(shape) * 3 - 20).astype(dt)
+    if value == "col":
+        value = xp.asarray(np.arange(shape[0], dtype=dt) + 100)
+    elif value == "row":
+        value = xp.asarray(np.arange(shape[-1], dtype=dt) - 100)
+    elif np.dtype(dt).kind == "i":
+        value = int(value)
+    want = x_np.copy()
+    want[key] = np.asarray(value)
+    ref = _set_planned(x_np, key, value, monkeypatch)
+    x = xp.asarray(x_np)
+    y = xp.asarray(x, copy=True)   # (y and x hold one value: the write must not reach x)
+    before = runtime.compile_calls[0]
+    y[key] = value
+    assert written == [True] and runtime.compile_calls[0] == before and y._v is not x._v
+    assert np.asarray(y).tobytes() == ref.tobytes() == want.tobytes()
+    assert np.asarray(x).tobytes() == x_np.tobytes()
+
+
+def test_shared_memory_is_copied_before_a_write_and_bad_values_take_the_namespaces_path(written, monkeypatch):
     a = np.arange(6.0)
     x = xp.asarray(a)
     held = x._v            # (another holder of x's value: a write must not reach it)
     x[0] = 50.0
-    assert not any(written) and np.asarray(held.np)[0] == 0.0 and np.asarray(x)[0] == 50.0
+    assert written[-1] is True and x._v is not held and np.asarray(held.np)[0] == 0.0 and np.asarray(x)[0] == 50.0
     del held
     e = xp.asarray(a)
     exported = np.asarray(e, copy=False)   # (a NumPy view of e's memory: a write must not reach it either)
     e[1] = 60.0
-    assert written[-1] is False and exported[1] == 1.0 and np.asarray(e)[1] == 60.0
+    assert written[-1] is True and exported[1] == 1.0 and np.asarray(e)[1] == 60.0
     y = xp.asarray(a)
     view = y[1:4]          # (a basic slice of y: writes through it reach y, writes into y reach it as NumPy)
     view[0] = -1.0
@@ -282,14 +305,14 @@ def test_mask_reads_and_writes_equal_numpy_and_the_namespaces_path(taken, writte
 def test_mask_writes_spare_other_holders_and_bad_masks_raise_as_before(taken, written):
     a = np.arange(6.0)
     x = xp.asarray(a)
-    held = x._v            # (another holder of x's value: the write must not reach it)
+    held = x._v            # (another holder of x's value: the write goes into a copy, never into it)
     x[x > 2] = 0.0
-    assert not any(written) and np.asarray(held.np).tolist() == a.tolist()
+    assert written[-1] is True and np.asarray(held.np).tolist() == a.tolist()
     assert np.asarray(x).tolist() == [0.0, 1.0, 2.0, 0.0, 0.0, 0.0]
     y = xp.asarray(a)
     exported = np.asarray(y, copy=False)
     y[y > 2] = xp.asarray(np.ones(3))
-    assert not any(written) and exported.tolist() == a.tolist() and np.asarray(y)[3:].tolist() == [1.0] * 3
+    assert written[-1] is True and exported.tolist() == a.tolist() and np.asarray(y)[3:].tolist() == [1.0] * 3
     with pytest.raises(IndexError):
         xp.asarray(a)[xp.asarray([True, False])]          # (a mask of another shape: the namespace's error)
     assert taken[-1] is False
