@@ -404,10 +404,11 @@ class Array:
         cur = trace_state.trace
         if self._trace is not cur and not (cur is EVAL and not isinstance(self._v, Tracer)):
             VW.check_writable(self, what, cur)
-        if new.dtype != self.dtype:
+        a, b = new._v.aval, self._v.aval
+        if a.dtype != b.dtype:   # (NumPy dtypes: C comparisons, not the namespace's DType)
             raise TypeError(f"{what} would change the dtype from {self.dtype.name} to {new.dtype.name}; "
                             "in-place operations keep the array's dtype")
-        if new.shape != self.shape:
+        if a.shape != b.shape:
             raise ValueError(f"{what} would change the shape from {self.shape} to {new.shape}")
         if getattr(self, "_base", None) is None and not getattr(self, "_views", None):
             self._v = new._v   # (no view shares its data: the common case)
