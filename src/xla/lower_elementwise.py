@@ -366,8 +366,7 @@ def _h_rsqrt(x):
 
 
 def _h_logistic(x):
-    one = x.dtype.type(1)
-    return np.divide(one, np.add(one, np.exp(np.negative(x)))) if x.dtype.kind == "f" else NotImplemented
+    return np.divide(1, np.add(1, np.exp(np.negative(x)))) if x.dtype.kind == "f" else NotImplemented   # (1: weak)
 
 
 def _h_sign(x):
@@ -382,8 +381,10 @@ def _h_sign(x):
 def _h_abs_complex(x):
     if x.dtype.kind != "c":
         return NotImplemented
-    out = np.abs(x)   # hypot, except that XLA's |inf + nan j| is NaN (C99's is inf)
-    return np.where(np.isnan(x.real) | np.isnan(x.imag), out.dtype.type(np.nan), out)
+    out = np.abs(x)   # hypot, except that XLA's |inf + nan j| is NaN (C99's is inf): fixed where out has an inf
+    if np.count_nonzero(np.isinf(out)):
+        out = np.where(np.isnan(x.real) | np.isnan(x.imag), out.dtype.type(np.nan), out)
+    return out
 
 
 host_kernels[E.abs_p] = Kernel(np.abs, "iuf", _h_abs_complex)
