@@ -348,9 +348,9 @@ def sign(x, /):
         mag = P.convert_element_type(bind(P.abs_p, v), x.dtype)
         is_zero = bind(P.eq_p, mag, _c(0, v))
         return wrap(P.select_n(is_zero, bind(P.div_p, v, P.select_n(is_zero, mag, _c(1, v))), _c(0, v)))
-    if x.dtype in D.REAL_FLOAT:   # sign(-0) is +0, the standard's "0" (XLA keeps -0)
+    if x.dtype in D.REAL_FLOAT:   # sign(-0) is +0, the standard's "0" (XLA keeps -0): -0.0 + 0.0 is +0.0
         v = x._v
-        return wrap(P.select_n(bind(P.eq_p, v, _c(0, v)), bind(P.sign_p, v), _c(0.0, v)))
+        return wrap(bind(P.add_p, bind(P.sign_p, v), _c(0.0, v)))
     return wrap(bind(P.sign_p, x._v))
 
 
