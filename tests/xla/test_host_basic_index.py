@@ -179,9 +179,10 @@ SET_CASES = [((4, 5), (1, 2), 7.5), ((4, 5), (-1, -1), -0.0), ((4, 5), 0, 3.0), 
              ((3, 4, 5), (1, Ellipsis, 2), 9.0), ((3, 4, 5), (None, 0), "row")]
 
 
+@pytest.mark.parametrize("shared", [False, True], ids=["own", "shared"])
 @pytest.mark.parametrize("dt", [np.float64, np.float32, np.int32, np.complex128])
 @pytest.mark.parametrize("shape, key, value", SET_CASES, ids=repr)
-def test_setitem_equals_the_planned_scatter_and_numpy(written, monkeypatch, dt, shape, key, value):
+def test_setitem_equals_the_planned_scatter_and_numpy(written, monkeypatch, dt, shape, key, value, shared):
     x_np = (np.arange(np.prod(shape)).reshape(shape) * 3 - 20).astype(dt)
     if value == "col":
         value = xp.asarray(np.arange(shape[0], dtype=dt) + 100)
@@ -193,6 +194,7 @@ def test_setitem_equals_the_planned_scatter_and_numpy(written, monkeypatch, dt, 
     want[key] = np.asarray(value)
     ref = _set_planned(x_np, key, value, monkeypatch)
     x = xp.asarray(x_np)
+    other = xp.asarray(x, copy=True) if shared else None   # (x and other hold one value: it goes into a copy)
     before = runtime.compile_calls[0]
     x[key] = value
     got = np.asarray(x)
@@ -200,6 +202,7 @@ def test_setitem_equals_the_planned_scatter_and_numpy(written, monkeypatch, dt, 
     assert got.dtype == ref.dtype == want.dtype
     assert got.tobytes() == ref.tobytes() == want.tobytes()   # (bit for bit, the sign of -0.0 included)
     assert written == [True]
+    assert not shared or (other._v is not x._v and np.asarray(other).tobytes() == x_np.tobytes())
 
 
 def test_a_diagonal_filled_element_by_element_writes_in_place(written):
@@ -213,29 +216,6 @@ def test_a_diagonal_filled_element_by_element_writes_in_place(written):
     np.fill_diagonal(want, 0.0)
     np.testing.assert_array_equal(np.asarray(x), want)
     assert x._v.np.ctypes.data == addr and len(written) == 40 and all(written)   # (no copy of x per write)
-
-
-@pytest.mark.parametrize("dt", [np.float64, np.int32])
-@pytest.mark.parametrize("shape, key, value", SET_CASES, ids=repr)
-def test_a_write_into_a_shared_value_goes_into_a_copy_with_the_planned_scatters_bits(written, monkeypatch, dt, shape,
-                                                                                      key, value):
-    x_np = (np.arange(np.prod(shape)).reshape(shape) * 3 - 20).astype(dt)
-    if value == "col":
-        value = xp.asarray(np.arange(shape[0], dtype=dt) + 100)
-    elif value == "row":
-        value = xp.asarray(np.arange(shape[-1], dtype=dt) - 100)
-    elif np.dtype(dt).kind == "i":
-        value = int(value)
-    want = x_np.copy()
-    want[key] = np.asarray(value)
-    ref = _set_planned(x_np, key, value, monkeypatch)
-    x = xp.asarray(x_np)
-    y = xp.asarray(x, copy=True)   # (y and x hold one value: the write must not reach x)
-    before = runtime.compile_calls[0]
-    y[key] = value
-    assert written == [True] and runtime.compile_calls[0] == before and y._v is not x._v
-    assert np.asarray(y).tobytes() == ref.tobytes() == want.tobytes()
-    assert np.asarray(x).tobytes() == x_np.tobytes()
 
 
 def test_shared_memory_is_copied_before_a_write_and_bad_values_take_the_namespaces_path(written, monkeypatch):
