@@ -423,16 +423,16 @@ class Array:
             self._set_locked(key, value)
 
     def _set_locked(self, key, value):
-        # this handle the only holder of its value (its slot and getrefcount's argument): x's memory may take the
-        # write (NumPy's cost; a copy of x per write is quadratic in a loop). Eagerly a view family's arrays read
+        # sole: this handle the only holder of its value (its slot and getrefcount's argument), so x's memory may take
+        # the write (NumPy's cost; a copy of x per write is quadratic in a loop). Eagerly a view family's arrays read
         # one memory, which takes the write (_views.write_eager); under a transform the family path runs (write)
         sole = sys.getrefcount(self._v) <= 2
         family = VW.has_views(self)
         if not tracing[0] or trace_state.trace is EVAL:
             # eagerly: a value of x's dtype (an Array, or a Python scalar converted as update does) goes straight into
-            # x's memory where x alone holds its value, else into a copy of it, where the backend takes the key
-            # (update's first step; the aval is unchanged); a view family's, into its one memory that all of it
-            # reads (_views.write_eager)
+            # x's memory where x is sole, else into a copy of it (copy=not sole: another array keeps the old values),
+            # where the backend takes the key (update's first step; the aval is unchanged); a view family's, into
+            # its one memory that all of it reads (_views.write_eager)
             dt = self._v.aval.dtype
             if type(value) is Array and value._v.aval.dtype == dt:
                 v = value._v   # (binary's result for a value of x's dtype, without its call: an element loop's case)

@@ -34,6 +34,7 @@ import numpy as np
 from transforms.backend import backend
 from transforms.batching import BatchTracer
 from transforms.core import EVAL, Tracer, set_trace, trace_state
+from transforms.primitives.structural import inverse_permutation
 
 from . import _helpers as H
 
@@ -77,10 +78,6 @@ def _reshape(raw, shape):
     return raw if raw.aval.shape == tuple(shape) else S.reshape(raw, shape)
 
 
-def _inverse(perm):
-    return tuple(sorted(range(len(perm)), key=lambda i: perm[i]))
-
-
 class _Rule:
     __slots__ = ("fwd", "put", "layout")
 
@@ -95,7 +92,7 @@ RULES = {
                    lambda p, v, key: _ix().update(H.wrap(p), key, H.wrap(v), "set", "x[...] = value")._v,
                    lambda shape, st, off, key: _index_layout(shape, st, off, key)),
     "perm": _Rule(lambda p, perm: _perm(p, perm),
-                  lambda p, v, perm: _perm(v, _inverse(perm)),
+                  lambda p, v, perm: _perm(v, inverse_permutation(perm)),
                   lambda shape, st, off, perm: (tuple(st[a] for a in perm), off)),
     "flip": _Rule(lambda p, axes: _rev(p, axes),
                   lambda p, v, axes: _rev(v, axes),

@@ -177,7 +177,7 @@ def _fold_batch(b, db, rows, solve_one):
     perm = tuple(range(1, k)) + (0,) + tuple(range(k, nd))
     x = solve_one(S.reshape(S.transpose(b, perm), shp[1:k] + (shp[0] * shp[k],) + shp[k + 1:]))
     x = S.reshape(x, shp[1:k] + (shp[0], shp[k]) + shp[k + 1:])
-    return S.transpose(x, tuple(sorted(range(nd), key=perm.__getitem__)))
+    return S.transpose(x, S.inverse_permutation(perm))
 
 
 def _batched_unary(prim):

@@ -73,6 +73,12 @@ def reshape(x, new_sizes):
     return bind(reshape_p, x, new_sizes=new_sizes)
 
 
+def inverse_permutation(permutation):
+    """The permutation undoing `permutation` (transpose(transpose(x, p), inverse_permutation(p)) is x); in Python:
+    np.argsort costs ~2 us on a few axes."""
+    return tuple(sorted(range(len(permutation)), key=permutation.__getitem__))
+
+
 def transpose(x, permutation):
     permutation = tuple(permutation)
     if permutation == tuple(range(len(permutation))):
@@ -184,7 +190,7 @@ def _transpose_abstract(x, *, permutation):
 abstract_eval_rules[transpose_p] = _transpose_abstract
 deflinear(transpose_p)
 transpose_rules[transpose_p] = lambda ct, x, *, permutation: [
-    Zero if ct is Zero else transpose(ct, tuple(np.argsort(permutation)))]
+    Zero if ct is Zero else transpose(ct, inverse_permutation(permutation))]
 batch_rules[transpose_p] = lambda axis_size, vals, dims, *, permutation: (
     transpose(moveaxis(vals[0], dims[0], 0), (0,) + tuple(p + 1 for p in permutation)), 0)
 

@@ -202,3 +202,11 @@ def test_abstract_errors(call, exc, text):
     assert text in str(e.value)
     with pytest.raises(exc):                       # the same check under tracing
         jit(lambda a: call(a._v))(xp.asarray(X))
+
+
+def test_inverse_permutation_undoes_every_permutation_as_numpys_argsort():
+    import itertools
+    for n in range(5):
+        for p in itertools.permutations(range(n)):
+            inv = S.inverse_permutation(p)
+            assert inv == tuple(int(i) for i in np.argsort(p)) and tuple(p[i] for i in inv) == tuple(range(n))
