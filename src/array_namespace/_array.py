@@ -467,15 +467,17 @@ class Array:
     def __getitem__(self, key):
         v = self._v
         one = VW.selects_one_element(key) and (1 if type(key) is int else len(key)) == len(v.aval.shape)
-        if one and not tracing[0]:
-            # x[i], x[i, j]: one element picked by ints, the commonest read in a loop (a copy, not a view: NumPy's
-            # scalar), eagerly straight from the backend's basic indexing (None: _indexing's path, which also
-            # raises an index out of range)
-            out = backend.eager_getitem(v, key)
-            if out is not None:
-                return H.wrap(out)
         view = not one and VW._is_basic_key(key)
-        out = _module("_indexing").getitem(self, key, view)
+        declined = False
+        if not tracing[0] and (one or view) and v.aval.shape:
+            # eagerly, ints / slices / None / Ellipsis straight from the backend's basic indexing: x[i, j] one
+            # element (a copy: NumPy's scalar), the commonest read in a loop; any other a view of x's memory (None:
+            # _indexing's path, which also raises an index out of range)
+            out = backend.eager_getitem(v, key, view)
+            if out is not None:
+                return VW.view_of(H.wrap(out), self, "index", key, v) if view else H.wrap(out)
+            declined = True
+        out = _module("_indexing").getitem(self, key, view, declined)
         if out is not self and view:
             VW.view_of(out, self, "index", key, v)
         return out

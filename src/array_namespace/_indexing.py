@@ -142,14 +142,15 @@ def elements(x, n):
         yield wrap(put(vals[i], aval)) if x._v is v else x[i]
 
 
-def getitem(x, key, view=False):
-    """x[key]; view: the result becomes a view of x (the namespace's __getitem__), sharing x's memory eagerly."""
+def getitem(x, key, view=False, declined=False):
+    """x[key]; view: the result becomes a view of x (the namespace's __getitem__), sharing x's memory eagerly;
+    declined: the backend's eager read declined the key already (the namespace's __getitem__ asks it first)."""
     x = as_array(x, "__getitem__")
     if x.ndim == 0 and (_is_empty_key(key) or key is Ellipsis):
         return x if view else wrap(x._v)   # (x[()]: NumPy's scalar, a value of its own; x[...]: a view, x itself)
     eager = not tracing[0] or trace_state.trace is EVAL
     if eager:
-        out = backend.eager_getitem(x._v, host_key(key), view)   # (a basic key or a mask, straight on the host)
+        out = None if declined else backend.eager_getitem(x._v, host_key(key), view)   # (a basic key or a mask)
         if out is not None:
             return wrap(out)
         if type(key) is int or type(key) is tuple and key and type(key[0]) is int:
