@@ -295,8 +295,10 @@ def _full_checked(shape, fill_value, dtype, device, fname):
 def _full_made(shape, fill_value, dtype, fname):
     """An array of checked `shape` and `dtype`, every element the Python scalar fill_value."""
     fill_value = big_int_as_float(fill_value, dtype, fname)   # (an int past int64 for a float dtype: its float)
-    if _eager_small(shape):
-        return _from_host(np.full(shape, fill_value, dtype=dtype), dtype, fname, fresh=True)
+    if _eager_small(shape):   # (np.full's work without its Python frame, nor _from_host's checks of a made array)
+        arr = np.empty(shape, dtype)
+        arr.fill(fill_value)
+        return wrap(backend.device_put(arr, None, fresh=True))
     return wrap(S.broadcast_in_dim(P.convert_element_type(fill_value, dtype), shape, ()))
 
 
