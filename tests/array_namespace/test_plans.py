@@ -315,6 +315,9 @@ FULL_CASES = [
     (lambda m: m.full((50, 20), -0.0), None),            # (larger than the values kept: the checks are kept)
     (lambda m: m.zeros_like(m.asarray(np.ones((40, 30), np.int32))), None),
     (lambda m: m.ones((3, 300), dtype=m.bool), None),
+    (lambda m: m.full((30, 30), 0.1, dtype=m.float32), None),             # (a fill rounded to the dtype, as np.full)
+    (lambda m: m.full((17, 17), 0.1 - 3e38j, dtype=m.complex64), None),
+    (lambda m: m.full((300,), -2 ** 63, dtype=m.int64), None),
 ]
 
 
