@@ -255,9 +255,9 @@ def _cf(p, q, x, derivs):
         return out[:7] + (out[7] | (m >= budget), keep(last_m, m), keep(last_err, err), keep(last_amp, amp1 + amp2))
 
     # the first _maxit terms, where no element is at its budget (>= _maxit), without the diagnostics only that reads
-    # (~20% of the body's equations); then the rest with them
-    first = while_loop(lambda s: (s[0] < min(_maxit(x), _CF_CAP)) & xp.any(~s[7]), body, init)
-    out = while_loop(lambda s: (s[0] < _CF_CAP) & xp.any(~s[7]), body, first + (zero, zero, zero))
+    # (~20% of the body's equations); then the rest with them (eagerly, only if an element needs more terms)
+    first = while_loop(lambda s: (s[0] < min(_maxit(x), _CF_CAP)) & xp.any(~s[7]), body, init) + (zero, zero, zero)
+    out = first if _eager_all(first[7]) else while_loop(lambda s: (s[0] < _CF_CAP) & xp.any(~s[7]), body, first)
     # out of terms before the fraction converged: nan, never a truncated value. Near the mean of a
     # beta with large p, q the steps cancel ~1e3-fold and delta wanders by ~1e3 eps about 1 once
     # converged, so the strict test may never pass: an element that ran to its budget (past the
