@@ -224,10 +224,9 @@ def _cf(p, q, x, derivs):
         amp = xp.abs(t * dn) + xp.abs(r / cn) if diag else None
         return cn, dn, dcn, ddn, dn * cn, inc, amp
 
-    def body(s):
+    def body(s, diag):
         # c, d (and their derivatives) run on past an element's convergence: h, g and the last
         # iteration's diagnostics (diag: past the first _maxit terms) are frozen there (done); nothing else reads them
-        diag = len(s) > 8
         m, h, c, d, dd, dc, g, done = s[:8]
         pm2 = p + 2 * m
         # even coefficient d_2m = m (q - m) x / ((p + 2m - 1)(p + 2m))
@@ -256,8 +255,10 @@ def _cf(p, q, x, derivs):
 
     # the first _maxit terms, where no element is at its budget (>= _maxit), without the diagnostics only that reads
     # (~20% of the body's equations); then the rest with them (eagerly, only if an element needs more terms)
-    first = while_loop(lambda s: (s[0] < min(_maxit(x), _CF_CAP)) & xp.any(~s[7]), body, init) + (zero, zero, zero)
-    out = first if _eager_all(first[7]) else while_loop(lambda s: (s[0] < _CF_CAP) & xp.any(~s[7]), body, first)
+    first = while_loop(lambda s: (s[0] < min(_maxit(x), _CF_CAP)) & xp.any(~s[7]), lambda s: body(s, False), init)
+    first += (zero, zero, zero)
+    out = first if _eager_all(first[7]) else while_loop(lambda s: (s[0] < _CF_CAP) & xp.any(~s[7]),
+                                                          lambda s: body(s, True), first)
     # out of terms before the fraction converged: nan, never a truncated value. Near the mean of a
     # beta with large p, q the steps cancel ~1e3-fold and delta wanders by ~1e3 eps about 1 once
     # converged, so the strict test may never pass: an element that ran to its budget (past the
