@@ -9,12 +9,12 @@ keep OpenBLAS's threads (from the size where splitting work over threads pays, h
 depend on the core count, as `@`'s do.
 
 How: OpenBLAS's thread count is one setting per library and process (its `_local` setter is global too), so the
-first of overlapping kernel calls, in any thread, sets each OpenBLAS library the process has loaded to one thread and
+first of overlapping kernel calls, in any thread, sets each OpenBLAS library the kernels call to one thread and
 the last puts back what it found (the count lives in C, xla/_blas_threads.c, as jitted kernels run on XLA's threads
 without the GIL). BLAS run meanwhile by other threads (user code) runs on one thread too. Eager kernels are wrapped
 by `one_thread`; a jitted LAPACK custom call whose operands are that small calls jaxlib's handler through a C
-trampoline registered under `jit_target`'s name. The libraries are found once, in /proc/self/maps, after
-scipy.linalg is imported (scipy's OpenBLAS is a second library: jaxlib's kernels call it); elsewhere, or with another
+trampoline registered under `jit_target`'s name. The libraries are found once, at the first kernel: the OpenBLAS
+that NumPy's linalg links and the one scipy's LAPACK links (a second library: jaxlib's kernels call it); with another
 BLAS (MKL, Accelerate), nothing is set. A fork waits for a count change in progress; a child forked while a kernel
 held the count makes no OpenBLAS call at the fork (a lock of OpenBLAS's may be held there) and gets its counts back
 when its own first kernel ends.
@@ -22,11 +22,11 @@ when its own first kernel ends.
 from __future__ import annotations
 
 import ctypes
+import importlib
 import os
 import threading
 
 from . import _blas_threads
-from .host import scipy_function
 from .host_parallel import MIN_ELEMENTS
 
 _NAMES = (("scipy_openblas_set_num_threads64_", "scipy_openblas_get_num_threads64_"),
@@ -37,21 +37,21 @@ _find_lock = threading.Lock()
 
 
 def _openblas():
-    scipy_function("linalg.lapack", "dgetrf")   # (scipy's OpenBLAS loaded, where scipy is installed)
-    found, paths = [], set()
-    try:
-        with open("/proc/self/maps") as f:   # (address, permissions, offset, device, inode, path)
-            paths = {p[5].strip() for p in (line.split(None, 5) for line in f) if len(p) == 6 and "openblas" in p[5]}
-    except OSError:
-        pass
-    for path in sorted(paths):
+    """(set, get) of the OpenBLAS each module the kernels call links (NumPy's linalg; scipy's LAPACK, which jaxlib's
+    kernels call): dlsym on a module's handle searches the libraries it loaded (POSIX), ~20 us where reading
+    /proc/self/maps cost ~1.5 ms on a process's first LAPACK call."""
+    found, seen = [], set()
+    for name in ("numpy.linalg._umath_linalg", "scipy.linalg.cython_lapack"):
         try:
-            lib = ctypes.CDLL(path)
-        except OSError:
+            lib = ctypes.CDLL(importlib.import_module(name).__file__)
+        except (ImportError, OSError, AttributeError, TypeError):
             continue
         for set_name, get_name in _NAMES:
             if hasattr(lib, set_name) and hasattr(lib, get_name):
-                found.append((getattr(lib, set_name), getattr(lib, get_name)))
+                at = ctypes.cast(getattr(lib, set_name), ctypes.c_void_p).value
+                if at not in seen:   # (one library linked by both)
+                    seen.add(at)
+                    found.append((getattr(lib, set_name), getattr(lib, get_name)))
                 break
     return found
 

@@ -29,7 +29,7 @@ print(" ".join([h(*J(lambda a: xp.linalg.svd(a, full_matrices=False))(A)), h(*J(
 
 
 needs_openblas = pytest.mark.skipif(sys.platform != "linux" or not host_blas.libraries(),
-                                    reason="OpenBLAS's thread count is set only where /proc/self/maps lists it")
+                                    reason="OpenBLAS's thread count is set only where NumPy or scipy links OpenBLAS")
 
 
 @needs_openblas
@@ -46,6 +46,23 @@ def test_factorizations_do_not_depend_on_the_openblas_thread_count(how):
         outs.append(subprocess.run([sys.executable, "-c", script], env=env, capture_output=True, text=True,
                                    check=True, timeout=300).stdout.split())
     assert len(outs[0]) == 7 and outs[0] == outs[1]
+
+
+@needs_openblas
+def test_the_libraries_found_are_numpys_and_scipys_openblas():
+    """Found through the modules' handles (dlsym searches what they loaded); the oracle is /proc/self/maps, which
+    lists the OpenBLAS libraries this process loaded (NumPy's and scipy's: no other package here ships one)."""
+    import ctypes
+    import scipy.linalg.cython_lapack  # noqa: F401  (scipy's OpenBLAS loaded)
+    with open("/proc/self/maps") as f:
+        paths = {line.split(None, 5)[5].strip() for line in f if "openblas" in line and len(line.split(None, 5)) == 6}
+    want = set()
+    for path in paths:
+        lib = ctypes.CDLL(path)
+        name = next(s for s, _ in host_blas._NAMES if hasattr(lib, s))
+        want.add(ctypes.cast(getattr(lib, name), ctypes.c_void_p).value)
+    got = {ctypes.cast(s, ctypes.c_void_p).value for s, _ in host_blas.libraries()}
+    assert len(paths) == 2 and got == want
 
 
 @needs_openblas
