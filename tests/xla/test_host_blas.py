@@ -53,7 +53,8 @@ def test_the_libraries_found_are_numpys_and_scipys_openblas():
     """Found through the modules' handles (dlsym searches what they loaded); the oracle is /proc/self/maps, which
     lists the OpenBLAS libraries this process loaded (NumPy's and scipy's: no other package here ships one)."""
     import ctypes
-    import scipy.linalg.cython_lapack  # noqa: F401  (scipy's OpenBLAS loaded)
+    import importlib
+    importlib.import_module("scipy.linalg.cython_lapack")   # (scipy's OpenBLAS loaded)
     with open("/proc/self/maps") as f:
         paths = {line.split(None, 5)[5].strip() for line in f if "openblas" in line and len(line.split(None, 5)) == 6}
     want = set()
