@@ -65,7 +65,7 @@ NAMES = {
     "src/array_namespace/_staged.py": [
         "_identity", "_plain_runs_on_host", "_host_by_op", "_SEEN"],
     "src/array_namespace/_statistical.py": [
-        "_MOMENT_ON_HOST"],
+        "_MOMENT_PLANS"],
     "src/array_namespace/_helpers.py": ["UNSTAGED_CALLS"],
     "src/array_namespace/_elementwise.py": ["_in_place", "IN_PLACE_MIN_BYTES"],   # x op= y written into x's memory
     "src/xla/runtime.py": [

@@ -209,30 +209,41 @@ def var(x, /, *, axis=None, correction=0.0, keepdims=False):
     return _moment_call(x, axis, correction, keepdims, "var")
 
 
-# mean/var/std are validated once per (function, rank, dtype, weak type, axis, correction): a new shape of a
-# known rank skips the validation. Eagerly, where the backend runs a signature on host kernels (the CPU, up to
-# host_eager.BY_OP_MAX_ELEMENTS), `_moment_raw`'s few primitives are bound one by one: the kernels its staged
-# host program would run, so the same bits, without the staged call's fixed cost (2-7 primitives: a host
-# program never paid; xp.mean of 20x5 5.4 -> 3.6 us); elsewhere it runs as one staged call of `_moment_raw` per
-# signature (on the CPU: one compiled fused pass). Under a transform its primitives are traced inline. A NaN
-# correction never keys a table or a staged signature (NaN != NaN).
-_MOMENT_AXES: dict = {}
-_MOMENT_ON_HOST: dict = {}   # (fname, aval, axes, correction) -> whether the signature runs on host kernels
+# mean/var/std keep a plan per (function, operand aval, axis, correction): the reduced axes, validated once, and,
+# found at the first eager call, whether the backend runs the signature on host kernels (the CPU, up to
+# host_eager.BY_OP_MAX_ELEMENTS). There `_moment_raw`'s few primitives are bound one by one: the kernels its staged
+# host program would run, so the same bits, without the staged call's fixed cost (2-7 primitives: a host program
+# never paid; xp.mean of 20x5 5.4 -> 3.6 us); elsewhere it runs as one staged call of `_moment_raw` per signature
+# (on the CPU: one compiled fused pass). Under a transform its primitives are traced inline. A NaN correction never
+# keys a plan or a staged signature (NaN != NaN).
+_MOMENT_PLANS: dict = {}   # (fname, aval, axis, type(correction), correction) -> [axes, runs on host kernels or None]
 
 
 def _moment_call(x, axis, correction, keepdims, fname):
     tc = type(correction)
-    if type(x) is Array and (axis is None or type(axis) is int) and (tc is float or tc is int):
-        a = x._v.aval
-        key = (fname, len(a.shape), a.dtype, a.weak_type, axis, tc, correction)
-        axes = _MOMENT_AXES.get(key)
-        if axes is None:
-            axes = _moment_axes(x, axis, correction, fname)
-            if correction == correction:
-                _remember(_MOMENT_AXES, key, axes)
-        return _moment(x, fname, axes, correction, keepdims)
-    axes = _moment_axes(x, axis, correction, fname)
-    return _moment(as_array(x, fname), fname, axes, py_number(correction), keepdims)
+    if type(x) is Array and (axis is None or type(axis) is int) and (tc is float or tc is int) \
+            and correction == correction:
+        v = x._v
+        key = (fname, v.aval, axis, tc, correction)
+        plan = _MOMENT_PLANS.get(key)
+        if plan is None:
+            plan = [_moment_axes(x, axis, correction, fname), None]
+            _remember(_MOMENT_PLANS, key, plan)
+    else:
+        plan = [_moment_axes(x, axis, correction, fname), None]
+        v, correction = as_array(x, fname)._v, py_number(correction)
+    axes = plan[0]
+    if trace_state.trace is EVAL and correction == correction:
+        if plan[1] is None:
+            from ._staged import _plain_runs_on_host   # (here: _staged imports what imports this module)
+            plan[1] = _plain_runs_on_host((v.aval,))
+        if plan[1]:
+            out = _moment_raw(v, fname=fname, axes=axes, correction=correction)
+        else:
+            out = staged_call(_moment_raw, [v], fname, by_op=True, fname=fname, axes=axes, correction=correction)[0]
+    else:
+        out = _moment_raw(v, fname=fname, axes=axes, correction=correction)
+    return wrap(_keep(out, v.aval.shape, axes, keepdims) if keepdims else out)
 
 
 def _moment_axes(x, axis, correction, fname):
@@ -246,25 +257,6 @@ def _moment_axes(x, axis, correction, fname):
     if c is None or isinstance(c, (bool, complex)):
         raise TypeError(f"{fname}: correction must be a real number, got {type(correction).__name__}")
     return normalize_axes(axis, x.ndim, fname)
-
-
-def _moment(x, fname, axes, correction, keepdims):
-    v = x._v
-    shape = v.aval.shape
-    if trace_state.trace is EVAL and correction == correction:
-        key = (fname, v.aval, axes, correction)
-        on_host = _MOMENT_ON_HOST.get(key)
-        if on_host is None:
-            from ._staged import _plain_runs_on_host   # (here: _staged imports what imports this module)
-            on_host = _plain_runs_on_host((v.aval,))
-            _remember(_MOMENT_ON_HOST, key, on_host)
-        if on_host:
-            out = _moment_raw(v, fname=fname, axes=axes, correction=correction)
-        else:
-            out = staged_call(_moment_raw, [v], fname, by_op=True, fname=fname, axes=axes, correction=correction)[0]
-    else:
-        out = _moment_raw(v, fname=fname, axes=axes, correction=correction)
-    return wrap(_keep(out, shape, axes, keepdims) if keepdims else out)
 
 
 def _moment_raw(v, *, fname, axes, correction):
