@@ -418,7 +418,7 @@ class Array:
 
     def __setitem__(self, key, value):
         with VW.LOCK:
-            if type(value) is Array and VW.wrote_through(value, self, key):
+            if type(value) is Array and value._base is not None and VW.wrote_through(value, self, key):
                 return   # `x[k] op= v`: the slice's in-place update already wrote itself into x[k]
             self._set_locked(key, value)
 
@@ -509,6 +509,7 @@ _UFUNC_OPS = {"add": "add", "subtract": "subtract", "multiply": "multiply", "div
 
 def _binop(name, fname, reflected=False, inplace=False):
     f = None
+    what = f"x {name}= y"
 
     def op(self, other):
         nonlocal f
@@ -523,7 +524,7 @@ def _binop(name, fname, reflected=False, inplace=False):
             with VW.LOCK:
                 write = getattr(f, "in_place", None)   # (eagerly into x's memory where it may: _elementwise)
                 if write is None or not write(self, other):
-                    self._rebind_locked(f(self, other), f"x {name}= y")
+                    self._rebind_locked(f(self, other), what)
             return self
         return f(other, self) if reflected else f(self, other)
     return op
