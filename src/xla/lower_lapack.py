@@ -140,6 +140,22 @@ def _nan_if_failed(x, ok, shape, dtype):
     return hlo.SelectOp(okb, x, _splat(np.nan, shape, dtype)).result
 
 
+def _guarded(rule):
+    """The lowering of svd_p, eigh_p, eig_p under their contract (LP.finite_guard): the kernel runs on the batch with
+    each non-finite matrix zeroed (gesdd, syevd/heevd and geev may never return on inf/NaN), and every output of
+    such a matrix is NaN."""
+    def lower(c, a, **params):
+        closed = _guard_jaxpr(c.avals_in[0])
+        ok, safe = jaxpr_subcomp(closed.jaxpr, closed.consts, [a])
+        return [_nan_if_failed(o, ok, av.shape, av.dtype) for o, av in zip(rule(c, safe, **params), c.avals_out)]
+    return lower
+
+
+@functools.lru_cache(maxsize=64)
+def _guard_jaxpr(aval):
+    return stage(lambda a: list(LP.finite_guard(a)), [aval])
+
+
 def _info_ok(info, batch, strict=True):
     zero = _splat(0, batch, np.int32)
     return _cmp(info, zero, "EQ" if strict else "GE")
@@ -189,7 +205,7 @@ def _eigh(c, a, *, lower):
     return [_nan_if_failed(w, ok, w_av.shape, w_av.dtype), _nan_if_failed(v, ok, shape, dt)]
 
 
-lowering_rules[LP.eigh_p] = _eigh
+lowering_rules[LP.eigh_p] = _guarded(_eigh)
 
 # ------------------------------------------------------------------------------- svd
 
@@ -253,7 +269,7 @@ def _eye(shape, dtype):
     return hlo.SelectOp(_cmp(r, c, "EQ"), _splat(1, shape, dtype), _splat(0, shape, dtype)).result
 
 
-lowering_rules[LP.svd_p] = _svd
+lowering_rules[LP.svd_p] = _guarded(_svd)
 
 # -------------------------------------------------------------------------------- qr
 
@@ -404,7 +420,7 @@ def _eig(c, a):
     return [_nan_if_failed(w, ok, wshape, cdt), _nan_if_failed(vr, ok, shape, cdt)]
 
 
-lowering_rules[LP.eig_p] = _eig
+lowering_rules[LP.eig_p] = _guarded(_eig)
 
 # --------------------------------------------------------------------- triangular_solve
 
@@ -443,18 +459,20 @@ lowering_rules[LP.solve_p] = _solve
 # solve is NumPy's gesv (getrf + getrs: the same factorisation as its lowering's, the two triangular solves
 # LAPACK's instead of XLA's, equal to rounding); it declines non-finite input and an exactly singular matrix.
 
-def _per_matrix(fn, a, spec):
+def _per_matrix(fn, a, spec, finite=False):
     """fn(a) -> list of arrays, batched; where NumPy refuses the batch, one matrix at a time with NaN
-    outputs for those it refuses. spec: per output, (trailing shape, dtype)."""
+    outputs for those it refuses. finite (svd, eigh, eig: LP.finite_guard's contract): NaN outputs also for a
+    matrix with a non-finite entry, never given to fn (their LAPACK kernels may never return on one)."""
     try:
-        return list(fn(a))
+        if not finite or np.isfinite(a).all():
+            return list(fn(a))
     except np.linalg.LinAlgError:
         pass
     batch = a.shape[:-2]
     outs = [np.full(batch + shp, np.nan, dt) for shp, dt in spec]
     for idx in np.ndindex(*batch):
         try:
-            res = fn(a[idx])
+            res = fn(a[idx]) if not finite or np.isfinite(a[idx]).all() else ()
         except np.linalg.LinAlgError:
             continue
         for o, r in zip(outs, res):
@@ -469,7 +487,7 @@ def _h_cholesky(a):
 def _h_eigh(a, *, lower):
     rdt = np.dtype(LP.real_dtype(a.dtype))
     return _per_matrix(lambda x: np.linalg.eigh(x, UPLO="L" if lower else "U"), a,
-                       [(a.shape[-1:], rdt), (a.shape[-2:], a.dtype)])
+                       [(a.shape[-1:], rdt), (a.shape[-2:], a.dtype)], finite=True)
 
 
 def _batch_eye(batch, m, n, dt):
@@ -477,18 +495,15 @@ def _batch_eye(batch, m, n, dt):
 
 
 def _h_svd(a, *, full_matrices, compute_uv):
-    batch, (m, n) = a.shape[:-2], a.shape[-2:]
+    m, n = a.shape[-2:]
     k = min(m, n)
     rdt = np.dtype(LP.real_dtype(a.dtype))
     full = full_matrices and compute_uv
-    uc, vr = (m, n) if full else (k, k)
-    if k == 0:
-        outs = [np.zeros(batch + (0,), rdt)]
-        return outs + ([_batch_eye(batch, m, uc, a.dtype), _batch_eye(batch, vr, n, a.dtype)] if compute_uv else [])
+    uc, vr = (m, n) if full else (k, k)   # (k == 0: NumPy's empty factors, identities where full, as the lowering's)
     if not compute_uv:   # (gesdd's values-only path, as the lowering's mode "N")
-        return _per_matrix(lambda x: [np.linalg.svd(x, compute_uv=False)], a, [((k,), rdt)])
+        return _per_matrix(lambda x: [np.linalg.svd(x, compute_uv=False)], a, [((k,), rdt)], finite=True)
     u, s, vh = _per_matrix(lambda x: np.linalg.svd(x, full_matrices=full), a,
-                           [((m, uc), a.dtype), ((k,), rdt), ((vr, n), a.dtype)])
+                           [((m, uc), a.dtype), ((k,), rdt), ((vr, n), a.dtype)], finite=True)
     return [s, u, vh]
 
 
@@ -504,7 +519,7 @@ def _h_qr(a, *, full_matrices):
 def _h_eig(a):
     cdt = np.dtype(LP.complex_dtype(a.dtype))
     n = a.shape[-1]
-    w, v = _per_matrix(np.linalg.eig, a, [((n,), cdt), ((n, n), cdt)])
+    w, v = _per_matrix(np.linalg.eig, a, [((n,), cdt), ((n, n), cdt)], finite=True)
     return [w.astype(cdt, copy=False), v.astype(cdt, copy=False)]
 
 

@@ -344,27 +344,23 @@ jvp_rules[cholesky_p] = _chol_jvp
 batch_rules[cholesky_p] = _batched_unary(cholesky_p)
 
 # ---------------------------------------------------------------------------------- eigh
-eigh_p = Primitive("eigh", multiple_results=True)
+eigh_p = Primitive("eigh", multiple_results=True)   # a matrix with a non-finite entry: NaN outputs (finite_guard)
 
 
-def _finite_guarded(prim, a, **params):
-    """Bind an iterative LAPACK kernel (gesdd, syevd/heevd, geev) that may never return on inf/NaN:
-    a non-finite matrix of the batch goes in as zeros and its results come out NaN -- promptly,
-    eagerly and under jit/vmap alike."""
+def finite_guard(a):
+    """(ok, safe) for the iterative kernels' contract (svd_p, eigh_p, eig_p: gesdd, syevd/heevd and geev may never
+    return on inf/NaN): ok (bool, a's batch shape) where a matrix is finite, safe = a with the others zeroed. Their
+    lowerings run the kernel on safe and put NaN in every output of a matrix not ok; their host kernels skip it."""
     n = _ndim(a)
     fin = (bind(E.is_finite_p, a) if not _is_complex(a) else
            bind(E.and_p, bind(E.is_finite_p, bind(E.real_p, a)), bind(E.is_finite_p, bind(E.imag_p, a))))
     ok = bind(R.reduce_and_p, fin, axes=(n - 2, n - 1))
-    batch = tuple(range(n - 2))
-    safe = E.select_n(S.broadcast_in_dim(ok, S.shape_of(a), batch), E.full_like_scalar(a, 0), a)
-    outs = bind(prim, safe, **params)
-    return [E.select_n(S.broadcast_in_dim(ok, S.shape_of(o), batch), E.full_like_scalar(o, np.nan), o)
-            for o in outs]
+    return ok, E.select_n(S.broadcast_in_dim(ok, S.shape_of(a), tuple(range(n - 2))), E.full_like_scalar(a, 0), a)
 
 
 def eigh(a, lower=True):
     """[w, v]: ascending real eigenvalues and orthonormal eigenvectors (columns)."""
-    return _finite_guarded(eigh_p, a, lower=bool(lower))
+    return bind(eigh_p, a, lower=bool(lower))
 
 
 def _eigh_abstract(a, *, lower):
@@ -397,11 +393,11 @@ jvp_rules[eigh_p] = _eigh_jvp
 batch_rules[eigh_p] = _batched_unary(eigh_p)
 
 # ----------------------------------------------------------------------------------- svd
-svd_p = Primitive("svd", multiple_results=True)
+svd_p = Primitive("svd", multiple_results=True)   # a matrix with a non-finite entry: NaN outputs (finite_guard)
 
 
 def svd(a, full_matrices=False, compute_uv=True):
-    return _finite_guarded(svd_p, a, full_matrices=bool(full_matrices), compute_uv=bool(compute_uv))
+    return bind(svd_p, a, full_matrices=bool(full_matrices), compute_uv=bool(compute_uv))
 
 
 def _svd_abstract(a, *, full_matrices, compute_uv):
@@ -575,13 +571,13 @@ jvp_rules[lu_p] = _lu_jvp
 batch_rules[lu_p] = _batched_unary(lu_p)
 
 # ----------------------------------------------------------------------------------- eig
-eig_p = Primitive("eig", multiple_results=True)
+eig_p = Primitive("eig", multiple_results=True)   # a matrix with a non-finite entry: NaN outputs (finite_guard)
 
 
 def eig(a):
     """[w, v]: complex eigenvalues and right eigenvectors (unit-norm columns). For a real `a` the
     lowering uses the real LAPACK path, so non-real eigenpairs come in exactly conjugate pairs."""
-    return _finite_guarded(eig_p, a)
+    return bind(eig_p, a)
 
 
 def _eig_abstract(a):
