@@ -474,6 +474,9 @@ class Array:
             # element (a copy: NumPy's scalar), the commonest read in a loop; any other a view of x's memory (None:
             # _indexing's path, which also raises an index out of range)
             out = backend.eager_getitem(v, key, view)
+            if out is None and view and (k := VW.int_bounds(key)) is not None:   # (slice bounds as ints: x[:n])
+                key = k
+                out = backend.eager_getitem(v, key, view)
             if out is not None:
                 return VW.view_of(H.wrap(out), self, "index", key, v) if view else H.wrap(out)
             declined = True

@@ -24,6 +24,7 @@ chain and NumPy's `_attempt_nocopy_reshape` decides; where it would copy, reshap
 """
 from __future__ import annotations
 
+import operator
 import os
 import sys
 import threading
@@ -284,6 +285,29 @@ def _is_basic_key(key):
                 return False
         return True
     return key is None or key is Ellipsis or type(key) is int or type(key) is slice
+
+
+def int_bounds(key):
+    """Eagerly, a basic key's slice bounds that are not Python ints (a 0-d integer Array, a NumPy integer: LDA's
+    Vt[:rank]) as the ints they stand for, as NumPy reads them (__index__); None where there is none to convert or
+    one is refused (the namespace's path then raises its error)."""
+    keys = key if type(key) is tuple else (key,)
+    out, changed = [], False
+    for k in keys:
+        if type(k) is slice:
+            a, b, c = k.start, k.stop, k.step
+            if not ((a is None or type(a) is int) and (b is None or type(b) is int) and (c is None or type(c) is int)):
+                try:
+                    k = slice(_int(a), _int(b), _int(c))
+                except TypeError:
+                    return None
+                changed = True
+        out.append(k)
+    return None if not changed else tuple(out) if type(key) is tuple else out[0]
+
+
+def _int(b):
+    return b if b is None or type(b) is int else operator.index(b)
 
 
 # ---------------------------------------------------------------- layouts (NumPy's view-or-copy rule)

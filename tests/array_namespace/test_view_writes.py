@@ -533,3 +533,21 @@ def test_key_classifiers_decide_view_or_copy_as_numpy():
         np.testing.assert_array_equal(np.asarray(got), a[key])
     for key in ([1], (np.int64(1),), (True,), 3.0, (1, [0, 1])):
         assert not _is_basic_key(key) and not selects_one_element(key), key
+
+
+@pytest.mark.parametrize("bound", [lambda n: xp.asarray(n), lambda n: xp.asarray(n, dtype=xp.int32), np.int64])
+def test_slice_bounds_given_as_arrays_or_numpy_ints_read_and_write_as_numpy_views(bound):
+    """x[:n] with n a 0-d integer Array (LDA's Vt[:rank], rank = xp.sum(...)) or a NumPy integer is NumPy's basic
+    indexing: the same elements, a view both ways, eagerly on the backend's basic path (as with Python ints)."""
+    want, got = ROOT.copy(), xp.asarray(ROOT)
+    vn, vx = want[bound(1):bound(4):bound(2), :bound(-1)], got[bound(1):bound(4):bound(2), :bound(-1)]
+    assert np.asarray(vx).tolist() == vn.tolist()
+    vn[0, 0] = vx[0, 0] = -7.0
+    got[3, 1] = want[3, 1] = 99.0
+    assert np.asarray(got).tolist() == want.tolist() and np.asarray(vx).tolist() == vn.tolist()
+
+
+@pytest.mark.parametrize("bad", [lambda: xp.asarray(True), lambda: xp.asarray(1.5), lambda: xp.asarray([1, 2])])
+def test_slice_bounds_that_are_not_integer_scalars_raise_type_error(bad):
+    with pytest.raises(TypeError, match="only 0-d integer arrays can be used as an index"):
+        xp.asarray(ROOT)[:bad()]
