@@ -15,9 +15,11 @@ The key hashes the module's text (no locations, not its name), jaxlib's version 
 options, platform, device kind, device count, XLA_FLAGS and the host CPU (XLA's CPU code
 targets its instruction set). Modules with host callbacks are never cached: their
 executables call Python functions that only exist in this process.
-LRU: a hit refreshes the file's mtime; when a process's running total of the directory passes
-the cap (and every 256 writes, to see other processes' entries) it scans the directory and
-removes the least recently used entries until 90% of the cap is left.
+LRU: a hit refreshes the file's mtime; a process that wrote entries scans the directory at exit (and when its
+running total passes the cap, and every 256 writes, to see other processes' entries) and removes the least
+recently used entries until 90% of the cap is left. Not at its first write: the writer thread's stat of every
+entry hands the GIL back and forth with the caller's eager work (3,991 entries: xp.mean's eager calls ran 2-4x
+slower for ~60 ms after a process's first compile).
 
 Environment, read at every compile:
   ARRAY_NAMESPACE_CACHE=0           disable (also false/off/no)
@@ -276,7 +278,8 @@ class _Writer:
         self.queue = queue.Queue()
         self.thread = None
         self.lock = threading.Lock()
-        self.totals = {}     # directory -> bytes it held at the last scan plus what we wrote since
+        self.totals = {}     # directory -> bytes it held at the last scan (0 before one) plus what we wrote since
+        self.caps = {}       # directory -> the cap of our last write there (the exit scan's)
         self.writes = 0
         self.pending = {}    # (path, device) -> executable queued for writing: reused meanwhile
 
@@ -304,11 +307,10 @@ class _Writer:
         size = write_entry(directory, path, digest, _jaxlib.serialize_executable(exe))
         _note("write", digest.hex(), name)
         self.writes += 1
-        total = self.totals.get(directory)
-        total = evict(directory, cap) if total is None else total + size
+        total = self.totals.get(directory, 0) + size
         if total > cap or self.writes % 256 == 0:
             total = evict(directory, cap)
-        self.totals[directory] = total
+        self.totals[directory], self.caps[directory] = total, cap
 
     def flush(self, timeout=None):
         """Wait until every queued executable is stored (or `timeout` seconds pass)."""
@@ -337,4 +339,11 @@ def _after_fork():   # the child has no writer thread and must not wait on the p
 
 
 os.register_at_fork(after_in_child=_after_fork)
-atexit.register(flush, 30.0)
+def _at_exit():
+    """Pending writes stored, then each directory this process wrote to held to its cap (see LRU above)."""
+    if flush(30.0):
+        for directory, cap in list(_writer.caps.items()):
+            evict(directory, cap)
+
+
+atexit.register(_at_exit)

@@ -405,3 +405,41 @@ def test_each_device_has_its_own_entry(tmp_path):
     assert proc.returncode == 0, proc.stderr
     assert proc.stdout.split("\n")[:2] == ["0 {'miss': 2, 'write': 2}", "1 {'hit': 2}"]
     assert len(list(tmp_path.iterdir())) == 2
+
+
+EXIT_SCAN_SCRIPT = textwrap.dedent("""
+    import os, sys
+    import numpy as np
+    import array_namespace as xp
+    from transforms import jit
+    from xla import compile_cache as cc
+    jit(lambda v: v * 7.25 + 1.0)(xp.asarray(np.ones(3))).block_until_ready()
+    cc.flush()
+    print(len(os.listdir(sys.argv[1])))   # the other processes' entries, not scanned at this first write
+""")
+
+
+def test_a_process_scans_the_directory_at_exit_not_at_its_first_write(tmp_path):
+    """Other processes' entries over the cap are evicted (least recently used first) when a process that wrote
+    exits, not by its writer thread at its first write, where each stat handed the GIL back and forth with the
+    caller's eager work."""
+    d = tmp_path / "xla"
+    d.mkdir()
+    now = time.time()
+    for k in range(40):   # 40 entries of 10 kB from "other processes", the oldest first
+        p = d / (bytes([k]).hex() * 32 + cc.SUFFIX)
+        p.write_bytes(b"\0" * 10_000)
+        os.utime(p, (now - 1000 + k, now - 1000 + k))
+    env = dict(os.environ, ARRAY_NAMESPACE_CACHE_DIR=str(d), ARRAY_NAMESPACE_CACHE_MAX_SIZE="200000",
+               PYTHONPATH=os.pathsep.join([SRC, os.environ.get("PYTHONPATH", "")]))
+    env.pop("ARRAY_NAMESPACE_CACHE", None)
+    proc = subprocess.run([sys.executable, "-c", EXIT_SCAN_SCRIPT, str(d)], env=env, text=True,
+                          capture_output=True, timeout=300)
+    assert proc.returncode == 0, proc.stderr
+    assert proc.stdout.split() == ["41"]                 # all 40 and its own, until it exited
+    left = sorted(p.name for p in d.iterdir())
+    assert sum(p.stat().st_size for p in d.iterdir()) <= 200000 * 0.9
+    others = [bytes([k]).hex() * 32 + cc.SUFFIX for k in range(40)]
+    kept = [n for n in others if n in left]
+    assert kept == others[len(others) - len(kept):] and len(kept) < 40   # the newest kept, the oldest evicted
+    assert len(left) == len(kept) + 1                   # and the process's own (the most recent) entry
