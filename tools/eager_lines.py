@@ -49,7 +49,7 @@ KERNEL_FILES = {
     "src/xla/lower_fft.py": [],
     "src/xla/lower_indexing.py": [],
     "src/xla/lower_pow.py": ["_pow_float_scalar"],
-    "src/xla/lower_lapack.py": ["_per_matrix", "_batch_eye", "_scipy_routine"],
+    "src/xla/lower_lapack.py": ["_per_matrix", "_scipy_routine"],
     "src/xla/lower_sorting.py": ["STABLE_SORT_MAX"],
     "src/xla/lower_special_erf.py": [],
     "src/xla/lower_special_gamma.py": [],

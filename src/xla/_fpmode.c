@@ -136,7 +136,7 @@ static PyObject *set(PyObject *self, PyObject *arg) {
     return PyLong_FromUnsignedLong(old);
 }
 
-static PyObject *quiet = NULL, *ndarray = NULL, *str_dtype = NULL, *str_shape = NULL;
+static PyObject *quiet = NULL, *ndarray = NULL, *str_dtype = NULL, *str_shape = NULL, *str_is_deleted = NULL;
 static PyTypeObject *host_type = NULL;   /* xla.host.HostValue */
 static Py_ssize_t off_np = -1, off_aval = -1, off_buf = -1, off_donor = -1;
 #define SLOT(o, off) (*(PyObject **)((char *)(o) + (off)))
@@ -205,7 +205,8 @@ static PyObject *quiet_call(PyObject *self, PyObject *const *args, Py_ssize_t na
 
 /* ---------------------------------------------------------------- HostImpl
  * A primitive's eager impl on host-held values (runtime._make_host_impl), so that the common eager call -- every
- * operand a HostValue without a device buffer, a signature seen before, one ndarray result of the expected dtype
+ * operand a HostValue without a device buffer or with a live one (a jit call's: the value's NumPy array still holds
+ * it; a donated one is not live), a signature seen before, one ndarray result of the expected dtype
  * and shape -- is one C call: the signature recognised by its operands' aval objects (shared per signature) and
  * params equality in a small table, the kernel run in the quiet error state with subnormals flushed, and its
  * result boxed as a HostValue. Every other case runs the Python parts it is made with:
@@ -293,13 +294,21 @@ static PyObject *host_value(PyObject *arr, PyObject *aval) {
     return v;
 }
 
+/* whether a HostValue's device buffer (made for a jit call) is live: is_deleted() False (a donated one is not) */
+static int live(PyObject *buf) {
+    PyObject *d = PyObject_CallMethodNoArgs(buf, str_is_deleted);
+    if (d == NULL) PyErr_Clear();
+    Py_XDECREF(d);
+    return d == Py_False;
+}
+
 static PyObject *hostimpl_call(PyObject *op, PyObject *const *args, size_t nargsf, PyObject *kw) {
     HostImpl *self = (HostImpl *)op;
     Py_ssize_t n = PyVectorcall_NARGS(nargsf);
     PyObject *avals[MAXN], *arrs[MAXN];
     int fast = host_type != NULL && n >= 1 && n <= MAXN;
     for (Py_ssize_t i = 0; fast && i < n; i++) {
-        fast = Py_TYPE(args[i]) == host_type && SLOT(args[i], off_buf) == Py_None;
+        fast = Py_TYPE(args[i]) == host_type && (SLOT(args[i], off_buf) == Py_None || live(SLOT(args[i], off_buf)));
         if (fast) avals[i] = SLOT(args[i], off_aval);
     }
     if (!fast) return PyObject_Vectorcall(self->impl, args, nargsf, kw);
@@ -384,7 +393,8 @@ PyMODINIT_FUNC PyInit__fpmode(void) {
 #endif
     str_dtype = PyUnicode_InternFromString("dtype");
     str_shape = PyUnicode_InternFromString("shape");
-    if (str_dtype == NULL || str_shape == NULL
+    str_is_deleted = PyUnicode_InternFromString("is_deleted");
+    if (str_dtype == NULL || str_shape == NULL || str_is_deleted == NULL
             || PyType_Ready(&HostImplType) < 0 || PyModule_AddObjectRef(m, "HostImpl", (PyObject *)&HostImplType) < 0
             || PyModule_AddObject(m, "supported", PyBool_FromLong(FPMODE_FLUSH != 0)) < 0
             || PyModule_AddIntConstant(m, "FLUSH", (long)FPMODE_FLUSH) < 0) {

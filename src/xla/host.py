@@ -166,8 +166,7 @@ class HostValue:
         """The device buffer of this value (made once, zero-copy where the memory is aligned)."""
         b = self._buf
         if b is not None:
-            if b.is_deleted():
-                self.check_alive()
+            self.check_alive()   # (raises where it was donated)
             return b
         arr = self.np
         if arr.nbytes >= _MOVE_MIN and (arr.ctypes.data % _ALIGN or not arr.flags.c_contiguous):

@@ -323,6 +323,27 @@ def test_host_impl_hands_every_other_case_to_the_python_path():
         w + w
 
 
+@_needs_c
+def test_host_impl_takes_a_value_whose_live_buffer_a_jit_call_made():
+    """An array passed to a (non-donating) jitted function keeps its device buffer for the next jit call; eager
+    primitives on it stay on the C call (its buffer asked is_deleted()), with the bits they had before."""
+    from transforms import jit
+    from transforms.primitives import elementwise as E
+    from transforms.primitives import reductions as R
+    x_np = np.random.default_rng(5).standard_normal((4, 5))
+    x = xp.asarray(x_np)
+    cases = [(E.add_p, lambda v: (v, v), {}), (E.exp_p, lambda v: (v,), {}), (R.reduce_sum_p, lambda v: (v,),
+                                                                             {"axes": (1,)})]
+    before = [np.asarray(impl_rules[p](*a(x._v), **k)).tobytes() for p, a, k in cases]
+    jit(lambda t: t * 2.0)(x)
+    assert x._v._buf is not None and not x._v._buf.is_deleted()
+    for _ in range(2):
+        outs = [impl_rules[p](*a(x._v), **k) for p, a, k in cases]
+        assert all(type(o) is host.HostValue for o in outs)
+        assert [np.asarray(o).tobytes() for o in outs] == before
+    np.testing.assert_array_equal(np.asarray(outs[0]), x_np + x_np)
+
+
 @pytest.mark.skipif(host.MODE != "host", reason="host-held eager values switched off")
 def test_matmul_equals_numpy_eagerly_and_under_transforms():
     from transforms import jit, vmap
