@@ -93,22 +93,31 @@ def compiled(fn=None, *, arrays=None, plain_first=True):
     def wrapper(*args, **kwargs):
         if tracing[0] and trace_state.trace is not EVAL:
             return fn(*args, **kwargs)
-        pos = tuple(i for i, a in enumerate(args) if type(a) is Array)
-        statics = tuple((i, type(a), a) for i, a in enumerate(args) if type(a) is not Array)
-        if kwargs:
-            kws = tuple(sorted(k for k, v in kwargs.items() if type(v) is Array))
-            kw_statics = tuple(sorted((k, type(v), v) for k, v in kwargs.items() if type(v) is not Array))
-        else:
-            kws = kw_statics = ()
-        key = (len(args), pos, kws, statics, kw_statics)
+        # the key: which positions and keywords (in sorted order) are Arrays, and every other argument with its
+        # type; their raw values in that order (one pass: generators and sorts cost ~2 us of a ~10 us call)
+        pos, statics, kws, raw = [], [len(args)], [], []
+        for i, a in enumerate(args):
+            if type(a) is Array:
+                pos.append(i)
+                raw.append(a._v)
+            else:
+                statics += (i, type(a), a)
+        for k in (sorted(kwargs) if len(kwargs) > 1 else kwargs):
+            v = kwargs[k]
+            if type(v) is Array:
+                kws.append(k)
+                raw.append(v._v)
+            else:
+                statics += (k, type(v), v)
+        key = (tuple(pos), tuple(kws), *statics)
         try:
             body = signatures.get(key)
         except TypeError:          # an unhashable static argument: run op by op
             return fn(*args, **kwargs)
         if body is None:
+            pos, kws = tuple(pos), tuple(kws)
             plain = plain_first and arr_pos.issuperset(pos) and arr_kw.issuperset(kws)
             body = signatures[key] = _Signature(fn, args, kwargs, pos, kws, plain)
-        raw = [args[i]._v for i in pos] + [kwargs[k]._v for k in kws]
         if body.plain:
             avals = tuple([get_aval(x) for x in raw])
             seen = body.seen
