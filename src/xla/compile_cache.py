@@ -339,6 +339,8 @@ def _after_fork():   # the child has no writer thread and must not wait on the p
 
 
 os.register_at_fork(after_in_child=_after_fork)
+
+
 def _at_exit():
     """Pending writes stored, then each directory this process wrote to held to its cap (see LRU above)."""
     if flush(30.0):
