@@ -18,8 +18,8 @@ from transforms.primitives import structural as S
 
 from . import _dtypes as D
 from ._array import Array, default_device
-from ._helpers import big_int_as_float, as_array, as_int, cast, is_int_like, py_number, wrap
-from ._plans import MADE_MAX_ELEMENTS, SCALAR_TYPES, is_default_device, keep_made, made, plain, remember, scalar_key
+from ._helpers import big_int_as_float, as_array, as_int, cast, is_int_like, plain, py_number, wrap
+from ._plans import MADE_MAX_ELEMENTS, SCALAR_TYPES, is_default_device, keep_made, made, remember, scalar_key
 
 
 def _check_device(device, fname):

@@ -13,8 +13,8 @@ from . import _dtypes as D
 from ._array import Array
 from ._datadep import REPEAT_HINT, repeat_sized, require_host
 from ._views import reshape_is_view, view_of
-from ._helpers import as_array, as_int, cast, is_int_like, normalize_axes, normalize_axis, wrap
-from ._plans import plain as _plain, remember as _remember
+from ._helpers import as_array, as_int, cast, is_int_like, normalize_axes, normalize_axis, plain as _plain, wrap
+from ._plans import remember as _remember
 
 # Validated plans of the shape functions (_plans.py), per (operand shape, static arguments of plain ints): a repeated
 # call (eager or traced) skips the validation it passed before and binds its one primitive with the params kept.

@@ -19,23 +19,7 @@ from ._array import Device
 from ._helpers import wrap
 from ._statistical import _remember as remember
 
-PLAIN_INTS = frozenset((int, np.int8, np.int16, np.int32, np.int64, np.uint8, np.uint16, np.uint32, np.uint64,
-                        np.intp))
 SCALAR_TYPES = frozenset((bool, int, float, complex))
-
-
-def plain(arg):
-    """Whether `arg` (a static argument) is an int or a tuple of ints a plan may be kept under (NumPy integers hash
-    as the int they are and mean it)."""
-    t = type(arg)
-    if t in PLAIN_INTS:
-        return True
-    if t is tuple:
-        for d in arg:
-            if type(d) not in PLAIN_INTS:
-                return False
-        return True
-    return False
 
 
 def scalar_key(value):

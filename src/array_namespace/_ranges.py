@@ -18,8 +18,8 @@ from transforms.primitives import structural as S
 from . import _dtypes as D
 from ._array import Array
 from ._creation import _check_device, _eager_small, _from_host, _shape_arg, _sized
-from ._helpers import big_int_as_float, as_array, as_int, py_number, wrap
-from ._plans import MADE_MAX_ELEMENTS, SCALAR_TYPES, is_default_device, keep_made, made, plain, scalar_key
+from ._helpers import big_int_as_float, as_array, as_int, plain, py_number, wrap
+from ._plans import MADE_MAX_ELEMENTS, SCALAR_TYPES, is_default_device, keep_made, made, scalar_key
 
 
 def _scalars_key(fname, scalars, rest):

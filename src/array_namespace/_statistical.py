@@ -11,7 +11,7 @@ from transforms.primitives import structural as S
 
 from . import _dtypes as D
 from ._array import Array
-from ._helpers import as_array, cast, check_kind, normalize_axes, py_number, weak_scalar, wrap
+from ._helpers import as_array, cast, check_kind, normalize_axes, plain, py_number, weak_scalar, wrap
 
 
 def _count(shape, axes):
@@ -217,12 +217,12 @@ def var(x, /, *, axis=None, correction=0.0, keepdims=False):
 # (on the CPU: one compiled fused pass). Under a transform its primitives are traced inline. A NaN correction never
 # keys a plan or a staged signature (NaN != NaN).
 _MOMENT_PLANS: dict = {}   # (fname, aval, axis, type(correction), correction) -> [axes, runs on host kernels or None]
+# (axis: None or `plain`, an int or a tuple of ints; a bool, which == 1, never keys a plan)
 
 
 def _moment_call(x, axis, correction, keepdims, fname):
     tc = type(correction)
-    if type(x) is Array and (axis is None or type(axis) is int) and (tc is float or tc is int) \
-            and correction == correction:
+    if type(x) is Array and (axis is None or plain(axis)) and (tc is float or tc is int) and correction == correction:
         v = x._v
         key = (fname, v.aval, axis, tc, correction)
         plan = _MOMENT_PLANS.get(key)

@@ -87,6 +87,20 @@ def test_integer_input_refused_and_complex_var_refused():
         xp.std(xp.asarray([1.0, 2.0]), correction=True)
 
 
+def test_a_kept_plan_for_tuple_axes_still_refuses_a_bool_axis():
+    """mean/var/std keep a plan per axis tuple of ints (NumPy integers mean the same axes); a bool, which == 1 and
+    hashes as 1, never takes one: True is refused after (1,) and 1 were planned, as before."""
+    a = R.standard_normal((3, 4))
+    x = xp.asarray(a)
+    for _ in range(2):
+        for axis in ((1,), (np.int64(1),), 1, (0, 1)):
+            np.testing.assert_allclose(np.asarray(xp.var(x, axis=axis, correction=1)), np.var(a, axis=axis, ddof=1),
+                                       rtol=1e-14)
+        for axis in ((True,), True, (0, True)):
+            with pytest.raises(TypeError, match="bool"):
+                xp.var(x, axis=axis, correction=1)
+
+
 def test_gradients_against_finite_differences():
     a = R.standard_normal((3, 4))
     for fname in ("mean", "var", "std"):
