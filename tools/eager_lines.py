@@ -69,7 +69,7 @@ NAMES = {
     "src/array_namespace/_helpers.py": ["UNSTAGED_CALLS"],
     "src/array_namespace/_elementwise.py": ["_in_place", "IN_PLACE_MIN_BYTES"],   # x op= y written into x's memory
     "src/xla/runtime.py": [
-        "_kernels_on", "_SPLIT_MIN", "_np_of", "_box_host", "eager_in_place", "_make_host_impl"],
+        "_kernels_on", "_np_of", "_box_host", "eager_in_place", "_make_host_impl"],
 }
 
 _TABLES = {"host_kernels"}

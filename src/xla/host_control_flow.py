@@ -1,13 +1,6 @@
-"""Eager while / cond / scan on the CPU: the loop in Python, each body equation on its host kernel.
-
-Why: an eager control-flow primitive used to compile one XLA executable per (params, shapes) -- tens
-to hundreds of ms -- and a staged composite holding a loop (xp.special.betainc's continued fraction,
-reached by scipy.stats.pearsonr) compiled at once. On the CPU, where every equation of the cond/body
-jaxprs has a host kernel (nested loops count when their own bodies do), running the loop here costs
-about a microsecond per equation and compiles nothing. The loop runs as the host program of its
-one-equation jaxpr (xla/host_program.py: steps prepared once per jaxpr, no bind, no boxing per equation). Whether a loop
-runs here or as its compiled executable is host_eager's static rule ("host" or not), decided from the
-signature alone: a loop never changes its way midway, so its result is a function of its operands.
+"""Eager while / cond / scan on the CPU: the host program of the loop's one-equation jaxpr (xla/host_program.py),
+each body equation on its host kernel, about a microsecond each and no compile -- where host_eager's static rule
+says "host" (else the loop's compiled executable: one XLA compile per new shape, tens to hundreds of ms).
 """
 from __future__ import annotations
 

@@ -216,7 +216,6 @@ def _np_of(x):
 
 _get_aval = attrgetter("aval")
 _MEMO_MAX = 1024
-_SPLIT_MIN = host_parallel.MIN_ELEMENTS   # (below: no shape pays a split)
 _aval_cache: dict = {}   # (prim, params, *avals) -> out aval(s); cleared when it grows past the bound
 _AVAL_CACHE_MAX = 8192
 
@@ -265,7 +264,7 @@ def eager_in_place(prim, args, params):
     if not ufunc:
         out = host.quiet(kernel.rest, *xs, in_place=True, **params)
         return None if out is NotImplemented else HostValue(out, x.aval)
-    split = host_parallel.split if math.prod(x.aval.shape) >= _SPLIT_MIN else None   # (as _make_host_impl's)
+    split = host_parallel.split if math.prod(x.aval.shape) >= host_parallel.MIN_ELEMENTS else None
     host.quiet(kernel.form([a.aval for a in args], params, split), *xs, out=xs[0])   # (the out-of-place form)
     return x   # (its memory holds the result now)
 
@@ -302,7 +301,7 @@ def _make_host_impl(prim, kernel, xla_impl):
                 if len(forms) >= _MEMO_MAX:
                     forms.clear()
                 forms[fkey] = fn
-            if not multi and math.prod(out[0]) >= _SPLIT_MIN:
+            if not multi and math.prod(out[0]) >= host_parallel.MIN_ELEMENTS:   # (below it no shape pays a split)
                 fn = host.form(kernel, in_avals, params, host_parallel.split)
             ent = (out, fn)
             if len(cache) >= _AVAL_CACHE_MAX:

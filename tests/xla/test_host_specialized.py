@@ -18,7 +18,7 @@ from transforms.primitives import elementwise as E
 from transforms.primitives import linalg as L
 from transforms.primitives import reductions as R
 from transforms.primitives import structural as S
-from xla import host
+from xla import host, host_parallel
 from xla.host import HostValue, Kernel, host_kernels
 
 from test_host_kernels import _xla, assert_same, binary_wants, compare, pairs, specials, unary_wants, xla_many
@@ -389,7 +389,6 @@ def test_transposes_are_numpys_views():
 def test_a_form_made_at_one_shape_serves_every_shape_of_its_rank(spy):
     """The eager impls key a kernel's form by the operands' dtypes, ranks and params: a new shape of a known rank
     makes no new form, and the form made at one shape gives the kernel's values at others (empty ones too)."""
-    from xla import runtime   # (spied where the runtime calls it)
     made = spy(host, "form")
     rng = np.random.default_rng(9)
     for prim, params in ((E.sin_p, {}), (E.add_p, {}), (R.reduce_max_p, {"axes": (0,)}),
@@ -403,4 +402,4 @@ def test_a_form_made_at_one_shape_serves_every_shape_of_its_rank(spy):
             if shape == (3, 4):
                 del made[:]   # (the first shape may make this rank's form, unless an earlier test did)
         assert not made, (prim.name, len(made))
-    assert runtime._SPLIT_MIN > 7 * 7   # (none of these shapes is large enough to be split: one form each)
+    assert host_parallel.MIN_ELEMENTS > 7 * 7   # (none of these shapes is large enough to be split: one form each)
