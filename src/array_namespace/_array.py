@@ -466,6 +466,10 @@ class Array:
 
     def __getitem__(self, key):
         v = self._v
+        if not tracing[0]:   # x[i, j]: one element, eagerly, straight from the backend (one C call: a loop's read)
+            out = backend.eager_element(v, key)
+            if out is not None:
+                return H.wrap(out)
         one = VW.selects_one_element(key) and (1 if type(key) is int else len(key)) == len(v.aval.shape)
         view = not one and VW._is_basic_key(key)
         declined = False

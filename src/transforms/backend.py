@@ -13,7 +13,8 @@ _HOOKS = ("device_put", "to_numpy", "default_device", "devices", "compile_jaxpr"
 _HOOKS += ("local_devices", "process_index", "process_count", "set_cpu_device_count")   # transforms/devices.py
 _HOOKS += ("eager_way", "run_by_op")   # how a staged call runs eagerly, and its op-by-op run (jaxpr_transforms)
 _HOOKS += ("eager_in_place",)   # eager_in_place(prim, args, params) -> output | None: args[0] may be overwritten
-_HOOKS += ("eager_getitem", "eager_setitem", "eager_family_setitem", "box_fn")   # namespace fast paths (see Backend)
+_HOOKS += ("eager_element", "eager_getitem", "eager_setitem", "eager_family_setitem",   # namespace fast paths
+           "box_fn")   # (see Backend)
 _HOOKS += ("pmap_call", "pmap_public")   # pmap_call(args, params) -> outputs: run a pmap equation;
 # pmap_public(pmapped) -> callable | None: a native dispatcher for repeat calls (transforms/pmap.py)
 _HOOKS += ("sharding_of", "shards_of")   # where an eager value lies over devices (transforms/devices.py)
@@ -55,6 +56,8 @@ class Backend:
                                                    closed's own)
     eager_in_place(prim, args, params) -> output | None   prim run eagerly writing its result into args[0]'s
                                                    memory, which the caller gives up (None: not done; bind)
+    eager_element(raw, key) -> raw | None          x[key] for an eager value and a key of ints selecting one element
+                                                   (None: eager_getitem, then the namespace's path)
     eager_getitem(raw, key, view=False) -> raw | None   x[key] of an eager value run by the backend directly (None:
                                                    the namespace's path; it validates and raises); key: the
                                                    namespace's, a boolean mask Array given as its raw value; view:
@@ -82,6 +85,7 @@ class Backend:
         self.eager_way = lambda closed, in_avals=None: "compile"   # staged calls run eagerly as one executable
         self.run_by_op = None                        # (None: the engine binds the equations one by one)
         self.eager_in_place = lambda prim, args, params: None   # (no in-place updates: always a new value)
+        self.eager_element = lambda raw, key: None
         self.eager_getitem = lambda raw, key, view=False: None   # (indexing binds its gather)
         self.eager_setitem = lambda raw, key, value, copy=False: None   # (and its scatter)
         self.eager_family_setitem = lambda raws, layouts, i, key, value: None   # (a view family: its rules)

@@ -42,6 +42,7 @@ def _register_backend():
                      adopt=lambda r: r if _jaxlib.is_ours(r) else runtime.device_put(_jaxlib.to_numpy(r)))
     backend.register("xla", eager_way=host_eager.eager_way,   # staged calls op by op on host kernels
                      run_by_op=host_program.run_eager, eager_in_place=runtime.eager_in_place,
+                     eager_element=host_basic_index.eager_element,   # x[i, j] of a host-held value (C)
                      eager_getitem=host_basic_index.eager_getitem,   # x[basic key] of a host-held value
                      eager_setitem=host_basic_index.eager_setitem,   # x[basic key] = v into its own memory
                      eager_family_setitem=host_basic_index.eager_family_setitem,   # ... into a view family's

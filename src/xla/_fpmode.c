@@ -13,6 +13,7 @@
  *                             both put back after (host.quiet: kernels run through it or HostImpl, which does
  *                             the same: a register read, a write only when the bits change)
  *   HostImpl                  a primitive's eager impl on host-held values (below)
+ *   element(v, key[, value])  x[i, j] of a host-held value, one element, read or written (below)
  *   kept() -> (blocks, bytes) what the kernels' memory handler keeps now (below; glibc builds)
  * Required (pyproject.toml): without it eager and jitted results would differ on subnormals. */
 #define PY_SSIZE_T_CLEAN
@@ -333,6 +334,55 @@ static PyObject *hostimpl_call(PyObject *op, PyObject *const *args, size_t nargs
     return res;
 }
 
+/* ---------------------------------------------------------------- one element
+ * element(v, key[, value]): x[key] for x the ndarray of HostValue v and a key selecting one element -- a Python int
+ * or a tuple of them, one per dimension, each in range -- the commonest eager access in a library loop (`d[i]`,
+ * `a[i, j] = d[i]`), one C call. Read: a new 0-d HostValue (its aval host.shared_aval's for v's dtype and weak
+ * type, found in AVALS, that function's table, once made), or None. Write (value: a 0-d HostValue of x's dtype;
+ * the caller has made sure that x's memory may take it, host_basic_index._assign): whether done. v and value
+ * host-held (no device buffer, or a live one); every other case is None / False and the Python path runs (and
+ * raises). The element's bytes move as they are (subnormals kept, as NumPy's copies do). */
+static PyObject *avals = NULL, *no_shape = NULL;   /* AVALS: (shape, dtype, weak) -> aval (host.shared_aval's); () */
+
+static PyArrayObject *host_array(PyObject *v) {   /* HostValue v's ndarray where v is host-held, else NULL */
+    if (host_type == NULL || Py_TYPE(v) != host_type || (SLOT(v, off_buf) != Py_None && !live(SLOT(v, off_buf))))
+        return NULL;
+    return (PyObject *)Py_TYPE(SLOT(v, off_np)) == ndarray ? (PyArrayObject *)SLOT(v, off_np) : NULL;
+}
+
+static PyObject *element(PyObject *self, PyObject *const *args, Py_ssize_t nargs) {
+    if (nargs != 2 && nargs != 3) return PyErr_Format(PyExc_TypeError, "element(v, key[, value])");
+    PyArrayObject *a = host_array(args[0]), *b = nargs == 3 ? host_array(args[2]) : NULL;
+    PyObject *key = args[1], *const *ks = PyTuple_CheckExact(key) ? ((PyTupleObject *)key)->ob_item : &key;
+    Py_ssize_t nk = PyTuple_CheckExact(key) ? PyTuple_GET_SIZE(key) : PyLong_CheckExact(key) ? 1 : -1;
+    int ok = a != NULL && nk >= 1 && nk == PyArray_NDIM(a) && (nargs == 2 || (b != NULL && PyArray_NDIM(b) == 0
+             && PyArray_ISWRITEABLE(a) && PyArray_EquivTypes(PyArray_DESCR(a), PyArray_DESCR(b))));
+    char *p = ok ? PyArray_BYTES(a) : NULL;
+    for (Py_ssize_t i = 0; ok && i < nk; i++) {
+        int over = 0;
+        long long j = PyLong_CheckExact(ks[i]) ? PyLong_AsLongLongAndOverflow(ks[i], &over) : 0;
+        npy_intp n = PyArray_DIM(a, (int)i);
+        ok = PyLong_CheckExact(ks[i]) && !over && j >= -(long long)n && j < (long long)n;
+        p += ok ? (j < 0 ? j + n : j) * PyArray_STRIDE(a, (int)i) : 0;
+    }
+    if (nargs == 3) {
+        if (ok) memmove(p, PyArray_DATA(b), (size_t)PyArray_ITEMSIZE(a));
+        return PyBool_FromLong(ok);
+    }
+    PyObject *av = SLOT(args[0], off_aval), *aval = NULL, *k = !ok || !PyTuple_Check(av) || PyTuple_GET_SIZE(av) != 3
+        ? NULL : PyTuple_Pack(3, no_shape, PyTuple_GET_ITEM(av, 1), PyTuple_GET_ITEM(av, 2));   /* (ShapedArray) */
+    if (k != NULL) aval = PyDict_GetItemWithError(avals, k);   /* borrowed */
+    Py_XDECREF(k);
+    if (aval == NULL) return PyErr_Occurred() ? NULL : Py_NewRef(Py_None);
+    Py_INCREF(PyArray_DESCR(a));   /* (stolen) */
+    PyObject *out = PyArray_NewFromDescr(&PyArray_Type, PyArray_DESCR(a), 0, NULL, NULL, NULL, 0, NULL), *res;
+    if (out == NULL) return NULL;
+    memcpy(PyArray_DATA((PyArrayObject *)out), p, (size_t)PyArray_ITEMSIZE(a));
+    res = host_value(out, aval);
+    Py_DECREF(out);
+    return res;
+}
+
 static PyObject *hostimpl_new(PyTypeObject *t, PyObject *args, PyObject *kwds) {
     PyObject *impl, *lookup, *xla, *box;
     if (!PyArg_ParseTuple(args, "OOOO:HostImpl", &impl, &lookup, &xla, &box)) return NULL;
@@ -370,6 +420,8 @@ static PyMethodDef methods[] = {
 #if defined(__GLIBC__)
     {"kept", kept_info, METH_NOARGS, "kept() -> (blocks, bytes) that the kernels' memory handler keeps now"},
 #endif
+    {"element", (PyCFunction)(void (*)(void))element, METH_FASTCALL,
+     "element(v, key[, value]): one element of HostValue v read (a 0-d HostValue or None) or written (whether)"},
     {"quiet", (PyCFunction)(void (*)(void))quiet_call, METH_FASTCALL | METH_KEYWORDS,
      "quiet(fn, *args, **kwargs): fn's result, run as a kernel runs (warnings silenced, subnormals flushed)"},
     {NULL, NULL, 0, NULL},
@@ -380,8 +432,12 @@ static struct PyModuleDef module = {PyModuleDef_HEAD_INIT, "_fpmode", NULL, -1, 
 PyMODINIT_FUNC PyInit__fpmode(void) {
     PyObject *m = PyModule_Create(&module);
     if (m == NULL) return NULL;
+    if (_import_array() < 0) {
+        Py_DECREF(m);
+        return NULL;
+    }
 #if defined(__GLIBC__)   /* (NumPy's default handler, whose blocks are glibc's; another there: none set) */
-    PyObject *np_handler = _import_array() < 0 ? NULL : PyDataMem_GetHandler();
+    PyObject *np_handler = PyDataMem_GetHandler();
     PyDataMem_Handler *h = np_handler == NULL ? NULL : PyCapsule_GetPointer(np_handler, "mem_handler");
     if (h != NULL && strcmp(h->name, "default_allocator") == 0
             && (handler = PyCapsule_New(&k_handler, "mem_handler", NULL)) != NULL) {
@@ -391,10 +447,13 @@ PyMODINIT_FUNC PyInit__fpmode(void) {
     Py_XDECREF(np_handler);
     PyErr_Clear();
 #endif
+    avals = PyDict_New();
+    no_shape = PyTuple_New(0);
     str_dtype = PyUnicode_InternFromString("dtype");
     str_shape = PyUnicode_InternFromString("shape");
     str_is_deleted = PyUnicode_InternFromString("is_deleted");
     if (str_dtype == NULL || str_shape == NULL || str_is_deleted == NULL
+            || avals == NULL || no_shape == NULL || PyModule_AddObjectRef(m, "AVALS", avals) < 0
             || PyType_Ready(&HostImplType) < 0 || PyModule_AddObjectRef(m, "HostImpl", (PyObject *)&HostImplType) < 0
             || PyModule_AddObject(m, "supported", PyBool_FromLong(FPMODE_FLUSH != 0)) < 0
             || PyModule_AddIntConstant(m, "FLUSH", (long)FPMODE_FLUSH) < 0) {

@@ -191,7 +191,7 @@ class HostValue:
         return f"HostValue({self.aval.str_short()})"
 
 
-_AVALS: dict = {}   # (shape, dtype, weak) -> one aval (the runtime's eager memo recognises avals by identity)
+_AVALS = _fpmode.AVALS   # (shape, dtype, weak) -> one aval (the eager memo knows avals by identity; _fpmode reads it)
 
 
 def shared_aval(shape, dtype, weak=False):

@@ -1,13 +1,14 @@
-"""Eager x[key] and x[key] = value of a host-held value: NumPy's indexing (the backend's `eager_getitem` /
-`eager_setitem` / `eager_family_setitem` hooks).
+"""Eager x[key] and x[key] = value of a host-held value: NumPy's indexing (the backend's `eager_element` /
+`eager_getitem` / `eager_setitem` / `eager_family_setitem` hooks).
 
 Why: library code indexes eagerly all the time (`x[i]` in loops, `x[:, 0]`, `x[..., None]`, `a[i, i] = d[i]`,
 `x[idx]`) on ever-new shapes, where the namespace's path (a plan per (shape, key), a gather or scatter) costs
 ~4-70 us a call and ~35 us a new shape. For the keys `_numpy_key` takes NumPy selects the same elements by the
-same rules: no plan, no primitive, the same bits. Other keys (NumPy integers, a zero step), values not host-held
-(a device buffer, donated, over several devices) and what NumPy refuses decline (None): the namespace's path
-runs and raises its errors. A read the namespace makes a view is NumPy's view of x's memory, any other a copy;
-a write goes into memory only its array (or its view family) holds (host.sole_holder), else into a copy.
+same rules: no plan, no primitive, the same bits (one element: one C call, xla/_fpmode.c `element`, ~0.2 us).
+Other keys (NumPy integers, a zero step), values not host-held (a device buffer, donated, over several devices)
+and what NumPy refuses decline (None): the namespace's path runs and raises its errors. A read the namespace
+makes a view is NumPy's view of x's memory, any other a copy; a write goes into memory only its array (or its
+view family) holds (host.sole_holder), else into a copy.
 """
 from __future__ import annotations
 
@@ -74,6 +75,9 @@ def eager_getitem(v, key, view=False):
     return HostValue(out, host.shared_aval(out.shape, a[1], a[2]))
 
 
+eager_element = _element = host._fpmode.element   # x[i, j] of a host-held value, one element (C): read or write
+
+
 def eager_setitem(v, key, value, copy=False):
     """`x[key] = value` (value: raw, of x's dtype) into the memory of x's raw value `v` where its only holder gives
     it up, else (copy: another array holds `v`) into a copy (the same bits): the new value, or None (declined)."""
@@ -102,6 +106,8 @@ def eager_family_setitem(vals, layouts, i, key, value):
 def _assign(v, key, value, copy=False):
     """Write `value` at `key` into host value `v`'s memory (copy: into a copy): the array written, or None where
     value's shape does not broadcast to the selection without new leading axes (the namespace's rule)."""
+    if not copy and _element(v, key, value):   # (x[i, j] = one element of x's dtype: one C call)
+        return v.np
     a = v.aval
     k = _numpy_key(a[0], key)
     if k is None or value.aval[1] != a[1]:

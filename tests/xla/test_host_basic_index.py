@@ -20,10 +20,16 @@ def taken(spy):
     return spy(backend, "eager_getitem")
 
 
+@pytest.fixture
+def one(spy):
+    return spy(backend, "eager_element")
+
+
 def _planned(x, key, monkeypatch):
     """x[key] through the namespace's own path (the direct form switched off)."""
     with monkeypatch.context() as m:
         m.setattr(backend, "eager_getitem", lambda v, k, view=False: None)
+        m.setattr(backend, "eager_element", lambda v, k: None)
         return x[key]
 
 
@@ -35,7 +41,7 @@ KEYS = [0, -1, 2, slice(None), slice(1, 3), slice(None, None, -1), slice(-2, Non
 
 @pytest.mark.parametrize("dt", [np.float64, np.float32, np.int64, np.int8, np.bool_, np.complex128])
 @pytest.mark.parametrize("key", KEYS, ids=repr)
-def test_equals_the_planned_gather_and_numpy(taken, monkeypatch, dt, key):
+def test_equals_the_planned_gather_and_numpy(taken, one, monkeypatch, dt, key):
     shape = (4, 5, 3)
     x_np = (np.arange(60).reshape(shape) * 3 - 50).astype(dt)
     x = xp.asarray(x_np)
@@ -47,13 +53,14 @@ def test_equals_the_planned_gather_and_numpy(taken, monkeypatch, dt, key):
     assert got._v.aval == ref._v.aval and got.shape == np.shape(want) and got.dtype == x.dtype
     np.testing.assert_array_equal(np.asarray(got), np.asarray(ref))
     np.testing.assert_array_equal(np.asarray(got), want)
-    if key != ():
-        assert taken and taken[0]
+    single = type(key) is tuple and len(key) == x.ndim and all(type(k) is int for k in key)
+    if single:   # (one element: eager_element's (C), or eager_getitem's at the process's first of this dtype)
+        assert one[0] or taken and taken[0]
+    elif key != ():
+        assert taken and taken[0] and one == [False]
     if type(got._v) is host.HostValue and got._v is not x._v:
         # a view of x's memory where NumPy's result is a view (all but one element picked by ints), else a copy
-        one = type(key) is int and x.ndim == 1 or type(key) is tuple and len(key) == x.ndim and all(
-            type(k) is int for k in key)
-        assert np.shares_memory(got._v.np, x._v.np) == (not one and got.size > 0)
+        assert np.shares_memory(got._v.np, x._v.np) == (not single and got.size > 0)
 
 
 def test_special_values_and_weak_scalars_keep_their_bits(taken, monkeypatch):
@@ -67,7 +74,7 @@ def test_special_values_and_weak_scalars_keep_their_bits(taken, monkeypatch):
     assert all(taken)
 
 
-def test_new_shapes_compile_nothing_and_cost_no_plan(taken):
+def test_new_shapes_compile_nothing_and_cost_no_plan(taken, one):
     from array_namespace import _indexing_key as K
     before_plans = len(K._PLANS) + len(K._DERIVED)
     before = runtime.compile_calls[0]
@@ -78,10 +85,11 @@ def test_new_shapes_compile_nothing_and_cost_no_plan(taken):
         np.testing.assert_array_equal(np.asarray(x[1:, 0]), a[1:, 0])
     assert runtime.compile_calls[0] == before
     assert len(K._PLANS) + len(K._DERIVED) == before_plans
-    assert len(taken) == 2 * 37 and all(taken)
+    # (the element read is eager_element's (C) at every new shape: its 0-d aval is the same; the slice, eager_getitem's)
+    assert one == [True, False] * 37 and taken == [True] * 37
 
 
-def test_a_view_read_shares_memory_and_no_write_reaches_another_holder(taken):
+def test_a_view_read_shares_memory_and_no_write_reaches_another_holder(taken, one):
     a = np.arange(4000.0).reshape(100, 40)
     x = xp.asarray(a)
     # a view in the namespace (every basic read but one element) is NumPy's view of x's memory: no copy
@@ -90,9 +98,9 @@ def test_a_view_read_shares_memory_and_no_write_reaches_another_holder(taken):
         y = x[key]
         assert np.shares_memory(y._v.np, x._v.np), key
         np.testing.assert_array_equal(np.asarray(y), a[key])
-    y = x[3, 4]                 # (one element: a copy, as NumPy's scalar)
+    y = x[3, 4]                 # (one element: a copy, as NumPy's scalar; eager_element's, in C)
     assert not np.shares_memory(y._v.np, x._v.np) and float(y) == a[3, 4]
-    assert len(taken) == 12 and all(taken)
+    assert len(taken) == 11 and all(taken) and one[-1] is True
     y = x[1:]                   # (writes go both ways, as NumPy's)
     x[50, 0] = -1.0
     y[0, 0] = -2.0
@@ -156,6 +164,86 @@ def test_views_write_through_and_transforms_trace_as_before(taken):
     np.testing.assert_allclose(np.asarray(vmap(lambda r: r[-1])(xp.asarray(np.eye(3)))), [0.0, 0.0, 1.0])
     np.testing.assert_allclose(np.asarray(jit(lambda t: t[0, 1:])(xp.asarray(np.eye(3)))), [0.0, 0.0])
     assert len(taken) == n   # (under grad / vmap / jit the key is traced, never read directly)
+
+
+# --------------------------------------------------------------------------- one element (C: xla/_fpmode.c)
+@pytest.mark.parametrize("dt", [np.float64, np.float32, np.int64, np.uint8, np.bool_, np.complex64])
+def test_one_element_reads_are_one_c_call_and_equal_numpy_and_the_gather(one, monkeypatch, dt):
+    x_np = (np.arange(60).reshape(4, 5, 3) * 7 - 90).astype(dt)
+    x = xp.asarray(x_np)
+    x[0, 0, 0]   # (the first read of a new dtype is eager_getitem's, which makes its 0-d aval for the C path)
+    n = len(one)
+    keys = [(1, 2, 0), (-1, -5, -3), (3, 4, 2), (0, -1, 1), (-4, 0, 0)]
+    for key in keys:
+        got, ref = x[key], _planned(x, key, monkeypatch)
+        assert got._v.aval == ref._v.aval and got.shape == () and got.dtype == x.dtype
+        assert np.asarray(got).tobytes() == np.asarray(ref).tobytes() == x_np[key].tobytes()
+        assert not np.shares_memory(got._v.np, x._v.np)   # (a copy: a later write to x leaves it)
+    assert one[n:] == [True] * len(keys)   # (every read after the first: the C call; _planned's are not logged)
+    y = xp.asarray(np.arange(5.0))
+    y[1]
+    assert y[-2] == 3.0 and y[4] == 4.0 and one[-2:] == [True, True]
+    v = x[1, 2, 0]
+    x[1, 2, 0] = x[0, 0, 0]
+    assert np.asarray(v) == x_np[1, 2, 0]   # (the read was a copy)
+
+
+def test_one_element_reads_keep_every_bit_and_decline_off_their_path(one):
+    a = np.array([np.nan, -0.0, np.inf, -np.inf, 1e-310, 5e-324, 0.0])
+    x = xp.asarray(a)
+    x[0]
+    assert [np.asarray(x[i]).tobytes() for i in range(7)] == [a[i].tobytes() for i in range(7)]   # (subnormals kept)
+    w = xp.asarray(2.0) * xp.ones(3, dtype=xp.float64)
+    assert w[1]._v.aval == xp.asarray(2.0)._v.aval   # (the 0-d aval of its dtype, strong)
+    log = len(one)
+    for key, want in [(np.int64(1), -0.0), ((True,), None), ((1, 0), None), (slice(0, 1), None), (2**70, None),
+                      (7, None), (-8, None), (1.0, None)]:
+        try:
+            got = x[key]
+        except (IndexError, TypeError):
+            continue
+        assert want is None or np.asarray(got).tobytes() == np.float64(want).tobytes()
+    assert not any(one[log:])   # (a NumPy integer, a bool, too many or too few ints, out of range: the namespace's)
+    with pytest.raises(IndexError):
+        x[7]
+    y = jit(lambda t: t + 1.0)(x)   # (a device buffer: the namespace's path)
+    assert np.asarray(y[2]) == np.inf
+    z = xp.asarray(np.arange(4.0))
+    z[0]
+    jit(lambda t: t * 2.0, donate_argnums=0)(z)
+    with pytest.raises(RuntimeError, match="donated"):
+        z[1]
+
+
+def test_one_element_writes_go_into_memory_through_view_families_and_spare_other_holders(monkeypatch):
+    from xla import host_basic_index
+    direct, real = [], host_basic_index._element
+    monkeypatch.setattr(host_basic_index, "_element", lambda *a: direct.append(real(*a)) or direct[-1])
+    c = xp.asarray(np.arange(27.0).reshape(3, 3, 3))
+    addr = c._v.np.ctypes.data
+    a = c[1]   # (a view: its writes reach c)
+    d = xp.linalg.diagonal(a) + 100.0
+    for i in range(3):
+        a[i, i] = d[i]
+    want = np.arange(27.0).reshape(3, 3, 3)
+    want[1][np.diag_indices(3)] += 100.0
+    np.testing.assert_array_equal(np.asarray(c), want)
+    np.testing.assert_array_equal(np.asarray(a), want[1])
+    assert c._v.np.ctypes.data == addr and direct == [True] * 3   # (no copy per write: three C writes)
+    held = np.asarray(c)   # (an export: a write must not reach it)
+    c[0, 0, 0] = xp.asarray(-1.0)
+    assert held[0, 0, 0] == 0.0 and np.asarray(c)[0, 0, 0] == -1.0
+    b = xp.asarray(np.zeros((2, 2), np.bool_))
+    b[1, 0] = True
+    i = xp.asarray(np.zeros(3, np.int8))
+    i[-1] = xp.asarray(5, dtype=xp.int8)
+    i[0] = 300 - 256 + 20   # (a Python int of the array's kind)
+    z = xp.asarray(np.zeros(2, np.complex128))
+    z[1] = xp.asarray(1e-310 - 2j)   # (a subnormal real part moves as it is)
+    s = xp.asarray(np.zeros(2, np.float32))
+    s[0] = xp.asarray(np.float32(1.5e-40))
+    assert np.asarray(b).tolist() == [[False, False], [True, False]] and np.asarray(i).tolist() == [64, 0, 5]
+    assert np.asarray(z)[1] == 1e-310 - 2j and np.asarray(s)[0] == np.float32(1.5e-40)
 
 
 # --------------------------------------------------------------------------- x[key] = value, in place
