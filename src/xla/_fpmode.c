@@ -61,16 +61,19 @@ static inline void fpmode_set(unsigned bits) {
  * glibc returns a freed block of a few hundred KiB or more to the OS (munmap, or a trim of the heap's top), so the
  * next kernel output of that size page-faults in again, page by page: about half the time of a medium eager call
  * (scipy's skew on 2020x70: ~3.9 -> ~1.5 ms). So kernels allocate through this NumPy memory handler, set around
- * each run as the error state is: only the arrays our kernels make use it; user NumPy code keeps NumPy's. It is
- * NumPy's handler (at import) but for one thing: a freed block of KEEP_MIN bytes or more is kept, at most KEEP_N
+ * each run as the error state is -- by HostImpl only where an operand or the result has KEEP_MIN bytes or more (the
+ * handler's two context-variable switches cost ~0.35 us, a third of a small op; a run below that makes a block of
+ * that size only as a rare temporary, which then takes NumPy's way) -- so only the arrays our kernels make use it:
+ * user NumPy code keeps NumPy's. It is NumPy's handler (at import) but for one thing: a freed block of KEEP_MIN
+ * bytes or more is kept, at most KEEP_N
  * blocks and KEEP_MAX bytes (glibc's own ceiling for freed memory it keeps), the slots taken in turn (the oldest
  * kept block goes back to NumPy's handler to make room), and handed out again for a request it fits with little
  * waste. */
 static PyObject *handler = NULL;  /* a capsule of k_handler, or NULL: kernels keep NumPy's handler */
+#define KEEP_MIN ((size_t)64 << 10)
 #if defined(__GLIBC__)   /* (elsewhere kernels keep NumPy's handler) */
 #include <malloc.h>
 #include <pthread.h>
-#define KEEP_MIN ((size_t)64 << 10)
 #define KEEP_N 32
 #define KEEP_MAX ((size_t)64 << 20)
 static struct { void *p; size_t n; } kept[KEEP_N];
@@ -137,7 +140,7 @@ static PyObject *set(PyObject *self, PyObject *arg) {
     return PyLong_FromUnsignedLong(old);
 }
 
-static PyObject *quiet = NULL, *ndarray = NULL, *str_dtype = NULL, *str_shape = NULL, *str_is_deleted = NULL;
+static PyObject *quiet = NULL, *ndarray = NULL, *str_is_deleted = NULL;
 static PyTypeObject *host_type = NULL;   /* xla.host.HostValue */
 static Py_ssize_t off_np = -1, off_aval = -1, off_buf = -1, off_donor = -1;
 #define SLOT(o, off) (*(PyObject **)((char *)(o) + (off)))
@@ -169,12 +172,13 @@ static PyObject *configure(PyObject *self, PyObject *args) {
     Py_RETURN_NONE;
 }
 
-/* fn(*args, **kw) as a kernel runs: NumPy's error state `quiet` (warnings silenced), subnormals flushed, the
- * kernels' memory handler; all put back after, as they were (a nested run keeps the outer one's) */
-static PyObject *quiet_vcall(PyObject *fn, PyObject *const *args, size_t nargsf, PyObject *kw) {
+/* fn(*args, **kw) as a kernel runs: NumPy's error state `quiet` (warnings silenced), subnormals flushed, and where
+ * `keep` the kernels' memory handler (a run that makes or frees no block it keeps need not pay its two context-variable
+ * switches, ~0.35 us); all put back after, as they were (a nested run keeps the outer one's) */
+static PyObject *quiet_vcall(PyObject *fn, PyObject *const *args, size_t nargsf, PyObject *kw, int keep) {
     PyObject *tok = NULL, *oldh = NULL, *out = NULL, *et, *ev, *etb;
     if (errvar != NULL && (tok = PyContextVar_Set(errvar, quiet)) == NULL) return NULL;
-    if (handler == NULL || (oldh = PyDataMem_SetHandler(handler)) != NULL) {
+    if (!keep || handler == NULL || (oldh = PyDataMem_SetHandler(handler)) != NULL) {
         unsigned old = fpmode_get();
         fpmode_set(FPMODE_FLUSH);
         out = PyObject_Vectorcall(fn, args, nargsf, kw);
@@ -197,11 +201,8 @@ static PyObject *quiet_vcall(PyObject *fn, PyObject *const *args, size_t nargsf,
 }
 
 static PyObject *quiet_call(PyObject *self, PyObject *const *args, Py_ssize_t nargs, PyObject *kw) {
-    if (nargs < 1) {
-        PyErr_SetString(PyExc_TypeError, "quiet(fn, *args, **kwargs): fn missing");
-        return NULL;
-    }
-    return quiet_vcall(args[0], args + 1, nargs - 1, kw);
+    if (nargs < 1) return PyErr_Format(PyExc_TypeError, "quiet(fn, *args, **kwargs): fn missing");
+    return quiet_vcall(args[0], args + 1, nargs - 1, kw, 1);
 }
 
 /* ---------------------------------------------------------------- HostImpl
@@ -303,31 +304,40 @@ static int live(PyObject *buf) {
     return d == Py_False;
 }
 
+static PyArrayObject *host_array(PyObject *v) {   /* HostValue v's ndarray where v is host-held, else NULL */
+    if (host_type == NULL || Py_TYPE(v) != host_type || (SLOT(v, off_buf) != Py_None && !live(SLOT(v, off_buf))))
+        return NULL;
+    return (PyObject *)Py_TYPE(SLOT(v, off_np)) == ndarray ? (PyArrayObject *)SLOT(v, off_np) : NULL;
+}
+
 static PyObject *hostimpl_call(PyObject *op, PyObject *const *args, size_t nargsf, PyObject *kw) {
     HostImpl *self = (HostImpl *)op;
     Py_ssize_t n = PyVectorcall_NARGS(nargsf);
     PyObject *avals[MAXN], *arrs[MAXN];
-    int fast = host_type != NULL && n >= 1 && n <= MAXN;
-    for (Py_ssize_t i = 0; fast && i < n; i++) {
-        fast = Py_TYPE(args[i]) == host_type && (SLOT(args[i], off_buf) == Py_None || live(SLOT(args[i], off_buf)));
-        if (fast) avals[i] = SLOT(args[i], off_aval);
-    }
+    int fast = n >= 1 && n <= MAXN;
+    for (Py_ssize_t i = 0; fast && i < n; i++)
+        if ((fast = host_array(args[i]) != NULL)) avals[i] = SLOT(args[i], off_aval);
     if (!fast) return PyObject_Vectorcall(self->impl, args, nargsf, kw);
     Entry *e = find(self, args, n, kw, avals);
     if (e == NULL) return PyErr_Occurred() ? NULL : PyObject_Vectorcall(self->impl, args, nargsf, kw);
-    PyObject *fn = Py_NewRef(e->fn), *aval = Py_NewRef(e->aval), *out;
-    for (Py_ssize_t i = 0; i < n; i++) arrs[i] = Py_NewRef(SLOT(args[i], off_np));
-    out = quiet_vcall(fn, arrs, n, NULL);
+    PyObject *fn = Py_NewRef(e->fn), *aval = Py_NewRef(e->aval), *sh = PyTuple_GET_ITEM(aval, 0), *out;
+    size_t big = (size_t)PyDataType_ELSIZE((PyArray_Descr *)PyTuple_GET_ITEM(aval, 1));   /* (the result's bytes) */
+    for (Py_ssize_t i = 0; i < PyTuple_GET_SIZE(sh); i++) big *= (size_t)PyLong_AsSsize_t(PyTuple_GET_ITEM(sh, i));
+    for (Py_ssize_t i = 0; i < n; i++) {   /* (the handler where an operand or the result is of its blocks' size) */
+        arrs[i] = Py_NewRef(SLOT(args[i], off_np));
+        big = Py_MAX(big, (size_t)PyArray_NBYTES((PyArrayObject *)arrs[i]));
+    }
+    out = quiet_vcall(fn, arrs, n, NULL, big >= KEEP_MIN);
     for (Py_ssize_t i = 0; i < n; i++) Py_DECREF(arrs[i]);
     Py_DECREF(fn);
     PyObject *res = NULL;
     if (out == Py_NotImplemented) res = PyObject_Vectorcall(self->xla, args, nargsf, kw);
-    else if (out != NULL && (PyObject *)Py_TYPE(out) == ndarray) {
-        PyObject *dt = PyObject_GetAttr(out, str_dtype), *sh = dt == NULL ? NULL : PyObject_GetAttr(out, str_shape);
-        int same = sh == NULL ? -1 : dt != PyTuple_GET_ITEM(aval, 1) ? 0
-                 : PyObject_RichCompareBool(sh, PyTuple_GET_ITEM(aval, 0), Py_EQ);
-        Py_XDECREF(dt); Py_XDECREF(sh);
-        res = same < 0 ? NULL : same ? host_value(out, aval) : PyObject_CallFunctionObjArgs(self->box, out, aval, NULL);
+    else if (out != NULL && (PyObject *)Py_TYPE(out) == ndarray) {   /* (of the aval's dtype object and shape) */
+        PyArrayObject *o = (PyArrayObject *)out;
+        int same = (PyObject *)PyArray_DESCR(o) == PyTuple_GET_ITEM(aval, 1) && PyArray_NDIM(o) == PyTuple_GET_SIZE(sh);
+        for (int i = 0; same && i < PyArray_NDIM(o); i++)
+            same = PyArray_DIM(o, i) == PyLong_AsSsize_t(PyTuple_GET_ITEM(sh, i));
+        res = same ? host_value(out, aval) : PyObject_CallFunctionObjArgs(self->box, out, aval, NULL);
     } else if (out != NULL) res = PyObject_CallFunctionObjArgs(self->box, out, aval, NULL);
     Py_XDECREF(out);
     Py_DECREF(aval);
@@ -343,12 +353,6 @@ static PyObject *hostimpl_call(PyObject *op, PyObject *const *args, size_t nargs
  * host-held (no device buffer, or a live one); every other case is None / False and the Python path runs (and
  * raises). The element's bytes move as they are (subnormals kept, as NumPy's copies do). */
 static PyObject *avals = NULL, *no_shape = NULL;   /* AVALS: (shape, dtype, weak) -> aval (host.shared_aval's); () */
-
-static PyArrayObject *host_array(PyObject *v) {   /* HostValue v's ndarray where v is host-held, else NULL */
-    if (host_type == NULL || Py_TYPE(v) != host_type || (SLOT(v, off_buf) != Py_None && !live(SLOT(v, off_buf))))
-        return NULL;
-    return (PyObject *)Py_TYPE(SLOT(v, off_np)) == ndarray ? (PyArrayObject *)SLOT(v, off_np) : NULL;
-}
 
 static PyObject *element(PyObject *self, PyObject *const *args, Py_ssize_t nargs) {
     if (nargs != 2 && nargs != 3) return PyErr_Format(PyExc_TypeError, "element(v, key[, value])");
@@ -449,11 +453,8 @@ PyMODINIT_FUNC PyInit__fpmode(void) {
 #endif
     avals = PyDict_New();
     no_shape = PyTuple_New(0);
-    str_dtype = PyUnicode_InternFromString("dtype");
-    str_shape = PyUnicode_InternFromString("shape");
     str_is_deleted = PyUnicode_InternFromString("is_deleted");
-    if (str_dtype == NULL || str_shape == NULL || str_is_deleted == NULL
-            || avals == NULL || no_shape == NULL || PyModule_AddObjectRef(m, "AVALS", avals) < 0
+    if (str_is_deleted == NULL || avals == NULL || no_shape == NULL || PyModule_AddObjectRef(m, "AVALS", avals) < 0
             || PyType_Ready(&HostImplType) < 0 || PyModule_AddObjectRef(m, "HostImpl", (PyObject *)&HostImplType) < 0
             || PyModule_AddObject(m, "supported", PyBool_FromLong(FPMODE_FLUSH != 0)) < 0
             || PyModule_AddIntConstant(m, "FLUSH", (long)FPMODE_FLUSH) < 0) {
