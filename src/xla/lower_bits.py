@@ -1,8 +1,6 @@
 """Lowering of the bits family (transforms/primitives/bits.py): stablehlo.bitcast_convert."""
 from __future__ import annotations
 
-import numpy as np
-
 from transforms.primitives import bits as B
 
 from ._jaxlib import hlo
