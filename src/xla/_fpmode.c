@@ -369,22 +369,25 @@ static PyObject *element(PyObject *self, PyObject *const *args, Py_ssize_t nargs
         ok = PyLong_CheckExact(ks[i]) && !over && j >= -(long long)n && j < (long long)n;
         p += ok ? (j < 0 ? j + n : j) * PyArray_STRIDE(a, (int)i) : 0;
     }
-    if (nargs == 3) {
-        if (ok) memmove(p, PyArray_DATA(b), (size_t)PyArray_ITEMSIZE(a));
-        return PyBool_FromLong(ok);
-    }
-    PyObject *av = SLOT(args[0], off_aval), *aval = NULL, *k = !ok || !PyTuple_Check(av) || PyTuple_GET_SIZE(av) != 3
-        ? NULL : PyTuple_Pack(3, no_shape, PyTuple_GET_ITEM(av, 1), PyTuple_GET_ITEM(av, 2));   /* (ShapedArray) */
-    if (k != NULL) aval = PyDict_GetItemWithError(avals, k);   /* borrowed */
+    if (nargs == 3 && ok) memmove(p, PyArray_DATA(b), (size_t)PyArray_ITEMSIZE(a));
+    if (nargs == 3) return PyBool_FromLong(ok);   /* (a write: whether done) */
+    if (!ok) Py_RETURN_NONE;
+    Py_INCREF(a);   /* (held across the allocations below, which may collect) */
+    PyObject *av = SLOT(args[0], off_aval), *aval = NULL, *out = NULL, *res = NULL;   /* (an aval: ShapedArray) */
+    PyObject *k = PyTuple_Check(av) && PyTuple_GET_SIZE(av) == 3
+        ? PyTuple_Pack(3, no_shape, PyTuple_GET_ITEM(av, 1), PyTuple_GET_ITEM(av, 2)) : NULL;
+    if (k != NULL) aval = Py_XNewRef(PyDict_GetItemWithError(avals, k));
     Py_XDECREF(k);
-    if (aval == NULL) return PyErr_Occurred() ? NULL : Py_NewRef(Py_None);
-    Py_INCREF(PyArray_DESCR(a));   /* (stolen) */
-    PyObject *out = PyArray_NewFromDescr(&PyArray_Type, PyArray_DESCR(a), 0, NULL, NULL, NULL, 0, NULL), *res;
-    if (out == NULL) return NULL;
-    memcpy(PyArray_DATA((PyArrayObject *)out), p, (size_t)PyArray_ITEMSIZE(a));
-    res = host_value(out, aval);
-    Py_DECREF(out);
-    return res;
+    if (aval != NULL) {
+        Py_INCREF(PyArray_DESCR(a));   /* (stolen) */
+        out = PyArray_NewFromDescr(&PyArray_Type, PyArray_DESCR(a), 0, NULL, NULL, NULL, 0, NULL);
+    }
+    if (out != NULL) {
+        memcpy(PyArray_DATA((PyArrayObject *)out), p, (size_t)PyArray_ITEMSIZE(a));
+        res = host_value(out, aval);
+    }
+    Py_XDECREF(out); Py_XDECREF(aval); Py_DECREF(a);
+    return res != NULL || PyErr_Occurred() ? res : Py_NewRef(Py_None);
 }
 
 static PyObject *hostimpl_new(PyTypeObject *t, PyObject *args, PyObject *kwds) {
