@@ -35,7 +35,6 @@ import ctypes
 import functools
 import math
 import os
-import sys
 
 import numpy as np
 
@@ -206,23 +205,7 @@ def shared_aval(shape, dtype, weak=False):
     return a
 
 
-def sole_holder(vals, family=False):
-    """Whether the memory of host values `vals` may be overwritten: they are writeable views of one NumPy array
-    owning it (or that array), no device buffer aliases it, and nothing else -- a NumPy view, an export
-    (np.asarray, memoryview, DLPack), another value -- refers to it (each holds a reference, which the counts
-    show). One value: its caller gives it up; a view family's (family=True): each held by its array alone."""
-    owner = None
-    for hv in vals:
-        if hv.__class__ is not HostValue or hv._buf is not None or family and sys.getrefcount(hv) > 4:
-            return False   # (refs: its array's slot, `vals`, hv, the argument)
-        arr = hv.np
-        o = arr if arr.base is None else arr.base
-        owner = o if owner is None else owner
-        if o is not owner or type(arr) is not np.ndarray or not arr.flags.writeable or (
-                arr is not o and sys.getrefcount(arr) > 3):   # (hv's slot, arr, the argument)
-            return False   # (a read-only view, np.broadcast_to's: one element seen at several places, is never written)
-    del arr, o
-    return type(owner) is np.ndarray and owner.flags.owndata and sys.getrefcount(owner) <= len(vals) + 2
+sole_holder = _fpmode.sole_holder   # (vals, family) -> whether host values' memory may take a write (_fpmode.c)
 
 
 def aligned_empty(shape, dtype):

@@ -81,7 +81,7 @@ eager_element = _element = host._fpmode.element   # x[i, j] of a host-held value
 def eager_setitem(v, key, value, copy=False):
     """`x[key] = value` (value: raw, of x's dtype) into the memory of x's raw value `v` where its only holder gives
     it up, else (copy: another array holds `v`) into a copy (the same bits): the new value, or None (declined)."""
-    x = _assign(v, key, value, copy or not host.sole_holder((v,))) if _live(v) and _live(value) else None
+    x = _assign(v, key, value, copy or not host.sole_holder((v,), False)) if _live(v) and _live(value) else None
     return None if x is None else HostValue(x, v.aval)
 
 
@@ -92,7 +92,7 @@ def eager_family_setitem(vals, layouts, i, key, value):
     ((strides, offset) in elements of the C-ordered root) places it. The family's values, or None (declined)."""
     if not _live(value):
         return None
-    if not host.sole_holder(vals, family=True):
+    if not host.sole_holder(vals, True):
         if not all(_live(hv) for hv in vals):
             return None
         root = np.array(vals[0].np, order="C")

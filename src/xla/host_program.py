@@ -1,22 +1,14 @@
 """A jaxpr prepared once to run on NumPy arrays: a flat list of pre-resolved steps over a list of slots.
 
-Why: eager op-by-op evaluation on the CPU (staged composites, eager while/cond/scan, the composite
-special kernels: xla/host_control_flow.py, host_special.py) used to interpret each equation afresh:
-a dict environment, a list of inputs, the kernel's own dtype dispatch, a dtype fix-up. For small
-operands that bookkeeping (~2 us) outweighed NumPy itself (~0.5-1 us), and a loop such as
-xp.special.betainc's continued fraction (scipy.stats.pearsonr) runs ~1300 equations per call.
-Here a jaxpr is compiled, once per closed jaxpr, into closures `step(r)` over one list `r` of values
-(its slots): each reads its inputs by index and writes its output by index, with its kernel and
-params bound. Nested calls (jit, custom_jvp/vjp) are inlined into the same slots, stop_gradient
-is an alias, and while/cond/scan run their bodies' steps in place (loop carries in fixed slots).
-Each step calls its kernel's form for the equation's signature (xla/host.py `form`); where that
-is one NumPy ufunc giving the output's dtype (float arithmetic, comparisons and logic), directly,
-unchecked; any other form's result is checked (NotImplemented: the equation binds, so its eager
-impl runs XLA; another dtype: cast, as the eager impls do).
-Building the steps costs about what one interpreted run did (~2 us per equation); generating Python
-source instead was measured at ~50 us per equation to compile, too much for a cold call.
-A ufunc step writes into an intermediate it reads last (out=, as NumPy's own std does: the same bits, the
-memory still in cache; xp.std of 2020x70 ~290 -> ~250 us), checked per run (_step_in_place).
+Why: eager op-by-op work on the CPU (staged composites, eager while/cond/scan, the special functions' kernels)
+interpreted each equation afresh -- a dict environment, the kernel's dtype dispatch, a dtype fix-up: ~2 us of
+bookkeeping against NumPy's ~0.5-1 us, on loops such as betainc's continued fraction (~1300 equations a call).
+Here each equation becomes a closure `step(r)` reading its inputs from and writing its output to slots of one list
+`r`, its kernel's form for the signature bound (xla/host.py `form`); nested calls (jit, custom_jvp/vjp) are inlined,
+stop_gradient is an alias, and while/cond/scan run their bodies' steps in place. A form that is one NumPy ufunc
+giving the output's dtype runs unchecked; any other's result is checked (NotImplemented: the equation binds;
+another dtype: cast). A ufunc step writes into an intermediate it reads last (_step_in_place: NumPy std's out=).
+Building costs about one interpreted run (generating Python source cost ~50 us an equation to compile).
 """
 from __future__ import annotations
 

@@ -258,7 +258,7 @@ def eager_in_place(prim, args, params):
     if type(x) is not HostValue or not _kernels_on() or _out_avals(prim, args, params) != x.aval:
         return None
     ufunc = type(kernel) is Kernel and kernel.wrap is None and x.aval.dtype.kind in kernel.kinds
-    if not (ufunc or getattr(kernel, "in_place", False)) or not host.sole_holder((x,)):
+    if not (ufunc or getattr(kernel, "in_place", False)) or not host.sole_holder((x,), False):
         return None
     xs = list(map(_np_of, args))
     if not ufunc:
