@@ -11,6 +11,7 @@ import math
 
 import numpy as np
 
+from transforms.backend import backend
 from transforms.core import EVAL, trace_state, bind
 from transforms.primitives import elementwise as P
 from transforms.primitives import structural as S
@@ -19,7 +20,7 @@ from . import _dtypes as D
 from ._array import Array
 from ._creation import _check_device, _eager_small, _from_host, _shape_arg, _sized
 from ._helpers import big_int_as_float, as_array, as_int, plain, py_number, wrap
-from ._plans import MADE_MAX_ELEMENTS, SCALAR_TYPES, is_default_device, keep_made, made, scalar_key
+from ._plans import MADE_MAX_ELEMENTS, SCALAR_TYPES, is_default_device, keep_made, made, remember, scalar_key
 
 
 def _scalars_key(fname, scalars, rest):
@@ -40,17 +41,30 @@ def _scalars_key(fname, scalars, rest):
     return tuple(key)
 
 
+_CHECKED: dict = {}   # made-value keys of creations too large to keep (MADE) -> the making of their checked arguments
+
+
 def _made_by(key, make):
     """make() -- an eager creation of static arguments only -- or, where `key` is not None and the same call
-    was made before, a fresh copy of the values it made (kept when small: nothing checked or computed again)."""
+    was made before, a fresh copy of the values it made (kept when small: nothing checked or computed again), or
+    (too large to keep) the making its checks left (`_checked`: nothing checked again)."""
     if key is None:
         return make()
     out = made(key)
     if out is None:
-        out = make()
+        remake = _CHECKED.get(key)
+        out = make() if remake is None else remake()
         if out.size <= MADE_MAX_ELEMENTS:
             keep_made(key, out)
     return out
+
+
+def _checked(key, make):
+    """make() -- a creation's making, once its arguments passed the checks -- kept under made-value `key` (not
+    None) for `_made_by`'s next call at that key."""
+    if key is not None:
+        remember(_CHECKED, key, make)
+    return make()
 
 
 def _number_arg(v, fname, name):
@@ -196,10 +210,10 @@ def eye(n_rows, n_cols=None, /, *, k=0, dtype=None, device=None):
            [0., 0., 1.]])
     """
     key = _scalars_key("eye", (), (n_rows, n_cols, k, dtype)) if is_default_device(device) else None
-    return _made_by(key, lambda: _eye(n_rows, n_cols, k, dtype, device))
+    return _made_by(key, lambda: _eye(n_rows, n_cols, k, dtype, device, key))
 
 
-def _eye(n_rows, n_cols, k, dtype, device):
+def _eye(n_rows, n_cols, k, dtype, device, key=None):
     _check_device(device, "eye")
     n_cols = n_rows if n_cols is None else n_cols
     shape = (_shape_arg(n_rows, "eye", "n_rows")[0], _shape_arg(n_cols, "eye", "n_cols")[0])
@@ -207,8 +221,8 @@ def _eye(n_rows, n_cols, k, dtype, device):
     _sized(shape, dt, "eye", "n_rows, n_cols")
     k = as_int(k, "eye", "k")   # also under jit, where k is a parameter
     k = max(-shape[0], min(k, shape[1]))   # (a diagonal past the matrix: none, however far; no int64 wrap)
-    if _eager_small(shape):
-        return _from_host(np.eye(shape[0], shape[1], k=k, dtype=dt), dt, "eye", fresh=True)
+    if _eager_small(shape):   # (np.eye's values as they are: _from_host's checks are for data from outside)
+        return _checked(key, lambda: wrap(backend.device_put(np.eye(*shape, k=k, dtype=dt), None, fresh=True)))
     r, c = S.iota(D.int64, shape, 0), S.iota(D.int64, shape, 1)
     mask = bind(P.eq_p, bind(P.sub_p, c, r), P.convert_element_type(k, D.int64, True))
     return wrap(P.convert_element_type(mask, dt))

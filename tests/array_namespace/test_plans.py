@@ -18,6 +18,7 @@ from array_namespace import _creation as C
 from array_namespace import _plans as PL
 from array_namespace import _data_types as DT
 from array_namespace import _manipulation as M
+from array_namespace import _ranges as RG
 from transforms import jit
 
 R = np.random.default_rng(11)
@@ -227,7 +228,7 @@ LOOKALIKES = [
 
 def _clear_plans():
     for t in (M._RESHAPE_PLANS, M._TRANSPOSE_PLANS, M._SQUEEZE_PLANS, M._BROADCAST_PLANS, M._BROADCAST_ARRAYS_PLANS,
-              PL.MADE, C._FULL_CHECKED):
+              PL.MADE, C._FULL_CHECKED, RG._CHECKED):
         t.clear()
 
 
@@ -318,6 +319,10 @@ FULL_CASES = [
     (lambda m: m.full((30, 30), 0.1, dtype=m.float32), None),             # (a fill rounded to the dtype, as np.full)
     (lambda m: m.full((17, 17), 0.1 - 3e38j, dtype=m.complex64), None),
     (lambda m: m.full((300,), -2 ** 63, dtype=m.int64), None),
+    (lambda m: m.eye(36), None),                                        # (eyes larger than the values kept too)
+    (lambda m: m.eye(20, 30, k=-3, dtype=m.int32), None),
+    (lambda m: m.eye(17, k=40, dtype=m.complex64), None),
+    (lambda m: m.eye(3, 5, k=1, dtype=m.bool), None),
 ]
 
 
@@ -350,6 +355,9 @@ def test_each_creation_owns_its_value():
     big, big2 = xp.zeros((30, 30)), xp.zeros((30, 30))   # (larger than the values kept)
     big[1, 2] = 3.0
     assert not np.asarray(big2).any() and not np.asarray(xp.zeros((30, 30))).any()
+    e, e2 = xp.eye(36), xp.eye(36)
+    e[0, 0] = 5.0
+    assert float(e2[0, 0]) == 1.0 and float(xp.eye(36)[0, 0]) == 1.0
     keep = xp.ones(16)
     gone = xp.ones(16)
     f = jit(lambda v: v + 1.0, donate_argnums=0)
@@ -365,7 +373,8 @@ def test_full_refusals_unchanged_after_lookalikes():
            lambda: xp.full((True, 2), 1.0), lambda: xp.full((2.0,), 1.0), lambda: xp.full((-1,), 1.0),
            lambda: xp.zeros((1.0, 2)), lambda: xp.ones(True), lambda: xp.full((2,), 1.0, device="gpu:7"),
            lambda: xp.full((2,), "a"), lambda: xp.full((600,), 1.5, dtype=xp.int32),
-           lambda: xp.full((20, 30), 1j, dtype=xp.float64)]
+           lambda: xp.full((20, 30), 1j, dtype=xp.float64), lambda: xp.eye(36, 36.0), lambda: xp.eye(36, k=1.0),
+           lambda: xp.eye(-36), lambda: xp.eye(36, dtype="float64"), lambda: xp.eye(36, device="gpu:7")]
     before = [_error(f) for f in bad]
     assert all(b is not None for b in before)
     for _ in range(2):
@@ -376,6 +385,9 @@ def test_full_refusals_unchanged_after_lookalikes():
         xp.ones(1)
         xp.full((600,), 2.0, dtype=xp.int32)
         xp.full((20, 30), 1.0, dtype=xp.float64)
+        xp.eye(36, 36)
+        xp.eye(36, k=1)
+        xp.eye(36, dtype=xp.float64)
         assert [_error(f) for f in bad] == before
 
 
