@@ -22,7 +22,7 @@ from transforms.backend import backend
 from transforms.control_flow import while_raw
 from transforms.core import EVAL, ShapedArray, get_aval, trace_state, tracing
 from transforms.jaxpr_transforms import stage, staged_call
-from transforms.pytree import tree_flatten, tree_unflatten
+from transforms.pytree import LEAF, tree_flatten, tree_unflatten
 
 from ._array import Array
 from ._creation import full
@@ -133,7 +133,7 @@ def compiled(fn=None, *, arrays=None, plain_first=True):
                 return tree_unflatten(tree, [wrap(to_raw(x, f"{name} output")) for x in leaves])
         outs = staged_call(body, raw, name, by_op=True)   # (on the CPU: host kernels, no compile)
         tree = body.tree if body.tree is not None else body.out_trees[tuple(get_aval(x) for x in raw)]
-        return tree_unflatten(tree, [wrap(o) for o in outs])
+        return wrap(outs[0]) if tree is LEAF else tree_unflatten(tree, [wrap(o) for o in outs])   # (LEAF: ~0.25 us less)
     return wrapper
 
 
