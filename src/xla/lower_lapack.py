@@ -450,27 +450,27 @@ lowering_rules[LP.solve_p] = _solve
 
 
 # ============================================================== host kernels (eager on the CPU)
-# numpy.linalg runs the same LAPACK drivers the lowerings call (syevd/heevd, gesdd, geqrf+orgqr, geev), single
-# precision staying single. Where one matrix of a batch fails (LinAlgError: no convergence), that matrix's outputs
-# are NaN, as the lowering's info check makes them.
-# cholesky, lu, solve and triangular_solve call scipy's routines (potrf, getrf, gesv, trsm: scipy.linalg.lapack/blas,
-# the library jaxlib's kernels call under jit; jaxlib requires scipy) matrix by matrix: cholesky is then jit's own
-# potrf, bit for bit, and a call skips numpy.linalg's ~4 us of Python (cholesky of 36x36: 8.5 -> 4.5 us).
-# They decline (NotImplemented: the XLA executable runs) where scipy is missing; lu, solve and triangular_solve also
-# on non-finite input, whose NaN placement is the LAPACK kernel's own, and on an exactly singular matrix.
-# solve is gesv (getrf + getrs: the same factorisation as its lowering's, the two triangular solves LAPACK's
-# instead of XLA's, equal to rounding).
+# numpy.linalg runs the same LAPACK drivers the lowerings call (potrf, syevd/heevd, gesdd, geqrf+orgqr,
+# geev), single precision staying single. Where one matrix of a batch fails (LinAlgError: not positive
+# definite, no convergence), that matrix's outputs are NaN, as the lowering's info check makes them.
+# NumPy exposes no getrf or trsm: lu calls scipy's getrf and triangular_solve its trsm (scipy.linalg.lapack/blas,
+# the library jaxlib's kernels call under jit; jaxlib requires scipy); both decline (NotImplemented: the XLA
+# executable runs) where scipy is missing, on non-finite input, whose NaN placement is the LAPACK kernel's own,
+# and triangular_solve on a singular triangle.
+# solve is NumPy's gesv (getrf + getrs: the same factorisation as its lowering's, the two triangular solves
+# LAPACK's instead of XLA's, equal to rounding); it declines non-finite input and an exactly singular matrix.
 
-def _per_matrix(fn, a, spec):
-    """fn(a) -> list of arrays, batched; else one matrix at a time, NaN outputs for one NumPy refuses or with a
-    non-finite entry, never given to fn (LP.finite_guard's contract: svd's, eigh's, eig's LAPACK may never return)."""
+def _per_matrix(fn, a, spec, finite=False):
+    """fn(a) -> list of arrays, batched; where NumPy refuses the batch, one matrix at a time with NaN outputs for
+    those it refuses. finite (svd, eigh, eig: LP.finite_guard's contract): NaN outputs also for a matrix with a
+    non-finite entry, never given to fn (their LAPACK kernels may never return on one)."""
     with contextlib.suppress(np.linalg.LinAlgError):
-        if np.isfinite(a).all():
+        if not finite or np.isfinite(a).all():
             return list(fn(a))
     outs = [np.full(a.shape[:-2] + shp, np.nan, dt) for shp, dt in spec]
     for idx in np.ndindex(*a.shape[:-2]):
         with contextlib.suppress(np.linalg.LinAlgError):
-            for o, r in zip(outs, fn(a[idx]) if np.isfinite(a[idx]).all() else ()):
+            for o, r in zip(outs, fn(a[idx]) if not finite or np.isfinite(a[idx]).all() else ()):
                 o[idx] = r
     return outs
 
@@ -480,21 +480,13 @@ def _stack(x):
 
 
 def _h_cholesky(a):
-    """potrf, its other triangle zeroed; a matrix it refuses (not positive definite) is NaN, as the lowering makes it."""
-    potrf = _scipy_routine(a.dtype, "potrf")
-    if potrf is None:
-        return NotImplemented
-    out = np.empty(a.shape, a.dtype)
-    for x, o in zip(_stack(a), _stack(out)):
-        c, info = potrf(x, lower=1, clean=1)
-        o[...] = c if info == 0 else np.nan
-    return out
+    return _per_matrix(lambda x: [np.linalg.cholesky(x)], a, [(a.shape[-2:], a.dtype)])[0]
 
 
 def _h_eigh(a, *, lower):
     rdt = np.dtype(LP.real_dtype(a.dtype))
     return _per_matrix(lambda x: np.linalg.eigh(x, UPLO="L" if lower else "U"), a,
-                       [(a.shape[-1:], rdt), (a.shape[-2:], a.dtype)])
+                       [(a.shape[-1:], rdt), (a.shape[-2:], a.dtype)], finite=True)
 
 
 def _h_svd(a, *, full_matrices, compute_uv):
@@ -504,9 +496,9 @@ def _h_svd(a, *, full_matrices, compute_uv):
     full = full_matrices and compute_uv
     uc, vr = (m, n) if full else (k, k)   # (k == 0: NumPy's empty factors, identities where full, as the lowering's)
     if not compute_uv:   # (gesdd's values-only path, as the lowering's mode "N")
-        return _per_matrix(lambda x: [np.linalg.svd(x, compute_uv=False)], a, [((k,), rdt)])
+        return _per_matrix(lambda x: [np.linalg.svd(x, compute_uv=False)], a, [((k,), rdt)], finite=True)
     u, s, vh = _per_matrix(lambda x: np.linalg.svd(x, full_matrices=full), a,
-                           [((m, uc), a.dtype), ((k,), rdt), ((vr, n), a.dtype)])
+                           [((m, uc), a.dtype), ((k,), rdt), ((vr, n), a.dtype)], finite=True)
     return [s, u, vh]
 
 
@@ -517,7 +509,7 @@ def _h_qr(a, *, full_matrices):   # (an empty matrix: NumPy's identity Q and emp
 def _h_eig(a):
     cdt = np.dtype(LP.complex_dtype(a.dtype))
     n = a.shape[-1]
-    w, v = _per_matrix(np.linalg.eig, a, [((n,), cdt), ((n, n), cdt)])
+    w, v = _per_matrix(np.linalg.eig, a, [((n,), cdt), ((n, n), cdt)], finite=True)
     return [w.astype(cdt, copy=False), v.astype(cdt, copy=False)]
 
 
@@ -566,16 +558,11 @@ def _h_triangular_solve(a, b, *, left_side, lower, transpose_a, conjugate_a, uni
 
 
 def _h_solve(a, b):
-    """gesv; declines non-finite operands and a singular matrix (the lowering's LU: XLA's inf/NaN)."""
-    gesv = _scipy_routine(a.dtype, "gesv")
-    if gesv is None or not (np.isfinite(a).all() and np.isfinite(b).all()):
+    """LAPACK gesv; declines non-finite operands and a singular matrix (the lowering's LU: XLA's inf/NaN)."""
+    try:
+        return np.linalg.solve(a, b) if np.isfinite(a).all() and np.isfinite(b).all() else NotImplemented
+    except np.linalg.LinAlgError:
         return NotImplemented
-    out = np.empty(b.shape, b.dtype)
-    for x, y, o in zip(_stack(a), _stack(b), _stack(out)) if out.size else ():
-        o[...], info = gesv(x, y)[2:]
-        if info:
-            return NotImplemented
-    return out
 
 
 for _p, _k in ((LP.cholesky_p, _h_cholesky), (LP.eigh_p, _h_eigh), (LP.svd_p, _h_svd), (LP.qr_p, _h_qr),
