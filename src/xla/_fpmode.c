@@ -15,6 +15,7 @@
  *   HostImpl                  a primitive's eager impl on host-held values (below)
  *   element(v, key[, value])  x[i, j] of a host-held value, one element, read or written (below)
  *   sole_holder(vals, family) whether host values' memory may take a write (below)
+ *   family_element(vals, i, key, value)   a view family's one-element write (below)
  *   kept() -> (blocks, bytes) what the kernels' memory handler keeps now (below; glibc builds)
  * Required (pyproject.toml): without it eager and jitted results would differ on subnormals. */
 #define PY_SSIZE_T_CLEAN
@@ -396,23 +397,37 @@ static PyObject *element(PyObject *self, PyObject *const *args, Py_ssize_t nargs
  * view, an export (np.asarray, memoryview, DLPack), another value -- refers to it (the counts show each reference).
  * One value: its caller gives it up; a view family's (family true): each held by its array alone (its slot, vals).
  * Every eager write asks (host.sole_holder; in Python it cost ~0.45 us of a ~1.9 us element write). */
-static PyObject *sole_holder(PyObject *self, PyObject *const *args, Py_ssize_t nargs) {
-    if (nargs != 2 || !(PyList_CheckExact(args[0]) || PyTuple_CheckExact(args[0])))
-        return PyErr_Format(PyExc_TypeError, "sole_holder(vals: list or tuple, family)");
-    int family = PyObject_IsTrue(args[1]);
-    Py_ssize_t n = PySequence_Fast_GET_SIZE(args[0]);
-    PyObject **hv = PySequence_Fast_ITEMS(args[0]), *owner = NULL;
+static int sole(PyObject *vals, int family) {
+    Py_ssize_t n = PySequence_Fast_GET_SIZE(vals);
+    PyObject **hv = PySequence_Fast_ITEMS(vals), *owner = NULL;
     for (Py_ssize_t i = 0; i < n; i++) {
         if (host_type == NULL || Py_TYPE(hv[i]) != host_type || SLOT(hv[i], off_buf) != Py_None
                 || (family && Py_REFCNT(hv[i]) > 2) || (PyObject *)Py_TYPE(SLOT(hv[i], off_np)) != ndarray)
-            Py_RETURN_FALSE;
+            return 0;
         PyArrayObject *arr = (PyArrayObject *)SLOT(hv[i], off_np);
         PyObject *o = PyArray_BASE(arr) == NULL ? (PyObject *)arr : PyArray_BASE(arr);
         owner = owner == NULL ? o : owner;   /* (a read-only view, np.broadcast_to's, is never written) */
-        if (o != owner || !PyArray_ISWRITEABLE(arr) || ((PyObject *)arr != o && Py_REFCNT(arr) > 1)) Py_RETURN_FALSE;
+        if (o != owner || !PyArray_ISWRITEABLE(arr) || ((PyObject *)arr != o && Py_REFCNT(arr) > 1)) return 0;
     }
-    return PyBool_FromLong(owner != NULL && (PyObject *)Py_TYPE(owner) == ndarray
-                           && PyArray_CHKFLAGS((PyArrayObject *)owner, NPY_ARRAY_OWNDATA) && Py_REFCNT(owner) <= n);
+    return owner != NULL && (PyObject *)Py_TYPE(owner) == ndarray
+           && PyArray_CHKFLAGS((PyArrayObject *)owner, NPY_ARRAY_OWNDATA) && Py_REFCNT(owner) <= n;
+}
+
+static PyObject *sole_holder(PyObject *self, PyObject *const *args, Py_ssize_t nargs) {
+    if (nargs != 2 || !(PyList_CheckExact(args[0]) || PyTuple_CheckExact(args[0])))
+        return PyErr_Format(PyExc_TypeError, "sole_holder(vals: list or tuple, family)");
+    return PyBool_FromLong(sole(args[0], PyObject_IsTrue(args[1])));
+}
+
+/* family_element(vals, i, key, value): element(vals[i], key, value) where sole_holder(vals, True) -- a view family's
+ * one-element write (`a[i, i] = d[i]` on a slice of a larger array) in one C call: whether done */
+static PyObject *family_element(PyObject *self, PyObject *const *args, Py_ssize_t nargs) {
+    if (nargs != 4 || !PyList_CheckExact(args[0]) || !PyLong_CheckExact(args[1]))
+        return PyErr_Format(PyExc_TypeError, "family_element(vals: list, i: int, key, value)");
+    Py_ssize_t i = PyLong_AsSsize_t(args[1]);
+    if (i < 0 || i >= PyList_GET_SIZE(args[0]) || !sole(args[0], 1)) Py_RETURN_FALSE;
+    PyObject *w[3] = {PyList_GET_ITEM(args[0], i), args[2], args[3]};
+    return element(self, w, 3);
 }
 
 static PyObject *hostimpl_new(PyTypeObject *t, PyObject *args, PyObject *kwds) {
@@ -454,6 +469,8 @@ static PyMethodDef methods[] = {
 #endif
     {"element", (PyCFunction)(void (*)(void))element, METH_FASTCALL,
      "element(v, key[, value]): one element of HostValue v read (a 0-d HostValue or None) or written (whether)"},
+    {"family_element", (PyCFunction)(void (*)(void))family_element, METH_FASTCALL,
+     "family_element(vals, i, key, value): element(vals[i], key, value) where sole_holder(vals, True)"},
     {"sole_holder", (PyCFunction)(void (*)(void))sole_holder, METH_FASTCALL,
      "sole_holder(vals, family): whether the memory of host values vals may be overwritten (see the source)"},
     {"quiet", (PyCFunction)(void (*)(void))quiet_call, METH_FASTCALL | METH_KEYWORDS,

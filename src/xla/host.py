@@ -8,10 +8,9 @@ NumPy array plus its aval. A HostValue becomes a device buffer only where XLA ne
 jit call, a primitive without a host kernel, DLPack); that buffer aliases the NumPy memory
 when it is 64-byte aligned (PJRT's zero-copy rule) and is cached on the value.
 
-A kernel has the *lowering's* semantics, not NumPy's defaults (integer wraparound, XLA's
-shift and division-by-zero results, NaN-propagating max/min, the dtype the abstract eval
-says); tests/xla/test_host_kernels.py proves host == XLA per primitive and dtype. A kernel
-may return NotImplemented for inputs it does not cover; the XLA executable runs instead.
+A kernel has the *lowering's* semantics, not NumPy's defaults (integer wraparound, XLA's shift and division-by-zero
+results, NaN-propagating max/min, the dtype the abstract eval says); tests/xla/test_host_kernels.py proves host ==
+XLA per primitive and dtype. Inputs it does not cover it declines (NotImplemented): the XLA executable runs instead.
 
 Table: `host_kernels[prim]`, registered beside each lowering in xla/lower_<family>.py: a function
 `fn(*numpy_arrays, **params) -> ndarray | list | NotImplemented`, or a `Kernel` -- the same, with the

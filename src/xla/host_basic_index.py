@@ -90,6 +90,8 @@ def eager_family_setitem(vals, layouts, i, key, value):
     given up by its array, share one memory, which takes the write. Where anything else refers to it (a value,
     an export, a device buffer), it is copied first, each array's value a view of the copy where layouts()
     ((strides, offset) in elements of the C-ordered root) places it. The family's values, or None (declined)."""
+    if host._fpmode.family_element(vals, i, key, value):   # (one element into the family's memory: one C call)
+        return vals
     if not _live(value):
         return None
     if not host.sole_holder(vals, True):

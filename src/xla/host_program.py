@@ -124,16 +124,13 @@ def _step_in_place(kern, ins, o, t):
 
     def step(r):
         x = r[t]
-        if _refs(x) <= 3 and x.base is None and x.flags.writeable:
+        if sys.getrefcount(x) <= 3 and x.base is None and x.flags.writeable:
             res = kern(r[a], r[b], x) if two else kern(r[a], x)
             r[t] = None
         else:
             res = kern(r[a], r[b]) if two else kern(r[a])
         r[o] = res
     return step
-
-
-_refs = sys.getrefcount
 
 
 class _Builder:

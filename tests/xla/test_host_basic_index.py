@@ -218,9 +218,9 @@ def test_one_element_reads_keep_every_bit_and_decline_off_their_path(one):
 
 
 def test_one_element_writes_go_into_memory_through_view_families_and_spare_other_holders(monkeypatch):
-    from xla import host_basic_index
-    direct, real = [], host_basic_index._element
-    monkeypatch.setattr(host_basic_index, "_element", lambda *a: direct.append(real(*a)) or direct[-1])
+    from xla import host
+    direct, real = [], host._fpmode.family_element   # (a view family's one-element write: one C call)
+    monkeypatch.setattr(host._fpmode, "family_element", lambda *a: direct.append(real(*a)) or direct[-1])
     c = xp.asarray(np.arange(27.0).reshape(3, 3, 3))
     addr = c._v.np.ctypes.data
     a = c[1]   # (a view: its writes reach c)
