@@ -526,8 +526,9 @@ def _h_select_n(pred, *cases):
     return res
 
 
-def _s_select_n(avals, params):
-    return (lambda p, a, b: np.where(p, b, a) if any(p.strides) else _h_select_n(p, a, b)) if len(avals) == 3 else None
+def _s_select_n(avals, params):   # (np.where; but a 0-d pred's whole case, among larger ones, is not copied)
+    return (lambda p, a, b: np.where(p, b, a) if any(p.strides) or not (a.ndim or b.ndim) else _h_select_n(p, a, b)
+            ) if len(avals) == 3 else None
 
 
 host_kernels[E.select_n_p] = Kernel(rest=_h_select_n, special=_s_select_n)

@@ -461,9 +461,8 @@ lowering_rules[LP.solve_p] = _solve
 # LAPACK's instead of XLA's, equal to rounding); it declines non-finite input and an exactly singular matrix.
 
 def _per_matrix(fn, a, spec, finite=False):
-    """fn(a) -> list of arrays, batched; where NumPy refuses the batch, one matrix at a time with NaN outputs for
-    those it refuses. finite (svd, eigh, eig: LP.finite_guard's contract): NaN outputs also for a matrix with a
-    non-finite entry, never given to fn (their LAPACK kernels may never return on one)."""
+    """fn(a) -> list of arrays, batched; where NumPy refuses the batch, one matrix at a time, NaN outputs for those it
+    refuses; with `finite` (LP.finite_guard's: svd's, eigh's, eig's LAPACK may never return) for any non-finite too."""
     with contextlib.suppress(np.linalg.LinAlgError):
         if not finite or np.isfinite(a).all():
             return list(fn(a))

@@ -374,10 +374,7 @@ def _h_dot_general(x, y, *, dimension_numbers):
     fx, fy = [x.shape[d] for d in lf], [y.shape[d] for d in rf]
     a = np.transpose(x, list(lb) + lf + list(lc)).reshape(nb, math.prod(fx), nk)
     b = np.transpose(y, list(rb) + list(rc) + rf).reshape(nb, nk, math.prod(fy))
-    if x.dtype == np.bool_:
-        out = np.matmul(a.astype(np.int64), b.astype(np.int64)) != 0   # or of ands
-    else:
-        out = np.matmul(a, b)
+    out = np.matmul(a.astype(np.int64), b.astype(np.int64)) != 0 if x.dtype == np.bool_ else np.matmul(a, b)   # (bool)
     return out.reshape(bshape + fx + fy)
 
 
