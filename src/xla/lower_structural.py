@@ -300,9 +300,9 @@ def _zero_signs(kind, x, axes, r):
     """XLA's max/min reduction orders -0.0 below +0.0 (max of a slice holding both zeros is +0.0, min -0.0);
     NumPy's reduce keeps the zero its loop meets first (so the answer moved with the order). A zero result is
     fixed to XLA's, so eager and jit agree; r is right wherever it is not zero."""
-    z = r == 0
-    if not np.count_nonzero(z):   # (ndarray.any's Python wrapper: ~0.5 us more)
+    if (r if r.ndim == 0 else np.count_nonzero(r) == r.size):   # (no zero: r == 0 then a count was ~0.45 us more)
         return r
+    z = r == 0
     sign = np.signbit(x)
     other = (x == 0) & (~sign if kind == "max" else sign)   # (a +0.0 for max, a -0.0 for min: it wins)
     won = np.logical_or.reduce(other, axis=axes)
