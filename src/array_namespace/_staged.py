@@ -15,13 +15,10 @@ import functools
 import inspect
 import math
 
-import numpy as np
-
 from transforms.api_util import to_raw
 from transforms.backend import backend
-from transforms.control_flow import while_raw
 from transforms.core import EVAL, ShapedArray, get_aval, trace_state, tracing
-from transforms.jaxpr_transforms import stage, staged_call
+from transforms.jaxpr_transforms import staged_call
 from transforms.pytree import LEAF, tree_flatten, tree_unflatten
 
 from ._array import Array
@@ -149,31 +146,12 @@ def forget_signatures():
 _SEEN_MAX = 4096     # remembered signatures (of one static signature of `compiled`; of `bucketed`'s buckets)
 
 
-@functools.lru_cache(maxsize=None)
-def _identity(dtype):
-    """A trivial body holding a loop: the backend's way for it is its way for any body (a loop's size
-    limit is the smaller one), so a plain run where it says "host" is what any staged body would do."""
-    return stage(lambda a: while_raw(lambda v: np.False_, lambda v: [v], [a]), [ShapedArray((), dtype)])
-
-
 def _plain_runs_on_host(avals):
-    """Whether the backend would run any staged body on operands `avals` op by op on host kernels (a trivial
-    body holding a loop, on each dtype; its size limits on all of them): there a plain eager run binds
-    exactly the kernels the staged call would run, so the two give the same bits."""
-    if not avals:
-        return _host_by_op(np.dtype(np.float64))
-    for a in avals:
-        if not _host_by_op(a.dtype):
-            return False
-    return backend.eager_way(_identity(avals[0].dtype), avals) == "host"
-
-
-@functools.lru_cache(maxsize=None)
-def _host_by_op(dtype):
-    """Whether the backend runs eager work on values of `dtype` op by op on host kernels (it would so run a
-    trivial staged body), where a plain eager run of a body compiles nothing; elsewhere (an accelerator,
-    host kernels switched off) the body's loops would compile once per exact shape."""
-    return backend.eager_way(_identity(dtype)) == "host"
+    """Whether the backend would run any staged body on operands `avals` op by op on host kernels (its way for no
+    particular body: a loop's size limit, the smaller, included): there a plain eager run binds exactly the
+    kernels the staged call would run, so the two give the same bits; elsewhere (an accelerator, host kernels
+    switched off, larger operands) the plain body's loops would compile once per exact shape."""
+    return backend.eager_way(None, avals) == "host"
 
 
 _PADS: dict = {}      # (length, fill, dtype, device) -> a padding Array (values are immutable: shared)

@@ -51,7 +51,7 @@ class Backend:
     eager_way(closed, in_avals=None) -> str        how a staged call runs eagerly, from static facts only:
                                                    "host" (run_by_op), "bind" (its equations bound one by
                                                    one) or "compile" (in_avals: the operands, where not
-                                                   closed's own avals)
+                                                   closed's own avals; closed None: any body's, loops too)
     run_by_op(closed, consts, raw, out_avals=None) -> outputs   the "host" run (out_avals: where not
                                                    closed's own)
     eager_in_place(prim, args, params) -> output | None   prim run eagerly writing its result into args[0]'s

@@ -66,14 +66,17 @@ def _kernel_covers(eqn):
 def eager_way(closed, in_avals=None):
     """How a call of closed jaxpr `closed` runs eagerly: "host", "bind" or "compile" (see the module docstring;
     the backend's `eager_way` hook; an eager loop asks for the one-equation jaxpr of its loop). in_avals: its
-    operands where not its own (a shape-free staged call run at another shape, jaxpr_transforms._ShapeFree).
+    operands where not its own (a shape-free staged call run at another shape, jaxpr_transforms._ShapeFree);
+    closed None: the way of any body on in_avals, a loop included (array_namespace/_staged.py's plain runs).
     Whether every equation has a covering host kernel, and whether a loop is held, is noted while its host
     program is built (xla/host_program.py), once per jaxpr."""
     if not runtime._kernels_on():
         return "compile"
     n = sum(math.prod(a.shape) for a in (closed.in_avals if in_avals is None else in_avals))
-    if n > BY_OP_MAX_ELEMENTS:
+    if n > BY_OP_MAX_ELEMENTS or closed is None and n > LOOP_MAX_ELEMENTS:
         return "compile"
+    if closed is None:
+        return "host"
     from .host_program import program
     prog = program(closed)
     if n > LOOP_MAX_ELEMENTS and prog.loops:

@@ -145,15 +145,11 @@ def test_bucketed_first_call_runs_staged_where_eager_work_is_not_on_host_kernels
     from xla import host, runtime
     monkeypatch.setattr(_staged, "_BUCKETED", {})
     monkeypatch.setattr(_staged, "_SEEN", set())
-    assert _staged._host_by_op(np.dtype(np.float64)) == (host.MODE != "xla" and runtime._kernels_on())
-    _staged._host_by_op.cache_clear()
+    assert _staged._plain_runs_on_host(()) == (host.MODE != "xla" and runtime._kernels_on())
     monkeypatch.setattr(host, "MODE", "xla")
-    try:
-        assert not _staged._host_by_op(np.dtype(np.float64))
-        calls.clear()
-        first = lambda a, b: (calls.append(("first", a.shape)), _pair(a, b))[1]  # noqa: E731
-        got = bucketed(_pair, (xp.ones(5), xp.ones(5)), (0.0, 0.0), first=first)
-        np.testing.assert_array_equal(np.asarray(got[0]), np.full(5, 2.0))
-        assert calls == [("pair", (8,))]
-    finally:
-        _staged._host_by_op.cache_clear()
+    assert not _staged._plain_runs_on_host(())
+    calls.clear()
+    first = lambda a, b: (calls.append(("first", a.shape)), _pair(a, b))[1]  # noqa: E731
+    got = bucketed(_pair, (xp.ones(5), xp.ones(5)), (0.0, 0.0), first=first)
+    np.testing.assert_array_equal(np.asarray(got[0]), np.full(5, 2.0))
+    assert calls == [("pair", (8,))]

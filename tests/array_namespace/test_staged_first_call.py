@@ -11,7 +11,7 @@ import array_namespace as xp
 from array_namespace import _staged
 from transforms import jaxpr_transforms as JT
 from transforms import jit
-from transforms.core import Tracer
+from transforms.core import ShapedArray, Tracer
 
 U = _staged.UNSTAGED_CALLS
 calls = []
@@ -299,20 +299,16 @@ def test_off_the_host_kernels_the_first_call_stages(monkeypatch, fresh):
     """Host kernels switched off (as on an accelerator): a plain run would compile per primitive and
     shape, so the first call stages and compiles the body as before."""
     from xla import host
-    _staged._host_by_op.cache_clear()
     monkeypatch.setattr(host, "MODE", "xla")
-    try:
-        assert not _staged._host_by_op(np.dtype(np.float64))
-        calls.clear()
-        x = np.arange(6.0).reshape(2, 3)
-        out = _body(xp.asarray(x), k=5.0)
-        np.testing.assert_allclose(np.asarray(out), (x * x).sum(-1) * 5.0, rtol=1e-15)
-        assert calls == [((2, 3), True)], calls     # staged: traced
-        s = _stagings()
-        np.testing.assert_allclose(np.asarray(xp.linalg.vector_norm(xp.asarray(x))), np.linalg.norm(x))
-        assert _stagings() == s + 1
-    finally:
-        _staged._host_by_op.cache_clear()
+    assert not _staged._plain_runs_on_host(()) and not _staged._plain_runs_on_host((ShapedArray((3,), np.dtype(np.float64)),))
+    calls.clear()
+    x = np.arange(6.0).reshape(2, 3)
+    out = _body(xp.asarray(x), k=5.0)
+    np.testing.assert_allclose(np.asarray(out), (x * x).sum(-1) * 5.0, rtol=1e-15)
+    assert calls == [((2, 3), True)], calls     # staged: traced
+    s = _stagings()
+    np.testing.assert_allclose(np.asarray(xp.linalg.vector_norm(xp.asarray(x))), np.linalg.norm(x))
+    assert _stagings() == s + 1
 
 
 @needs_host
@@ -342,3 +338,19 @@ def test_whether_a_signature_runs_on_host_kernels_is_asked_once(monkeypatch, fre
     for _ in range(4):
         np.testing.assert_array_equal(np.asarray(xp.special.betainc(2.0, 3.0, a)), first)
     assert len([av for av in asked if av and av[0].shape == (8,)]) == 1, asked   # (the bucket of 8, once)
+
+
+def test_the_plain_first_rule_is_the_backends_way_for_a_body_holding_a_loop(monkeypatch):
+    """_plain_runs_on_host asks the backend's policy for no particular body (xla/host_eager.eager_way(None, avals)):
+    its answer is the way of a real staged body holding a loop at those avals, on either side of the loop limit."""
+    from transforms.control_flow import while_raw
+    from transforms.jaxpr_transforms import stage
+    from xla import host_eager
+    monkeypatch.setattr(host_eager, "LOOP_MAX_ELEMENTS", 12)
+    monkeypatch.setattr(host_eager, "BY_OP_MAX_ELEMENTS", 30)   # (and below both limits, between, above both)
+    for n, dt in ((12, np.float64), (13, np.float64), (6, np.float32), (40, np.complex64), (20, np.int8)):
+        avals = (ShapedArray((n,), np.dtype(dt)),)
+        body = stage(lambda a: while_raw(lambda v: np.False_, lambda v: [v], [a]), [ShapedArray((), np.dtype(dt))])
+        way = host_eager.eager_way(body, avals)
+        assert way == ("host" if n <= 12 else "compile") or not _staged._plain_runs_on_host(avals)
+        assert _staged._plain_runs_on_host(avals) == (way == "host"), (n, dt, way)
