@@ -65,3 +65,9 @@ def reduces_columns(module):
     with module.context:
         module.operation.walk(visit)
     return bool(found)
+
+
+def ynn_reduces_columns():
+    """Whether YNNPACK may take a column reduction: where XLA_FLAGS sets its fusion types, COLUMN_OPTIONS do not
+    apply."""
+    return "xla_cpu_experimental_ynn_fusion_type" in os.environ.get("XLA_FLAGS", "")

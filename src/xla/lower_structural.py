@@ -11,9 +11,10 @@ from transforms.primitives import reductions as R
 from transforms.primitives import structural as S
 
 from ._jaxlib import hlo, ir
+from .compile_flags import reduces_columns, ynn_reduces_columns
 from .host import Kernel, host_kernels
 from .lower_elementwise import _cmp, _flushed, _full, _hidden
-from .lowering import constant, fill_region, jaxpr_subcomp, lowering_rules, tensor_type, ttype
+from .lowering import constant, fill_region, jaxpr_subcomp, lowering_rules, module_rules, tensor_type, ttype
 
 # ----------------------------------------------------------------------------- shapes
 lowering_rules[S.broadcast_in_dim_p] = lambda c, x, *, shape, broadcast_dimensions: hlo.BroadcastInDimOp(
@@ -63,19 +64,47 @@ def _reduce(x, dtype, out_shape, axes, kind, op):
     fill_region(r.body, [scalar, scalar], lambda p, q: [op(p, q).result])
     if nan is None:
         return r.result
-    return hlo.SelectOp(nan, hlo.BroadcastInDimOp(r.result.type, constant(np.nan, dtype), []).result, r.result).result
+    repair = hlo.SelectOp(nan, hlo.BroadcastInDimOp(r.result.type, constant(np.nan, dtype), []).result, r.result)
+    repair.operation.attributes[_NAN_REPAIR] = ir.UnitAttr.get()
+    return repair.result
 
 
 def _any_nan(x, shape, out_shape, axes):
     """Whether the values a max or min reduces into each result hold a NaN (bools of the result's shape). XLA's
     max and min propagate NaN, but XLA:CPU hands a row reduction to YNNPACK, whose max and min drop it:
     jit(xp.max(x, axis=1)) of a 100x256 float64 x was a row's largest number where the row held a NaN, and -inf
-    for a row of NaNs (JAX 0.10.2 the same; argmax, built on it, an index out of range). The cost, one more
-    reduction over uint8s: jit row max of 2017x67 float64 59 -> 119 us (NumPy 96), of 4000x4000 3.0 -> 8.8 ms
-    (NumPy 8.5). Tried and slower: a float max or sum of the NaN flags (YNNPACK's select: 40 ms there), XLA's
+    for a row of NaNs (JAX 0.10.2 the same; argmax, built on it, an index out of range). Dropped from a module
+    whose reductions XLA's emitter runs (_settle_nan_repairs). The cost, one more reduction over uint8s: jit
+    row max of 2017x67 float64 59 -> 119 us (NumPy 96), of 4000x4000 3.0 -> 8.8 ms (NumPy 8.5). Tried and slower: a float max or sum of the NaN flags (YNNPACK's select: 40 ms there), XLA's
     emitter for the whole program (21 ms), a reduce body YNNPACK does not take (9 ms, a full reduction 22)."""
     u = hlo.ConvertOp(tensor_type(shape, np.uint8), _cmp(x, x, "NE")).result
     return hlo.ConvertOp(tensor_type(out_shape, np.bool_), _reduce(u, np.uint8, out_shape, axes, "max", hlo.MaxOp)).result
+
+
+_NAN_REPAIR = "array_namespace.nan_repair"
+
+
+def _settle_nan_repairs(module):
+    """_any_nan's repairs kept where YNNPACK may run a row reduction, dropped (XLA removes what computed their
+    flags) from a module it compiles with YNNPACK's reductions off (compile_flags: one with a column reduction),
+    whose max and min are XLA's own, which keep NaN: jit(stats.moment) of 2021x71 ~390 -> ~510 us with them."""
+    marked = []
+
+    def visit(op):
+        if _NAN_REPAIR in op.attributes:
+            marked.append(op)
+        return ir.WalkResult.ADVANCE
+    with module.context:
+        module.operation.walk(visit)
+        drop = reduces_columns(module) and not ynn_reduces_columns()
+        for op in marked:
+            del op.attributes[_NAN_REPAIR]
+            if drop:
+                op.results[0].replace_all_uses_with(op.operands[2])
+                op.erase()
+
+
+module_rules.append(_settle_nan_repairs)
 
 
 # XLA:CPU rewrites a reduction over an axis longer than TREE_WINDOW into a tree of reduce-windows, and fuses no

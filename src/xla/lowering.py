@@ -123,7 +123,12 @@ def lower_jaxpr(closed, name="main", donate=()):
             with ir.InsertionPoint(f.add_entry_block()):
                 outs = jaxpr_subcomp(jaxpr, closed.consts, list(f.arguments))
                 func.ReturnOp(outs)
+        for rule in module_rules:
+            rule(module)
     return module
+
+
+module_rules: list = []   # functions of the whole module, run once it is lowered (lower_structural adds one)
 
 
 def _sym(name):

@@ -382,3 +382,20 @@ def test_a_column_reduction_of_an_expression_writes_no_temporary_of_the_operands
             np.testing.assert_array_equal(got, want)
         full = f"{np.asarray(args[0]).dtype.name.replace('float', 'f').replace('int', 's')}[{','.join(map(str, shape))}]"
         assert i >= fused or full not in _entry_shapes(f.compiled(*xs).as_text()), (i, full)
+
+
+def test_nan_repairs_of_max_and_min_stay_only_where_xla_may_hand_the_reduction_to_ynnpack():
+    # a module with a column reduction runs XLA's own reductions (compile_flags), whose max keeps NaN: its repair
+    # is dropped (XLA removes the byte reduction left behind); a module of row reductions keeps it. Against NumPy
+    x = np.random.default_rng(4).standard_normal((300, 64))
+    x[3, 5] = np.nan
+    x[7, :] = np.nan
+    rows = lambda v: xp.max(v, axis=1)   # noqa: E731
+    mixed = lambda v: (xp.max(v, axis=1), xp.sum(v, axis=0))   # noqa: E731
+    assert "stablehlo.select" in jit(rows).lower(xp.asarray(x)).as_text()
+    assert "stablehlo.select" not in jit(mixed).lower(xp.asarray(x)).as_text()
+    assert "nan_repair" not in jit(rows).lower(xp.asarray(x)).as_text()
+    got_max, got_sum = jit(mixed)(xp.asarray(x))
+    assert np.array_equal(np.asarray(got_max), np.max(x, axis=1), equal_nan=True)
+    assert np.allclose(np.asarray(got_sum), np.sum(x, axis=0), equal_nan=True)
+    assert np.array_equal(np.asarray(jit(rows)(xp.asarray(x))), np.max(x, axis=1), equal_nan=True)
