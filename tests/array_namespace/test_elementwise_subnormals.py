@@ -433,3 +433,27 @@ def test_identities_with_a_literal_flush_under_jit(dt):
         for how, got in (("eager", f(xp.asarray(v))), ("jit", jit(f)(xp.asarray(v))), ("vmap", vmap(f)(xp.asarray(v)))):
             got = np.asarray(got)
             assert got.dtype == want.dtype and got.tobytes() == want.tobytes(), (what, how, got, want)
+
+
+@pytest.mark.parametrize("dt", ["float32", "float64"])
+def test_identities_on_a_computed_operand_flush_only_where_the_mode_may_not_have(dt):
+    """x * 1 where x is an arithmetic result needs no flush (the mode writes a subnormal result as zero: such an x
+    never is one), so its lowering has no select (a select kept XLA from fusing jit(r2_score)'s weight * (y - yh)
+    ** 2 into its sum); x from a bit op (abs, negation) or an argument still is flushed. Eager, jit and vmap
+    against NumPy in the mode, on products and quotients that underflow."""
+    tiny = np.finfo(dt).tiny
+    a = np.array([tiny, -tiny, 3 * tiny, 1.0, -2.5, 0.0, tiny / 4, -tiny / 3], dt)
+    b = np.array([0.25, 0.5, 1 / 3, 2.0, tiny, -0.0, 1.0, 1.0], dt)
+    cases = {"(a * b) * 1.0": lambda a, b: (a * b) * 1.0, "(a / 8) / 1": lambda a, b: (a / 8) / 1,
+             "(a - b) + -0.0": lambda a, b: (a - b) + -0.0, "-0.0 - (a * b)": lambda a, b: -0.0 - (a * b),
+             "abs(a) * 1.0": lambda a, b: a.__array_namespace__().abs(a) * 1.0, "(-a) * -1.0": lambda a, b: (-a) * -1.0,
+             "a * 1.0": lambda a, b: a * 1.0}
+    for what, f in cases.items():
+        with subnormals_flushed():
+            want = flush(f(flush(a), flush(b)))
+        for how, got in (("eager", f(xp.asarray(a), xp.asarray(b))), ("jit", jit(f)(xp.asarray(a), xp.asarray(b))),
+                         ("vmap", vmap(f)(xp.asarray(a), xp.asarray(b)))):
+            got = np.asarray(got)
+            assert got.dtype == want.dtype and got.tobytes() == want.tobytes(), (what, how, got, want)
+    text = jit(lambda a, b: (a * b) * 1.0).lower(xp.asarray(a), xp.asarray(b)).as_text()
+    assert "select" not in text and "compare" not in text
