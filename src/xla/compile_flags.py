@@ -67,7 +67,7 @@ def reduces_columns(module):
     return bool(found)
 
 
-def ynn_reduces_columns():
-    """Whether YNNPACK may take a column reduction: where XLA_FLAGS sets its fusion types, COLUMN_OPTIONS do not
-    apply."""
-    return "xla_cpu_experimental_ynn_fusion_type" in os.environ.get("XLA_FLAGS", "")
+def own_reductions(module):
+    """Whether XLA compiles `module`'s reductions with its own emitter, not YNNPACK (COLUMN_OPTIONS apply to it:
+    it reduces columns, and XLA_FLAGS does not set those options)."""
+    return set(COLUMN_OPTIONS) <= {k for k, _ in overrides(module)}

@@ -11,7 +11,7 @@ from transforms.primitives import reductions as R
 from transforms.primitives import structural as S
 
 from ._jaxlib import hlo, ir
-from .compile_flags import reduces_columns, ynn_reduces_columns
+from .compile_flags import own_reductions
 from .host import Kernel, host_kernels
 from .lower_elementwise import _cmp, _flushed, _full, _hidden
 from .lowering import constant, fill_region, jaxpr_subcomp, lowering_rules, module_rules, tensor_type, ttype
@@ -75,10 +75,13 @@ def _any_nan(x, shape, out_shape, axes):
     jit(xp.max(x, axis=1)) of a 100x256 float64 x was a row's largest number where the row held a NaN, and -inf
     for a row of NaNs (JAX 0.10.2 the same; argmax, built on it, an index out of range). Dropped from a module
     whose reductions XLA's emitter runs (_settle_nan_repairs). The cost, one more reduction over uint8s: jit
-    row max of 2017x67 float64 59 -> 119 us (NumPy 96), of 4000x4000 3.0 -> 8.8 ms (NumPy 8.5). Tried and slower: a float max or sum of the NaN flags (YNNPACK's select: 40 ms there), XLA's
-    emitter for the whole program (21 ms), a reduce body YNNPACK does not take (9 ms, a full reduction 22)."""
+    row max of 2017x67 float64 59 -> 119 us (NumPy 96), of 4000x4000 3.0 -> 8.8 ms (NumPy 8.5). Tried and
+    slower: a float max or sum of the NaN flags (YNNPACK's select: 40 ms there), XLA's emitter for the whole
+    program (21 ms), a reduce body YNNPACK does not take (9 ms, a full reduction 22), an integer max of the
+    masked bits (50 ms)."""
     u = hlo.ConvertOp(tensor_type(shape, np.uint8), _cmp(x, x, "NE")).result
-    return hlo.ConvertOp(tensor_type(out_shape, np.bool_), _reduce(u, np.uint8, out_shape, axes, "max", hlo.MaxOp)).result
+    flags = _reduce(u, np.uint8, out_shape, axes, "max", hlo.MaxOp)
+    return hlo.ConvertOp(tensor_type(out_shape, np.bool_), flags).result
 
 
 _NAN_REPAIR = "array_namespace.nan_repair"
@@ -86,8 +89,8 @@ _NAN_REPAIR = "array_namespace.nan_repair"
 
 def _settle_nan_repairs(module):
     """_any_nan's repairs kept where YNNPACK may run a row reduction, dropped (XLA removes what computed their
-    flags) from a module it compiles with YNNPACK's reductions off (compile_flags: one with a column reduction),
-    whose max and min are XLA's own, which keep NaN: jit(stats.moment) of 2021x71 ~390 -> ~510 us with them."""
+    flags) from a module it compiles with YNNPACK's reductions off (compile_flags.own_reductions), whose max and
+    min are XLA's own, which keep NaN. Where they stay they cost: jit(stats.moment) of 2021x71 ~390 -> ~470 us."""
     marked = []
 
     def visit(op):
@@ -96,7 +99,7 @@ def _settle_nan_repairs(module):
         return ir.WalkResult.ADVANCE
     with module.context:
         module.operation.walk(visit)
-        drop = reduces_columns(module) and not ynn_reduces_columns()
+        drop = own_reductions(module)
         for op in marked:
             del op.attributes[_NAN_REPAIR]
             if drop:

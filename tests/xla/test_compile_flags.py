@@ -54,6 +54,16 @@ def test_xla_flags_setting_an_option_wins(monkeypatch):
     assert compile_flags.overrides() == []
 
 
+def test_own_reductions_is_where_the_column_options_apply(monkeypatch):
+    # (lower_structural drops its NaN repairs of max and min from such a module: XLA's own max keeps NaN)
+    from xla.lowering import lower_jaxpr
+    a = xp.asarray(X)
+    column, row = (lower_jaxpr(jit(f).trace(a)) for f in (lambda x: xp.sum(x, axis=0), lambda x: xp.sum(x, axis=1)))
+    assert compile_flags.own_reductions(column) and not compile_flags.own_reductions(row)
+    monkeypatch.setenv("XLA_FLAGS", "--xla_cpu_experimental_ynn_fusion_type=+reduce")
+    assert not compile_flags.own_reductions(column)
+
+
 def test_xla_keeps_flushing_subnormals_with_its_ftz_option_off(monkeypatch):
     # (README, subnormals: jaxlib 0.10.2 has an `xla_cpu_ftz` debug option, but its CPU runtime flushes whatever
     # it says; should a later jaxlib honour it, this fails and the package's one rule can be revisited)
