@@ -138,6 +138,8 @@ def _cum(kind, op, bool_op):
         # float64/complex128 sums and products: the blocked scan in their own dtype (Hillis-Steele was ~8x slower:
         # cumulative_sum of 1e5 float64 26 ms, blocked 3 ms)
         acc = WIDE_ACCUMULATOR.get(a.dtype.name, a.dtype if a.dtype.kind in "fc" else None) if widen else None
+        if a.dtype.kind in "biu":   # (integers and bools: every grouping gives the same bits; Hillis-Steele's
+            acc = a.dtype           # log2(n) shifted copies were 5x slower: int64 cumsum of 1e5 3.2 -> 0.6 ms)
         combine = bool_op if a.dtype == np.bool_ else op
         if widen and a.dtype.kind in "fc" and a.shape[axis] == 1:
             return _flushed(x, a)   # (x + -0.0, x * 1: x with a subnormal a zero of its sign, as the host kernel)
