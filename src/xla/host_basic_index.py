@@ -18,12 +18,6 @@ from . import host
 from .host import HostValue
 
 
-def _slice_ok(k):
-    a, b, c = k.start, k.stop, k.step
-    return ((a is None or type(a) is int) and (b is None or type(b) is int)
-            and (c is None or (type(c) is int and c != 0)))
-
-
 def _numpy_key(shape, key, read=False):
     """`key` as NumPy's index on x of `shape`, or None where this module declines it: a basic key with a trailing
     Ellipsis where it has none (so that NumPy gives a 0-d array, never a scalar); a boolean mask over x's leading
@@ -43,11 +37,19 @@ def _numpy_key(shape, key, read=False):
         n = shape[ax]
         ok = read and m.ndim == 1 and m.dtype.kind in "iu" and not (m.size and (m.min() < -n or m.max() >= n))
         return key[:-1] + (m,) if ok else None
-    for e in key:
+    ellipsis = False
+    for e in key:   # (one pass, the slice test inline: every eager x[...] asks)
         te = type(e)
-        if not (te is int or te is slice and (e == _FULL or _slice_ok(e)) or e is None or e is Ellipsis):
+        if te is slice:
+            a, b, c = e.start, e.stop, e.step
+            if (a is not None and type(a) is not int or b is not None and type(b) is not int
+                    or c is not None and (type(c) is not int or c == 0)):
+                return None
+        elif e is Ellipsis:
+            ellipsis = True
+        elif not (te is int or e is None):
             return None
-    return key if Ellipsis in key else key + (Ellipsis,)
+    return key if ellipsis else key + (Ellipsis,)
 
 
 _FULL = slice(None)
