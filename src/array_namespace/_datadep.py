@@ -200,9 +200,9 @@ def unique_sized(v, fname, hint, inverse=True):
     first = _take(perm, starts)
     counts = P.sub(S.concatenate([S.slice_(starts, (1,), (n,)), S.full((1,), N, _IDX)], 0), starts)
     inv = None
-    if inverse:   # each sorted position's group, back in x's order
+    if inverse:   # each sorted position's group, back in x's order: scattered to perm's (distinct) positions
         group = P.sub(T.cumsum(P.convert_element_type(start, _IDX), 0), P.convert_element_type(1, _IDX))
-        inv = T.sort([perm, group], 0, True, 1)[1]
+        inv = I.scatter(S.full((N,), 0, _IDX), S.reshape(perm, (N, 1)), group, I.ScatterDims((), (0,), (0,)))
     return _take(flat, first), first, inv, counts
 
 

@@ -208,3 +208,21 @@ def test_jitted_mask_reads_and_nonzero_find_the_true_entries_without_a_sort(n):
     got = jit(lambda x: xp.nonzero(x > 0.3))(xp.asarray(b))
     for g, w in zip(got, np.nonzero(b > 0.3)):
         np.testing.assert_array_equal(np.asarray(g), w)
+
+
+@pytest.mark.parametrize("n", [1, 9, 2030])
+def test_jitted_unique_inverse_is_scattered_back_with_one_sort(n):
+    """Under jit unique_inverse/unique_all put each sorted position's group back in x's order with a scatter to the
+    sort's (distinct) positions (a second sort, by those positions, took as long as the first): the values,
+    inverse, first indices and counts equal NumPy's, NaNs each their own value, 2-D input included; the compiled
+    program sorts at most once."""
+    rng = np.random.default_rng(n)
+    a = rng.integers(0, 5, n).astype(np.float64)
+    a[rng.random(n) < 0.1] = np.nan
+    for x in (a, a.reshape(1, n)):
+        vals, idx, inv, counts = (np.asarray(v) for v in jit(xp.unique_all)(xp.asarray(x)))
+        want = np.unique(x, return_index=True, return_inverse=True, return_counts=True, equal_nan=False)
+        for g, w in zip((vals, idx, inv, counts), want):
+            np.testing.assert_array_equal(g, w.reshape(g.shape))
+    text = jit(lambda x: xp.unique_inverse(x)[1]).compiled(xp.asarray(a)).as_text()
+    assert text.count(" sort(") <= 1   # (none at n = 1: XLA folds a sort of one element)
