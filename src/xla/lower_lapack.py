@@ -329,7 +329,7 @@ def _perm_from_pivots(piv, batch, m, k):
             t, h = hlo.ConcatenateOp([t, ident], nb).result, h + 1
         half = batch + (h // 2, m)
         ends = list(batch + (h, m))
-        first, second = ([0] * (nb + 2), [0] * nb + [1, 0])
+        first, second = [0] * (nb + 2), [0] * nb + [1, 0]
         strides = [1] * nb + [2, 1]
         a = hlo.SliceOp(t, first, ends, strides).result    # t_0, t_2, ...
         b = hlo.SliceOp(t, second, ends, strides).result   # t_1, t_3, ...
