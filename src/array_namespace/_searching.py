@@ -9,7 +9,7 @@ from transforms.primitives import reductions as R
 from transforms.primitives import structural as S
 
 from . import _dtypes as D
-from ._datadep import compared, host_value, nonzero_sized, require_host
+from ._datadep import compared, host_value, nonzero_sized
 from ._helpers import as_array, binary, check_kind, normalize_axes, normalize_axis, wrap
 from ._staged import compiled
 
