@@ -151,14 +151,19 @@ def _first_true(mask, n):
     N = S.shape_of(mask)[0]
     c = T.cumsum(P.convert_element_type(mask, _IDX), 0)
     at = bind(P.min_p, c, P.convert_element_type(n, _IDX))
-    dn = I.ScatterDims((), (0,), (0,))
-    bins = I.scatter(S.full((n + 1,), 0, _IDX), S.reshape(at, (N, 1)), S.full((N,), 1, _IDX), dn, mode="add")
+    bins = _put(n + 1, at, S.full((N,), 1, _IDX), "add")
     return T.cumsum(S.slice_(bins, (0,), (n,)), 0)
 
 
 def _take(x, idx):
     """x[idx] for 1-D x and idx (a gather: carries x's gradient)."""
     return I.take_along_axis(x, idx, 0)
+
+
+def _put(size, idx, updates, mode="set"):
+    """A 1-D int64 array of `size` zeros with `updates` put (mode "set") or added ("add") at 1-D positions idx."""
+    return I.scatter(S.full((size,), 0, _IDX), S.reshape(idx, (S.shape_of(idx)[0], 1)), updates,
+                     I.ScatterDims((), (0,), (0,)), mode=mode)
 
 
 def nonzero_sized(mask, shape, fname, hint):
@@ -202,7 +207,7 @@ def unique_sized(v, fname, hint, inverse=True):
     inv = None
     if inverse:   # each sorted position's group, back in x's order: scattered to perm's (distinct) positions
         group = P.sub(T.cumsum(P.convert_element_type(start, _IDX), 0), P.convert_element_type(1, _IDX))
-        inv = I.scatter(S.full((N,), 0, _IDX), S.reshape(perm, (N, 1)), group, I.ScatterDims((), (0,), (0,)))
+        inv = _put(N, perm, group)
     return _take(flat, first), first, inv, counts
 
 

@@ -183,8 +183,9 @@ def _count_before(a, b, n, m, side):
     """For each of the m values b, how many of the n sorted values a come before it (left: a < b; right: a <= b,
     in xp.sort's order: numbers ascending, then NaNs): the largest prefix of a that does, found by adding the
     powers of two below n from the largest down, each where a's element at the new prefix's end still does (one
-    gather and compare per power, the same steps for every value). Two sorts of all n + m values did it before:
-    20-70x slower under jit (XLA:CPU sorts with a called comparator), 2-3x eagerly."""
+    gather and compare per power, the same steps for every value). Two sorts of all n + m values did it before,
+    26x slower under jit at 2000 into 2000 (XLA:CPU sorts with a called comparator: 1369 -> 53 us); eagerly
+    416 -> 309 us there, 242 -> 63 us for 2030 values into 3, 62 -> 98 us for 50 into 50."""
     idx = D.DEFAULT_INDEX
     floating = S.dtype_of(a).kind == "f"
 

@@ -2,7 +2,7 @@
 per signature (transforms.jaxpr_transforms.staged_call), and `bucketed` does so on inputs padded to a
 power-of-two size, for composites whose loops would otherwise be staged for every new shape.
 
-Used by xp.linalg and xp.fft (compiled) and by xp.special's iterative functions (bucketed); under a
+Used by xp.linalg, xp.fft and searchsorted (compiled) and by xp.special's iterative functions (bucketed); under a
 transform both trace the function inline. Where eager work runs on host kernels (the CPU), the first
 UNSTAGED_CALLS calls at a signature run the plain body op by op instead of staging it: staging and
 building its host program cost several times a run, and library code calls most shapes once or a few
